@@ -1,0 +1,76 @@
+/* nl-cpu-util.c — oneDNN engine/streams, counter-based RNG, scratch. */
+#include "ops/cpu/nl-cpu-util.h"
+
+static dnnl_engine_t engine;
+
+dnnl_engine_t
+nl_dnnl_engine (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    {
+      dnnl_status_t st = dnnl_engine_create (&engine, dnnl_cpu, 0);
+      if (st != dnnl_success)
+        g_error ("oneDNN: cannot create a CPU engine (status %d)", (int) st);
+      g_once_init_leave (&once, 1);
+    }
+  return engine;
+}
+
+static void
+stream_free (gpointer s)
+{
+  dnnl_stream_destroy (s);
+}
+
+dnnl_stream_t
+nl_dnnl_stream (void)
+{
+  static GPrivate key = G_PRIVATE_INIT (stream_free);
+  dnnl_stream_t s = g_private_get (&key);
+  if (s == NULL)
+    {
+      if (dnnl_stream_create (&s, nl_dnnl_engine (), dnnl_stream_default_flags) != dnnl_success)
+        g_error ("oneDNN: cannot create a stream");
+      g_private_set (&key, s);
+    }
+  return s;
+}
+
+gboolean
+nl_dnnl_check (dnnl_status_t st, const char *what, GError **error)
+{
+  if (st == dnnl_success)
+    return TRUE;
+  g_set_error (error, NL_OP_ERROR, st == dnnl_out_of_memory ? NL_OP_ERROR_NOMEM : NL_OP_ERROR_RUNTIME,
+               "oneDNN failed in %s (status %d)", what, (int) st);
+  return FALSE;
+}
+
+static inline guint64
+mix64 (guint64 z)
+{
+  /* splitmix64 finaliser: a good bijective hash of the counter */
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+float
+nl_rand_uniform (guint64 seed, guint64 stream, guint64 index)
+{
+  guint64 h = mix64 (seed ^ mix64 (stream + 0x9e3779b97f4a7c15ULL) ^ mix64 (index * 0xd1342543de82ef95ULL + 1));
+  return (float) (h >> 40) * (1.0f / 16777216.0f);
+}
+
+void *
+nl_scratch (void **slot, size_t *capacity, size_t nbytes)
+{
+  if (*capacity < nbytes)
+    {
+      g_free (*slot);
+      *slot = g_malloc (nbytes);
+      *capacity = nbytes;
+    }
+  return *slot;
+}

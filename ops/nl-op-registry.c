@@ -1,0 +1,239 @@
+/* nl-op-registry.c — the operator table and parameter handling shared by
+ * every op. Symbols are weak so a partial tree still links while ops are
+ * being written; tests/test-registry asserts that every op is present. */
+#include "ops/nl-op-registry.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NL_OP(c) extern const NlOpDef nl_op_##c __attribute__ ((weak));
+#include "ops/nl-op-list.h"
+#undef NL_OP
+
+static const NlOpDef *const registry[] = {
+#define NL_OP(c) &nl_op_##c,
+#include "ops/nl-op-list.h"
+#undef NL_OP
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (registry) == NL_OP_COUNT);
+
+G_DEFINE_QUARK (nl-op-error-quark, nl_op_error)
+
+const NlOpDef *
+nl_op_get (NlOpId id)
+{
+  g_return_val_if_fail (id < NL_OP_COUNT, NULL);
+  return registry[id];
+}
+
+const NlOpDef *
+nl_op_lookup (const char *name)
+{
+  for (int i = 0; i < NL_OP_COUNT; i++)
+    if (registry[i] && strcmp (registry[i]->name, name) == 0)
+      return registry[i];
+  return NULL;
+}
+
+int
+nl_op_count_registered (void)
+{
+  int n = 0;
+  for (int i = 0; i < NL_OP_COUNT; i++)
+    n += registry[i] != NULL;
+  return n;
+}
+
+int
+nl_op_param_index (const NlOpDef *def, const char *name)
+{
+  for (int i = 0; i < def->n_params; i++)
+    if (strcmp (def->params[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+gboolean
+nl_op_shape_error (GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error_literal (error, NL_OP_ERROR, NL_OP_ERROR_SHAPE, msg);
+  return FALSE;
+}
+
+void
+nl_params_init_defaults (const NlOpDef *def, NlParamValue *vals)
+{
+  for (int i = 0; i < def->n_params; i++)
+    {
+      const NlParamSpec *s = &def->params[i];
+      NlParamValue *v = &vals[i];
+      memset (v, 0, sizeof *v);
+      v->f = s->def;
+      v->i = (int64_t) s->def;
+      if (s->type == NL_PARAM_INT2)
+        {
+          v->v[0] = v->v[1] = (int64_t) s->def;
+          v->n = 2;
+        }
+    }
+}
+
+static gboolean
+in_range (const NlParamSpec *s, double x)
+{
+  return s->min > s->max || (x >= s->min && x <= s->max);
+}
+
+gboolean
+nl_params_validate (const NlOpDef *def, const NlParamValue *vals, GError **error)
+{
+  for (int i = 0; i < def->n_params; i++)
+    {
+      const NlParamSpec *s = &def->params[i];
+      const NlParamValue *v = &vals[i];
+      gboolean ok = TRUE;
+
+      if (s->required && !v->set)
+        {
+          g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM,
+                       "%s needs parameter '%s' (%s)", def->name, s->name, s->doc);
+          return FALSE;
+        }
+      switch (s->type)
+        {
+        case NL_PARAM_INT:
+          ok = in_range (s, (double) v->i);
+          break;
+        case NL_PARAM_FLOAT:
+          ok = isfinite (v->f) && in_range (s, v->f);
+          break;
+        case NL_PARAM_INT2:
+        case NL_PARAM_SHAPE:
+          for (int j = 0; j < v->n; j++)
+            ok = ok && in_range (s, (double) v->v[j]);
+          break;
+        case NL_PARAM_BOOL:
+        case NL_PARAM_ENUM:
+          break;
+        }
+      if (!ok)
+        {
+          if (s->max >= 1e15)
+            g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM,
+                         "%s parameter '%s' is out of range (must be >= %g)", def->name, s->name, s->min);
+          else
+            g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM,
+                         "%s parameter '%s' is out of range (must be in [%g, %g])", def->name, s->name,
+                         s->min, s->max);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+parse_int_list (const char *text, int64_t *out, int max, int *n_out)
+{
+  g_auto (GStrv) parts = NULL;
+  g_autofree char *clean = g_strdup (text);
+  int n = 0;
+
+  g_strdelimit (clean, "[]()", ' ');
+  g_strstrip (clean);
+  parts = g_strsplit_set (clean, ",x ", -1);
+  for (int i = 0; parts[i]; i++)
+    {
+      char *end;
+      long long x;
+      if (*parts[i] == '\0')
+        continue;
+      if (n >= max)
+        return FALSE;
+      x = strtoll (parts[i], &end, 10);
+      if (*end != '\0')
+        return FALSE;
+      out[n++] = x;
+    }
+  *n_out = n;
+  return n > 0;
+}
+
+gboolean
+nl_params_set_from_string (const NlOpDef *def, NlParamValue *vals,
+                           const char *name, const char *text, GError **error)
+{
+  int k = nl_op_param_index (def, name);
+  const NlParamSpec *s;
+  NlParamValue *v;
+  char *end = NULL;
+
+  if (k < 0)
+    {
+      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter '%s'", def->name, name);
+      return FALSE;
+    }
+  s = &def->params[k];
+  v = &vals[k];
+  switch (s->type)
+    {
+    case NL_PARAM_INT:
+      v->i = strtoll (text, &end, 10);
+      if (end == text || *end != '\0')
+        goto bad;
+      break;
+    case NL_PARAM_FLOAT:
+      v->f = g_ascii_strtod (text, &end);
+      if (end == text || *end != '\0')
+        goto bad;
+      break;
+    case NL_PARAM_BOOL:
+      if (g_ascii_strcasecmp (text, "true") == 0 || strcmp (text, "1") == 0)
+        v->i = 1;
+      else if (g_ascii_strcasecmp (text, "false") == 0 || strcmp (text, "0") == 0)
+        v->i = 0;
+      else
+        goto bad;
+      break;
+    case NL_PARAM_ENUM:
+      {
+        int j;
+        for (j = 0; s->enum_values[j]; j++)
+          if (g_ascii_strcasecmp (s->enum_values[j], text) == 0)
+            break;
+        if (!s->enum_values[j])
+          {
+            g_autofree char *choices = g_strjoinv ("|", (char **) s->enum_values);
+            g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM,
+                         "%s parameter '%s' must be one of %s, not '%s'", def->name, name, choices, text);
+            return FALSE;
+          }
+        v->i = j;
+      }
+      break;
+    case NL_PARAM_INT2:
+      if (!parse_int_list (text, v->v, 2, &v->n))
+        goto bad;
+      if (v->n == 1)
+        v->v[1] = v->v[0];
+      v->n = 2;
+      break;
+    case NL_PARAM_SHAPE:
+      if (!parse_int_list (text, v->v, NL_MAX_DIMS, &v->n))
+        goto bad;
+      break;
+    }
+  v->f = s->type == NL_PARAM_FLOAT ? v->f : (double) v->i;
+  v->set = TRUE;
+  return TRUE;
+
+bad:
+  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM,
+               "%s parameter '%s' has an invalid value '%s'", def->name, name, text);
+  return FALSE;
+}

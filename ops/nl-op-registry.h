@@ -1,0 +1,32 @@
+/* nl-op-registry.h — the one table of operators. */
+#pragma once
+
+#include "ops/nl-op.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+#define NL_OP(c) NL_OP_ID_##c,
+#include "ops/nl-op-list.h"
+#undef NL_OP
+  NL_OP_COUNT
+} NlOpId;
+
+/* NULL if no op of that name (case-sensitive, e.g. "Conv2D"). */
+const NlOpDef *nl_op_lookup (const char *name);
+/* NULL for an op not linked in (only during development). */
+const NlOpDef *nl_op_get (NlOpId id);
+/* Number of ops registered (== NL_OP_COUNT in a complete build). */
+int nl_op_count_registered (void);
+/* Index of a parameter by name, -1 if none. */
+int nl_op_param_index (const NlOpDef *def, const char *name);
+
+/* Parameters: fill defaults; validate required ones and ranges.
+ * vals has def->n_params entries. */
+void nl_params_init_defaults (const NlOpDef *def, NlParamValue *vals);
+gboolean nl_params_validate (const NlOpDef *def, const NlParamValue *vals, GError **error);
+/* Set one parameter from text: "5", "0.1", "true", "relu", "5,5", "[1,28,28]". */
+gboolean nl_params_set_from_string (const NlOpDef *def, NlParamValue *vals,
+                                    const char *name, const char *text, GError **error);
+
+G_END_DECLS

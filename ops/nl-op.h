@@ -1,0 +1,164 @@
+/* nl-op.h — what an operator is: one NlOpDef per op, in one registry table.
+ *
+ * An op declares typed parameters (the GUI inspector and the JSON reader are
+ * generated from them), its data inputs, learnable weights and auxiliary
+ * states, shape inference, and CPU forward/backward kernels. Adding an op
+ * touches its own file in ops/cpu/, one line in ops/nl-op-list.h, and its
+ * tests; nothing else. ops/ knows nothing of graphs or projects.
+ *
+ * Conventions every kernel relies on:
+ *  - All tensors a kernel sees are contiguous float32 on the CPU (labels and
+ *    Embedding indices are stored as floats holding integers, as in MXNet).
+ *  - ctx->in[] holds the data inputs first, then the weights in the order of
+ *    def->weights; an absent weight (use_bias=false) is NULL.
+ *  - backward() overwrites every non-NULL ctx->in_grad[i] (grad req "write");
+ *    the graph inserts gradient-sum nodes where a value has several
+ *    consumers, so kernels never accumulate.
+ *  - ctx->saved[] are per-node tensors the op asked for at shape inference
+ *    (dropout mask, batch-norm batch mean and inverse std ...): forward in
+ *    training mode fills them, backward reads them.
+ *  - ctx->aux[] are non-learnable states that persist across steps (running
+ *    mean/var); forward updates them in training mode only.
+ *  - Kernels may cache per-shape resources (oneDNN primitives, scratch) in
+ *    *ctx->state; def->free_state releases them.
+ *  - Kernels return FALSE with a GError only for data-dependent failures
+ *    (an Embedding index out of range, an allocation failure); shape errors
+ *    belong in infer_shape. */
+#pragma once
+
+#include <glib.h>
+
+#include "engine/nl-tensor.h"
+
+G_BEGIN_DECLS
+
+#define NL_OP_ERROR (nl_op_error_quark ())
+GQuark nl_op_error_quark (void);
+
+typedef enum {
+  NL_OP_ERROR_PARAM,   /* unknown, missing, wrong type or out-of-range parameter */
+  NL_OP_ERROR_SHAPE,   /* inputs do not fit */
+  NL_OP_ERROR_RUNTIME, /* data-dependent failure during execution */
+  NL_OP_ERROR_NOMEM,
+} NlOpErrorCode;
+
+typedef enum {
+  NL_PARAM_INT,   /* value.i */
+  NL_PARAM_FLOAT, /* value.f */
+  NL_PARAM_BOOL,  /* value.i (0 or 1) */
+  NL_PARAM_ENUM,  /* value.i = index into spec.enum_values */
+  NL_PARAM_INT2,  /* value.v[0], value.v[1] (e.g. kernel (h, w)); JSON: 5 or [5, 5] */
+  NL_PARAM_SHAPE, /* value.v[0 .. n-1], n <= NL_MAX_DIMS; JSON: [1, 28, 28] */
+} NlParamType;
+
+typedef struct {
+  const char *name;   /* snake_case, Gluon's name where one exists */
+  NlParamType type;
+  double def;         /* default (INT2: both; ENUM: index; SHAPE: none) */
+  double min, max;    /* inclusive range, checked per element; min > max: no range */
+  const char *const *enum_values; /* NULL-terminated, ENUM only */
+  gboolean required;  /* no default: the network must set it */
+  const char *doc;    /* one line, shown as tooltip */
+} NlParamSpec;
+
+typedef struct {
+  int64_t i;
+  double f;
+  int64_t v[NL_MAX_DIMS];
+  int n;          /* SHAPE: number of entries set; 0 = unset */
+  gboolean set;   /* given by the network (not defaulted) */
+} NlParamValue;
+
+/* Typed access by the op's own parameter index (an enum in its file). */
+#define NL_P_INT(p, k) ((p)[k].i)
+#define NL_P_FLOAT(p, k) ((float) (p)[k].f)
+#define NL_P_BOOL(p, k) ((p)[k].i != 0)
+#define NL_P_ENUM(p, k) ((int) (p)[k].i)
+#define NL_P_V(p, k, j) ((p)[k].v[j])
+
+typedef enum {
+  NL_INIT_DEFAULT,  /* Xavier uniform for weights, zeros for biases */
+  NL_INIT_ZEROS,
+  NL_INIT_ONES,
+  NL_INIT_XAVIER,   /* Xavier uniform, avg fan */
+  NL_INIT_NORMAL,   /* Normal(0.01) */
+} NlInitHint;
+
+/* What backward reads, so the planner can free the rest early. */
+typedef enum {
+  NL_NEEDS_NOTHING = 0,
+  NL_NEEDS_INPUTS = 1 << 0,  /* data inputs */
+  NL_NEEDS_WEIGHTS = 1 << 1,
+  NL_NEEDS_OUTPUTS = 1 << 2,
+} NlBackwardNeeds;
+
+#define NL_MAX_PORTS 16 /* most data inputs of a variadic op */
+
+typedef struct {
+  const NlParamValue *p;
+  gboolean training;
+  int n_data;             /* number of data inputs connected */
+  const NlShape *in;      /* [n_data] */
+  NlShape *weights;       /* [def->n_weights]  op fills; NL_SHAPE_ABSENT if unused */
+  NlShape *aux;           /* [def->n_aux]      op fills */
+  NlShape *saved;         /* [def->n_saved]    op fills; NL_SHAPE_ABSENT if unused */
+  NlShape *out;           /* [def->n_outputs]  op fills */
+} NlInferCtx;
+
+typedef struct NlOpDef NlOpDef;
+
+typedef struct {
+  const NlOpDef *def;
+  const NlParamValue *p;
+  int n_data;                 /* data inputs; in[] has n_data + def->n_weights */
+  NlTensor *const *in;
+  NlTensor *const *out;       /* [def->n_outputs] */
+  NlTensor *const *aux;       /* [def->n_aux] */
+  NlTensor *const *saved;     /* [def->n_saved] */
+  NlTensor *const *out_grad;  /* backward: [def->n_outputs] */
+  NlTensor *const *in_grad;   /* backward: [n_data + n_weights], NULL = not needed */
+  gboolean training;
+  guint64 seed;               /* for random ops: with step, a counter-based stream */
+  guint64 step;
+  void **state;               /* per-node kernel cache, freed by def->free_state */
+} NlOpCtx;
+
+struct NlOpDef {
+  const char *name;      /* "Conv2D" */
+  const char *category;  /* palette group: Input, Core, Convolution, Pooling,
+                            Normalization, Activation, Structure, Loss */
+  const char *doc;       /* one line */
+  const NlParamSpec *params;
+  int n_params;
+  const char *const *inputs;  /* data input names, e.g. {"data"}; losses {"pred", "label"} */
+  int n_inputs;
+  gboolean variadic;          /* Concat, Add: 1 .. NL_MAX_PORTS inputs all named inputs[0] */
+  const char *const *weights; /* {"weight", "bias"} */
+  const NlInitHint *weight_init; /* [n_weights] */
+  int n_weights;
+  const char *const *aux;     /* {"running_mean", "running_var"} */
+  int n_aux;
+  int n_saved;
+  int n_outputs;              /* 1 for every op so far */
+  NlBackwardNeeds needs;
+  gboolean inplace;           /* hint: output 0 may overwrite data input 0 */
+  gboolean is_loss;           /* output is a per-sample loss of shape (N) */
+  gboolean no_grad_inputs;    /* data inputs take no gradient (Embedding indices, labels);
+                                 losses: the label input (index 1) never takes one */
+
+  gboolean (*infer_shape) (NlInferCtx *ctx, GError **error);
+  gboolean (*forward) (NlOpCtx *ctx, GError **error);
+  gboolean (*backward) (NlOpCtx *ctx, GError **error);
+  void (*free_state) (void *state);
+  /* aux initial values (running_var = 1 ...); NULL = zeros */
+  void (*init_aux) (NlTensor *const *aux, const NlParamValue *p);
+};
+
+/* Set an error about shapes: nl_op_shape_error (error, "expected 4 dims, got %d", n) */
+gboolean nl_op_shape_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+/* Shared threading: number of threads plain-C kernels may use (OpenMP). */
+int nl_threads_get (void);
+void nl_threads_set (int n); /* also configures OpenBLAS and oneDNN */
+
+G_END_DECLS

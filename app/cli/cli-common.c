@@ -1,0 +1,74 @@
+/* cli-common.c — error reporting and the progress line. */
+#include "cli-common.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+int
+nl_cli_fail (const GError *error)
+{
+  fprintf (stderr, "netloom-cli: %s\n", error ? error->message : "failed");
+  return 1;
+}
+
+int
+nl_cli_usage_error (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "netloom-cli: %s\n", msg);
+  return 2;
+}
+
+struct NlProgress {
+  gint64 last_draw;
+};
+
+NlProgress *
+nl_progress_new (void)
+{
+  if (!isatty (STDERR_FILENO))
+    return NULL;
+  return g_new0 (NlProgress, 1);
+}
+
+void
+nl_progress_update (NlProgress *p, const char *label, int64_t done, int64_t total, double elapsed, double loss)
+{
+  enum { WIDTH = 30 };
+  char bar[WIDTH + 1];
+  gint64 now = g_get_monotonic_time ();
+  int filled;
+  double eta;
+
+  /* at most ~10 redraws a second: the terminal must not slow training */
+  if (!p || (now - p->last_draw < 100000 && done < total))
+    return;
+  p->last_draw = now;
+  filled = total > 0 ? (int) (WIDTH * done / total) : 0;
+  for (int i = 0; i < WIDTH; i++)
+    bar[i] = i < filled ? '#' : '-';
+  bar[WIDTH] = '\0';
+  eta = done > 0 ? elapsed * (total - done) / done : 0;
+  fprintf (stderr, "\r\033[K%s [%s] %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT "  loss %.4f  %.0fs elapsed, ETA %.0fs",
+           label, bar, done, total, loss, elapsed, eta);
+  fflush (stderr);
+}
+
+void
+nl_progress_clear (NlProgress *p)
+{
+  if (p)
+    {
+      fprintf (stderr, "\r\033[K");
+      fflush (stderr);
+    }
+}
+
+void
+nl_progress_free (NlProgress *p)
+{
+  g_free (p);
+}

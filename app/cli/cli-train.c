@@ -1,0 +1,157 @@
+/* cli-train.c — netloom-cli train */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "cli-common.h"
+#include "engine/nl-trainer.h"
+
+typedef struct {
+  gboolean json;
+  NlProgress *progress;
+  int epochs;
+  const char *network;
+  int threads;
+} TrainOutput;
+
+static double
+peak_rss_mb (void)
+{
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024.0;
+}
+
+static gboolean
+on_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double loss, double elapsed)
+{
+  TrainOutput *o = user;
+  g_autofree char *label = g_strdup_printf ("epoch %d/%d", epoch, o->epochs);
+  nl_progress_update (o->progress, label, batch, n_batches, elapsed, loss);
+  return TRUE;
+}
+
+static void
+on_epoch (gpointer user, const NlEpochReport *r)
+{
+  TrainOutput *o = user;
+  nl_progress_clear (o->progress);
+  if (o->json)
+    {
+      /* fixed decimals: JSON readers get short, stable numbers */
+      g_autofree char *name = g_strescape (o->network, NULL);
+      printf ("{\"impl\":\"netloom\",\"network\":\"%s\",\"threads\":%d,\"epoch\":%d,\"seconds\":%.4f,"
+              "\"images_per_s\":%.1f,\"train_loss\":%.5f,\"train_acc\":%.5f,\"test_acc\":%.5f,\"lr\":%.6g,"
+              "\"peak_rss_mb\":%.1f}\n",
+              name, o->threads, r->epoch, r->seconds, r->images_per_s, r->train_loss, r->train_acc, r->test_acc,
+              r->lr, peak_rss_mb ());
+    }
+  else
+    printf ("epoch %d/%d  train loss %.4f  train acc %.4f  test acc %.4f  %.1f s  %.0f images/s\n", r->epoch,
+            o->epochs, r->train_loss, r->train_acc, r->test_acc, r->seconds, r->images_per_s);
+  fflush (stdout);
+}
+
+int
+nl_cli_train (int argc, char **argv)
+{
+  g_autofree char *network = NULL, *dataset = NULL, *optimizer = NULL, *schedule = NULL, *loss = NULL;
+  int epochs = 5, batch = 128, threads = 0;
+  double lr = NAN, momentum = NAN, wd = NAN, clip = 0;
+  gint64 seed = 0;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+    { "network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "Network file (JSON, e.g. data/networks/lenet.json)", "FILE" },
+    { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset, "fashion-mnist[:DIR] (default) or mnist:DIR", "SPEC" },
+    { "epochs", 'e', 0, G_OPTION_ARG_INT, &epochs, "Epochs to train (default 5)", "N" },
+    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &batch, "Samples per batch (default 128)", "B" },
+    { "optimizer", 'o', 0, G_OPTION_ARG_STRING, &optimizer,
+      "sgd (default), nag, adam, adamw, rmsprop or adagrad", "NAME" },
+    { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &lr, "Learning rate (default: the optimizer's; sgd 0.1)", "X" },
+    { "momentum", 0, 0, G_OPTION_ARG_DOUBLE, &momentum, "Momentum (sgd, nag, rmsprop)", "M" },
+    { "wd", 0, 0, G_OPTION_ARG_DOUBLE, &wd, "Weight decay", "W" },
+    { "clip-norm", 0, 0, G_OPTION_ARG_DOUBLE, &clip, "Clip gradients by global L2 norm (0: off)", "X" },
+    { "lr-schedule", 0, 0, G_OPTION_ARG_STRING, &schedule,
+      "constant (default), factor:STEP:F, multifactor:S1,S2:F, cosine[:FINAL], poly[:P[:FINAL]], "
+      "each optionally +warmup:STEPS", "SPEC" },
+    { "loss", 0, 0, G_OPTION_ARG_STRING, &loss, "Loss when the network has none (default SoftmaxCrossEntropy)", "OP" },
+    { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Random seed for initialisation and shuffling (default 0)", "S" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Worker threads (default: all cores)", "T" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per epoch", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- train a network");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = NULL;
+  g_autoptr (NlTrainer) trainer = NULL;
+  NlTrainConfig cfg;
+  NlOptimKind kind = NL_OPTIM_SGD;
+  TrainOutput out = { 0 };
+  NlTrainCallbacks cb = { on_batch, on_epoch, &out };
+  int status;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_summary (ctx, "Trains on the training split and evaluates on the test split after every epoch.");
+  g_option_context_set_description (ctx,
+    "Example:\n  netloom-cli train --network data/networks/lenet.json --dataset fashion-mnist \\\n"
+    "      --epochs 5 --batch-size 128 --optimizer sgd --lr 0.05\n");
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return nl_cli_usage_error ("%s (see 'netloom-cli train --help')", error->message);
+  if (argc > 1)
+    return nl_cli_usage_error ("unexpected argument '%s'", argv[1]);
+  if (!network)
+    return nl_cli_usage_error ("--network FILE is required");
+  if (epochs < 1)
+    return nl_cli_usage_error ("--epochs must be at least 1, not %d", epochs);
+  if (batch < 1 || batch > 1 << 20)
+    return nl_cli_usage_error ("--batch-size must be between 1 and 1048576, not %d", batch);
+  if (threads < 0 || threads > 1024)
+    return nl_cli_usage_error ("--threads must be between 1 and 1024, not %d", threads);
+  if (optimizer && !nl_optim_kind_parse (optimizer, &kind, &error))
+    return nl_cli_usage_error ("%s", error->message);
+  if ((!isnan (lr) && !(lr > 0 && isfinite (lr))) || (!isnan (momentum) && !(momentum >= 0 && momentum < 1))
+      || (!isnan (wd) && !(wd >= 0)) || !(clip >= 0))
+    return nl_cli_usage_error ("--lr must be > 0, --momentum in [0, 1), --wd and --clip-norm >= 0");
+
+  nl_train_config_init (&cfg);
+  nl_optim_config_init (&cfg.optim, kind);
+  if (kind == NL_OPTIM_SGD)
+    cfg.optim.lr = 0.1f;
+  if (!isnan (lr))
+    cfg.optim.lr = (float) lr;
+  if (!isnan (momentum))
+    cfg.optim.momentum = (float) momentum;
+  if (!isnan (wd))
+    cfg.optim.wd = (float) wd;
+  cfg.optim.clip_global_norm = (float) clip;
+  if (dataset)
+    cfg.dataset = dataset;
+  if (loss)
+    cfg.loss = loss;
+  cfg.lr_schedule = schedule;
+  cfg.epochs = epochs;
+  cfg.batch_size = batch;
+  cfg.seed = (guint64) seed;
+  cfg.threads = threads;
+
+  net = nl_network_load_file (network, &error);
+  if (!net)
+    return nl_cli_fail (error);
+  trainer = nl_trainer_new (net, &cfg, &error);
+  if (!trainer)
+    return nl_cli_fail (error);
+  out.json = json;
+  out.epochs = epochs;
+  out.network = net->name;
+  out.threads = nl_threads_get ();
+  out.progress = json ? NULL : nl_progress_new ();
+  if (!json)
+    printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g\n", net->name,
+            nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description, epochs, batch,
+            nl_optim_kind_name (kind), cfg.optim.lr);
+  status = nl_trainer_run (trainer, &cb, &error) ? 0 : nl_cli_fail (error);
+  nl_progress_clear (out.progress);
+  nl_progress_free (out.progress);
+  return status;
+}

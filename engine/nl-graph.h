@@ -1,0 +1,158 @@
+/* nl-graph.h — a network compiled for one input shape.
+ *
+ *   NlNetwork --nl_graph_compile--> NlGraph   (topological order, inferred
+ *                                              shapes, explicit backward steps
+ *                                              with gradient-sum nodes)
+ *   NlGraph + NlModel --nl_program_new--> NlProgram (tensors bound; runs)
+ *
+ * NlModel holds what outlives one batch shape: weights, auxiliary states
+ * (running statistics) and optimizer state, by node. Several programs (the
+ * training batch, a smaller last batch, evaluation) share one model. */
+#pragma once
+
+#include <glib.h>
+
+#include "engine/nl-network.h"
+#include "engine/nl-optim.h"
+
+G_BEGIN_DECLS
+
+#define NL_GRAPH_MAX_SLOTS 8 /* weights, aux or saved tensors of one op */
+
+typedef enum {
+  NL_VALUE_INPUT,       /* the data batch */
+  NL_VALUE_LABEL,       /* labels bound to a loss */
+  NL_VALUE_ACTIVATION,  /* a node's output */
+  NL_VALUE_GRAD,        /* the gradient of an activation */
+  NL_VALUE_PARTIAL,     /* one consumer's share of a gradient, summed by a GRAD_SUM step */
+  NL_VALUE_HEAD_GRAD,   /* d(mean loss)/d(per-sample loss) = 1/N */
+} NlValueKind;
+
+typedef struct {
+  NlValueKind kind;
+  NlShape shape;
+  int node;             /* producer node (activations), or the node whose output it is the gradient of */
+} NlValue;
+
+typedef struct {
+  const NlOpDef *def;
+  const NlParamValue *params;   /* points into the network (or the appended loss) */
+  const char *id;
+  int net_index;                /* index in the network, -1 for an appended loss */
+  int n_data;
+  int in[NL_MAX_PORTS];         /* value ids of the data inputs */
+  int out;                      /* value id of the output */
+  NlShape weights[NL_GRAPH_MAX_SLOTS];
+  NlShape aux[NL_GRAPH_MAX_SLOTS];
+  NlShape saved[NL_GRAPH_MAX_SLOTS];
+  /* backward (training graphs only) */
+  gboolean run_backward;
+  int out_grad;                 /* value id or -1 */
+  int in_grad[NL_MAX_PORTS];    /* value id (GRAD or PARTIAL) or -1 */
+  gboolean weight_grad[NL_GRAPH_MAX_SLOTS]; /* weights that get a gradient */
+  int64_t macs;                 /* multiply-adds of the forward pass (estimate) */
+} NlGraphNode;
+
+typedef enum {
+  NL_STEP_FORWARD,
+  NL_STEP_BACKWARD,
+  NL_STEP_GRAD_SUM,
+} NlStepKind;
+
+typedef struct {
+  NlStepKind kind;
+  int node;          /* FORWARD, BACKWARD */
+  int dst;           /* GRAD_SUM: the GRAD value */
+  int n_src;         /* GRAD_SUM: PARTIAL values summed */
+  int src[NL_MAX_PORTS * 2];
+} NlStep;
+
+typedef struct {
+  int batch;
+  gboolean training;     /* build the backward graph; ops run in training mode */
+  const char *loss;      /* op name of the loss to append when the network has
+                            none (e.g. "SoftmaxCrossEntropy"); NULL: no loss */
+} NlCompileOptions;
+
+typedef struct {
+  NlNetwork *net;        /* borrowed: must outlive the graph */
+  NlCompileOptions opts;
+  GArray *nodes;         /* NlGraphNode, in execution order */
+  GArray *values;        /* NlValue */
+  GArray *steps;         /* NlStep: forward steps, then backward */
+  int n_forward_steps;
+  int input_value, label_value, pred_value, loss_value, head_grad_value;
+  int loss_node;         /* -1 without a loss */
+  NlParamValue *loss_params; /* for an appended loss */
+} NlGraph;
+
+/* sample_shape excludes the batch dimension. Errors name the node. */
+NlGraph *nl_graph_compile (NlNetwork *net, const NlShape *sample_shape,
+                           const NlCompileOptions *opts, GError **error);
+void nl_graph_free (NlGraph *g);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlGraph, nl_graph_free)
+
+static inline NlGraphNode *
+nl_graph_node (const NlGraph *g, int i)
+{
+  return &g_array_index (g->nodes, NlGraphNode, i);
+}
+
+static inline NlValue *
+nl_graph_value (const NlGraph *g, int i)
+{
+  return &g_array_index (g->values, NlValue, i);
+}
+
+/* Adds backward steps (called by nl_graph_compile for training graphs). */
+gboolean nl_graph_build_backward (NlGraph *g, GError **error);
+
+/* ---- parameters ---- */
+
+typedef struct {
+  NlNetwork *net;                 /* owned copy */
+  NlShape sample_shape;
+  int n_nodes;                    /* = network nodes; indexed by network node index */
+  NlTensor **weights;             /* [n_nodes * NL_GRAPH_MAX_SLOTS], NULL when absent */
+  NlTensor **aux;                 /* [n_nodes * NL_GRAPH_MAX_SLOTS] */
+  NlTensor **opt_state;           /* [n_nodes * NL_GRAPH_MAX_SLOTS * 4] */
+  int64_t n_params;               /* learnable scalars */
+  guint64 seed;
+} NlModel;
+
+#define NL_MODEL_SLOT(node, k) ((node) * NL_GRAPH_MAX_SLOTS + (k))
+
+/* Infers weight shapes and allocates weights initialised from seed
+ * (Xavier uniform for weights, the op's hints for the rest). */
+NlModel *nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GError **error);
+void nl_model_free (NlModel *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlModel, nl_model_free)
+/* Allocates optimizer state for every weight (zeros). */
+gboolean nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error);
+/* "conv1.weight" for slot k of node i; NULL when absent. */
+char *nl_model_weight_name (const NlModel *m, int node, int k);
+
+/* ---- executable programs ---- */
+
+typedef struct NlProgram NlProgram;
+
+NlProgram *nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error);
+void nl_program_free (NlProgram *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlProgram, nl_program_free)
+
+const NlGraph *nl_program_get_graph (NlProgram *p);
+NlTensor *nl_program_input (NlProgram *p);   /* (batch, sample_shape...) fill before forward */
+NlTensor *nl_program_label (NlProgram *p);   /* (batch) */
+NlTensor *nl_program_pred (NlProgram *p);    /* the network's output */
+NlTensor *nl_program_loss (NlProgram *p);    /* (batch) per-sample loss, NULL without loss */
+/* step feeds random ops (Dropout) together with the model seed */
+gboolean nl_program_forward (NlProgram *p, guint64 step, GError **error);
+gboolean nl_program_backward (NlProgram *p, GError **error);
+/* One optimizer update of every weight: lr this step's rate, t counts updates from 1. */
+gboolean nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, GError **error);
+/* Gradient of weight slot k of network node i in this program (after backward). */
+NlTensor *nl_program_weight_grad (NlProgram *p, int node, int k);
+/* Bytes of activations, gradients and saved tensors this program holds. */
+size_t nl_program_bytes (NlProgram *p);
+
+G_END_DECLS

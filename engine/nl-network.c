@@ -1,0 +1,591 @@
+/* nl-network.c — network documents: JSON in and out, editing, validation. */
+#include "engine/nl-network.h"
+#include "ops/nl-op-registry.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+G_DEFINE_QUARK (nl-network-error-quark, nl_network_error)
+
+static void
+node_free (gpointer p)
+{
+  NlNode *n = p;
+  g_free (n->id);
+  g_free (n->params);
+  g_free (n);
+}
+
+NlNetwork *
+nl_network_new (const char *name)
+{
+  NlNetwork *net = g_new0 (NlNetwork, 1);
+  net->name = g_strdup (name ? name : "network");
+  net->nodes = g_ptr_array_new_with_free_func (node_free);
+  net->edges = g_array_new (FALSE, FALSE, sizeof (NlEdge));
+  return net;
+}
+
+void
+nl_network_free (NlNetwork *net)
+{
+  if (!net)
+    return;
+  g_free (net->name);
+  g_ptr_array_unref (net->nodes);
+  g_array_unref (net->edges);
+  g_free (net);
+}
+
+NlNetwork *
+nl_network_copy (const NlNetwork *net)
+{
+  NlNetwork *c = nl_network_new (net->name);
+  for (int i = 0; i < nl_network_n_nodes (net); i++)
+    {
+      const NlNode *n = nl_network_node (net, i);
+      NlNode *m = g_new0 (NlNode, 1);
+      *m = *n;
+      m->id = g_strdup (n->id);
+      m->params = g_memdup2 (n->params, sizeof (NlParamValue) * MAX (n->def->n_params, 1));
+      g_ptr_array_add (c->nodes, m);
+    }
+  g_array_append_vals (c->edges, net->edges->data, net->edges->len);
+  return c;
+}
+
+int
+nl_network_find (const NlNetwork *net, const char *id)
+{
+  for (int i = 0; i < nl_network_n_nodes (net); i++)
+    if (strcmp (nl_network_node (net, i)->id, id) == 0)
+      return i;
+  return -1;
+}
+
+static char *
+known_ops (void)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < NL_OP_COUNT; i++)
+    if (nl_op_get (i))
+      g_string_append_printf (s, "%s%s", s->len ? ", " : "", nl_op_get (i)->name);
+  return g_string_free (s, FALSE);
+}
+
+int
+nl_network_add_node (NlNetwork *net, const char *id, const char *op, GError **error)
+{
+  const NlOpDef *def = nl_op_lookup (op);
+  NlNode *n;
+
+  if (id == NULL || *id == '\0' || strpbrk (id, ": ->") != NULL)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                   "node id '%s' is not valid (use letters, digits, '_' or '.')", id ? id : "");
+      return -1;
+    }
+  if (nl_network_find (net, id) >= 0)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "two nodes are named '%s'", id);
+      return -1;
+    }
+  if (def == NULL)
+    {
+      g_autofree char *known = known_ops ();
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP,
+                   "node '%s': unknown op '%s' (known: %s)", id, op, known);
+      return -1;
+    }
+  n = g_new0 (NlNode, 1);
+  n->id = g_strdup (id);
+  n->def = def;
+  n->params = g_new0 (NlParamValue, MAX (def->n_params, 1));
+  nl_params_init_defaults (def, n->params);
+  g_ptr_array_add (net->nodes, n);
+  return nl_network_n_nodes (net) - 1;
+}
+
+gboolean
+nl_network_set_param (NlNetwork *net, int node, const char *name, const char *value, GError **error)
+{
+  NlNode *n = nl_network_node (net, node);
+  g_autoptr (GError) local = NULL;
+  if (!nl_params_set_from_string (n->def, n->params, name, value, &local))
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': %s", n->id, local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static int
+max_inputs (const NlOpDef *def)
+{
+  return def->variadic ? NL_MAX_PORTS : def->n_inputs;
+}
+
+gboolean
+nl_network_connect (NlNetwork *net, int from, int from_port, int to, int to_port, GError **error)
+{
+  NlEdge e = { from, from_port, to, to_port };
+  NlNode *src, *dst;
+
+  g_return_val_if_fail (from >= 0 && from < nl_network_n_nodes (net), FALSE);
+  g_return_val_if_fail (to >= 0 && to < nl_network_n_nodes (net), FALSE);
+  src = nl_network_node (net, from);
+  dst = nl_network_node (net, to);
+  if (from_port < 0 || from_port >= src->def->n_outputs)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
+                   "node '%s' (%s) has no output port %d", src->id, src->def->name, from_port);
+      return FALSE;
+    }
+  if (to_port < 0 || to_port >= max_inputs (dst->def) || strcmp (dst->def->name, "Input") == 0)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
+                   "node '%s' (%s) has no input port %d", dst->id, dst->def->name, to_port);
+      return FALSE;
+    }
+  for (guint i = 0; i < net->edges->len; i++)
+    {
+      NlEdge *o = &g_array_index (net->edges, NlEdge, i);
+      if (o->to == to && o->to_port == to_port)
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
+                       "input port %d of node '%s' is connected twice", to_port, dst->id);
+          return FALSE;
+        }
+    }
+  g_array_append_val (net->edges, e);
+  return TRUE;
+}
+
+int
+nl_network_n_connected (const NlNetwork *net, int node)
+{
+  int n = 0;
+  for (guint i = 0; i < net->edges->len; i++)
+    n += g_array_index (net->edges, NlEdge, i).to == node;
+  return n;
+}
+
+gboolean
+nl_network_validate (const NlNetwork *net, int *order, GError **error)
+{
+  int nn = nl_network_n_nodes (net);
+  g_autofree int *indeg = g_new0 (int, nn + 1);
+  g_autofree int *queue = g_new0 (int, nn + 1);
+  int head = 0, tail = 0;
+
+  if (nn == 0)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "the network has no nodes");
+      return FALSE;
+    }
+  for (int i = 0; i < nn; i++)
+    {
+      NlNode *n = nl_network_node (net, i);
+      g_autoptr (GError) local = NULL;
+      int connected = nl_network_n_connected (net, i);
+      gboolean is_input = strcmp (n->def->name, "Input") == 0;
+
+      if (!nl_params_validate (n->def, n->params, &local))
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': %s", n->id, local->message);
+          return FALSE;
+        }
+      if (is_input)
+        continue;
+      /* every port connected, contiguously from 0; a loss's label may stay open */
+      for (int port = 0; port < (n->def->variadic ? connected : n->def->n_inputs); port++)
+        {
+          gboolean found = FALSE;
+          for (guint k = 0; k < net->edges->len && !found; k++)
+            {
+              NlEdge *e = &g_array_index (net->edges, NlEdge, k);
+              found = e->to == i && e->to_port == port;
+            }
+          if (!found && !(n->def->is_loss && port == 1))
+            {
+              g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                           "node '%s' (%s): input '%s' (port %d) is not connected", n->id, n->def->name,
+                           n->def->inputs[MIN (port, n->def->n_inputs - 1)], port);
+              return FALSE;
+            }
+        }
+      if (n->def->variadic && connected == 0)
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                       "node '%s' (%s) has no inputs connected", n->id, n->def->name);
+          return FALSE;
+        }
+    }
+  for (guint k = 0; k < net->edges->len; k++)
+    {
+      NlEdge *e = &g_array_index (net->edges, NlEdge, k);
+      if (e->from < 0 || e->from >= nn || e->to < 0 || e->to >= nn)
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "an edge refers to a node that does not exist");
+          return FALSE;
+        }
+      indeg[e->to]++;
+    }
+  /* Kahn's algorithm, lowest index first, so the order is stable */
+  for (int i = 0; i < nn; i++)
+    if (indeg[i] == 0)
+      queue[tail++] = i;
+  while (head < tail)
+    {
+      int v = queue[head++];
+      for (guint k = 0; k < net->edges->len; k++)
+        {
+          NlEdge *e = &g_array_index (net->edges, NlEdge, k);
+          if (e->from == v && --indeg[e->to] == 0)
+            queue[tail++] = e->to;
+        }
+    }
+  if (tail < nn)
+    {
+      for (int i = 0; i < nn; i++)
+        if (indeg[i] > 0)
+          {
+            g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE,
+                         "the network has a cycle through node '%s'", nl_network_node (net, i)->id);
+            return FALSE;
+          }
+    }
+  if (order)
+    memcpy (order, queue, sizeof (int) * nn);
+  return TRUE;
+}
+
+/* ---- JSON ---- */
+
+static char *
+json_value_to_param_string (JsonNode *v)
+{
+  if (JSON_NODE_HOLDS_ARRAY (v))
+    {
+      JsonArray *a = json_node_get_array (v);
+      GString *s = g_string_new (NULL);
+      for (guint i = 0; i < json_array_get_length (a); i++)
+        {
+          JsonNode *e = json_array_get_element (a, i);
+          if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_INT64)
+            {
+              g_string_free (s, TRUE);
+              return NULL;
+            }
+          g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? "," : "", json_node_get_int (e));
+        }
+      return g_string_free (s, FALSE);
+    }
+  if (!JSON_NODE_HOLDS_VALUE (v))
+    return NULL;
+  switch (json_node_get_value_type (v))
+    {
+    case G_TYPE_INT64:
+      return g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (v));
+    case G_TYPE_DOUBLE:
+      {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        return g_strdup (g_ascii_dtostr (buf, sizeof buf, json_node_get_double (v)));
+      }
+    case G_TYPE_BOOLEAN:
+      return g_strdup (json_node_get_boolean (v) ? "true" : "false");
+    case G_TYPE_STRING:
+      return g_strdup (json_node_get_string (v));
+    default:
+      return NULL;
+    }
+}
+
+/* "node:port" or "node" (port 0) */
+static gboolean
+parse_endpoint (const NlNetwork *net, const char *text, int *node, int *port, GError **error)
+{
+  g_autofree char *s = g_strstrip (g_strdup (text));
+  char *colon = strrchr (s, ':');
+  *port = 0;
+  if (colon)
+    {
+      char *end;
+      *colon = '\0';
+      *port = (int) strtol (colon + 1, &end, 10);
+      if (end == colon + 1 || *end != '\0')
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "edge endpoint '%s' has a bad port", text);
+          return FALSE;
+        }
+    }
+  *node = nl_network_find (net, s);
+  if (*node < 0)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
+                   "an edge refers to node '%s', which does not exist", s);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+parse_edge (NlNetwork *net, JsonNode *e, GError **error)
+{
+  const char *from = NULL, *to = NULL;
+  g_auto (GStrv) parts = NULL;
+  int a, ap, b, bp;
+
+  if (JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_STRING)
+    {
+      parts = g_strsplit (json_node_get_string (e), "->", -1);
+      if (g_strv_length (parts) == 2)
+        from = parts[0], to = parts[1];
+    }
+  else if (JSON_NODE_HOLDS_OBJECT (e))
+    {
+      JsonObject *o = json_node_get_object (e);
+      if (json_object_has_member (o, "from") && json_object_has_member (o, "to"))
+        from = json_object_get_string_member_with_default (o, "from", NULL),
+        to = json_object_get_string_member_with_default (o, "to", NULL);
+    }
+  if (!from || !to)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
+                   "an edge must be \"node:port -> node:port\" or {\"from\": ..., \"to\": ...}");
+      return FALSE;
+    }
+  return parse_endpoint (net, from, &a, &ap, error) && parse_endpoint (net, to, &b, &bp, error)
+         && nl_network_connect (net, a, ap, b, bp, error);
+}
+
+static gboolean
+parse_node (NlNetwork *net, JsonNode *jn, GError **error)
+{
+  JsonObject *o;
+  const char *id, *op;
+  int idx;
+
+  if (!JSON_NODE_HOLDS_OBJECT (jn))
+    goto bad;
+  o = json_node_get_object (jn);
+  id = json_object_get_string_member_with_default (o, "id", NULL);
+  op = json_object_get_string_member_with_default (o, "op", NULL);
+  if (!id || !op)
+    goto bad;
+  idx = nl_network_add_node (net, id, op, error);
+  if (idx < 0)
+    return FALSE;
+  if (json_object_has_member (o, "params"))
+    {
+      JsonNode *pn = json_object_get_member (o, "params");
+      JsonObject *po;
+      g_autoptr (GList) members = NULL;
+      if (!JSON_NODE_HOLDS_OBJECT (pn))
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': params must be an object", id);
+          return FALSE;
+        }
+      po = json_node_get_object (pn);
+      members = json_object_get_members (po);
+      for (GList *l = members; l; l = l->next)
+        {
+          g_autofree char *text = json_value_to_param_string (json_object_get_member (po, l->data));
+          if (!text)
+            {
+              g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
+                           "node '%s': parameter '%s' has a value of the wrong kind", id, (char *) l->data);
+              return FALSE;
+            }
+          if (!nl_network_set_param (net, idx, l->data, text, error))
+            return FALSE;
+        }
+    }
+  if (json_object_has_member (o, "pos"))
+    {
+      JsonNode *p = json_object_get_member (o, "pos");
+      if (JSON_NODE_HOLDS_ARRAY (p) && json_array_get_length (json_node_get_array (p)) == 2)
+        {
+          NlNode *n = nl_network_node (net, idx);
+          n->x = json_array_get_double_element (json_node_get_array (p), 0);
+          n->y = json_array_get_double_element (json_node_get_array (p), 1);
+          n->has_position = TRUE;
+        }
+    }
+  return TRUE;
+
+bad:
+  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "every node needs an \"id\" and an \"op\" string");
+  return FALSE;
+}
+
+NlNetwork *
+nl_network_load_data (const char *json, gssize length, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (NlNetwork) net = NULL;
+  g_autoptr (GError) local = NULL;
+  JsonObject *root;
+  JsonArray *nodes, *edges;
+  const char *format;
+
+  if (!json_parser_load_from_data (parser, json, length, &local))
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "not valid JSON: %s", local->message);
+      return NULL;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    goto not_network;
+  root = json_node_get_object (json_parser_get_root (parser));
+  format = json_object_get_string_member_with_default (root, "format", NULL);
+  if (g_strcmp0 (format, NL_NETWORK_FORMAT) != 0)
+    goto not_network;
+  if (json_object_get_int_member_with_default (root, "version", 0) > NL_NETWORK_VERSION)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE,
+                   "the network is format version %" G_GINT64_FORMAT "; this netloom reads up to version %d",
+                   json_object_get_int_member (root, "version"), NL_NETWORK_VERSION);
+      return NULL;
+    }
+  if (!json_object_has_member (root, "nodes") || !JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "nodes")))
+    goto not_network;
+  net = nl_network_new (json_object_get_string_member_with_default (root, "name", "network"));
+  nodes = json_object_get_array_member (root, "nodes");
+  for (guint i = 0; i < json_array_get_length (nodes); i++)
+    if (!parse_node (net, json_array_get_element (nodes, i), error))
+      return NULL;
+  if (json_object_has_member (root, "edges"))
+    {
+      if (!JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "edges")))
+        goto not_network;
+      edges = json_object_get_array_member (root, "edges");
+      for (guint i = 0; i < json_array_get_length (edges); i++)
+        if (!parse_edge (net, json_array_get_element (edges, i), error))
+          return NULL;
+    }
+  return g_steal_pointer (&net);
+
+not_network:
+  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE,
+               "not a netloom network (expected {\"format\": \"%s\", \"version\": %d, \"nodes\": [...], \"edges\": [...]})",
+               NL_NETWORK_FORMAT, NL_NETWORK_VERSION);
+  return NULL;
+}
+
+NlNetwork *
+nl_network_load_file (const char *path, GError **error)
+{
+  g_autofree char *contents = NULL;
+  gsize len;
+  g_autoptr (GError) local = NULL;
+  NlNetwork *net;
+
+  if (!g_file_get_contents (path, &contents, &len, &local))
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "cannot read network %s: %s", path, local->message);
+      return NULL;
+    }
+  net = nl_network_load_data (contents, len, &local);
+  if (!net)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, local->code, "%s: %s", path, local->message);
+      return NULL;
+    }
+  return net;
+}
+
+static void
+add_param (JsonBuilder *b, const NlParamSpec *s, const NlParamValue *v)
+{
+  json_builder_set_member_name (b, s->name);
+  switch (s->type)
+    {
+    case NL_PARAM_INT:
+      json_builder_add_int_value (b, v->i);
+      break;
+    case NL_PARAM_FLOAT:
+      json_builder_add_double_value (b, v->f);
+      break;
+    case NL_PARAM_BOOL:
+      json_builder_add_boolean_value (b, v->i != 0);
+      break;
+    case NL_PARAM_ENUM:
+      json_builder_add_string_value (b, s->enum_values[v->i]);
+      break;
+    case NL_PARAM_INT2:
+    case NL_PARAM_SHAPE:
+      json_builder_begin_array (b);
+      for (int j = 0; j < v->n; j++)
+        json_builder_add_int_value (b, v->v[j]);
+      json_builder_end_array (b);
+      break;
+    }
+}
+
+char *
+nl_network_to_json (const NlNetwork *net)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "format");
+  json_builder_add_string_value (b, NL_NETWORK_FORMAT);
+  json_builder_set_member_name (b, "version");
+  json_builder_add_int_value (b, NL_NETWORK_VERSION);
+  json_builder_set_member_name (b, "name");
+  json_builder_add_string_value (b, net->name);
+  json_builder_set_member_name (b, "nodes");
+  json_builder_begin_array (b);
+  for (int i = 0; i < nl_network_n_nodes (net); i++)
+    {
+      const NlNode *n = nl_network_node (net, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "id");
+      json_builder_add_string_value (b, n->id);
+      json_builder_set_member_name (b, "op");
+      json_builder_add_string_value (b, n->def->name);
+      json_builder_set_member_name (b, "params");
+      json_builder_begin_object (b);
+      /* only what differs from the defaults, so documents stay short */
+      for (int k = 0; k < n->def->n_params; k++)
+        if (n->params[k].set)
+          add_param (b, &n->def->params[k], &n->params[k]);
+      json_builder_end_object (b);
+      if (n->has_position)
+        {
+          json_builder_set_member_name (b, "pos");
+          json_builder_begin_array (b);
+          json_builder_add_double_value (b, n->x);
+          json_builder_add_double_value (b, n->y);
+          json_builder_end_array (b);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "edges");
+  json_builder_begin_array (b);
+  for (guint k = 0; k < net->edges->len; k++)
+    {
+      const NlEdge *e = &g_array_index (net->edges, NlEdge, k);
+      g_autofree char *s = g_strdup_printf ("%s:%d -> %s:%d", nl_network_node (net, e->from)->id, e->from_port,
+                                            nl_network_node (net, e->to)->id, e->to_port);
+      json_builder_add_string_value (b, s);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  json_generator_set_indent (gen, 2);
+  return json_generator_to_data (gen, NULL);
+}
+
+gboolean
+nl_network_save_file (const NlNetwork *net, const char *path, GError **error)
+{
+  g_autofree char *json = nl_network_to_json (net);
+  /* g_file_set_contents writes a temporary file and renames it: no half writes */
+  return g_file_set_contents (path, json, -1, error);
+}

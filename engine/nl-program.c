@@ -1,0 +1,330 @@
+/* nl-program.c — a compiled graph bound to tensors, run step by step.
+ *
+ * Every value gets its own buffer for now; the static memory planner
+ * (issue #3) replaces nl_program_alloc_values() with a planned arena. The
+ * step list is what the dependency scheduler will push. */
+#include "engine/nl-graph.h"
+#include "ops/nl-op-registry.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  NlTensor *in[NL_MAX_PORTS + NL_GRAPH_MAX_SLOTS];
+  NlTensor *in_grad[NL_MAX_PORTS + NL_GRAPH_MAX_SLOTS];
+  NlTensor *out[1];
+  NlTensor *out_grad[1];
+  NlTensor *aux[NL_GRAPH_MAX_SLOTS];
+  NlTensor *saved[NL_GRAPH_MAX_SLOTS];
+  NlTensor *weight_grad[NL_GRAPH_MAX_SLOTS]; /* owned */
+  void *state;
+  guint64 seed;
+} NodeBinding;
+
+struct NlProgram {
+  NlModel *model;          /* borrowed */
+  NlGraph *graph;
+  NlTensor **values;       /* owned, per value id */
+  NodeBinding *bind;       /* per graph node */
+  size_t bytes;
+  gboolean profile;        /* NETLOOM_PROFILE=1: time every step, report at free */
+  double *fwd_us, *bwd_us;
+  guint64 runs;
+  guint64 step;            /* of the last forward, for backward's random ops */
+};
+
+static guint64
+mix (guint64 a, guint64 b)
+{
+  guint64 z = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  return z ^ (z >> 31);
+}
+
+static void
+profile_report (NlProgram *p)
+{
+  double total = 0;
+  for (guint i = 0; i < p->graph->nodes->len; i++)
+    total += p->fwd_us[i] + p->bwd_us[i];
+  g_printerr ("profile (batch %d, %" G_GUINT64_FORMAT " steps): node, op, forward ms/step, backward ms/step, share\n",
+              p->graph->opts.batch, p->runs);
+  for (guint i = 0; i < p->graph->nodes->len; i++)
+    {
+      NlGraphNode *n = nl_graph_node (p->graph, i);
+      g_printerr ("  %-16s %-22s %8.3f %8.3f %5.1f%%\n", n->id, n->def->name, p->fwd_us[i] / 1e3 / p->runs,
+                  p->bwd_us[i] / 1e3 / p->runs, 100 * (p->fwd_us[i] + p->bwd_us[i]) / MAX (total, 1));
+    }
+  g_printerr ("  total %.3f ms/step\n", total / 1e3 / p->runs);
+}
+
+void
+nl_program_free (NlProgram *p)
+{
+  if (!p)
+    return;
+  if (p->profile && p->runs > 0)
+    profile_report (p);
+  g_free (p->fwd_us);
+  g_free (p->bwd_us);
+  if (p->graph)
+    {
+      for (guint i = 0; i < p->graph->nodes->len; i++)
+        {
+          NodeBinding *b = &p->bind[i];
+          const NlOpDef *def = nl_graph_node (p->graph, i)->def;
+          if (b->state && def->free_state)
+            def->free_state (b->state);
+          for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+            {
+              nl_tensor_unref (b->saved[k]);
+              nl_tensor_unref (b->weight_grad[k]);
+            }
+        }
+      for (guint v = 0; v < p->graph->values->len; v++)
+        nl_tensor_unref (p->values[v]);
+    }
+  g_free (p->values);
+  g_free (p->bind);
+  nl_graph_free (p->graph);
+  g_free (p);
+}
+
+static NlTensor *
+alloc_tracked (NlProgram *p, const NlShape *s)
+{
+  NlTensor *t = nl_tensor_zeros (NL_DTYPE_F32, s);
+  if (t)
+    p->bytes += nl_shape_numel (s) * sizeof (float);
+  return t;
+}
+
+NlProgram *
+nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
+{
+  g_autoptr (NlProgram) p = g_new0 (NlProgram, 1);
+  NlGraph *g;
+
+  p->model = model;
+  p->graph = nl_graph_compile (model->net, &model->sample_shape, opts, error);
+  if (!p->graph)
+    return NULL;
+  g = p->graph;
+  p->values = g_new0 (NlTensor *, g->values->len);
+  p->bind = g_new0 (NodeBinding, g->nodes->len);
+  p->profile = g_strcmp0 (g_getenv ("NETLOOM_PROFILE"), "1") == 0;
+  p->fwd_us = g_new0 (double, g->nodes->len);
+  p->bwd_us = g_new0 (double, g->nodes->len);
+
+  for (guint v = 0; v < g->values->len; v++)
+    {
+      p->values[v] = alloc_tracked (p, &nl_graph_value (g, v)->shape);
+      if (!p->values[v])
+        goto nomem;
+    }
+  if (g->head_grad_value >= 0)
+    nl_tensor_fill (p->values[g->head_grad_value], 1.0f / (float) opts->batch);
+
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      NlGraphNode *n = nl_graph_node (g, i);
+      NodeBinding *b = &p->bind[i];
+      int nd = n->n_data;
+      b->seed = mix (model->seed, (guint64) (n->net_index + 1));
+      for (int k = 0; k < nd; k++)
+        {
+          b->in[k] = p->values[n->in[k]];
+          b->in_grad[k] = n->in_grad[k] >= 0 ? p->values[n->in_grad[k]] : NULL;
+        }
+      b->out[0] = p->values[n->out];
+      b->out_grad[0] = n->out_grad >= 0 ? p->values[n->out_grad] : NULL;
+      for (int k = 0; k < n->def->n_weights; k++)
+        {
+          if (n->net_index >= 0)
+            b->in[nd + k] = model->weights[NL_MODEL_SLOT (n->net_index, k)];
+          if (n->weight_grad[k])
+            {
+              b->in_grad[nd + k] = b->weight_grad[k] = alloc_tracked (p, &n->weights[k]);
+              if (!b->weight_grad[k])
+                goto nomem;
+            }
+        }
+      for (int k = 0; k < n->def->n_aux; k++)
+        if (n->net_index >= 0)
+          b->aux[k] = model->aux[NL_MODEL_SLOT (n->net_index, k)];
+      for (int k = 0; k < n->def->n_saved; k++)
+        if (n->saved[k].ndim >= 0)
+          {
+            b->saved[k] = alloc_tracked (p, &n->saved[k]);
+            if (!b->saved[k])
+              goto nomem;
+          }
+    }
+  return g_steal_pointer (&p);
+
+nomem:
+  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+               "out of memory: the program for batch %d needs more than %zu MiB", opts->batch, p->bytes >> 20);
+  return NULL;
+}
+
+const NlGraph *
+nl_program_get_graph (NlProgram *p)
+{
+  return p->graph;
+}
+
+NlTensor *
+nl_program_input (NlProgram *p)
+{
+  return p->values[p->graph->input_value];
+}
+
+NlTensor *
+nl_program_label (NlProgram *p)
+{
+  return p->graph->label_value >= 0 ? p->values[p->graph->label_value] : NULL;
+}
+
+NlTensor *
+nl_program_pred (NlProgram *p)
+{
+  return p->values[p->graph->pred_value];
+}
+
+NlTensor *
+nl_program_loss (NlProgram *p)
+{
+  return p->graph->loss_value >= 0 ? p->values[p->graph->loss_value] : NULL;
+}
+
+size_t
+nl_program_bytes (NlProgram *p)
+{
+  return p->bytes;
+}
+
+NlTensor *
+nl_program_weight_grad (NlProgram *p, int node, int k)
+{
+  for (guint i = 0; i < p->graph->nodes->len; i++)
+    if (nl_graph_node (p->graph, i)->net_index == node)
+      return p->bind[i].weight_grad[k];
+  return NULL;
+}
+
+static NlOpCtx
+make_ctx (NlProgram *p, int i, guint64 step)
+{
+  NlGraphNode *n = nl_graph_node (p->graph, i);
+  NodeBinding *b = &p->bind[i];
+  return (NlOpCtx) { .def = n->def, .p = n->params, .n_data = n->n_data, .in = b->in, .out = b->out,
+                     .aux = b->aux, .saved = b->saved, .out_grad = b->out_grad, .in_grad = b->in_grad,
+                     .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state };
+}
+
+static gboolean
+node_failed (NlProgram *p, int i, const char *phase, GError *local, GError **error)
+{
+  NlGraphNode *n = nl_graph_node (p->graph, i);
+  g_set_error (error, NL_OP_ERROR, local ? local->code : NL_OP_ERROR_RUNTIME, "node '%s' (%s) failed in %s: %s",
+               n->id, n->def->name, phase, local ? local->message : "no reason given");
+  g_clear_error (&local);
+  return FALSE;
+}
+
+gboolean
+nl_program_forward (NlProgram *p, guint64 step, GError **error)
+{
+  p->step = step;
+  for (int s = 0; s < p->graph->n_forward_steps; s++)
+    {
+      NlStep *st = &g_array_index (p->graph->steps, NlStep, s);
+      NlOpCtx ctx = make_ctx (p, st->node, step);
+      GError *local = NULL;
+      gint64 t0 = p->profile ? g_get_monotonic_time () : 0;
+      if (!nl_graph_node (p->graph, st->node)->def->forward (&ctx, &local))
+        return node_failed (p, st->node, "forward", local, error);
+      if (p->profile)
+        p->fwd_us[st->node] += g_get_monotonic_time () - t0;
+    }
+  p->runs++;
+  return TRUE;
+}
+
+static void
+grad_sum (NlProgram *p, const NlStep *st)
+{
+  float *dst = nl_tensor_f32 (p->values[st->dst]);
+  int64_t n = nl_tensor_numel (p->values[st->dst]);
+  const float *a = nl_tensor_f32 (p->values[st->src[0]]);
+  memcpy (dst, a, n * sizeof (float));
+  for (int k = 1; k < st->n_src; k++)
+    {
+      const float *b = nl_tensor_f32 (p->values[st->src[k]]);
+#pragma omp parallel for if (n > 65536)
+      for (int64_t i = 0; i < n; i++)
+        dst[i] += b[i];
+    }
+}
+
+gboolean
+nl_program_backward (NlProgram *p, GError **error)
+{
+  g_return_val_if_fail (p->graph->opts.training, FALSE);
+  for (guint s = p->graph->n_forward_steps; s < p->graph->steps->len; s++)
+    {
+      NlStep *st = &g_array_index (p->graph->steps, NlStep, s);
+      if (st->kind == NL_STEP_GRAD_SUM)
+        grad_sum (p, st);
+      else
+        {
+          NlOpCtx ctx = make_ctx (p, st->node, p->step);
+          GError *local = NULL;
+          gint64 t0 = p->profile ? g_get_monotonic_time () : 0;
+          if (!nl_graph_node (p->graph, st->node)->def->backward (&ctx, &local))
+            return node_failed (p, st->node, "backward", local, error);
+          if (p->profile)
+            p->bwd_us[st->node] += g_get_monotonic_time () - t0;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, GError **error)
+{
+  NlGraph *g = p->graph;
+  float scale = 1.0f;
+
+  if (cfg->clip_global_norm > 0)
+    {
+      NlTensor *grads[256];
+      int n = 0;
+      double norm;
+      for (guint i = 0; i < g->nodes->len; i++)
+        for (int k = 0; k < NL_GRAPH_MAX_SLOTS && n < 256; k++)
+          if (p->bind[i].weight_grad[k])
+            grads[n++] = p->bind[i].weight_grad[k];
+      norm = nl_optim_global_norm (grads, n);
+      if (!isfinite (norm))
+        {
+          g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME, "the gradient norm is not finite");
+          return FALSE;
+        }
+      if (norm > cfg->clip_global_norm)
+        scale = (float) (cfg->clip_global_norm / norm);
+    }
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      NlGraphNode *n = nl_graph_node (g, i);
+      for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+        if (p->bind[i].weight_grad[k] && n->net_index >= 0)
+          {
+            int slot = NL_MODEL_SLOT (n->net_index, k);
+            nl_optim_update (cfg, lr, t, scale, p->model->weights[slot], p->bind[i].weight_grad[k],
+                             &p->model->opt_state[slot * 4]);
+          }
+    }
+  return TRUE;
+}

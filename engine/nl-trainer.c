@@ -1,0 +1,257 @@
+/* nl-trainer.c — the training loop. */
+#include "engine/nl-trainer.h"
+#include "engine/data/nl-batcher.h"
+#include "engine/nl-lr-schedule.h"
+#include "engine/nl-metric.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK (nl-train-error-quark, nl_train_error)
+
+struct NlTrainer {
+  NlTrainConfig cfg;
+  NlDataset *train_set, *test_set;
+  NlModel *model;
+  NlProgram *train_prog;     /* full batches */
+  NlProgram *tail_prog;      /* the kept smaller last batch, built on demand */
+  NlProgram *eval_prog, *eval_tail;
+  NlBatcher *batcher;
+  NlLrSchedule *schedule;
+  NlMetric *accuracy;
+  int next_epoch;            /* 0-based */
+  int64_t updates;
+};
+
+void
+nl_train_config_init (NlTrainConfig *c)
+{
+  memset (c, 0, sizeof *c);
+  c->dataset = "fashion-mnist";
+  c->epochs = 5;
+  c->batch_size = 128;
+  nl_optim_config_init (&c->optim, NL_OPTIM_SGD);
+  c->optim.lr = 0.1f;
+  c->seed = 0;
+  c->loss = "SoftmaxCrossEntropy";
+  c->mean = 0.13f;
+  c->std = 0.31f;
+  c->eval_batch_size = 1000;
+}
+
+void
+nl_trainer_free (NlTrainer *t)
+{
+  if (!t)
+    return;
+  nl_program_free (t->train_prog);
+  nl_program_free (t->tail_prog);
+  nl_program_free (t->eval_prog);
+  nl_program_free (t->eval_tail);
+  nl_model_free (t->model);
+  nl_batcher_free (t->batcher);
+  nl_lr_schedule_free (t->schedule);
+  nl_metric_free (t->accuracy);
+  nl_dataset_free (t->train_set);
+  nl_dataset_free (t->test_set);
+  g_free (t);
+}
+
+NlTrainer *
+nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
+{
+  g_autoptr (NlTrainer) t = g_new0 (NlTrainer, 1);
+  NlCompileOptions train_opts = { .batch = cfg->batch_size, .training = TRUE, .loss = cfg->loss };
+  NlCompileOptions eval_opts = { .batch = cfg->eval_batch_size, .training = FALSE, .loss = NULL };
+
+  if (cfg->epochs < 1 || cfg->batch_size < 1 || cfg->eval_batch_size < 1)
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "epochs and batch size must be at least 1");
+      return NULL;
+    }
+  t->cfg = *cfg;
+  nl_threads_set (cfg->threads);
+  t->train_set = nl_dataset_open (cfg->dataset, TRUE, error);
+  if (!t->train_set)
+    return NULL;
+  t->test_set = nl_dataset_open (cfg->dataset, FALSE, error);
+  if (!t->test_set)
+    return NULL;
+  t->model = nl_model_new (net, &t->train_set->sample_shape, cfg->seed, error);
+  if (!t->model || !nl_model_prepare_optimizer (t->model, &cfg->optim, error))
+    return NULL;
+  t->train_prog = nl_program_new (t->model, &train_opts, error);
+  if (!t->train_prog)
+    return NULL;
+  t->eval_prog = nl_program_new (t->model, &eval_opts, error);
+  if (!t->eval_prog)
+    return NULL;
+  t->batcher = nl_batcher_new (t->train_set, cfg->batch_size, TRUE, cfg->seed, NL_LAST_BATCH_KEEP, cfg->mean, cfg->std);
+  t->schedule = nl_lr_schedule_new (cfg->lr_schedule ? cfg->lr_schedule : "constant", cfg->optim.lr,
+                                    (int64_t) cfg->epochs * nl_batcher_n_batches (t->batcher), error);
+  if (!t->schedule)
+    return NULL;
+  t->accuracy = nl_metric_new ("accuracy", error);
+  if (!t->accuracy)
+    return NULL;
+  return g_steal_pointer (&t);
+}
+
+NlModel *
+nl_trainer_get_model (NlTrainer *t)
+{
+  return t->model;
+}
+
+const NlDataset *
+nl_trainer_get_train_set (NlTrainer *t)
+{
+  return t->train_set;
+}
+
+/* The program for a batch of n: the full one, or one built for the smaller
+ * last batch (same model, so the same weights). */
+static NlProgram *
+program_for (NlTrainer *t, NlProgram *full, NlProgram **tail, int n, gboolean training, GError **error)
+{
+  NlCompileOptions opts = { .batch = n, .training = training, .loss = training ? t->cfg.loss : NULL };
+  if (nl_tensor_get_shape (nl_program_input (full)).d[0] == n)
+    return full;
+  if (*tail && nl_tensor_get_shape (nl_program_input (*tail)).d[0] == n)
+    return *tail;
+  g_clear_pointer (tail, nl_program_free);
+  *tail = nl_program_new (t->model, &opts, error);
+  return *tail;
+}
+
+static void
+copy_rows (NlTensor *dst, const NlTensor *src, int n)
+{
+  int64_t row = nl_tensor_numel (src) / src->shape[0];
+  memcpy (nl_tensor_f32 (dst), nl_tensor_f32 (src), sizeof (float) * row * n);
+}
+
+static double
+sum_loss (const NlTensor *loss)
+{
+  const float *l = nl_tensor_f32 (loss);
+  double s = 0;
+  for (int64_t i = 0; i < nl_tensor_numel (loss); i++)
+    s += l[i];
+  return s;
+}
+
+static gboolean
+train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport *r, GError **error)
+{
+  NlTensor *data = nl_program_input (t->train_prog), *labels = nl_program_label (t->train_prog);
+  int64_t n_batches = nl_batcher_n_batches (t->batcher), batch = 0, seen = 0;
+  double total_loss = 0;
+  gint64 start = g_get_monotonic_time ();
+  float lr = t->cfg.optim.lr;
+  int n;
+
+  nl_metric_reset (t->accuracy);
+  nl_batcher_start_epoch (t->batcher, epoch);
+  while ((n = nl_batcher_next (t->batcher, data, labels, error)) > 0)
+    {
+      NlProgram *p = program_for (t, t->train_prog, &t->tail_prog, n, TRUE, error);
+      double loss;
+      if (!p)
+        return FALSE;
+      if (p != t->train_prog)
+        {
+          copy_rows (nl_program_input (p), data, n);
+          copy_rows (nl_program_label (p), labels, n);
+        }
+      lr = nl_lr_schedule_get (t->schedule, t->updates);
+      t->updates++;
+      if (!nl_program_forward (p, (guint64) t->updates, error) || !nl_program_backward (p, error))
+        return FALSE;
+      loss = sum_loss (nl_program_loss (p));
+      if (!isfinite (loss))
+        {
+          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_DIVERGED,
+                       "the loss became %s at epoch %d, batch %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                       " (learning rate %g): training stopped; try a lower learning rate",
+                       isnan (loss) ? "NaN" : "infinite", epoch + 1, batch + 1, n_batches, lr);
+          return FALSE;
+        }
+      if (!nl_program_update (p, &t->cfg.optim, lr, t->updates, error))
+        return FALSE;
+      nl_metric_update (t->accuracy, nl_program_label (p), nl_program_pred (p));
+      total_loss += loss;
+      seen += n;
+      batch++;
+      if (cb && cb->batch
+          && !cb->batch (cb->user, epoch + 1, batch, n_batches, loss / n, (g_get_monotonic_time () - start) / 1e6))
+        {
+          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, "training was stopped");
+          return FALSE;
+        }
+    }
+  if (n < 0)
+    return FALSE;
+  r->epoch = epoch + 1;
+  r->seconds = (g_get_monotonic_time () - start) / 1e6;
+  r->images_per_s = seen / MAX (r->seconds, 1e-9);
+  r->train_loss = total_loss / MAX (seen, 1);
+  r->train_acc = nl_metric_get (t->accuracy);
+  r->lr = lr;
+  return TRUE;
+}
+
+gboolean
+nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
+{
+  g_autoptr (NlBatcher) b = nl_batcher_new (t->test_set, t->cfg.eval_batch_size, FALSE, 0, NL_LAST_BATCH_KEEP,
+                                            t->cfg.mean, t->cfg.std);
+  g_autoptr (NlTensor) labels = NULL;
+  NlTensor *data = nl_program_input (t->eval_prog);
+  NlShape ls = nl_shape_of (1, (int64_t) t->cfg.eval_batch_size);
+  int n;
+
+  labels = nl_tensor_zeros (NL_DTYPE_F32, &ls);
+  nl_metric_reset (t->accuracy);
+  nl_batcher_start_epoch (b, 0);
+  while ((n = nl_batcher_next (b, data, labels, error)) > 0)
+    {
+      NlProgram *p = program_for (t, t->eval_prog, &t->eval_tail, n, FALSE, error);
+      g_autoptr (NlTensor) lab = NULL;
+      NlShape s = nl_shape_of (1, (int64_t) n);
+      if (!p)
+        return FALSE;
+      if (p != t->eval_prog)
+        copy_rows (nl_program_input (p), data, n);
+      if (!nl_program_forward (p, 0, error))
+        return FALSE;
+      if (n == t->cfg.eval_batch_size)
+        lab = nl_tensor_ref (labels);
+      else
+        {
+          lab = nl_tensor_new_shape (NL_DTYPE_F32, &s);
+          copy_rows (lab, labels, n);
+        }
+      nl_metric_update (t->accuracy, lab, nl_program_pred (p));
+    }
+  if (n < 0)
+    return FALSE;
+  *accuracy = nl_metric_get (t->accuracy);
+  return TRUE;
+}
+
+gboolean
+nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
+{
+  for (; t->next_epoch < t->cfg.epochs; t->next_epoch++)
+    {
+      NlEpochReport r = { 0 };
+      if (!train_epoch (t, t->next_epoch, cb, &r, error))
+        return FALSE;
+      if (!nl_trainer_evaluate (t, &r.test_acc, error))
+        return FALSE;
+      if (cb && cb->epoch)
+        cb->epoch (cb->user, &r);
+    }
+  return TRUE;
+}

@@ -1,0 +1,65 @@
+/* nl-trainer.h — one training run: datasets, model, programs, optimizer,
+ * schedule, metrics; epoch by epoch. Synchronous: the session (GUI) and the
+ * CLI call it from their worker thread and receive progress callbacks. */
+#pragma once
+
+#include <glib.h>
+
+#include "engine/data/nl-dataset.h"
+#include "engine/nl-graph.h"
+#include "engine/nl-optim.h"
+
+G_BEGIN_DECLS
+
+#define NL_TRAIN_ERROR (nl_train_error_quark ())
+GQuark nl_train_error_quark (void);
+typedef enum {
+  NL_TRAIN_ERROR_CONFIG,
+  NL_TRAIN_ERROR_DIVERGED,   /* NaN or Inf loss */
+  NL_TRAIN_ERROR_CANCELLED,
+} NlTrainErrorCode;
+
+typedef struct {
+  const char *dataset;       /* "fashion-mnist[:DIR]", "mnist:DIR" */
+  int epochs;
+  int batch_size;
+  NlOptimConfig optim;
+  const char *lr_schedule;   /* NULL or "constant", "cosine", ... (nl-lr-schedule.h) */
+  guint64 seed;
+  int threads;               /* 0: all cores */
+  const char *loss;          /* loss appended when the network has none */
+  float mean, std;           /* input normalisation */
+  int eval_batch_size;
+} NlTrainConfig;
+
+void nl_train_config_init (NlTrainConfig *c);
+
+typedef struct {
+  int epoch;                 /* 1-based */
+  double seconds;            /* training loop only */
+  double images_per_s;
+  double train_loss, train_acc;
+  double test_acc;
+  double lr;                 /* rate at the end of the epoch */
+} NlEpochReport;
+
+typedef struct {
+  /* after every batch; return FALSE to cancel the run */
+  gboolean (*batch) (gpointer user, int epoch, int64_t batch, int64_t n_batches, double loss, double elapsed);
+  void (*epoch) (gpointer user, const NlEpochReport *r);
+  gpointer user;
+} NlTrainCallbacks;
+
+typedef struct NlTrainer NlTrainer;
+
+NlTrainer *nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error);
+void nl_trainer_free (NlTrainer *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlTrainer, nl_trainer_free)
+/* Runs the epochs from the next one to cfg->epochs. */
+gboolean nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error);
+/* Accuracy on the test split. */
+gboolean nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error);
+NlModel *nl_trainer_get_model (NlTrainer *t);
+const NlDataset *nl_trainer_get_train_set (NlTrainer *t);
+
+G_END_DECLS

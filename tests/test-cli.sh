@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# test-cli.sh — netloom-cli's interface as users and scripts rely on it:
+# options, errors (one clear message, non-zero exit), JSON lines.
+# Usage: test-cli.sh PATH/TO/netloom-cli   (TAP output)
+set -u
+cli="$1"
+src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"; }
+
+# expect_fail NAME STATUS NEEDLE -- ARGS...: exits with STATUS, one line on stderr containing NEEDLE
+expect_fail() {
+  local name="$1" want="$2" needle="$3"; shift 4
+  local err status
+  err=$("$cli" "$@" 2>&1 >/dev/null); status=$?
+  if [ "$status" -ne "$want" ]; then not_ok "$name: exit $status, want $want" "$err"; return; fi
+  if ! grep -qF -- "$needle" <<<"$err"; then not_ok "$name: message lacks '$needle'" "$err"; return; fi
+  if [ "$(wc -l <<<"$err")" -gt 1 ]; then not_ok "$name: more than one line on stderr" "$err"; return; fi
+  if grep -qiE 'segmentation|core dumped|CRITICAL|abort' <<<"$err"; then not_ok "$name: crashed" "$err"; return; fi
+  ok "$name"
+}
+
+# small MNIST-format dataset: 256 train, 64 test images of 28x28
+python3 - "$tmp/data" <<'PY'
+import os, random, struct, sys
+d = sys.argv[1]; os.makedirs(d)
+random.seed(1)
+def write(prefix, n):
+    labels = [(i * 7 + 3) % 10 for i in range(n)]
+    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 28, 28))
+        for l in labels:
+            f.write(bytes(min(255, random.randrange(60) + (150 if y // 2 == l else 0)) for y in range(28) for x in range(28)))
+    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + bytes(labels))
+write("train", 256); write("t10k", 64)
+PY
+
+net="$src/data/networks/mlp.json"
+
+out=$("$cli" train --help 2>&1); status=$?
+missing=""
+for opt in --network --dataset --epochs --batch-size --optimizer --lr --momentum --wd --seed --threads --json; do
+  grep -q -- "$opt" <<<"$out" || missing="$missing $opt"
+done
+[ $status -eq 0 ] && [ -z "$missing" ] && ok "train --help documents every option" || not_ok "train --help (missing:$missing)" "$out"
+
+"$cli" --help | grep -q train && ok "--help lists commands" || not_ok "--help lists commands"
+
+expect_fail "unknown command" 2 "unknown command 'frob'" -- frob
+expect_fail "unknown option" 2 "Unknown option --frob" -- train --network "$net" --frob
+expect_fail "bad number" 2 "--epochs" -- train --network "$net" --epochs many
+expect_fail "zero epochs" 2 "--epochs must be at least 1" -- train --network "$net" --epochs 0
+expect_fail "negative lr" 2 "--lr must be > 0" -- train --network "$net" --lr -1
+expect_fail "unknown optimizer" 2 "sgd" -- train --network "$net" --optimizer sgdd
+expect_fail "missing --network" 2 "--network FILE is required" -- train
+expect_fail "missing network file" 1 "/nonexistent.json" -- train --network /nonexistent.json
+echo '{"format":"netloom.network","version":1,"nodes":[{"id":"data","op":"Input"},{"id":"x","op":"Wibble"}],"edges":[]}' >"$tmp/bad.json"
+expect_fail "unknown op" 1 "node 'x': unknown op 'Wibble'" -- train --network "$tmp/bad.json" --dataset "mnist:$tmp/data"
+printf '{"format":' >"$tmp/trunc.json"
+expect_fail "truncated network JSON" 1 "not valid JSON" -- train --network "$tmp/trunc.json"
+expect_fail "missing dataset" 1 "/nonexistent-data" -- train --network "$net" --dataset mnist:/nonexistent-data
+expect_fail "unknown dataset kind" 1 "imagenet" -- train --network "$net" --dataset imagenet
+cp -r "$tmp/data" "$tmp/trunc"
+head -c 5000 "$tmp/data/train-images-idx3-ubyte" >"$tmp/trunc/train-images-idx3-ubyte"
+expect_fail "truncated images" 1 "train-images-idx3-ubyte" -- train --network "$net" --dataset "mnist:$tmp/trunc"
+cp -r "$tmp/data" "$tmp/mismatch"
+python3 -c "import struct,sys; f=open(sys.argv[1],'r+b'); f.seek(4); f.write(struct.pack('>I',255)); f.close()" "$tmp/mismatch/train-labels-idx1-ubyte"
+expect_fail "image/label count mismatch" 1 "256" -- train --network "$net" --dataset "mnist:$tmp/mismatch"
+expect_fail "NaN loss" 1 "at epoch 1, batch" -- train --network "$net" --dataset "mnist:$tmp/data" --lr 1e30 --epochs 1
+
+out=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 2 --batch-size 32 --json 2>&1); status=$?
+lines=$(grep -c '^{' <<<"$out")
+if [ $status -eq 0 ] && [ "$lines" -eq 2 ] && python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+assert len(rows) == 2, rows
+for i, r in enumerate(rows, 1):
+    for k in ("epoch", "seconds", "images_per_s", "train_loss", "train_acc", "test_acc"):
+        assert k in r, k
+    assert r["epoch"] == i and r["seconds"] > 0 and r["images_per_s"] > 0
+assert rows[1]["test_acc"] > 0.5, rows
+' <<<"$out"; then ok "--json prints one object per epoch"; else not_ok "--json output" "$out"; fi
+
+a=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 1 --threads 2 --seed 3 --json | sed 's/"seconds".*"train_loss"/X/; s/"peak_rss_mb".*//')
+b=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 1 --threads 2 --seed 3 --json | sed 's/"seconds".*"train_loss"/X/; s/"peak_rss_mb".*//')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "same seed, same results" || not_ok "same seed, same results" "$a
+$b"
+
+out=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 1 2>&1); status=$?
+[ $status -eq 0 ] && grep -q "epoch 1/1" <<<"$out" && ok "readable summary without --json" || not_ok "readable summary" "$out"
+
+echo "1..$n"
+[ $failed -eq 0 ]

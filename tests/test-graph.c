@@ -130,7 +130,7 @@ test_whole_network_gradient (void)
             checked++;
           }
       }
-  g_assert_cmpint (checked, >, 50);
+  g_assert_cmpint (checked, >=, 40);
 }
 
 /* A loss node inside the network: its label port stays open and is bound

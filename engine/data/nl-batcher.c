@@ -1,0 +1,274 @@
+/* nl-batcher.c — batches from a dataset: seeded order, last-batch policy,
+ * normalisation through a 256-entry table for uint8 datasets. */
+#include "engine/data/nl-batcher.h"
+
+#include <math.h>
+#include <string.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
+struct NlBatcher {
+  NlDataset *ds;
+  int batch_size;
+  gboolean shuffle;
+  guint64 seed;
+  NlLastBatch last_batch;
+  float mean, std;
+  gboolean normalise;
+  float lut[256]; /* uint8 pixel -> normalised float */
+  int64_t n, sample_numel;
+
+  /* The epoch's sequence is carry[0..n_carry) then order[0..n). */
+  int epoch;
+  gboolean started;
+  int64_t *order;
+  int64_t *carry; /* batch_size entries */
+  int64_t n_carry;
+  int64_t pos; /* next position in the sequence */
+};
+
+/* splitmix64: tiny, statistically sound, and ours, so orders never depend
+ * on the GLib version or on other users of a global RNG. */
+static guint64
+splitmix64 (guint64 *s)
+{
+  guint64 z = (*s += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [0, range) without modulo bias (Lemire's method). */
+static guint64
+rng_below (guint64 *s, guint64 range)
+{
+  __extension__ typedef unsigned __int128 u128;
+  u128 m = (u128) splitmix64 (s) * range;
+  guint64 lo = (guint64) m;
+  if (lo < range)
+    {
+      guint64 t = -range % range;
+      while (lo < t)
+        {
+          m = (u128) splitmix64 (s) * range;
+          lo = (guint64) m;
+        }
+    }
+  return (guint64) (m >> 64);
+}
+
+static void
+make_order (const NlBatcher *b, int epoch, int64_t *order)
+{
+  for (int64_t i = 0; i < b->n; i++)
+    order[i] = i;
+  if (!b->shuffle)
+    return;
+  /* Mix seed and epoch separately so (seed, epoch) and (seed + 1, epoch - 1)
+   * do not collide. */
+  guint64 s = b->seed;
+  guint64 state = splitmix64 (&s) ^ ((guint64) epoch * G_GUINT64_CONSTANT (0xD1B54A32D192ED03)
+                                     + G_GUINT64_CONSTANT (0x8CB92BA72F3D8DD7));
+  for (int64_t i = b->n - 1; i > 0; i--)
+    {
+      int64_t j = (int64_t) rng_below (&state, (guint64) i + 1);
+      int64_t t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+}
+
+/* Samples carried into `epoch` under ROLLOVER when every earlier epoch ran
+ * to its end: (epoch * N) mod B of them. */
+static int64_t
+carried_count (const NlBatcher *b, int epoch)
+{
+  if (b->last_batch != NL_LAST_BATCH_ROLLOVER)
+    return 0;
+  int64_t B = b->batch_size;
+  return ((int64_t) epoch % B) * (b->n % B) % B;
+}
+
+NlBatcher *
+nl_batcher_new (NlDataset *ds, int batch_size, gboolean shuffle, guint64 seed,
+                NlLastBatch last_batch, float mean, float std)
+{
+  g_return_val_if_fail (ds != NULL && ds->length >= 0, NULL);
+  g_return_val_if_fail (batch_size > 0, NULL);
+  g_return_val_if_fail (std > 0 && isfinite (std) && isfinite (mean), NULL);
+  g_return_val_if_fail (last_batch <= NL_LAST_BATCH_ROLLOVER, NULL);
+
+  NlBatcher *b = g_new0 (NlBatcher, 1);
+  b->ds = ds;
+  b->batch_size = batch_size;
+  b->shuffle = shuffle;
+  b->seed = seed;
+  b->last_batch = last_batch;
+  b->mean = mean;
+  b->std = std;
+  b->normalise = mean != 0.0f || std != 1.0f;
+  for (int k = 0; k < 256; k++)
+    b->lut[k] = b->normalise ? ((float) k / 255.0f - mean) / std : (float) k / 255.0f;
+  b->n = ds->length;
+  b->sample_numel = nl_shape_numel (&ds->sample_shape);
+  b->order = g_new (int64_t, MAX (b->n, 1));
+  b->carry = g_new (int64_t, batch_size);
+  return b;
+}
+
+void
+nl_batcher_start_epoch (NlBatcher *b, int epoch)
+{
+  g_return_if_fail (b != NULL && epoch >= 0);
+  b->epoch = epoch;
+  b->started = TRUE;
+  b->pos = 0;
+  b->n_carry = carried_count (b, epoch);
+
+  /* The carried samples are the tail of the previous epochs' sequences;
+   * when B > N they reach back more than one epoch. */
+  int64_t need = b->n_carry;
+  for (int e = epoch - 1; need > 0 && e >= 0; e--)
+    {
+      make_order (b, e, b->order);
+      int64_t take = MIN (need, b->n);
+      memcpy (b->carry + need - take, b->order + b->n - take, take * sizeof (int64_t));
+      need -= take;
+    }
+  make_order (b, epoch, b->order);
+}
+
+int64_t
+nl_batcher_n_batches (const NlBatcher *b)
+{
+  g_return_val_if_fail (b != NULL, 0);
+  int64_t B = b->batch_size;
+  switch (b->last_batch)
+    {
+    case NL_LAST_BATCH_KEEP:
+      return (b->n + B - 1) / B;
+    case NL_LAST_BATCH_DISCARD:
+      return b->n / B;
+    case NL_LAST_BATCH_ROLLOVER:
+      return (b->n + carried_count (b, b->started ? b->epoch : 0)) / B;
+    }
+  return 0;
+}
+
+/* row[k] = lut[px[k]]: the table makes normalisation free; with AVX2, 8
+ * lookups per gather are about 2x faster than the plain loop. */
+static void
+lut_row (const guint8 *restrict px, float *restrict row, const float *restrict lut, int64_t n)
+{
+  int64_t k = 0;
+#ifdef __AVX2__
+  for (; k + 8 <= n; k += 8)
+    {
+      __m256i idx = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *) (px + k)));
+      _mm256_storeu_ps (row + k, _mm256_i32gather_ps (lut, idx, 4));
+    }
+#else
+  for (; k + 8 <= n; k += 8)
+    for (int j = 0; j < 8; j++)
+      row[k + j] = lut[px[k + j]];
+#endif
+  for (; k < n; k++)
+    row[k] = lut[px[k]];
+}
+
+static gboolean
+check_tensor (NlTensor *t, const char *what, int64_t want, GError **error)
+{
+  if (t->dtype != NL_DTYPE_F32 || !nl_tensor_is_contiguous (t) || nl_tensor_numel (t) != want)
+    {
+      char buf[96];
+      NlShape s = nl_tensor_get_shape (t);
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_MISMATCH,
+                   "batch %s tensor is %s %s%s, expected %" G_GINT64_FORMAT " contiguous float32 values",
+                   what, nl_dtype_name (t->dtype), nl_shape_format (&s, buf, sizeof buf),
+                   nl_tensor_is_contiguous (t) ? "" : " (not contiguous)", want);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Dataset index at position p of the epoch's sequence. */
+static inline int64_t
+sample_at (const NlBatcher *b, int64_t p)
+{
+  return p < b->n_carry ? b->carry[p] : b->order[p - b->n_carry];
+}
+
+int
+nl_batcher_next (NlBatcher *b, NlTensor *data, NlTensor *labels, GError **error)
+{
+  g_return_val_if_fail (b != NULL && data != NULL, -1);
+  const int64_t B = b->batch_size, numel = b->sample_numel;
+  if (!check_tensor (data, "data", B * numel, error)
+      || (labels && !check_tensor (labels, "labels", B, error)))
+    return -1;
+  if (!b->started)
+    nl_batcher_start_epoch (b, 0);
+
+  int64_t total = b->n_carry + b->n;
+  int64_t count = MIN (B, total - b->pos);
+  if (count <= 0 || (count < B && b->last_batch != NL_LAST_BATCH_KEEP))
+    {
+      /* DISCARD drops the tail; ROLLOVER hands it to the next epoch's
+       * start_epoch, which re-derives it. */
+      b->pos = total;
+      return 0;
+    }
+
+  float *x = nl_tensor_f32 (data);
+  float *y = labels ? nl_tensor_f32 (labels) : NULL;
+  const guint8 *(*get_u8) (NlDataset *, int64_t, float *) = b->ds->klass->get_u8;
+  for (int64_t r = 0; r < count; r++)
+    {
+      float *row = x + r * numel;
+      float label = 0;
+      const guint8 *px = get_u8 ? get_u8 (b->ds, sample_at (b, b->pos + r), &label) : NULL;
+      if (px)
+        {
+          /* Shuffled samples are scattered over the dataset: fetching the
+           * one after next while converting this one hides the misses. */
+          if (r + 2 < count)
+            {
+              float unused;
+              const char *ahead = (const char *) get_u8 (b->ds, sample_at (b, b->pos + r + 2), &unused);
+              for (int64_t c = 0; ahead && c < numel; c += 64)
+                __builtin_prefetch (ahead + c);
+            }
+          lut_row (px, row, b->lut, numel);
+        }
+      else
+        {
+          if (!b->ds->klass->get (b->ds, sample_at (b, b->pos + r), row, &label, error))
+            return -1;
+          if (b->normalise)
+            for (int64_t k = 0; k < numel; k++)
+              row[k] = (row[k] - b->mean) / b->std;
+        }
+      if (y)
+        y[r] = label;
+    }
+  if (count < B)
+    {
+      memset (x + count * numel, 0, (B - count) * numel * sizeof (float));
+      if (y)
+        memset (y + count, 0, (B - count) * sizeof (float));
+    }
+  b->pos += count;
+  return (int) count;
+}
+
+void
+nl_batcher_free (NlBatcher *b)
+{
+  if (!b)
+    return;
+  g_free (b->order);
+  g_free (b->carry);
+  g_free (b);
+}

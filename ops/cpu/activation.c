@@ -1,0 +1,200 @@
+/* activation.c — Activation (relu, sigmoid, tanh, softrelu) and LeakyReLU.
+ *
+ * Every backward here is written in terms of the output, so both ops declare
+ * NL_NEEDS_OUTPUTS only and may run in place: sigmoid and tanh have the usual
+ * closed forms, softrelu' = sigmoid(x) = 1 - exp(-y), and since alpha >= 0 the
+ * sign of a LeakyReLU output is the sign of its input. ReLU runs on every
+ * step of the benchmark, so its loops are kept branch-free and vectorisable.
+ * `if (parallel: ...)` matters: a bare `if` on `parallel for simd` also
+ * applies to the simd part, and GCC then runs small sizes unvectorised. */
+#include "ops/cpu/nl-cpu-util.h"
+
+enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU };
+
+static gboolean
+infer_unary (NlInferCtx *c, const char *op, GError **error)
+{
+  if (c->n_data != 1)
+    return nl_op_shape_error (error, "%s takes exactly one input, but %d are connected", op, c->n_data);
+  c->out[0] = c->in[0];
+  return TRUE;
+}
+
+/* ---- Activation ---- */
+
+enum { P_ACT_TYPE, P_ACT_N };
+
+static const char *const act_types[] = { "relu", "sigmoid", "tanh", "softrelu", NULL };
+
+static const NlParamSpec act_params[P_ACT_N] = {
+  [P_ACT_TYPE] = { "act_type", NL_PARAM_ENUM, ACT_RELU, 1, 0, act_types, FALSE,
+                   "Nonlinearity: relu, sigmoid, tanh or softrelu (log(1 + exp(x)))" },
+};
+
+static gboolean
+act_infer (NlInferCtx *c, GError **error)
+{
+  return infer_unary (c, "Activation", error);
+}
+
+static gboolean
+act_forward (NlOpCtx *c, GError **error)
+{
+  const float *x = nl_tensor_f32 (c->in[0]);
+  float *y = nl_tensor_f32 (c->out[0]);
+  int64_t n = nl_numel (c->in[0]);
+
+  switch (NL_P_ENUM (c->p, P_ACT_TYPE))
+    {
+    case ACT_RELU:
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      break;
+    case ACT_SIGMOID:
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = 1.0f / (1.0f + expf (-x[i]));
+      break;
+    case ACT_TANH:
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = tanhf (x[i]);
+      break;
+    case ACT_SOFTRELU:
+      /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = fmaxf (x[i], 0.0f) + log1pf (expf (-fabsf (x[i])));
+      break;
+    }
+  return TRUE;
+}
+
+static gboolean
+act_backward (NlOpCtx *c, GError **error)
+{
+  const float *y = nl_tensor_f32 (c->out[0]);
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  float *dx;
+  int64_t n = nl_numel (c->out[0]);
+
+  if (!c->in_grad[0])
+    return TRUE;
+  dx = nl_tensor_f32 (c->in_grad[0]);
+  switch (NL_P_ENUM (c->p, P_ACT_TYPE))
+    {
+    case ACT_RELU:
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+      break;
+    case ACT_SIGMOID:
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+      break;
+    case ACT_TANH:
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+      break;
+    case ACT_SOFTRELU:
+      /* sigmoid(x) = 1 - exp(-softrelu(x)); -expm1 keeps it exact for tiny y */
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = -dy[i] * expm1f (-y[i]);
+      break;
+    }
+  return TRUE;
+}
+
+static const char *const data_input[] = { "data" };
+
+const NlOpDef nl_op_activation = {
+  .name = "Activation",
+  .category = "Activation",
+  .doc = "Elementwise nonlinearity (relu, sigmoid, tanh, softrelu)",
+  .params = act_params,
+  .n_params = P_ACT_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_OUTPUTS,
+  .inplace = TRUE,
+  .infer_shape = act_infer,
+  .forward = act_forward,
+  .backward = act_backward,
+};
+
+/* ---- LeakyReLU ---- */
+
+enum { P_ALPHA, P_LEAKY_N };
+
+static const NlParamSpec leaky_params[P_LEAKY_N] = {
+  [P_ALPHA] = { "alpha", NL_PARAM_FLOAT, 0.01, 0, 1e18, NULL, FALSE,
+                "Slope for negative inputs: y = alpha * x when x < 0" },
+};
+
+static gboolean
+leaky_infer (NlInferCtx *c, GError **error)
+{
+  return infer_unary (c, "LeakyReLU", error);
+}
+
+static gboolean
+leaky_forward (NlOpCtx *c, GError **error)
+{
+  const float *x = nl_tensor_f32 (c->in[0]);
+  float *y = nl_tensor_f32 (c->out[0]);
+  int64_t n = nl_numel (c->in[0]);
+  float alpha = NL_P_FLOAT (c->p, P_ALPHA);
+
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    {
+      /* written as two selects of loaded values, which GCC if-converts;
+         x > 0 ? x : alpha * x stays a branch (the multiply might trap) */
+      float v = x[i];
+      y[i] = (v > 0.0f ? v : 0.0f) + alpha * (v < 0.0f ? v : 0.0f);
+    }
+  return TRUE;
+}
+
+static gboolean
+leaky_backward (NlOpCtx *c, GError **error)
+{
+  const float *y = nl_tensor_f32 (c->out[0]);
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  float *dx;
+  int64_t n = nl_numel (c->out[0]);
+  float alpha = NL_P_FLOAT (c->p, P_ALPHA);
+
+  if (!c->in_grad[0])
+    return TRUE;
+  dx = nl_tensor_f32 (c->in_grad[0]);
+  /* alpha >= 0, so y > 0 exactly when x > 0 (alpha = 0: the gradient is 0 either way) */
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    {
+      float g = dy[i];
+      dx[i] = (y[i] > 0.0f ? g : 0.0f) + alpha * (y[i] > 0.0f ? 0.0f : g);
+    }
+  return TRUE;
+}
+
+const NlOpDef nl_op_leaky_relu = {
+  .name = "LeakyReLU",
+  .category = "Activation",
+  .doc = "ReLU with a small slope alpha for negative inputs",
+  .params = leaky_params,
+  .n_params = P_LEAKY_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_OUTPUTS,
+  .inplace = TRUE,
+  .infer_shape = leaky_infer,
+  .forward = leaky_forward,
+  .backward = leaky_backward,
+};

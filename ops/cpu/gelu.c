@@ -1,0 +1,110 @@
+/* gelu.c — GELU, x * Phi(x), exact (erf) or with the tanh approximation.
+ * Backward needs the input: GELU is not monotone, so the output alone does
+ * not determine the slope. */
+#include "ops/cpu/nl-cpu-util.h"
+
+enum { P_APPROX, P_N };
+enum { APPROX_ERF, APPROX_TANH };
+
+static const char *const approximations[] = { "erf", "tanh", NULL };
+
+static const NlParamSpec params[P_N] = {
+  [P_APPROX] = { "approximation", NL_PARAM_ENUM, APPROX_ERF, 1, 0, approximations, FALSE,
+                 "erf: exact x * Phi(x); tanh: the faster approximation used by BERT and GPT" },
+};
+
+#define SQRT1_2 0.70710678118654752f    /* 1 / sqrt(2) */
+#define INV_SQRT_2PI 0.39894228040143268f /* 1 / sqrt(2 pi) */
+#define SQRT_2_PI 0.79788456080286536f  /* sqrt(2 / pi) */
+#define TANH_C 0.044715f
+
+static gboolean
+infer (NlInferCtx *c, GError **error)
+{
+  if (c->n_data != 1)
+    return nl_op_shape_error (error, "GELU takes exactly one input, but %d are connected", c->n_data);
+  c->out[0] = c->in[0];
+  return TRUE;
+}
+
+static gboolean
+forward (NlOpCtx *c, GError **error)
+{
+  const float *x = nl_tensor_f32 (c->in[0]);
+  float *y = nl_tensor_f32 (c->out[0]);
+  int64_t n = nl_numel (c->in[0]);
+
+  if (NL_P_ENUM (c->p, P_APPROX) == APPROX_ERF)
+    {
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = 0.5f * x[i] * (1.0f + erff (x[i] * SQRT1_2));
+    }
+  else
+    {
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        {
+          float v = x[i];
+          y[i] = 0.5f * v * (1.0f + tanhf (SQRT_2_PI * (v + TANH_C * v * v * v)));
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+backward (NlOpCtx *c, GError **error)
+{
+  const float *x = nl_tensor_f32 (c->in[0]);
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  float *dx;
+  int64_t n = nl_numel (c->in[0]);
+
+  if (!c->in_grad[0])
+    return TRUE;
+  dx = nl_tensor_f32 (c->in_grad[0]);
+  if (NL_P_ENUM (c->p, P_APPROX) == APPROX_ERF)
+    {
+      /* d/dx x Phi(x) = Phi(x) + x phi(x) */
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        {
+          float v = x[i];
+          float cdf = 0.5f * (1.0f + erff (v * SQRT1_2));
+          float pdf = INV_SQRT_2PI * expf (-0.5f * v * v);
+          dx[i] = dy[i] * (cdf + v * pdf);
+        }
+    }
+  else
+    {
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        {
+          float v = x[i];
+          float t = tanhf (SQRT_2_PI * (v + TANH_C * v * v * v));
+          float du = SQRT_2_PI * (1.0f + 3.0f * TANH_C * v * v);
+          dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+        }
+    }
+  return TRUE;
+}
+
+static const char *const inputs[] = { "data" };
+
+const NlOpDef nl_op_gelu = {
+  .name = "GELU",
+  .category = "Activation",
+  .doc = "Gaussian error linear unit, x * Phi(x)",
+  .params = params,
+  .n_params = P_N,
+  .inputs = inputs,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_INPUTS,
+  /* forward alone could run in place; a planner must not do so while the
+     input is still needed for backward */
+  .inplace = TRUE,
+  .infer_shape = infer,
+  .forward = forward,
+  .backward = backward,
+};

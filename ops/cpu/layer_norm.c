@@ -1,0 +1,188 @@
+/* layer_norm.c — LayerNorm over the last axis, as Gluon's LayerNorm: each
+ * row of D values is normalised by its own mean and (biased) variance, then
+ * scaled by gamma (D) and shifted by beta (D). No running statistics, so
+ * training and predict mode compute the same thing. */
+#include "ops/cpu/nl-cpu-util.h"
+
+#include <omp.h>
+
+enum { P_AXIS, P_EPSILON, P_CENTER, P_SCALE, P_N };
+
+static const NlParamSpec params[P_N] = {
+  [P_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+               "Axis to normalise over; only the last one (-1) is supported" },
+  [P_EPSILON] = { "epsilon", NL_PARAM_FLOAT, 1e-5, 1e-30, 1e18, NULL, FALSE,
+                  "Added to the variance before the square root" },
+  [P_CENTER] = { "center", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn an offset beta" },
+  [P_SCALE] = { "scale", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn a factor gamma" },
+};
+
+enum { W_GAMMA, W_BETA };
+enum { S_MEAN, S_INVSTD };
+
+static gboolean
+infer (NlInferCtx *c, GError **error)
+{
+  const NlShape *in = &c->in[0];
+  int64_t axis = NL_P_INT (c->p, P_AXIS);
+  NlShape dshape = { .ndim = 1 }, rshape = { .ndim = 1 };
+  char buf[96];
+
+  if (c->n_data != 1)
+    return nl_op_shape_error (error, "LayerNorm takes exactly one input");
+  if (in->ndim < 1)
+    return nl_op_shape_error (error, "LayerNorm needs an input of at least 1 dim but got %s",
+                              nl_shape_format (in, buf, sizeof buf));
+  if (axis < 0)
+    axis += in->ndim;
+  if (axis != in->ndim - 1)
+    return nl_op_shape_error (error, "LayerNorm supports only the last axis (-1), but axis is %" G_GINT64_FORMAT
+                              " for input %s", NL_P_INT (c->p, P_AXIS), nl_shape_format (in, buf, sizeof buf));
+  if (in->d[in->ndim - 1] < 1)
+    return nl_op_shape_error (error, "LayerNorm needs a non-empty last axis, got %s",
+                              nl_shape_format (in, buf, sizeof buf));
+  dshape.d[0] = in->d[in->ndim - 1];
+  rshape.d[0] = nl_shape_numel (in) / dshape.d[0];
+  c->weights[W_GAMMA] = NL_P_BOOL (c->p, P_SCALE) ? dshape : NL_SHAPE_ABSENT;
+  c->weights[W_BETA] = NL_P_BOOL (c->p, P_CENTER) ? dshape : NL_SHAPE_ABSENT;
+  c->saved[S_MEAN] = c->saved[S_INVSTD] = rshape;
+  c->out[0] = *in;
+  return TRUE;
+}
+
+static int
+threads_for (int64_t work)
+{
+  return work >= NL_PAR_MIN ? nl_threads_get () : 1;
+}
+
+static gboolean
+forward (NlOpCtx *c, GError **error)
+{
+  const int64_t dim = c->in[0]->shape[c->in[0]->ndim - 1];
+  const int64_t rows = nl_numel (c->in[0]) / dim;
+  const float *x = nl_tensor_f32 (c->in[0]);
+  float *y = nl_tensor_f32 (c->out[0]);
+  const float *gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
+  const float *beta = c->in[1 + W_BETA] ? nl_tensor_f32 (c->in[1 + W_BETA]) : NULL;
+  float *smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL;
+  float *sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL;
+  const float eps = NL_P_FLOAT (c->p, P_EPSILON);
+
+#pragma omp parallel for num_threads (threads_for (rows * dim)) schedule (static)
+  for (int64_t r = 0; r < rows; r++)
+    {
+      const float *xr = x + r * dim;
+      float *yr = y + r * dim;
+      float s = 0, ss = 0;
+#pragma omp simd reduction (+ : s)
+      for (int64_t i = 0; i < dim; i++)
+        s += xr[i];
+      const float mean = s / (float) dim;
+      /* second pass about the mean: no cancellation for large offsets */
+#pragma omp simd reduction (+ : ss)
+      for (int64_t i = 0; i < dim; i++)
+        ss += (xr[i] - mean) * (xr[i] - mean);
+      const float inv = 1.0f / sqrtf (ss / (float) dim + eps);
+      if (smean)
+        smean[r] = mean;
+      if (sinv)
+        sinv[r] = inv;
+#pragma omp simd
+      for (int64_t i = 0; i < dim; i++)
+        yr[i] = (xr[i] - mean) * inv * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+    }
+  return TRUE;
+}
+
+static gboolean
+backward (NlOpCtx *c, GError **error)
+{
+  const int64_t dim = c->in[0]->shape[c->in[0]->ndim - 1];
+  const int64_t rows = nl_numel (c->in[0]) / dim;
+  const float *x = nl_tensor_f32 (c->in[0]);
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  float *dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL;
+  const float *gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
+  float *dgamma = c->in_grad[1 + W_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + W_GAMMA]) : NULL;
+  float *dbeta = c->in_grad[1 + W_BETA] ? nl_tensor_f32 (c->in_grad[1 + W_BETA]) : NULL;
+  const float *smean = nl_tensor_f32 (c->saved[S_MEAN]), *sinv = nl_tensor_f32 (c->saved[S_INVSTD]);
+  const int nt = threads_for (rows * dim);
+  const gboolean want_w = dgamma || dbeta;
+  /* gamma/beta gradients sum over rows: per-thread partial sums in double,
+   * added up after the parallel loop (no atomics, same result every run) */
+  double *part = want_w ? g_new0 (double, (size_t) nt * 2 * dim) : NULL;
+
+#pragma omp parallel num_threads (nt)
+  {
+    double *pg = part ? part + (size_t) omp_get_thread_num () * 2 * dim : NULL;
+    double *pb = pg ? pg + dim : NULL;
+#pragma omp for schedule (static)
+    for (int64_t r = 0; r < rows; r++)
+      {
+        const float *xr = x + r * dim, *gr = dy + r * dim;
+        const float mean = smean[r], inv = sinv[r];
+        if (pg)
+          for (int64_t i = 0; i < dim; i++)
+            {
+              pg[i] += (double) (gr[i] * (xr[i] - mean) * inv);
+              pb[i] += (double) gr[i];
+            }
+        if (!dx)
+          continue;
+        /* dx = inv * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma */
+        float sg = 0, sgx = 0;
+#pragma omp simd reduction (+ : sg, sgx)
+        for (int64_t i = 0; i < dim; i++)
+          {
+            float g = gr[i] * (gamma ? gamma[i] : 1.0f);
+            sg += g;
+            sgx += g * (xr[i] - mean) * inv;
+          }
+        const float mg = sg / (float) dim, mgx = sgx / (float) dim;
+        float *dr = dx + r * dim;
+#pragma omp simd
+        for (int64_t i = 0; i < dim; i++)
+          dr[i] = inv * (gr[i] * (gamma ? gamma[i] : 1.0f) - mg - (xr[i] - mean) * inv * mgx);
+      }
+  }
+
+  if (part)
+    {
+      for (int t = 1; t < nt; t++)
+        for (int64_t i = 0; i < 2 * dim; i++)
+          part[i] += part[(size_t) t * 2 * dim + i];
+      for (int64_t i = 0; i < dim; i++)
+        {
+          if (dgamma)
+            dgamma[i] = (float) part[i];
+          if (dbeta)
+            dbeta[i] = (float) part[dim + i];
+        }
+      g_free (part);
+    }
+  return TRUE;
+}
+
+static const char *const inputs[] = { "data" };
+static const char *const weights[] = { "gamma", "beta" };
+static const NlInitHint weight_init[] = { NL_INIT_ONES, NL_INIT_ZEROS };
+
+const NlOpDef nl_op_layer_norm = {
+  .name = "LayerNorm",
+  .category = "Normalization",
+  .doc = "Normalise each sample over its last axis, then scale by gamma and shift by beta",
+  .params = params,
+  .n_params = P_N,
+  .inputs = inputs,
+  .n_inputs = 1,
+  .weights = weights,
+  .weight_init = weight_init,
+  .n_weights = 2,
+  .n_saved = 2, /* per-row mean, inverse std */
+  .n_outputs = 1,
+  .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .infer_shape = infer,
+  .forward = forward,
+  .backward = backward,
+};

@@ -1,0 +1,338 @@
+/* structure.c — ops that move data without computing on it: Flatten,
+ * Reshape, Concat, and Add (the join of a residual block).
+ *
+ * Flatten and Reshape keep the element order, so forward and backward are
+ * plain copies, skipped when the graph gives the output the input's storage. */
+#include "ops/cpu/nl-cpu-util.h"
+
+static const char *const data_input[] = { "data" };
+
+static void
+copy_floats (float *dst, const float *src, int64_t n)
+{
+  if (dst != src)
+    memcpy (dst, src, n * sizeof (float));
+}
+
+static gboolean
+copy_forward (NlOpCtx *c, GError **error)
+{
+  copy_floats (nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->in[0]), nl_numel (c->in[0]));
+  return TRUE;
+}
+
+static gboolean
+copy_backward (NlOpCtx *c, GError **error)
+{
+  if (c->in_grad[0])
+    copy_floats (nl_tensor_f32 (c->in_grad[0]), nl_tensor_f32 (c->out_grad[0]), nl_numel (c->out_grad[0]));
+  return TRUE;
+}
+
+/* ---- Flatten ---- */
+
+static gboolean
+flatten_infer (NlInferCtx *c, GError **error)
+{
+  const NlShape *in = &c->in[0];
+  int64_t rest = 1;
+
+  if (c->n_data != 1)
+    return nl_op_shape_error (error, "Flatten takes exactly one input, but %d are connected", c->n_data);
+  if (in->ndim < 1)
+    return nl_op_shape_error (error, "Flatten needs an input with a batch dimension, got a scalar");
+  for (int i = 1; i < in->ndim; i++)
+    rest *= in->d[i];
+  c->out[0] = nl_shape_of (2, in->d[0], rest);
+  return TRUE;
+}
+
+const NlOpDef nl_op_flatten = {
+  .name = "Flatten",
+  .category = "Structure",
+  .doc = "Collapse every dimension after the batch: (N, d1, d2, ...) -> (N, d1*d2*...)",
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_NOTHING,
+  .inplace = TRUE,
+  .infer_shape = flatten_infer,
+  .forward = copy_forward,
+  .backward = copy_backward,
+};
+
+/* ---- Reshape ---- */
+
+enum { P_SHAPE, P_RESHAPE_N };
+
+static const NlParamSpec reshape_params[P_RESHAPE_N] = {
+  [P_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, -1, 1e18, NULL, TRUE,
+                "Target shape including the batch dimension; 0 keeps that input dimension, "
+                "one -1 is inferred, e.g. [0, -1]" },
+};
+
+static gboolean
+reshape_infer (NlInferCtx *c, GError **error)
+{
+  const NlParamValue *s = &c->p[P_SHAPE];
+  const NlShape *in = &c->in[0];
+  NlShape out = { .ndim = s->n };
+  int infer_at = -1;
+  int64_t known = 1;
+  char ibuf[96], obuf[96];
+
+  if (c->n_data != 1)
+    return nl_op_shape_error (error, "Reshape takes exactly one input, but %d are connected", c->n_data);
+  if (s->n < 1)
+    return nl_op_shape_error (error, "Reshape needs a target shape");
+  for (int i = 0; i < s->n; i++)
+    {
+      int64_t v = s->v[i];
+      if (v == 0)
+        {
+          if (i >= in->ndim)
+            return nl_op_shape_error (error, "Reshape: entry %d of the target shape is 0 (keep), but the "
+                                      "input %s has no dimension %d", i,
+                                      nl_shape_format (in, ibuf, sizeof ibuf), i);
+          v = in->d[i];
+        }
+      else if (v == -1)
+        {
+          if (infer_at >= 0)
+            return nl_op_shape_error (error, "Reshape: only one entry of the target shape may be -1");
+          infer_at = i;
+        }
+      else if (v < 0)
+        return nl_op_shape_error (error, "Reshape: target shape entry %" G_GINT64_FORMAT " is not allowed "
+                                  "(use a size, 0 to keep or -1 to infer)", v);
+      out.d[i] = v;
+      if (i != infer_at)
+        known *= v;
+    }
+  if (infer_at >= 0)
+    {
+      int64_t total = nl_shape_numel (in);
+      if (known == 0 || total % known != 0)
+        {
+          out.d[infer_at] = -1;
+          return nl_op_shape_error (error, "Reshape cannot turn input %s (%" G_GINT64_FORMAT " elements) into %s: "
+                                    "%" G_GINT64_FORMAT " is not a multiple of %" G_GINT64_FORMAT,
+                                    nl_shape_format (in, ibuf, sizeof ibuf), total,
+                                    nl_shape_format (&out, obuf, sizeof obuf), total, known);
+        }
+      out.d[infer_at] = total / known;
+    }
+  if (nl_shape_numel (&out) != nl_shape_numel (in))
+    return nl_op_shape_error (error, "Reshape cannot turn input %s (%" G_GINT64_FORMAT " elements) into %s "
+                              "(%" G_GINT64_FORMAT " elements)",
+                              nl_shape_format (in, ibuf, sizeof ibuf), nl_shape_numel (in),
+                              nl_shape_format (&out, obuf, sizeof obuf), nl_shape_numel (&out));
+  c->out[0] = out;
+  return TRUE;
+}
+
+const NlOpDef nl_op_reshape = {
+  .name = "Reshape",
+  .category = "Structure",
+  .doc = "Give the data a new shape with the same number of elements",
+  .params = reshape_params,
+  .n_params = P_RESHAPE_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_NOTHING,
+  .inplace = TRUE,
+  .infer_shape = reshape_infer,
+  .forward = copy_forward,
+  .backward = copy_backward,
+};
+
+/* ---- Concat ---- */
+
+enum { P_DIM, P_CONCAT_N };
+
+static const NlParamSpec concat_params[P_CONCAT_N] = {
+  [P_DIM] = { "dim", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+              "Dimension to join along (1 = channels); negative counts from the end" },
+};
+
+static int
+concat_axis (const NlParamValue *p, int ndim)
+{
+  int d = (int) NL_P_INT (p, P_DIM);
+  return d < 0 ? d + ndim : d;
+}
+
+static gboolean
+concat_infer (NlInferCtx *c, GError **error)
+{
+  const NlShape *first = &c->in[0];
+  NlShape out;
+  int dim;
+  char abuf[96], bbuf[96];
+
+  if (c->n_data < 1 || c->n_data > NL_MAX_PORTS)
+    return nl_op_shape_error (error, "Concat takes 1 to %d inputs, but %d are connected", NL_MAX_PORTS, c->n_data);
+  dim = concat_axis (c->p, first->ndim);
+  if (dim < 0 || dim >= first->ndim)
+    return nl_op_shape_error (error, "Concat along dimension %d, but the inputs %s have only %d dimensions",
+                              (int) NL_P_INT (c->p, P_DIM), nl_shape_format (first, abuf, sizeof abuf),
+                              first->ndim);
+  out = *first;
+  for (int k = 1; k < c->n_data; k++)
+    {
+      const NlShape *s = &c->in[k];
+      gboolean ok = s->ndim == first->ndim;
+      for (int i = 0; ok && i < s->ndim; i++)
+        ok = i == dim || s->d[i] == first->d[i];
+      if (!ok)
+        return nl_op_shape_error (error, "Concat along dimension %d needs inputs that agree in every other "
+                                  "dimension, but input 1 is %s and input %d is %s", dim,
+                                  nl_shape_format (first, abuf, sizeof abuf), k + 1,
+                                  nl_shape_format (s, bbuf, sizeof bbuf));
+      out.d[dim] += s->d[dim];
+    }
+  c->out[0] = out;
+  return TRUE;
+}
+
+/* Concat as a copy of blocks: every input is (outer, its_block) where
+ * block = size along dim * inner; the output row is the blocks side by side.
+ * Forward gathers parts into whole, backward splits whole into parts. Sizes
+ * come from `sizes` (the inputs, or in backward, which declares no need of the
+ * inputs' data, the input gradients where present). */
+static void
+concat_copy (NlOpCtx *c, NlTensor *const *parts, NlTensor *const *sizes, float *whole, gboolean gather)
+{
+  const NlTensor *t0 = sizes[0] ? sizes[0] : c->in[0];
+  int dim = concat_axis (c->p, t0->ndim);
+  int64_t outer = 1, inner = 1, row = 0;
+  int64_t block[NL_MAX_PORTS], offset[NL_MAX_PORTS];
+
+  for (int i = 0; i < dim; i++)
+    outer *= t0->shape[i];
+  for (int i = dim + 1; i < t0->ndim; i++)
+    inner *= t0->shape[i];
+  for (int k = 0; k < c->n_data; k++)
+    {
+      const NlTensor *t = sizes[k] ? sizes[k] : c->in[k];
+      block[k] = t->shape[dim] * inner;
+      offset[k] = row;
+      row += block[k];
+    }
+#pragma omp parallel for if (outer * row > NL_PAR_MIN && outer > 1) schedule (static)
+  for (int64_t o = 0; o < outer; o++)
+    for (int k = 0; k < c->n_data; k++)
+      {
+        float *part;
+        if (!parts[k])
+          continue;
+        part = nl_tensor_f32 (parts[k]) + o * block[k];
+        if (gather)
+          memcpy (whole + o * row + offset[k], part, block[k] * sizeof (float));
+        else
+          memcpy (part, whole + o * row + offset[k], block[k] * sizeof (float));
+      }
+}
+
+static gboolean
+concat_forward (NlOpCtx *c, GError **error)
+{
+  concat_copy (c, c->in, c->in, nl_tensor_f32 (c->out[0]), TRUE);
+  return TRUE;
+}
+
+static gboolean
+concat_backward (NlOpCtx *c, GError **error)
+{
+  concat_copy (c, c->in_grad, c->in_grad, nl_tensor_f32 (c->out_grad[0]), FALSE);
+  return TRUE;
+}
+
+const NlOpDef nl_op_concat = {
+  .name = "Concat",
+  .category = "Structure",
+  .doc = "Join inputs along one dimension (channels by default)",
+  .params = concat_params,
+  .n_params = P_CONCAT_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .variadic = TRUE,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_NOTHING,
+  .infer_shape = concat_infer,
+  .forward = concat_forward,
+  .backward = concat_backward,
+};
+
+/* ---- Add ---- */
+
+static gboolean
+add_infer (NlInferCtx *c, GError **error)
+{
+  char abuf[96], bbuf[96];
+
+  if (c->n_data < 1 || c->n_data > NL_MAX_PORTS)
+    return nl_op_shape_error (error, "Add takes 1 to %d inputs, but %d are connected", NL_MAX_PORTS, c->n_data);
+  for (int k = 1; k < c->n_data; k++)
+    if (!nl_shape_equal (&c->in[k], &c->in[0]))
+      return nl_op_shape_error (error, "Add needs inputs of the same shape, but input 1 is %s and input %d is %s",
+                                nl_shape_format (&c->in[0], abuf, sizeof abuf), k + 1,
+                                nl_shape_format (&c->in[k], bbuf, sizeof bbuf));
+  c->out[0] = c->in[0];
+  return TRUE;
+}
+
+static gboolean
+add_forward (NlOpCtx *c, GError **error)
+{
+  float *y = nl_tensor_f32 (c->out[0]);
+  const float *a = nl_tensor_f32 (c->in[0]), *b;
+  int64_t n = nl_numel (c->out[0]);
+
+  if (c->n_data == 1)
+    {
+      copy_floats (y, a, n);
+      return TRUE;
+    }
+  /* the first pair writes y (which may be input 0 itself), the rest accumulate */
+  b = nl_tensor_f32 (c->in[1]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    y[i] = a[i] + b[i];
+  for (int k = 2; k < c->n_data; k++)
+    {
+      const float *x = nl_tensor_f32 (c->in[k]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] += x[i];
+    }
+  return TRUE;
+}
+
+static gboolean
+add_backward (NlOpCtx *c, GError **error)
+{
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  int64_t n = nl_numel (c->out_grad[0]);
+
+  for (int k = 0; k < c->n_data; k++)
+    if (c->in_grad[k])
+      copy_floats (nl_tensor_f32 (c->in_grad[k]), dy, n);
+  return TRUE;
+}
+
+const NlOpDef nl_op_add = {
+  .name = "Add",
+  .category = "Structure",
+  .doc = "Elementwise sum of inputs of equal shape (residual connections)",
+  .inputs = data_input,
+  .n_inputs = 1,
+  .variadic = TRUE,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_NOTHING,
+  .inplace = TRUE,
+  .infer_shape = add_infer,
+  .forward = add_forward,
+  .backward = add_backward,
+};

@@ -73,6 +73,8 @@ nl_graph_build_backward (NlGraph *g, GError **error)
 
       for (int p = 0; p < NL_MAX_PORTS; p++)
         n->in_grad[p] = -1;
+      for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+        n->wgrad_v[k] = -1;
       if (!needs[n->out] || grad_of[n->out] < 0)
         continue;
       /* the gradient of this node's output is complete once every consumer
@@ -110,7 +112,7 @@ nl_graph_build_backward (NlGraph *g, GError **error)
             }
         }
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
-        n->weight_grad[k] = n->weights[k].ndim >= 0;
+        n->wgrad_v[k] = n->weights[k].ndim >= 0 ? add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
       if (!n->def->backward)
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,

@@ -47,7 +47,12 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
   g_autoptr (GError) local = NULL;
 
   for (int i = 0; i < NL_GRAPH_MAX_SLOTS; i++)
-    n->weights[i] = n->aux[i] = n->saved[i] = NL_SHAPE_ABSENT;
+    {
+      n->weights[i] = n->aux[i] = n->saved[i] = NL_SHAPE_ABSENT;
+      n->wgrad_v[i] = -1;
+    }
+  for (int i = 0; i < NL_MAX_PORTS; i++)
+    n->in_grad[i] = -1;
   for (int i = 0; i < n->n_data; i++)
     in[i] = nl_graph_value (g, n->in[i])->shape;
   ic = (NlInferCtx) { .p = n->params, .training = g->opts.training, .n_data = n->n_data, .in = in,
@@ -66,8 +71,75 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
       return FALSE;
     }
   n->out = add_value (g, NL_VALUE_ACTIVATION, &out[0], (int) (n - (NlGraphNode *) g->nodes->data));
+  for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+    n->saved_v[k] = k < n->def->n_saved && n->saved[k].ndim >= 0
+                      ? add_value (g, NL_VALUE_SAVED, &n->saved[k], (int) (n - (NlGraphNode *) g->nodes->data))
+                      : -1;
   n->macs = estimate_macs (n, g);
   return TRUE;
+}
+
+static int
+needs_of (const NlGraphNode *n)
+{
+  return n->def->needs;
+}
+
+void
+nl_graph_step_access (const NlGraph *g, int s, int *reads, int *n_reads, int *writes, int *n_writes)
+{
+  const NlStep *st = &g_array_index (g->steps, NlStep, s);
+  int nr = 0, nw = 0;
+
+  if (st->kind == NL_STEP_GRAD_SUM)
+    {
+      for (int k = 0; k < st->n_src; k++)
+        reads[nr++] = st->src[k];
+      writes[nw++] = st->dst;
+    }
+  else
+    {
+      const NlGraphNode *n = nl_graph_node (g, st->node);
+      if (st->kind == NL_STEP_FORWARD)
+        {
+          for (int p = 0; p < n->n_data; p++)
+            reads[nr++] = n->in[p];
+          writes[nw++] = n->out;
+          for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+            if (n->saved_v[k] >= 0)
+              writes[nw++] = n->saved_v[k];
+        }
+      else
+        {
+          int needs = needs_of (n);
+          if (n->out_grad >= 0)
+            reads[nr++] = n->out_grad;
+          for (int p = 0; p < n->n_data; p++)
+            if ((needs & NL_NEEDS_INPUTS) || (n->def->is_loss && p == 1))
+              reads[nr++] = n->in[p];
+          if (needs & NL_NEEDS_OUTPUTS)
+            reads[nr++] = n->out;
+          for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+            if (n->saved_v[k] >= 0)
+              reads[nr++] = n->saved_v[k];
+          for (int p = 0; p < n->n_data; p++)
+            if (n->in_grad[p] >= 0)
+              writes[nw++] = n->in_grad[p];
+          for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+            if (n->wgrad_v[k] >= 0)
+              writes[nw++] = n->wgrad_v[k];
+        }
+    }
+  *n_reads = nr;
+  *n_writes = nw;
+}
+
+gboolean
+nl_graph_value_is_persistent (const NlGraph *g, int v)
+{
+  NlValueKind kind = nl_graph_value (g, v)->kind;
+  return v == g->pred_value || v == g->loss_value || kind == NL_VALUE_LABEL || kind == NL_VALUE_HEAD_GRAD
+         || kind == NL_VALUE_WEIGHT_GRAD;
 }
 
 NlGraph *

@@ -26,6 +26,8 @@ typedef enum {
   NL_VALUE_GRAD,        /* the gradient of an activation */
   NL_VALUE_PARTIAL,     /* one consumer's share of a gradient, summed by a GRAD_SUM step */
   NL_VALUE_HEAD_GRAD,   /* d(mean loss)/d(per-sample loss) = 1/N */
+  NL_VALUE_SAVED,       /* what a forward keeps for its backward (dropout mask ...) */
+  NL_VALUE_WEIGHT_GRAD, /* a weight's gradient, read by the optimizer update */
 } NlValueKind;
 
 typedef struct {
@@ -45,11 +47,12 @@ typedef struct {
   NlShape weights[NL_GRAPH_MAX_SLOTS];
   NlShape aux[NL_GRAPH_MAX_SLOTS];
   NlShape saved[NL_GRAPH_MAX_SLOTS];
+  int saved_v[NL_GRAPH_MAX_SLOTS];    /* value ids of saved tensors, -1 if absent */
   /* backward (training graphs only) */
   gboolean run_backward;
   int out_grad;                 /* value id or -1 */
   int in_grad[NL_MAX_PORTS];    /* value id (GRAD or PARTIAL) or -1 */
-  gboolean weight_grad[NL_GRAPH_MAX_SLOTS]; /* weights that get a gradient */
+  int wgrad_v[NL_GRAPH_MAX_SLOTS];    /* value ids of weight gradients, -1 if none */
   int64_t macs;                 /* multiply-adds of the forward pass (estimate) */
 } NlGraphNode;
 
@@ -72,6 +75,7 @@ typedef struct {
   gboolean training;     /* build the backward graph; ops run in training mode */
   const char *loss;      /* op name of the loss to append when the network has
                             none (e.g. "SoftmaxCrossEntropy"); NULL: no loss */
+  gboolean naive_memory; /* every value in its own buffer (no planner) */
 } NlCompileOptions;
 
 typedef struct {
@@ -106,6 +110,37 @@ nl_graph_value (const NlGraph *g, int i)
 
 /* Adds backward steps (called by nl_graph_compile for training graphs). */
 gboolean nl_graph_build_backward (NlGraph *g, GError **error);
+
+/* The values step s reads and writes (what the memory planner and the
+ * scheduler go by). Arrays must hold NL_GRAPH_MAX_ACCESS entries. */
+#define NL_GRAPH_MAX_ACCESS (3 * NL_MAX_PORTS + 3 * NL_GRAPH_MAX_SLOTS + 4)
+void nl_graph_step_access (const NlGraph *g, int s, int *reads, int *n_reads, int *writes, int *n_writes);
+/* Values read after the step by the caller (prediction, loss, labels) or
+ * that must keep their contents across steps (head gradient, weight
+ * gradients read by the update): the planner never reuses their memory. */
+gboolean nl_graph_value_is_persistent (const NlGraph *g, int v);
+
+/* ---- static memory plan ---- */
+
+typedef struct {
+  int n_values;
+  int64_t *offset;        /* per value: bytes into the arena */
+  int *block;             /* per value: the block it lives in */
+  int *first, *last;      /* per value: steps of its first write and last read (lifetime) */
+  int n_blocks;
+  int64_t *block_offset, *block_size;
+  int64_t planned_bytes;  /* the arena */
+  int64_t naive_bytes;    /* every value in its own buffer */
+  int n_inplace;          /* outputs written over their input */
+} NlMemoryPlan;
+
+/* Simulates allocation over the step order: reference counts from the
+ * steps' reads, in-place reuse where the op allows it and the input has no
+ * later reader, blocks returned to a pool at their last read and reused
+ * best-fit. Nothing is allocated. naive: one block per value. */
+NlMemoryPlan *nl_memory_plan_new (const NlGraph *g, gboolean naive);
+void nl_memory_plan_free (NlMemoryPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlMemoryPlan, nl_memory_plan_free)
 
 /* ---- parameters ---- */
 
@@ -154,5 +189,6 @@ gboolean nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, in
 NlTensor *nl_program_weight_grad (NlProgram *p, int node, int k);
 /* Bytes of activations, gradients and saved tensors this program holds. */
 size_t nl_program_bytes (NlProgram *p);
+const NlMemoryPlan *nl_program_get_plan (NlProgram *p);
 
 G_END_DECLS

@@ -1,8 +1,7 @@
 /* nl-program.c — a compiled graph bound to tensors, run step by step.
  *
- * Every value gets its own buffer for now; the static memory planner
- * (issue #3) replaces nl_program_alloc_values() with a planned arena. The
- * step list is what the dependency scheduler will push. */
+ * Every value lives in one arena at the offset the static memory plan gave
+ * it (nl-planner.c); tensors are views into it. */
 #include "engine/nl-graph.h"
 #include "ops/nl-op-registry.h"
 
@@ -16,7 +15,7 @@ typedef struct {
   NlTensor *out_grad[1];
   NlTensor *aux[NL_GRAPH_MAX_SLOTS];
   NlTensor *saved[NL_GRAPH_MAX_SLOTS];
-  NlTensor *weight_grad[NL_GRAPH_MAX_SLOTS]; /* owned */
+  NlTensor *weight_grad[NL_GRAPH_MAX_SLOTS];
   void *state;
   guint64 seed;
 } NodeBinding;
@@ -24,8 +23,10 @@ typedef struct {
 struct NlProgram {
   NlModel *model;          /* borrowed */
   NlGraph *graph;
-  NlTensor **values;       /* owned, per value id */
+  NlTensor **values;       /* owned, per value id: views into the arena */
   NodeBinding *bind;       /* per graph node */
+  NlMemoryPlan *plan;
+  NlStorage *arena;
   size_t bytes;
   gboolean profile;        /* NETLOOM_PROFILE=1: time every step, report at free */
   double *fwd_us, *bwd_us;
@@ -75,28 +76,17 @@ nl_program_free (NlProgram *p)
           const NlOpDef *def = nl_graph_node (p->graph, i)->def;
           if (b->state && def->free_state)
             def->free_state (b->state);
-          for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
-            {
-              nl_tensor_unref (b->saved[k]);
-              nl_tensor_unref (b->weight_grad[k]);
-            }
         }
       for (guint v = 0; v < p->graph->values->len; v++)
         nl_tensor_unref (p->values[v]);
     }
   g_free (p->values);
   g_free (p->bind);
+  nl_memory_plan_free (p->plan);
+  if (p->arena)
+    nl_storage_unref (p->arena);
   nl_graph_free (p->graph);
   g_free (p);
-}
-
-static NlTensor *
-alloc_tracked (NlProgram *p, const NlShape *s)
-{
-  NlTensor *t = nl_tensor_zeros (NL_DTYPE_F32, s);
-  if (t)
-    p->bytes += nl_shape_numel (s) * sizeof (float);
-  return t;
 }
 
 NlProgram *
@@ -116,12 +106,19 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
   p->fwd_us = g_new0 (double, g->nodes->len);
   p->bwd_us = g_new0 (double, g->nodes->len);
 
-  for (guint v = 0; v < g->values->len; v++)
+  p->plan = nl_memory_plan_new (g, opts->naive_memory || g_strcmp0 (g_getenv ("NETLOOM_NAIVE_MEMORY"), "1") == 0);
+  p->bytes = p->plan->planned_bytes;
+  p->arena = nl_storage_new (p->bytes, (NlDevice) { NL_DEVICE_CPU, 0 });
+  if (!p->arena)
     {
-      p->values[v] = alloc_tracked (p, &nl_graph_value (g, v)->shape);
-      if (!p->values[v])
-        goto nomem;
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                   "out of memory: the program for batch %d needs %zu MiB", opts->batch, p->bytes >> 20);
+      return NULL;
     }
+  memset (p->arena->data, 0, p->bytes);
+  for (guint v = 0; v < g->values->len; v++)
+    p->values[v] = nl_tensor_new_on (p->arena, p->plan->offset[v] / sizeof (float), NL_DTYPE_F32,
+                                     &nl_graph_value (g, v)->shape);
   if (g->head_grad_value >= 0)
     nl_tensor_fill (p->values[g->head_grad_value], 1.0f / (float) opts->batch);
 
@@ -142,30 +139,23 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
         {
           if (n->net_index >= 0)
             b->in[nd + k] = model->weights[NL_MODEL_SLOT (n->net_index, k)];
-          if (n->weight_grad[k])
-            {
-              b->in_grad[nd + k] = b->weight_grad[k] = alloc_tracked (p, &n->weights[k]);
-              if (!b->weight_grad[k])
-                goto nomem;
-            }
+          if (n->wgrad_v[k] >= 0)
+            b->in_grad[nd + k] = b->weight_grad[k] = p->values[n->wgrad_v[k]];
         }
       for (int k = 0; k < n->def->n_aux; k++)
         if (n->net_index >= 0)
           b->aux[k] = model->aux[NL_MODEL_SLOT (n->net_index, k)];
       for (int k = 0; k < n->def->n_saved; k++)
-        if (n->saved[k].ndim >= 0)
-          {
-            b->saved[k] = alloc_tracked (p, &n->saved[k]);
-            if (!b->saved[k])
-              goto nomem;
-          }
+        if (n->saved_v[k] >= 0)
+          b->saved[k] = p->values[n->saved_v[k]];
     }
   return g_steal_pointer (&p);
+}
 
-nomem:
-  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-               "out of memory: the program for batch %d needs more than %zu MiB", opts->batch, p->bytes >> 20);
-  return NULL;
+const NlMemoryPlan *
+nl_program_get_plan (NlProgram *p)
+{
+  return p->plan;
 }
 
 const NlGraph *

@@ -142,6 +142,7 @@ struct NlOpDef {
   int n_outputs;              /* 1 for every op so far */
   NlBackwardNeeds needs;
   gboolean inplace;           /* hint: output 0 may overwrite data input 0 */
+  gboolean backward_inplace;  /* hint: in_grad[0] may overwrite out_grad[0] (elementwise backward) */
   gboolean is_loss;           /* output is a per-sample loss of shape (N) */
   gboolean no_grad_inputs;    /* data inputs take no gradient (Embedding indices, labels);
                                  losses: the label input (index 1) never takes one */

@@ -226,6 +226,33 @@ test_param_specs (void)
   }
 }
 
+/* A parameter name means one thing: "padding" or "axis" has the same type
+ * in every op that has it, so the JSON reader and the inspector treat it
+ * alike. */
+static void
+test_param_types_agree (void)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal); /* name -> spec */
+  g_autoptr (GHashTable) owner = g_hash_table_new (g_str_hash, g_str_equal); /* name -> op name */
+
+  FOR_EACH_OP (def)
+  {
+    for (int i = 0; i < def->n_params; i++)
+      {
+        const NlParamSpec *s = &def->params[i];
+        const NlParamSpec *t = g_hash_table_lookup (seen, s->name);
+        if (!t)
+          {
+            g_hash_table_insert (seen, (gpointer) s->name, (gpointer) s);
+            g_hash_table_insert (owner, (gpointer) s->name, (gpointer) def->name);
+          }
+        else if (t->type != s->type)
+          g_test_fail_printf ("parameter '%s' has type %d in %s but %d in %s", s->name, t->type,
+                              (const char *) g_hash_table_lookup (owner, s->name), s->type, def->name);
+      }
+  }
+}
+
 /* Defaults validate once the required parameters are given; without them
  * validation names the missing one. */
 static void
@@ -433,7 +460,7 @@ test_int2_parse (void)
   g_test_message ("%d INT2 parameters parsed", checked);
 }
 
-/* The literal cases from the brief, on Conv2D's kernel_size. */
+/* "5" and "3,5" on Conv2D's kernel size, as a network file writes them. */
 static void
 test_int2_conv (void)
 {
@@ -498,6 +525,7 @@ main (int argc, char **argv)
   g_test_add_func ("/registry/ports", test_ports);
   g_test_add_func ("/registry/kernels", test_kernels);
   g_test_add_func ("/registry/param-specs", test_param_specs);
+  g_test_add_func ("/registry/param-types-agree", test_param_types_agree);
   g_test_add_func ("/registry/defaults-validate", test_defaults_validate);
   g_test_add_func ("/registry/set-rejects", test_set_rejects);
   g_test_add_func ("/registry/enum-set", test_enum_set);

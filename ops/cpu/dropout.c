@@ -93,6 +93,7 @@ const NlOpDef nl_op_dropout = {
   .n_outputs = 1,
   .needs = NL_NEEDS_NOTHING,
   .inplace = TRUE,
+  .backward_inplace = TRUE,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

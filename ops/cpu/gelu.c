@@ -104,6 +104,7 @@ const NlOpDef nl_op_gelu = {
   /* forward alone could run in place; a planner must not do so while the
      input is still needed for backward */
   .inplace = TRUE,
+  .backward_inplace = TRUE,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

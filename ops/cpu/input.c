@@ -43,7 +43,8 @@ infer (NlInferCtx *c, GError **error)
 static gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  if (c->out[0] != c->in[0])
+  /* the planner usually gives the output the input's memory */
+  if (nl_tensor_f32 (c->out[0]) != nl_tensor_f32 (c->in[0]))
     memcpy (nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->in[0]), nl_numel (c->in[0]) * sizeof (float));
   return TRUE;
 }

@@ -109,25 +109,40 @@ backward (NlOpCtx *c, GError **error)
   const float *smean = nl_tensor_f32 (c->saved[S_MEAN]), *sinv = nl_tensor_f32 (c->saved[S_INVSTD]);
   const int nt = threads_for (rows * dim);
   const gboolean want_w = dgamma || dbeta;
-  /* gamma/beta gradients sum over rows: per-thread partial sums in double,
-   * added up after the parallel loop (no atomics, same result every run) */
-  double *part = want_w ? g_new0 (double, (size_t) nt * 2 * dim) : NULL;
+  /* gamma/beta gradients sum over rows: per-thread float partials, flushed
+   * into double totals every FLUSH rows (fast and still accurate for many
+   * rows), added up after the parallel loop: no atomics, same result every run */
+  enum { FLUSH = 64 };
+  const size_t stride = 2 * (size_t) dim;
+  double *total = want_w ? g_new0 (double, nt * stride) : NULL;
+  float *part = want_w ? g_new0 (float, nt * stride) : NULL;
 
 #pragma omp parallel num_threads (nt)
   {
-    double *pg = part ? part + (size_t) omp_get_thread_num () * 2 * dim : NULL;
-    double *pb = pg ? pg + dim : NULL;
+    const int t = omp_get_thread_num ();
+    float *pg = part ? part + t * stride : NULL, *pb = pg ? pg + dim : NULL;
+    double *tot = total ? total + t * stride : NULL;
+    int64_t pending = 0;
 #pragma omp for schedule (static)
     for (int64_t r = 0; r < rows; r++)
       {
         const float *xr = x + r * dim, *gr = dy + r * dim;
         const float mean = smean[r], inv = sinv[r];
         if (pg)
-          for (int64_t i = 0; i < dim; i++)
-            {
-              pg[i] += (double) (gr[i] * (xr[i] - mean) * inv);
-              pb[i] += (double) gr[i];
-            }
+          {
+#pragma omp simd
+            for (int64_t i = 0; i < dim; i++)
+              {
+                pg[i] += gr[i] * (xr[i] - mean) * inv;
+                pb[i] += gr[i];
+              }
+            if (++pending == FLUSH)
+              {
+                for (size_t i = 0; i < stride; i++)
+                  tot[i] += pg[i], pg[i] = 0;
+                pending = 0;
+              }
+          }
         if (!dx)
           continue;
         /* dx = inv * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma */
@@ -145,20 +160,24 @@ backward (NlOpCtx *c, GError **error)
         for (int64_t i = 0; i < dim; i++)
           dr[i] = inv * (gr[i] * (gamma ? gamma[i] : 1.0f) - mg - (xr[i] - mean) * inv * mgx);
       }
+    if (pg)
+      for (size_t i = 0; i < stride; i++)
+        tot[i] += pg[i];
   }
 
-  if (part)
+  if (total)
     {
       for (int t = 1; t < nt; t++)
-        for (int64_t i = 0; i < 2 * dim; i++)
-          part[i] += part[(size_t) t * 2 * dim + i];
+        for (size_t i = 0; i < stride; i++)
+          total[i] += total[t * stride + i];
       for (int64_t i = 0; i < dim; i++)
         {
           if (dgamma)
-            dgamma[i] = (float) part[i];
+            dgamma[i] = (float) total[i];
           if (dbeta)
-            dbeta[i] = (float) part[dim + i];
+            dbeta[i] = (float) total[dim + i];
         }
+      g_free (total);
       g_free (part);
     }
   return TRUE;

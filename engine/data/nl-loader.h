@@ -1,0 +1,87 @@
+/* nl-loader.h — the threaded data loader (Gluon 2.0's DataLoader on native
+ * threads): samplers, train/validation splits, and worker threads that
+ * decode and augment batches into a bounded ring ahead of the consumer.
+ *
+ * Batches arrive in order and are bit-identical whatever the number of
+ * workers: a batch's samples depend only on (seed, epoch) and the transforms'
+ * randomness only on (seed, epoch, sample index). With no transform the
+ * batches equal nl_batcher's for the same settings. uint8 datasets are read
+ * through get_u8 (else read_u8) and a 256-entry table, which also folds in
+ * the normalisation when there is no transform; others through get. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "engine/data/nl-batcher.h"
+#include "engine/data/nl-dataset.h"
+#include "engine/data/nl-transform.h"
+#include "engine/nl-tensor.h"
+
+G_BEGIN_DECLS
+
+/* The order of an epoch over n items: 0..n-1, or with shuffle a seeded
+ * Fisher-Yates permutation from (seed, epoch). The same permutation as
+ * nl_batcher's (the code is a copy of its static make_order). */
+void nl_sampler_order (int64_t n, gboolean shuffle, guint64 seed, int epoch, int64_t *out);
+
+/* Split 0..n-1 at random (from seed) into a training and a validation part:
+ * n_val = round (n * val_fraction) indices go to validation, the rest to
+ * training; both lists are sorted ascending (free with g_free). val_fraction
+ * in [0, 1]. */
+void nl_split_indices (int64_t n, double val_fraction, guint64 seed, int64_t **train_idx,
+                       int64_t *n_train, int64_t **val_idx, int64_t *n_val);
+
+typedef struct {
+  int batch_size; /* > 0 */
+  gboolean shuffle;
+  guint64 seed; /* the order and the transforms' randomness */
+  NlLastBatch last_batch;
+  int num_workers;              /* decode/augment threads; 0 = in the consumer's thread */
+  int prefetch;                 /* batches buffered ahead; <= 0 means 2 * num_workers */
+  const NlTransform *transform; /* NULL = none; borrowed, must outlive the loader */
+  /* (x - mean) / std after the transforms, as nl_batcher does, unless the
+   * transform has its own normalize. mean 0 std 1 is off; std 0 counts as 1
+   * so that a zeroed config works. */
+  float mean, std;
+  /* Optional subset of the dataset (e.g. from nl_split_indices), copied;
+   * NULL = every sample. Positions in the epoch order index this list. */
+  const int64_t *indices;
+  int64_t n_indices;
+} NlLoaderConfig;
+
+typedef struct NlLoader NlLoader;
+
+/* ds is borrowed and must outlive the loader. Errors: bad settings,
+ * out-of-range indices, a transform that cannot take the dataset's samples,
+ * threads that cannot be started. */
+NlLoader *nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error);
+
+/* One sample's shape after the transforms. */
+NlShape nl_loader_sample_shape (const NlLoader *l);
+
+/* Batches in the current epoch, as nl_batcher_n_batches. */
+int64_t nl_loader_n_batches (const NlLoader *l);
+
+/* Begin epoch `epoch` (0-based); workers start on it at once, abandoning
+ * whatever they were doing for the previous one. Under ROLLOVER, the carried
+ * samples are those of nl_batcher_start_epoch. */
+void nl_loader_start_epoch (NlLoader *l, int epoch);
+
+/* As nl_batcher_next: fills data (batch_size * numel (sample shape) float32,
+ * contiguous, any shape) and labels (batch_size float32, or NULL); returns the
+ * samples written (rows after a short kept batch are zero), 0 at the end of
+ * the epoch, -1 with error. Starts epoch 0 if none was started.
+ * A dataset error fails the batch holding that sample, with the dataset's
+ * message prefixed by "sample N: " (N the dataset index) unless it already
+ * names N; the loader is then finished: workers stop and every later call
+ * returns -1 with the same error. Call nl_loader_next and
+ * nl_loader_start_epoch from one thread at a time. */
+int nl_loader_next (NlLoader *l, NlTensor *data, NlTensor *labels, GError **error);
+
+/* Stops the workers (each finishes at most the sample it is on) and frees. */
+void nl_loader_free (NlLoader *l);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlLoader, nl_loader_free)
+
+G_END_DECLS

@@ -1,6 +1,7 @@
 /* nl-trainer.c — the training loop. */
 #include "engine/nl-trainer.h"
-#include "engine/data/nl-batcher.h"
+#include "engine/data/nl-loader.h"
+#include "engine/data/nl-transform.h"
 #include "engine/nl-lr-schedule.h"
 #include "engine/nl-metric.h"
 
@@ -16,7 +17,8 @@ struct NlTrainer {
   NlProgram *train_prog;     /* full batches */
   NlProgram *tail_prog;      /* the kept smaller last batch, built on demand */
   NlProgram *eval_prog, *eval_tail;
-  NlBatcher *batcher;
+  NlLoader *loader, *eval_loader;
+  NlTransform *augment;
   NlLrSchedule *schedule;
   NlMetric *accuracy;
   int next_epoch;            /* 0-based */
@@ -36,7 +38,9 @@ nl_train_config_init (NlTrainConfig *c)
   c->loss = "SoftmaxCrossEntropy";
   c->mean = 0.13f;
   c->std = 0.31f;
-  c->eval_batch_size = 1000;
+  c->eval_batch_size = 500;
+  c->workers = 1;
+  c->data.val_fraction = 0.1;
 }
 
 void
@@ -49,7 +53,9 @@ nl_trainer_free (NlTrainer *t)
   nl_program_free (t->eval_prog);
   nl_program_free (t->eval_tail);
   nl_model_free (t->model);
-  nl_batcher_free (t->batcher);
+  nl_loader_free (t->loader);
+  nl_loader_free (t->eval_loader);
+  nl_transform_free (t->augment);
   nl_lr_schedule_free (t->schedule);
   nl_metric_free (t->accuracy);
   nl_dataset_free (t->train_set);
@@ -71,13 +77,44 @@ nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
     }
   t->cfg = *cfg;
   nl_threads_set (cfg->threads);
-  t->train_set = nl_dataset_open (cfg->dataset, TRUE, error);
+  t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
   if (!t->train_set)
     return NULL;
-  t->test_set = nl_dataset_open (cfg->dataset, FALSE, error);
+  t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &cfg->data, error);
   if (!t->test_set)
     return NULL;
-  t->model = nl_model_new (net, &t->train_set->sample_shape, cfg->seed, error);
+  if (cfg->augment && *cfg->augment)
+    {
+      t->augment = nl_transform_parse (cfg->augment, error);
+      if (!t->augment)
+        return NULL;
+    }
+  {
+    NlLoaderConfig lc = { .batch_size = cfg->batch_size, .shuffle = TRUE, .seed = cfg->seed,
+                          .last_batch = NL_LAST_BATCH_KEEP, .num_workers = cfg->workers,
+                          .transform = t->augment, .mean = cfg->mean, .std = cfg->std };
+    NlLoaderConfig ec = { .batch_size = cfg->eval_batch_size, .shuffle = FALSE, .last_batch = NL_LAST_BATCH_KEEP,
+                          .num_workers = cfg->workers, .mean = cfg->mean, .std = cfg->std };
+    NlShape ts, es;
+    char a[96], b[96];
+    t->loader = nl_loader_new (t->train_set, &lc, error);
+    if (!t->loader)
+      return NULL;
+    t->eval_loader = nl_loader_new (t->test_set, &ec, error);
+    if (!t->eval_loader)
+      return NULL;
+    ts = nl_loader_sample_shape (t->loader);
+    es = nl_loader_sample_shape (t->eval_loader);
+    if (!nl_shape_equal (&ts, &es))
+      {
+        g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                     "the augmentation makes training samples %s but evaluation samples are %s: "
+                     "resize the data itself instead", nl_shape_format (&ts, a, sizeof a),
+                     nl_shape_format (&es, b, sizeof b));
+        return NULL;
+      }
+    t->model = nl_model_new (net, &ts, cfg->seed, error);
+  }
   if (!t->model || !nl_model_prepare_optimizer (t->model, &cfg->optim, error))
     return NULL;
   t->train_prog = nl_program_new (t->model, &train_opts, error);
@@ -86,9 +123,8 @@ nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
   t->eval_prog = nl_program_new (t->model, &eval_opts, error);
   if (!t->eval_prog)
     return NULL;
-  t->batcher = nl_batcher_new (t->train_set, cfg->batch_size, TRUE, cfg->seed, NL_LAST_BATCH_KEEP, cfg->mean, cfg->std);
   t->schedule = nl_lr_schedule_new (cfg->lr_schedule ? cfg->lr_schedule : "constant", cfg->optim.lr,
-                                    (int64_t) cfg->epochs * nl_batcher_n_batches (t->batcher), error);
+                                    (int64_t) cfg->epochs * nl_loader_n_batches (t->loader), error);
   if (!t->schedule)
     return NULL;
   t->accuracy = nl_metric_new ("accuracy", error);
@@ -145,15 +181,15 @@ static gboolean
 train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport *r, GError **error)
 {
   NlTensor *data = nl_program_input (t->train_prog), *labels = nl_program_label (t->train_prog);
-  int64_t n_batches = nl_batcher_n_batches (t->batcher), batch = 0, seen = 0;
+  int64_t n_batches = nl_loader_n_batches (t->loader), batch = 0, seen = 0;
   double total_loss = 0;
   gint64 start = g_get_monotonic_time ();
   float lr = t->cfg.optim.lr;
   int n;
 
   nl_metric_reset (t->accuracy);
-  nl_batcher_start_epoch (t->batcher, epoch);
-  while ((n = nl_batcher_next (t->batcher, data, labels, error)) > 0)
+  nl_loader_start_epoch (t->loader, epoch);
+  while ((n = nl_loader_next (t->loader, data, labels, error)) > 0)
     {
       NlProgram *p = program_for (t, t->train_prog, &t->tail_prog, n, TRUE, error);
       double loss;
@@ -204,8 +240,6 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
 gboolean
 nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
 {
-  g_autoptr (NlBatcher) b = nl_batcher_new (t->test_set, t->cfg.eval_batch_size, FALSE, 0, NL_LAST_BATCH_KEEP,
-                                            t->cfg.mean, t->cfg.std);
   g_autoptr (NlTensor) labels = NULL;
   NlTensor *data = nl_program_input (t->eval_prog);
   NlShape ls = nl_shape_of (1, (int64_t) t->cfg.eval_batch_size);
@@ -213,8 +247,8 @@ nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
 
   labels = nl_tensor_zeros (NL_DTYPE_F32, &ls);
   nl_metric_reset (t->accuracy);
-  nl_batcher_start_epoch (b, 0);
-  while ((n = nl_batcher_next (b, data, labels, error)) > 0)
+  nl_loader_start_epoch (t->eval_loader, 0);
+  while ((n = nl_loader_next (t->eval_loader, data, labels, error)) > 0)
     {
       NlProgram *p = program_for (t, t->eval_prog, &t->eval_tail, n, FALSE, error);
       g_autoptr (NlTensor) lab = NULL;

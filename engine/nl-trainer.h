@@ -30,6 +30,9 @@ typedef struct {
   const char *loss;          /* loss appended when the network has none */
   float mean, std;           /* input normalisation */
   int eval_batch_size;
+  NlDatasetOptions data;     /* CSV label column, image size, validation fraction */
+  int workers;               /* loader threads (0: load in the training thread) */
+  const char *augment;       /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
 } NlTrainConfig;
 
 void nl_train_config_init (NlTrainConfig *c);

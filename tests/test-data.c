@@ -272,9 +272,10 @@ test_spec (void)
   g_assert_cmpstr (fm->description, ==, desc3);
 
   /* Unknown kinds name the known ones. */
-  NlDataset *bad = nl_dataset_open ("cifar10:/tmp", TRUE, &error);
+  NlDataset *bad = nl_dataset_open ("imagenet:/tmp", TRUE, &error);
   g_assert_null (bad);
   g_assert_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC);
+  g_assert_nonnull (strstr (error->message, "imagenet"));
   g_assert_nonnull (strstr (error->message, "cifar10"));
   g_assert_nonnull (strstr (error->message, "fashion-mnist"));
   g_assert_nonnull (strstr (error->message, "mnist"));

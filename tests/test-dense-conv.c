@@ -392,6 +392,40 @@ test_conv_threads (void)
   nl_op_instance_free (b);
 }
 
+/* Called from inside another parallel region, the op gets a team of one
+ * although it asks for more; its per-thread partial sums must still add up
+ * to the same gradients. */
+static void
+test_conv_nested (void)
+{
+  NlShape in = nl_shape_of (4, 4L, 3L, 6L, 6L);
+  const char *const *p = P ("channels", "5", "kernel", "3");
+  NlOpInstance *a = make ("Conv2D", p, in), *b = make ("Conv2D", p, in);
+  int saved = nl_threads_get ();
+
+  nl_threads_set (2);
+  run_forward_backward (a);
+  garbage (b->out[0]);
+  for (int i = 0; i < b->n_in; i++)
+    garbage (b->in_grad[i]);
+#pragma omp parallel num_threads (2)
+  {
+#pragma omp single
+    {
+      g_assert_true (nl_op_instance_forward (b, NULL));
+      g_assert_true (nl_op_instance_backward (b, NULL));
+    }
+  }
+  nl_threads_set (saved);
+  for (int i = 0; i < 3; i++)
+    nl_test_assert_close (nl_tensor_f32 (b->in_grad[i]), nl_tensor_f32 (a->in_grad[i]),
+                          nl_tensor_numel (a->in_grad[i]), 1e-5, 1e-5);
+  nl_test_assert_close (nl_tensor_f32 (b->out[0]), nl_tensor_f32 (a->out[0]), nl_tensor_numel (a->out[0]), 1e-5,
+                        1e-5);
+  nl_op_instance_free (a);
+  nl_op_instance_free (b);
+}
+
 /* --------------------------------------------------------------- errors */
 
 static void
@@ -451,6 +485,7 @@ main (int argc, char **argv)
   g_test_add_func ("/dense/shapes", test_dense_shapes);
   g_test_add_func ("/conv2d/forward-backward", test_conv);
   g_test_add_func ("/conv2d/threads", test_conv_threads);
+  g_test_add_func ("/conv2d/nested", test_conv_nested);
   g_test_add_func ("/dense-conv/errors", test_errors);
   return g_test_run ();
 }

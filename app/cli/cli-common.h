@@ -6,6 +6,7 @@
 /* Each command: argc/argv start at the command name. Returns the exit status. */
 int nl_cli_train (int argc, char **argv);
 int nl_cli_plan (int argc, char **argv);
+int nl_cli_pack (int argc, char **argv);
 
 /* Print "netloom-cli: MESSAGE" on stderr; returns 1 (or 2 for usage errors). */
 int nl_cli_fail (const GError *error);

@@ -57,13 +57,30 @@ int
 nl_cli_train (int argc, char **argv)
 {
   g_autofree char *network = NULL, *dataset = NULL, *optimizer = NULL, *schedule = NULL, *loss = NULL;
-  int epochs = 5, batch = 128, threads = 0;
-  double lr = NAN, momentum = NAN, wd = NAN, clip = 0;
+  g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL;
+  int epochs = 5, batch = 128, threads = 0, workers = 1;
+  double lr = NAN, momentum = NAN, wd = NAN, clip = 0, mean = NAN, std = NAN, val_fraction = 0.1;
+  gboolean regression = FALSE;
   gint64 seed = 0;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
     { "network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "Network file (JSON, e.g. data/networks/lenet.json)", "FILE" },
-    { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset, "fashion-mnist[:DIR] (default) or mnist:DIR", "SPEC" },
+    { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset,
+      "fashion-mnist[:DIR] (default), mnist:DIR, cifar10:DIR, csv:FILE, folder:DIR or packed:FILE", "SPEC" },
+    { "label-column", 0, 0, G_OPTION_ARG_STRING, &label_column, "csv: the label column, by name or 0-based index "
+      "(default: the last)", "NAME|INDEX" },
+    { "regression", 0, 0, G_OPTION_ARG_NONE, &regression, "csv: the label is a real value (use --loss L2Loss)", NULL },
+    { "image-size", 0, 0, G_OPTION_ARG_STRING, &image_size, "folder: resize every image to WxH "
+      "(default: the first image's size)", "WxH" },
+    { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &val_fraction, "csv, folder: share held out for evaluation "
+      "(default 0.1)", "F" },
+    { "workers", 'w', 0, G_OPTION_ARG_INT, &workers, "Loader threads that decode and augment ahead of training "
+      "(default 1; 0 loads in the training thread)", "N" },
+    { "augment", 'a', 0, G_OPTION_ARG_STRING, &augment, "Training transforms, comma-separated: random-crop:SIZE[:PAD], "
+      "center-crop:SIZE, resize:WxH, flip, brightness:X, contrast:X, normalize:M:S", "LIST" },
+    { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &mean, "Input normalisation mean (default 0.13 for (fashion-)mnist, "
+      "0.47 for cifar10, else 0)", "M" },
+    { "std", 0, 0, G_OPTION_ARG_DOUBLE, &std, "Input normalisation std (default 0.31, 0.25, else 1)", "S" },
     { "epochs", 'e', 0, G_OPTION_ARG_INT, &epochs, "Epochs to train (default 5)", "N" },
     { "batch-size", 'b', 0, G_OPTION_ARG_INT, &batch, "Samples per batch (default 128)", "B" },
     { "optimizer", 'o', 0, G_OPTION_ARG_STRING, &optimizer,
@@ -91,6 +108,7 @@ nl_cli_train (int argc, char **argv)
   NlTrainCallbacks cb = { on_batch, on_epoch, &out };
   int status;
 
+  nl_train_config_init (&cfg);
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_summary (ctx, "Trains on the training split and evaluates on the test split after every epoch.");
   g_option_context_set_description (ctx,
@@ -110,11 +128,21 @@ nl_cli_train (int argc, char **argv)
     return nl_cli_usage_error ("--threads must be between 1 and 1024, not %d", threads);
   if (optimizer && !nl_optim_kind_parse (optimizer, &kind, &error))
     return nl_cli_usage_error ("%s", error->message);
+  if (workers < 0 || workers > 64)
+    return nl_cli_usage_error ("--workers must be between 0 and 64, not %d", workers);
+  if (!(val_fraction >= 0 && val_fraction < 1))
+    return nl_cli_usage_error ("--val-fraction must be in [0, 1), not %g", val_fraction);
+  if (!isnan (std) && !(std > 0 && isfinite (std)))
+    return nl_cli_usage_error ("--std must be > 0");
+  if (image_size && sscanf (image_size, "%dx%d", &cfg.data.image_width, &cfg.data.image_height) != 2)
+    return nl_cli_usage_error ("--image-size must look like 32x32, not '%s'", image_size);
+  if (image_size && (cfg.data.image_width < 1 || cfg.data.image_height < 1 || cfg.data.image_width > 16384
+                     || cfg.data.image_height > 16384))
+    return nl_cli_usage_error ("--image-size must be between 1x1 and 16384x16384");
   if ((!isnan (lr) && !(lr > 0 && isfinite (lr))) || (!isnan (momentum) && !(momentum >= 0 && momentum < 1))
       || (!isnan (wd) && !(wd >= 0)) || !(clip >= 0))
     return nl_cli_usage_error ("--lr must be > 0, --momentum in [0, 1), --wd and --clip-norm >= 0");
 
-  nl_train_config_init (&cfg);
   nl_optim_config_init (&cfg.optim, kind);
   if (kind == NL_OPTIM_SGD)
     cfg.optim.lr = 0.1f;
@@ -127,6 +155,21 @@ nl_cli_train (int argc, char **argv)
   cfg.optim.clip_global_norm = (float) clip;
   if (dataset)
     cfg.dataset = dataset;
+  if (!g_str_has_prefix (cfg.dataset, "mnist") && !g_str_has_prefix (cfg.dataset, "fashion-mnist"))
+    {
+      gboolean cifar = g_str_has_prefix (cfg.dataset, "cifar10");
+      cfg.mean = cifar ? 0.47f : 0.0f;
+      cfg.std = cifar ? 0.25f : 1.0f;
+    }
+  if (!isnan (mean))
+    cfg.mean = (float) mean;
+  if (!isnan (std))
+    cfg.std = (float) std;
+  cfg.workers = workers;
+  cfg.augment = augment;
+  cfg.data.label_column = label_column;
+  cfg.data.regression = regression;
+  cfg.data.val_fraction = val_fraction;
   if (loss)
     cfg.loss = loss;
   cfg.lr_schedule = schedule;

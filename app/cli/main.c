@@ -15,6 +15,7 @@ typedef struct {
 static const Command commands[] = {
   { "train", nl_cli_train, "train a network on a dataset" },
   { "plan", nl_cli_plan, "show the static memory plan of a network" },
+  { "pack", nl_cli_pack, "pack a dataset into one record file" },
 };
 
 static void

@@ -1,5 +1,7 @@
 /* nl-dataset.h — the dataset interface: random access to (sample, label)
- * pairs, plus the MNIST / Fashion-MNIST IDX reader.
+ * pairs, the dataset specs, and the readers: MNIST / Fashion-MNIST IDX,
+ * CIFAR-10 binary, CSV and image folders (packed record files are in
+ * nl-record.h).
  *
  * A dataset is immutable once opened, so `get` may be called from several
  * threads at once. Batching, shuffling and normalisation live in
@@ -37,6 +39,11 @@ typedef struct {
   /* Release the subclass's own data and the struct itself. class_names and
    * description are freed by nl_dataset_free after this returns. */
   void (*free) (NlDataset *ds);
+  /* Optional, for uint8 datasets whose samples are not resident (image
+   * folders, packed files): copy sample i's bytes (numel of sample_shape,
+   * 0..255 meaning 0..1) into `sample`. Thread-safe like get. When set,
+   * get returns exactly these bytes / 255. */
+  gboolean (*read_u8) (NlDataset *ds, int64_t i, guint8 *sample, float *label, GError **error);
 } NlDatasetClass;
 
 struct NlDataset {
@@ -48,14 +55,84 @@ struct NlDataset {
   char *description;    /* "Fashion-MNIST train (60000 images) from DIR" */
 };
 
-/* Spec: "fashion-mnist[:DIR]" (default DIR /usr/share/datasets/fashion-mnist)
- * or "mnist[:DIR]" (default DIR /usr/share/datasets/mnist).
- * train: TRUE reads train-images-idx3-ubyte / train-labels-idx1-ubyte,
- * FALSE reads t10k-images-idx3-ubyte / t10k-labels-idx1-ubyte.
- * Each file is read as NAME.gz (gzip) if present, else NAME raw.
- * Unknown dataset kinds are an NL_DATA_ERROR_SPEC error listing the known
- * ones. Labels must be < 10. */
+/* Options for nl_dataset_open_full; all-zero (or NULL) means the defaults. */
+typedef struct {
+  const char *label_column; /* CSV: header name or 0-based index; NULL = last column */
+  int image_width, image_height; /* folder: resize to; 0 = that size of the first image */
+  gboolean regression;      /* CSV: the label is a real value, n_classes 0 */
+  double val_fraction;      /* csv/folder: 0..1 of the samples held out for validation */
+} NlDatasetOptions;
+
+/* Open a dataset from a spec:
+ *   "fashion-mnist[:DIR]"  default DIR /usr/share/datasets/fashion-mnist
+ *   "mnist[:DIR]"          default DIR /usr/share/datasets/mnist
+ *       train: TRUE reads train-images-idx3-ubyte / train-labels-idx1-ubyte,
+ *       FALSE t10k-images-idx3-ubyte / t10k-labels-idx1-ubyte; each file is
+ *       read as NAME.gz (gzip) if present, else NAME raw. Labels must be < 10.
+ *   "cifar10:DIR"          CIFAR-10 binary (nl_cifar_dataset_open)
+ *   "csv:FILE"             numeric CSV (nl_csv_dataset_open)
+ *   "folder:DIR"           one subfolder of PNG / JPEG images per class
+ *                          (nl_folder_dataset_open)
+ *   "packed:FILE"          a packed record file (nl-record.h)
+ * Everything after the first ':' is the path. For csv and folder, `train`
+ * picks a side of the deterministic split set by opts->val_fraction (see
+ * nl_dataset_split); the other kinds have their own test files and ignore
+ * it, and packed files ignore `train` (pack each side to its own file).
+ * Options a kind does not use are ignored. Unknown kinds, a missing path and
+ * a val_fraction outside [0, 1] are NL_DATA_ERROR_SPEC errors; unknown kinds
+ * list the known ones. opts may be NULL. */
+NlDataset *nl_dataset_open_full (const char *spec, gboolean train, const NlDatasetOptions *opts,
+                                 GError **error);
+
+/* nl_dataset_open_full with default options. */
 NlDataset *nl_dataset_open (const char *spec, gboolean train, GError **error);
+
+/* CIFAR-10 binary version from DIR (or DIR/cifar-10-batches-bin when DIR
+ * itself has no batch files): train reads data_batch_1.bin .. data_batch_5.bin
+ * (all five must exist), test reads test_batch.bin. Each record is 1 label
+ * byte (< 10) and 3072 bytes of 32x32 R, G, B planes: sample_shape (3, 32, 32),
+ * uint8 (get_u8), class names airplane .. truck. */
+NlDataset *nl_cifar_dataset_open (const char *dir, gboolean train, GError **error);
+
+/* A CSV file of numbers, one sample per line, comma-separated (a first line
+ * without commas but with tabs or semicolons switches to those). The first
+ * line is a header when any of its cells is not a number. Fields may be
+ * double-quoted; blank lines are skipped. The label column is
+ * opts->label_column (a header name, else a 0-based index; default the
+ * last column); the others are the features, sample_shape (n_features).
+ * Classification labels must be integers >= 0, n_classes = max + 1 over
+ * the whole file, class_names NULL; with opts->regression the label is any
+ * finite real and n_classes 0. Errors name the line (1-based) and the
+ * column (0-based, like label_column):
+ *   "FILE:17: column 3 ('petal_width') is not a number: 'abc'"
+ *   "FILE:9: 4 columns, expected 5" */
+NlDataset *nl_csv_dataset_open (const char *path, gboolean train, const NlDatasetOptions *opts,
+                                GError **error);
+
+/* DIR/CLASS/IMAGE: each subfolder of DIR (sorted by byte value, hidden ones
+ * skipped) is a class, its name the class name, even when it holds no
+ * images. Its files named *.png, *.jpg or *.jpeg (any case) are the samples,
+ * in sorted order; other files and deeper folders are skipped. Images are
+ * decoded by content (libpng / libjpeg), always to RGB — grayscale ones
+ * too, and alpha is dropped — so sample_shape is (3, H, W), H and W from
+ * opts or, where 0, from the first image of the whole folder; other sizes
+ * are resized bilinearly (pixel centres aligned) and rounded to uint8.
+ * Decoding happens in get() / read_u8() (thread-safe), so memory stays at
+ * one path per sample; a corrupt or missing image is an error from get()
+ * naming the file (from open when it is the first image and sets the
+ * size). A PNG that lacks only its IEND trailer still decodes. */
+NlDataset *nl_folder_dataset_open (const char *dir, gboolean train, const NlDatasetOptions *opts,
+                                   GError **error);
+
+/* The deterministic train / validation split of n samples used by csv and
+ * folder: with val_fraction v > 0 the validation side is a fixed-seed
+ * shuffled subset of round(v * n) samples and train the rest; with v == 0
+ * both sides are all n. Returns the chosen side's indices in ascending
+ * order (g_free) and their count in *n_out; NULL with an
+ * NL_DATA_ERROR_SPEC error naming `what` when v is outside [0, 1] or the
+ * side would be empty. */
+int64_t *nl_dataset_split (int64_t n, double val_fraction, gboolean train, const char *what,
+                           int64_t *n_out, GError **error);
 
 /* Open a pair of IDX files directly (images idx3 uint8, labels idx1 uint8).
  * PATH.gz is preferred when it exists; a path ending in .gz is read through

@@ -1,16 +1,16 @@
 /* conv2d.c — Conv2D (Gluon's Conv2D) over NCHW data, OIHW weights.
  *
  * im2col + sgemm, one image per OpenMP thread, each thread with its own
- * column buffer (sized for one image and group, so it stays in L2). For the
- * layer shapes we train (LeNet: 1->20 on 28x28, 20->50 on 12x12, batch 128)
- * this measured faster on 2 cores than oneDNN's convolutions in plain
- * nchw/oihw (its gemm-based path), and than its blocked AVX-512 kernels once
- * the reorders to and from nChw16c are paid; bench/bench-kernels.c has the
- * numbers. A 1x1 stride-1 unpadded convolution skips im2col altogether.
+ * column buffer (one image and group: 128 KiB for LeNet's conv2, so it stays
+ * in L2). For LeNet's layers at batch 128 on 2 cores this is as fast as the
+ * best of oneDNN's own convolutions once their reorders from and to nchw are
+ * paid (blocked nChw16c, or nhwc with brgconv), and clearly faster than
+ * oneDNN in plain nchw/oihw (its gemm-based path); bench/bench-kernels.c
+ * measures all of them. So no primitives are cached, only scratch. A 1x1,
+ * stride-1, unpadded convolution skips im2col altogether.
  *
- * Backward computes d(weight) per thread into private partial sums (reduced
- * at the end, so the result does not depend on scheduling races) and
- * d(data) by sgemm into columns then col2im. */
+ * Backward: d(bias) and d(weight) into per-thread partial sums, added in
+ * thread order at the end; d(data) by sgemm into columns, then col2im. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/cpu/nl-gemm.h"
 
@@ -182,6 +182,21 @@ add_span (float *restrict d, const float *restrict s, int64_t n)
 #endif
 }
 
+/* `rows` spans of n floats, rows dstep and sstep floats apart. */
+static inline void
+copy_rows (float *restrict d, int64_t dstep, const float *restrict s, int64_t sstep, int64_t rows, int64_t n)
+{
+  for (int64_t r = 0; r < rows; r++)
+    copy_span (d + r * dstep, s + r * sstep, n);
+}
+
+static inline void
+add_rows (float *restrict d, int64_t dstep, const float *restrict s, int64_t sstep, int64_t rows, int64_t n)
+{
+  for (int64_t r = 0; r < rows; r++)
+    add_span (d + r * dstep, s + r * sstep, n);
+}
+
 /* Sum of n floats in 8 lanes, which GCC vectorises (a single running sum
  * would be a chain of dependent adds). */
 static inline float
@@ -217,37 +232,47 @@ first_inside (int64_t off, int64_t s, int64_t cap)
  * holds, for every output position, the input tap at kernel offset (i, j)
  * of channel c (zero where that tap falls in the padding). */
 static void
-im2col (const Geom *g, const float *restrict x, float *restrict col, int64_t ld)
+im2col (const Geom *gp, const float *restrict x, float *restrict col, int64_t ld)
 {
-  for (int64_t c = 0; c < g->cg; c++)
-    for (int64_t i = 0; i < g->kh; i++)
+  const Geom g = *gp; /* a local copy: the float stores cannot alias it */
+  for (int64_t c = 0; c < g.cg; c++)
+    for (int64_t i = 0; i < g.kh; i++)
       {
-        int64_t di = i * g->dh - g->ph; /* input row = oh * sh + di */
-        int64_t h0 = first_inside (di, g->sh, g->oh);
-        int64_t h1 = MAX (count_below (di, g->sh, g->h, g->oh), h0);
-        for (int64_t j = 0; j < g->kw; j++)
+        int64_t di = i * g.dh - g.ph; /* input row = oh * sh + di */
+        int64_t h0 = first_inside (di, g.sh, g.oh);
+        int64_t h1 = MAX (count_below (di, g.sh, g.h, g.oh), h0);
+        for (int64_t j = 0; j < g.kw; j++)
           {
-            float *row = col + ((c * g->kh + i) * g->kw + j) * ld;
-            int64_t dj = j * g->dw - g->pw; /* input column = ow * sw + dj */
-            int64_t w0 = first_inside (dj, g->sw, g->ow);
-            int64_t w1 = MAX (count_below (dj, g->sw, g->w, g->ow), w0);
+            float *row = col + ((c * g.kh + i) * g.kw + j) * ld;
+            int64_t dj = j * g.dw - g.pw; /* input column = ow * sw + dj */
+            int64_t w0 = first_inside (dj, g.sw, g.ow);
+            int64_t w1 = MAX (count_below (dj, g.sw, g.w, g.ow), w0);
 
             if (h0 > 0)
-              memset (row, 0, h0 * g->ow * sizeof (float));
-            if (h1 < g->oh)
-              memset (row + h1 * g->ow, 0, (g->oh - h1) * g->ow * sizeof (float));
+              memset (row, 0, h0 * g.ow * sizeof (float));
+            if (h1 < g.oh)
+              memset (row + h1 * g.ow, 0, (g.oh - h1) * g.ow * sizeof (float));
+            if (h1 == h0)
+              continue;
+            if (g.sw == 1 && w0 == 0 && w1 == g.ow)
+              {
+                /* the common case: whole rows, a plain copy each */
+                copy_rows (row + h0 * g.ow, g.ow, x + (c * g.h + h0 * g.sh + di) * g.w + dj, g.sh * g.w,
+                           h1 - h0, g.ow);
+                continue;
+              }
             for (int64_t oh = h0; oh < h1; oh++)
               {
-                float *r = row + oh * g->ow;
-                const float *xr = x + (c * g->h + oh * g->sh + di) * g->w + w0 * g->sw + dj;
+                float *r = row + oh * g.ow;
+                const float *xr = x + (c * g.h + oh * g.sh + di) * g.w + w0 * g.sw + dj;
                 for (int64_t ow = 0; ow < w0; ow++)
                   r[ow] = 0.0f;
-                if (g->sw == 1)
+                if (g.sw == 1)
                   copy_span (r + w0, xr, w1 - w0);
                 else
                   for (int64_t ow = w0; ow < w1; ow++)
-                    r[ow] = xr[(ow - w0) * g->sw];
-                for (int64_t ow = w1; ow < g->ow; ow++)
+                    r[ow] = xr[(ow - w0) * g.sw];
+                for (int64_t ow = w1; ow < g.ow; ow++)
                   r[ow] = 0.0f;
               }
           }
@@ -256,34 +281,53 @@ im2col (const Geom *g, const float *restrict x, float *restrict col, int64_t ld)
 
 /* The adjoint of im2col: add every column entry back onto its input tap. */
 static void
-col2im_add (const Geom *g, const float *restrict col, int64_t ld, float *restrict dx)
+col2im_add (const Geom *gp, const float *restrict col, int64_t ld, float *restrict dx)
 {
-  for (int64_t c = 0; c < g->cg; c++)
-    for (int64_t i = 0; i < g->kh; i++)
+  const Geom g = *gp;
+  for (int64_t c = 0; c < g.cg; c++)
+    for (int64_t i = 0; i < g.kh; i++)
       {
-        int64_t di = i * g->dh - g->ph;
-        int64_t h0 = first_inside (di, g->sh, g->oh);
-        int64_t h1 = count_below (di, g->sh, g->h, g->oh);
-        for (int64_t j = 0; j < g->kw; j++)
+        int64_t di = i * g.dh - g.ph;
+        int64_t h0 = first_inside (di, g.sh, g.oh);
+        int64_t h1 = count_below (di, g.sh, g.h, g.oh);
+        for (int64_t j = 0; j < g.kw; j++)
           {
-            const float *row = col + ((c * g->kh + i) * g->kw + j) * ld;
-            int64_t dj = j * g->dw - g->pw;
-            int64_t w0 = first_inside (dj, g->sw, g->ow);
-            int64_t w1 = count_below (dj, g->sw, g->w, g->ow);
-            if (w1 <= w0)
+            const float *row = col + ((c * g.kh + i) * g.kw + j) * ld;
+            int64_t dj = j * g.dw - g.pw;
+            int64_t w0 = first_inside (dj, g.sw, g.ow);
+            int64_t w1 = count_below (dj, g.sw, g.w, g.ow);
+            if (w1 <= w0 || h1 <= h0)
               continue;
+            if (g.sw == 1)
+              {
+                add_rows (dx + (c * g.h + h0 * g.sh + di) * g.w + w0 + dj, g.sh * g.w, row + h0 * g.ow + w0, g.ow,
+                          h1 - h0, w1 - w0);
+                continue;
+              }
             for (int64_t oh = h0; oh < h1; oh++)
               {
-                const float *r = row + oh * g->ow;
-                float *xr = dx + (c * g->h + oh * g->sh + di) * g->w + w0 * g->sw + dj;
-                if (g->sw == 1)
-                  add_span (xr, r + w0, w1 - w0);
-                else
-                  for (int64_t ow = w0; ow < w1; ow++)
-                    xr[(ow - w0) * g->sw] += r[ow];
+                const float *r = row + oh * g.ow;
+                float *xr = dx + (c * g.h + oh * g.sh + di) * g.w + w0 * g.sw + dj;
+                for (int64_t ow = w0; ow < w1; ow++)
+                  xr[(ow - w0) * g.sw] += r[ow];
               }
           }
       }
+}
+
+/* rows x cols, row r filled with v[r]. Plain scalar arguments (like the
+ * local Geom copies above): with the build's -fno-strict-aliasing, GCC
+ * reloads struct fields after every float store, which made this loop a
+ * fifth of conv1's forward time. */
+static void
+fill_rows (float *restrict y, const float *restrict v, int64_t rows, int64_t cols)
+{
+  for (int64_t r = 0; r < rows; r++)
+    {
+      float x = v[r];
+      for (int64_t k = 0; k < cols; k++)
+        y[r * cols + k] = x;
+    }
 }
 
 typedef struct {
@@ -353,12 +397,7 @@ forward (NlOpCtx *ctx, GError **error)
           const float *xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
           float *yg = y + (n * g.o + gi * g.og) * g.ohw;
           if (b) /* start from the bias; the sgemm adds onto it */
-            for (int64_t o = 0; o < g.og; o++)
-              {
-                float v = b[gi * g.og + o];
-                for (int64_t k = 0; k < g.ohw; k++)
-                  yg[o * g.ohw + k] = v;
-              }
+            fill_rows (yg, b + gi * g.og, g.og, g.ohw);
           if (!g.direct)
             im2col (&g, xg, col, g.ohw);
           ok = nl_sgemm ('N', 'N', g.og, g.ohw, g.ckk, 1.0f, w + gi * g.og * g.ckk, g.ckk,
@@ -370,12 +409,11 @@ forward (NlOpCtx *ctx, GError **error)
   return TRUE;
 }
 
-/* Backward works on chunks of `chunk` images side by side: the column
- * matrices of a chunk form one (ckk, chunk * ohw) matrix, and d(out) of the
- * chunk is gathered into one (og, chunk * ohw) matrix, so d(weight) is one
- * sgemm with a long inner dimension instead of many short ones. */
-#define CHUNK_FLOATS (256 * 1024) /* column buffer: 1 MiB, half an L2 */
-
+/* Backward, one image per thread like forward. d(weight) and d(bias) go
+ * into per-thread partial sums, added in thread order at the end, so the
+ * result is the same on every run with the same thread count. (Gathering
+ * several images into one long-K sgemm for d(weight) measured no faster:
+ * the gather cost what the bigger sgemm saved.) */
 static gboolean
 backward (NlOpCtx *ctx, GError **error)
 {
@@ -386,86 +424,76 @@ backward (NlOpCtx *ctx, GError **error)
   float *dw = ctx->in_grad[1] ? nl_tensor_f32 (ctx->in_grad[1]) : NULL;
   float *db = ctx->in[2] && ctx->in_grad[2] ? nl_tensor_f32 (ctx->in_grad[2]) : NULL;
   Geom g;
-  int nthr;
-  int64_t per, chunk;
-  size_t stride = 0, col_n, dyt_n, wn;
+  int nthr, team = 1;
+  size_t stride = 0, col_n, wn;
   float *buf;
   gboolean ok = TRUE;
 
   geom_init (&g, ctx->p, &xs);
   nthr = image_threads (&g);
-  per = (g.n + nthr - 1) / nthr;
-  chunk = CLAMP (CHUNK_FLOATS / (g.ckk * g.ohw), 1, per);
-  /* per thread: columns, gathered d(out), partial d(weight) and d(bias) */
-  col_n = round16 (g.ckk * chunk * g.ohw);
-  dyt_n = round16 (g.og * chunk * g.ohw);
+  /* per thread: a column buffer, then partial d(weight) and d(bias) */
+  col_n = g.direct ? 0 : round16 (g.ckk * g.ohw);
   wn = g.o * g.ckk;
-  buf = scratch (ctx, nthr, col_n + dyt_n + round16 (wn) + g.o, &stride);
+  buf = scratch (ctx, nthr, col_n + round16 (wn) + g.o, &stride);
 
 #pragma omp parallel num_threads (nthr) if (nthr > 1) reduction (&& : ok)
   {
-    int t = omp_get_thread_num ();
-    float *col = buf + stride * t;
-    float *dyt = col + col_n, *pw = dyt + dyt_n, *pb = pw + round16 (wn);
-    int64_t n_end = MIN (g.n, (t + 1) * per);
+    float *col = buf + stride * omp_get_thread_num ();
+    float *pw = col + col_n, *pb = pw + round16 (wn);
 
+    /* the team may be smaller than asked for (nested in another region) */
+    if (omp_get_thread_num () == 0)
+      team = omp_get_num_threads ();
     if (dw)
       memset (pw, 0, wn * sizeof (float));
     if (db)
       memset (pb, 0, g.o * sizeof (float));
-    for (int64_t n0 = t * per; n0 < n_end; n0 += chunk)
+#pragma omp for schedule (static)
+    for (int64_t n = 0; n < g.n; n++)
       {
-        int64_t nb = MIN (chunk, n_end - n0), len = nb * g.ohw;
-        if (dx)
-          memset (dx + n0 * g.c * g.h * g.w, 0, nb * g.c * g.h * g.w * sizeof (float));
+        if (dx && !g.direct)
+          memset (dx + n * g.c * g.h * g.w, 0, g.c * g.h * g.w * sizeof (float));
         for (int64_t gi = 0; gi < g.groups; gi++)
           {
-            const float *a = dy + (n0 * g.o + gi * g.og) * g.ohw;
-            const float *wg = w + gi * g.og * g.ckk;
-            if (nb > 1)
-              {
-                for (int64_t bi = 0; bi < nb; bi++)
-                  for (int64_t o = 0; o < g.og; o++)
-                    copy_span (dyt + o * len + bi * g.ohw, a + (bi * g.o + o) * g.ohw, g.ohw);
-                a = dyt;
-              }
-            /* a: d(out) of this group, (og, len) */
+            const float *xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
+            const float *dyg = dy + (n * g.o + gi * g.og) * g.ohw;
             if (db)
               for (int64_t o = 0; o < g.og; o++)
-                pb[gi * g.og + o] += sum_span (a + o * len, len);
+                pb[gi * g.og + o] += sum_span (dyg + o * g.ohw, g.ohw);
             if (dw)
               {
-                for (int64_t bi = 0; bi < nb; bi++)
-                  im2col (&g, x + ((n0 + bi) * g.c + gi * g.cg) * g.h * g.w, col + bi * g.ohw, len);
-                ok = nl_sgemm ('N', 'T', g.og, g.ckk, len, 1.0f, a, len, col, len, 1.0f,
-                               pw + gi * g.og * g.ckk, g.ckk) && ok;
+                if (!g.direct)
+                  im2col (&g, xg, col, g.ohw);
+                ok = nl_sgemm ('N', 'T', g.og, g.ckk, g.ohw, 1.0f, dyg, g.ohw, g.direct ? xg : col, g.ohw,
+                               1.0f, pw + gi * g.og * g.ckk, g.ckk) && ok;
               }
             if (dx)
               {
-                ok = nl_sgemm ('T', 'N', g.ckk, len, g.og, 1.0f, wg, g.ckk, a, len, 0.0f, col, len) && ok;
-                for (int64_t bi = 0; bi < nb; bi++)
-                  col2im_add (&g, col + bi * g.ohw, len, dx + ((n0 + bi) * g.c + gi * g.cg) * g.h * g.w);
+                float *dxg = dx + (n * g.c + gi * g.cg) * g.h * g.w;
+                ok = nl_sgemm ('T', 'N', g.ckk, g.ohw, g.og, 1.0f, w + gi * g.og * g.ckk, g.ckk, dyg, g.ohw,
+                               0.0f, g.direct ? dxg : col, g.ohw) && ok;
+                if (!g.direct)
+                  col2im_add (&g, col, g.ohw, dxg);
               }
           }
       }
   }
-  /* sum the partials in thread order: deterministic for a given thread count */
   if (dw)
     {
-      memcpy (dw, buf + col_n + dyt_n, wn * sizeof (float));
-      for (int t = 1; t < nthr; t++)
+      memcpy (dw, buf + col_n, wn * sizeof (float));
+      for (int t = 1; t < team; t++)
         {
-          const float *pw = buf + stride * t + col_n + dyt_n;
+          const float *pw = buf + stride * t + col_n;
           for (size_t i = 0; i < wn; i++)
             dw[i] += pw[i];
         }
     }
   if (db)
     {
-      memcpy (db, buf + col_n + dyt_n + round16 (wn), g.o * sizeof (float));
-      for (int t = 1; t < nthr; t++)
+      memcpy (db, buf + col_n + round16 (wn), g.o * sizeof (float));
+      for (int t = 1; t < team; t++)
         {
-          const float *pb = buf + stride * t + col_n + dyt_n + round16 (wn);
+          const float *pb = buf + stride * t + col_n + round16 (wn);
           for (int64_t i = 0; i < g.o; i++)
             db[i] += pb[i];
         }

@@ -12,6 +12,7 @@
 
 #include <glib.h>
 
+#include "engine/nl-engine.h"
 #include "engine/nl-network.h"
 #include "engine/nl-optim.h"
 
@@ -153,6 +154,13 @@ typedef struct {
   NlTensor **opt_state;           /* [n_nodes * NL_GRAPH_MAX_SLOTS * 4] */
   int64_t n_params;               /* learnable scalars */
   guint64 seed;
+  /* The dependency scheduler every program of this model pushes to: weights
+   * and running statistics are its variables, so an update of a weight is
+   * ordered before the next read of it by any program, and nothing else
+   * synchronises. */
+  NlEngine *engine;
+  NlVar **weight_var;             /* [n_nodes * NL_GRAPH_MAX_SLOTS] (also covers optimizer state) */
+  NlVar **aux_var;
 } NlModel;
 
 #define NL_MODEL_SLOT(node, k) ((node) * NL_GRAPH_MAX_SLOTS + (k))
@@ -166,6 +174,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlModel, nl_model_free)
 gboolean nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error);
 /* "conv1.weight" for slot k of node i; NULL when absent. */
 char *nl_model_weight_name (const NlModel *m, int node, int k);
+/* Scheduler workers: 0 (default) runs ops inline in push order; N > 0 lets
+ * independent branches run at once on N threads. Before any program exists. */
+void nl_model_set_scheduler_workers (NlModel *m, int n_workers);
+/* Wait for every pushed op (updates included); the first failure, once. */
+gboolean nl_model_sync (NlModel *m, GError **error);
 
 /* ---- executable programs ---- */
 
@@ -180,10 +193,14 @@ NlTensor *nl_program_input (NlProgram *p);   /* (batch, sample_shape...) fill be
 NlTensor *nl_program_label (NlProgram *p);   /* (batch) */
 NlTensor *nl_program_pred (NlProgram *p);    /* the network's output */
 NlTensor *nl_program_loss (NlProgram *p);    /* (batch) per-sample loss, NULL without loss */
-/* step feeds random ops (Dropout) together with the model seed */
+/* Each phase pushes its steps to the model's scheduler. forward waits for
+ * its results only in inference programs (training goes on to backward);
+ * backward waits for the loss and every gradient; update does not wait.
+ * step feeds random ops (Dropout) together with the model seed. */
 gboolean nl_program_forward (NlProgram *p, guint64 step, GError **error);
 gboolean nl_program_backward (NlProgram *p, GError **error);
-/* One optimizer update of every weight: lr this step's rate, t counts updates from 1. */
+/* One optimizer update of every weight: lr this step's rate, t counts updates from 1.
+ * cfg must stay valid until the updates ran (nl_model_sync). */
 gboolean nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, GError **error);
 /* Gradient of weight slot k of network node i in this program (after backward). */
 NlTensor *nl_program_weight_grad (NlProgram *p, int node, int k);

@@ -16,6 +16,10 @@ nl_model_free (NlModel *m)
       for (int s = 0; s < 4; s++)
         nl_tensor_unref (m->opt_state[i * 4 + s]);
     }
+  if (m->engine)
+    nl_engine_free (m->engine); /* waits for pending work, frees the vars */
+  g_free (m->weight_var);
+  g_free (m->aux_var);
   g_free (m->weights);
   g_free (m->aux);
   g_free (m->opt_state);
@@ -77,6 +81,9 @@ nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, G
   g = nl_graph_compile (m->net, sample_shape, &opts, error);
   if (!g)
     return NULL;
+  m->weight_var = g_new0 (NlVar *, slots);
+  m->aux_var = g_new0 (NlVar *, slots);
+  nl_model_set_scheduler_workers (m, 0);
   for (guint i = 0; i < g->nodes->len; i++)
     {
       NlGraphNode *n = nl_graph_node (g, i);
@@ -132,6 +139,25 @@ nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error
           }
       }
   return TRUE;
+}
+
+void
+nl_model_set_scheduler_workers (NlModel *m, int n_workers)
+{
+  if (m->engine)
+    nl_engine_free (m->engine);
+  m->engine = nl_engine_new (n_workers);
+  for (int i = 0; i < m->n_nodes * NL_GRAPH_MAX_SLOTS; i++)
+    {
+      m->weight_var[i] = nl_engine_new_var (m->engine, "weight");
+      m->aux_var[i] = nl_engine_new_var (m->engine, "running statistics");
+    }
+}
+
+gboolean
+nl_model_sync (NlModel *m, GError **error)
+{
+  return nl_engine_wait_for_all (m->engine, error);
 }
 
 char *

@@ -18,7 +18,16 @@ typedef struct {
   NlTensor *weight_grad[NL_GRAPH_MAX_SLOTS];
   void *state;
   guint64 seed;
+  NlVar *state_var;        /* the kernel cache, touched by forward and backward */
 } NodeBinding;
+
+typedef struct NlProgram NlProgram;
+
+/* What one pushed op needs: the program and which step (or weight) */
+typedef struct {
+  NlProgram *p;
+  int index;
+} Task;
 
 struct NlProgram {
   NlModel *model;          /* borrowed */
@@ -27,6 +36,13 @@ struct NlProgram {
   NodeBinding *bind;       /* per graph node */
   NlMemoryPlan *plan;
   NlStorage *arena;
+  NlVar **block_var;       /* per plan block: ops sharing memory keep their order */
+  NlVar *scale_var;        /* the global-norm clipping factor */
+  Task *step_tasks;        /* per step */
+  Task *update_tasks;      /* per node * slot */
+  const NlOptimConfig *cfg;
+  float lr, scale;
+  int64_t t;
   size_t bytes;
   gboolean profile;        /* NETLOOM_PROFILE=1: time every step, report at free */
   double *fwd_us, *bwd_us;
@@ -64,6 +80,20 @@ nl_program_free (NlProgram *p)
 {
   if (!p)
     return;
+  if (p->model && p->block_var)
+    {
+      /* our ops must be done before the memory and the vars go */
+      nl_engine_wait_for_all (p->model->engine, NULL);
+      for (int b = 0; b < p->plan->n_blocks; b++)
+        nl_engine_delete_var (p->model->engine, p->block_var[b], NULL, NULL);
+      nl_engine_delete_var (p->model->engine, p->scale_var, NULL, NULL);
+      for (guint i = 0; p->graph && i < p->graph->nodes->len; i++)
+        nl_engine_delete_var (p->model->engine, p->bind[i].state_var, NULL, NULL);
+      nl_engine_wait_for_all (p->model->engine, NULL);
+    }
+  g_free (p->block_var);
+  g_free (p->step_tasks);
+  g_free (p->update_tasks);
   if (p->profile && p->runs > 0)
     profile_report (p);
   g_free (p->fwd_us);
@@ -121,6 +151,14 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
                                      &nl_graph_value (g, v)->shape);
   if (g->head_grad_value >= 0)
     nl_tensor_fill (p->values[g->head_grad_value], 1.0f / (float) opts->batch);
+  p->block_var = g_new0 (NlVar *, MAX (p->plan->n_blocks, 1));
+  for (int b = 0; b < p->plan->n_blocks; b++)
+    p->block_var[b] = nl_engine_new_var (model->engine, "activation memory");
+  p->scale_var = nl_engine_new_var (model->engine, "gradient scale");
+  p->step_tasks = g_new0 (Task, g->steps->len);
+  for (guint s = 0; s < g->steps->len; s++)
+    p->step_tasks[s] = (Task) { p, (int) s };
+  p->update_tasks = g_new0 (Task, g->nodes->len * NL_GRAPH_MAX_SLOTS);
 
   for (guint i = 0; i < g->nodes->len; i++)
     {
@@ -128,6 +166,9 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
       NodeBinding *b = &p->bind[i];
       int nd = n->n_data;
       b->seed = mix (model->seed, (guint64) (n->net_index + 1));
+      b->state_var = nl_engine_new_var (model->engine, n->id);
+      for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+        p->update_tasks[i * NL_GRAPH_MAX_SLOTS + k] = (Task) { p, (int) (i * NL_GRAPH_MAX_SLOTS + k) };
       for (int k = 0; k < nd; k++)
         {
           b->in[k] = p->values[n->in[k]];
@@ -213,35 +254,6 @@ make_ctx (NlProgram *p, int i, guint64 step)
                      .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state };
 }
 
-static gboolean
-node_failed (NlProgram *p, int i, const char *phase, GError *local, GError **error)
-{
-  NlGraphNode *n = nl_graph_node (p->graph, i);
-  g_set_error (error, NL_OP_ERROR, local ? local->code : NL_OP_ERROR_RUNTIME, "node '%s' (%s) failed in %s: %s",
-               n->id, n->def->name, phase, local ? local->message : "no reason given");
-  g_clear_error (&local);
-  return FALSE;
-}
-
-gboolean
-nl_program_forward (NlProgram *p, guint64 step, GError **error)
-{
-  p->step = step;
-  for (int s = 0; s < p->graph->n_forward_steps; s++)
-    {
-      NlStep *st = &g_array_index (p->graph->steps, NlStep, s);
-      NlOpCtx ctx = make_ctx (p, st->node, step);
-      GError *local = NULL;
-      gint64 t0 = p->profile ? g_get_monotonic_time () : 0;
-      if (!nl_graph_node (p->graph, st->node)->def->forward (&ctx, &local))
-        return node_failed (p, st->node, "forward", local, error);
-      if (p->profile)
-        p->fwd_us[st->node] += g_get_monotonic_time () - t0;
-    }
-  p->runs++;
-  return TRUE;
-}
-
 static void
 grad_sum (NlProgram *p, const NlStep *st)
 {
@@ -258,26 +270,148 @@ grad_sum (NlProgram *p, const NlStep *st)
     }
 }
 
+static gboolean
+run_step (gpointer data, GError **error)
+{
+  Task *task = data;
+  NlProgram *p = task->p;
+  const NlStep *st = &g_array_index (p->graph->steps, NlStep, task->index);
+  const NlGraphNode *n;
+  NlOpCtx ctx;
+  GError *local = NULL;
+  gint64 t0;
+  gboolean fwd;
+
+  if (st->kind == NL_STEP_GRAD_SUM)
+    {
+      grad_sum (p, st);
+      return TRUE;
+    }
+  n = nl_graph_node (p->graph, st->node);
+  fwd = st->kind == NL_STEP_FORWARD;
+  ctx = make_ctx (p, st->node, p->step);
+  t0 = p->profile ? g_get_monotonic_time () : 0;
+  /* the scheduler prefixes "op 'conv1 (Conv2D) forward' failed: " */
+  if (!(fwd ? n->def->forward : n->def->backward) (&ctx, &local))
+    {
+      if (!local)
+        local = g_error_new (NL_OP_ERROR, NL_OP_ERROR_RUNTIME, "failed without saying why");
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  if (p->profile)
+    (fwd ? p->fwd_us : p->bwd_us)[st->node] += g_get_monotonic_time () - t0;
+  return TRUE;
+}
+
+static void
+add_var (NlVar **list, int *n, NlVar *v)
+{
+  for (int i = 0; i < *n; i++)
+    if (list[i] == v)
+      return;
+  list[(*n)++] = v;
+}
+
+/* The scheduler's view of step s: the memory blocks, weights, running
+ * statistics and kernel cache it touches. A block both read and written
+ * (in place) is a write. */
+static void
+push_step (NlProgram *p, int s)
+{
+  const NlGraph *g = p->graph;
+  const NlStep *st = &g_array_index (g->steps, NlStep, s);
+  int reads[NL_GRAPH_MAX_ACCESS], writes[NL_GRAPH_MAX_ACCESS], nr, nw, nrv = 0, nwv = 0;
+  NlVar *rv[NL_GRAPH_MAX_ACCESS + 2 * NL_GRAPH_MAX_SLOTS], *wv[NL_GRAPH_MAX_ACCESS + 2 * NL_GRAPH_MAX_SLOTS + 1];
+  char name[128];
+
+  nl_graph_step_access (g, s, reads, &nr, writes, &nw);
+  for (int i = 0; i < nw; i++)
+    add_var (wv, &nwv, p->block_var[p->plan->block[writes[i]]]);
+  if (st->kind != NL_STEP_GRAD_SUM)
+    {
+      const NlGraphNode *n = nl_graph_node (g, st->node);
+      gboolean fwd = st->kind == NL_STEP_FORWARD;
+      add_var (wv, &nwv, p->bind[st->node].state_var);
+      for (int k = 0; n->net_index >= 0 && k < NL_GRAPH_MAX_SLOTS; k++)
+        {
+          int slot = NL_MODEL_SLOT (n->net_index, k);
+          if (p->model->weights[slot])
+            add_var (rv, &nrv, p->model->weight_var[slot]);
+          if (p->model->aux[slot])
+            add_var (fwd && g->opts.training ? wv : rv, fwd && g->opts.training ? &nwv : &nrv,
+                     p->model->aux_var[slot]);
+        }
+      g_snprintf (name, sizeof name, "%s (%s) %s", n->id, n->def->name, fwd ? "forward" : "backward");
+    }
+  else
+    g_snprintf (name, sizeof name, "gradient sum");
+  for (int i = 0; i < nr; i++)
+    {
+      NlVar *v = p->block_var[p->plan->block[reads[i]]];
+      gboolean written = FALSE;
+      for (int j = 0; j < nwv; j++)
+        written = written || wv[j] == v;
+      if (!written)
+        add_var (rv, &nrv, v);
+    }
+  nl_engine_push (p->model->engine, name, run_step, &p->step_tasks[s], NULL, rv, nrv, wv, nwv, 0);
+}
+
+gboolean
+nl_program_forward (NlProgram *p, guint64 step, GError **error)
+{
+  /* the previous step's ops read p->step; it may change once they are done */
+  if (p->graph->opts.training && !nl_engine_wait_for_all (p->model->engine, error))
+    return FALSE;
+  p->step = step;
+  for (int s = 0; s < p->graph->n_forward_steps; s++)
+    push_step (p, s);
+  p->runs++;
+  if (!p->graph->opts.training)
+    return nl_engine_wait_for_all (p->model->engine, error);
+  return TRUE;
+}
+
 gboolean
 nl_program_backward (NlProgram *p, GError **error)
 {
   g_return_val_if_fail (p->graph->opts.training, FALSE);
   for (guint s = p->graph->n_forward_steps; s < p->graph->steps->len; s++)
+    push_step (p, s);
+  return nl_engine_wait_for_all (p->model->engine, error);
+}
+
+static gboolean
+run_global_norm (gpointer data, GError **error)
+{
+  NlProgram *p = data;
+  NlTensor *grads[256];
+  int n = 0;
+  double norm;
+  for (guint i = 0; i < p->graph->nodes->len; i++)
+    for (int k = 0; k < NL_GRAPH_MAX_SLOTS && n < 256; k++)
+      if (p->bind[i].weight_grad[k])
+        grads[n++] = p->bind[i].weight_grad[k];
+  norm = nl_optim_global_norm (grads, n);
+  if (!isfinite (norm))
     {
-      NlStep *st = &g_array_index (p->graph->steps, NlStep, s);
-      if (st->kind == NL_STEP_GRAD_SUM)
-        grad_sum (p, st);
-      else
-        {
-          NlOpCtx ctx = make_ctx (p, st->node, p->step);
-          GError *local = NULL;
-          gint64 t0 = p->profile ? g_get_monotonic_time () : 0;
-          if (!nl_graph_node (p->graph, st->node)->def->backward (&ctx, &local))
-            return node_failed (p, st->node, "backward", local, error);
-          if (p->profile)
-            p->bwd_us[st->node] += g_get_monotonic_time () - t0;
-        }
+      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME, "the gradient norm is not finite");
+      return FALSE;
     }
+  p->scale = norm > p->cfg->clip_global_norm ? (float) (p->cfg->clip_global_norm / norm) : 1.0f;
+  return TRUE;
+}
+
+static gboolean
+run_update (gpointer data, GError **error)
+{
+  Task *task = data;
+  NlProgram *p = task->p;
+  int i = task->index / NL_GRAPH_MAX_SLOTS, k = task->index % NL_GRAPH_MAX_SLOTS;
+  int slot = NL_MODEL_SLOT (nl_graph_node (p->graph, i)->net_index, k);
+  nl_optim_update (p->cfg, p->lr, p->t, p->scale, p->model->weights[slot], p->bind[i].weight_grad[k],
+                   &p->model->opt_state[slot * 4]);
   return TRUE;
 }
 
@@ -285,26 +419,21 @@ gboolean
 nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, GError **error)
 {
   NlGraph *g = p->graph;
-  float scale = 1.0f;
+  NlVar *grad_vars[256];
+  int n_grads = 0;
 
+  p->cfg = cfg;
+  p->lr = lr;
+  p->t = t;
+  p->scale = 1.0f;
+  for (guint i = 0; i < g->nodes->len; i++)
+    for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+      if (p->bind[i].weight_grad[k] && n_grads < 256)
+        grad_vars[n_grads++] = p->block_var[p->plan->block[nl_graph_node (g, i)->wgrad_v[k]]];
   if (cfg->clip_global_norm > 0)
-    {
-      NlTensor *grads[256];
-      int n = 0;
-      double norm;
-      for (guint i = 0; i < g->nodes->len; i++)
-        for (int k = 0; k < NL_GRAPH_MAX_SLOTS && n < 256; k++)
-          if (p->bind[i].weight_grad[k])
-            grads[n++] = p->bind[i].weight_grad[k];
-      norm = nl_optim_global_norm (grads, n);
-      if (!isfinite (norm))
-        {
-          g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME, "the gradient norm is not finite");
-          return FALSE;
-        }
-      if (norm > cfg->clip_global_norm)
-        scale = (float) (cfg->clip_global_norm / norm);
-    }
+    nl_engine_push (p->model->engine, "global norm", run_global_norm, p, NULL, grad_vars, n_grads, &p->scale_var, 1, 1);
+  /* one op per weight: it writes the weight, so the next forward that reads
+   * it waits for it, and nothing else has to */
   for (guint i = 0; i < g->nodes->len; i++)
     {
       NlGraphNode *n = nl_graph_node (g, i);
@@ -312,9 +441,13 @@ nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, 
         if (p->bind[i].weight_grad[k] && n->net_index >= 0)
           {
             int slot = NL_MODEL_SLOT (n->net_index, k);
-            nl_optim_update (cfg, lr, t, scale, p->model->weights[slot], p->bind[i].weight_grad[k],
-                             &p->model->opt_state[slot * 4]);
+            NlVar *reads[2] = { p->block_var[p->plan->block[n->wgrad_v[k]]], p->scale_var };
+            char name[128];
+            g_snprintf (name, sizeof name, "update %s.%s", n->id, n->def->weights[k]);
+            nl_engine_push (p->model->engine, name, run_update, &p->update_tasks[i * NL_GRAPH_MAX_SLOTS + k], NULL,
+                            reads, 2, &p->model->weight_var[slot], 1, 0);
           }
     }
+  (void) error;
   return TRUE;
 }

@@ -115,6 +115,8 @@ nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
       }
     t->model = nl_model_new (net, &ts, cfg->seed, error);
   }
+  if (t->model && cfg->scheduler_workers > 0)
+    nl_model_set_scheduler_workers (t->model, cfg->scheduler_workers);
   if (!t->model || !nl_model_prepare_optimizer (t->model, &cfg->optim, error))
     return NULL;
   t->train_prog = nl_program_new (t->model, &train_opts, error);
@@ -287,5 +289,5 @@ nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
       if (cb && cb->epoch)
         cb->epoch (cb->user, &r);
     }
-  return TRUE;
+  return nl_model_sync (t->model, error);
 }

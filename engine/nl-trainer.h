@@ -32,6 +32,7 @@ typedef struct {
   int eval_batch_size;
   NlDatasetOptions data;     /* CSV label column, image size, validation fraction */
   int workers;               /* loader threads (0: load in the training thread) */
+  int scheduler_workers;     /* 0: ops run inline in order; N: independent branches on N threads */
   const char *augment;       /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
 } NlTrainConfig;
 

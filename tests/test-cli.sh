@@ -94,5 +94,42 @@ $b"
 out=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 1 2>&1); status=$?
 [ $status -eq 0 ] && grep -q "epoch 1/1" <<<"$out" && ok "readable summary without --json" || not_ok "readable summary" "$out"
 
+# packed records: pack the small set, train on it; same numbers as the source
+out=$("$cli" pack --dataset "mnist:$tmp/data" --output "$tmp/train.rec" 2>&1); s1=$?
+out2=$("$cli" pack --dataset "mnist:$tmp/data" --test --output "$tmp/test.rec" 2>&1); s2=$?
+[ $s1 -eq 0 ] && [ $s2 -eq 0 ] && [ -s "$tmp/train.rec" ] && ok "pack writes a record file" || not_ok "pack" "$out $out2"
+mkdir -p "$tmp/packed"
+a=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 1 --threads 2 --json | sed 's/"seconds".*"train_loss"/X/; s/"peak_rss_mb".*//')
+b=$("$cli" train --network "$net" --dataset "packed:$tmp/train.rec" --mean 0.13 --std 0.31 --epochs 1 --threads 2 --json 2>&1 | sed 's/"seconds".*"train_loss"/X/; s/"peak_rss_mb".*//; s/"test_acc":[0-9.]*,//')
+a2=$(sed 's/"test_acc":[0-9.]*,//' <<<"$a")
+[ -n "$a2" ] && [ "$a2" = "$b" ] && ok "training on the packed file matches the source" || not_ok "packed training" "$a2
+$b"
+
+# the loader's thread count never changes the numbers
+a=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 1 --workers 0 --augment random-crop:28:2,flip --json | sed 's/"seconds".*"train_loss"/X/; s/"peak_rss_mb".*//')
+b=$("$cli" train --network "$net" --dataset "mnist:$tmp/data" --epochs 1 --workers 3 --augment random-crop:28:2,flip --json | sed 's/"seconds".*"train_loss"/X/; s/"peak_rss_mb".*//')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "--workers 0 and 3 give the same results" || not_ok "--workers determinism" "$a
+$b"
+
+expect_fail "bad augment" 1 "wobble" -- train --network "$net" --dataset "mnist:$tmp/data" --augment flip,wobble
+expect_fail "bad workers" 2 "--workers" -- train --network "$net" --workers -1
+printf 'a,b,label\n1,2,0\n3,4\n' >"$tmp/ragged.csv"
+expect_fail "ragged csv" 1 "ragged.csv:3: 2 columns, expected 3" -- train --network "$net" --dataset "csv:$tmp/ragged.csv"
+printf 'a,b,label\n1,x,0\n' >"$tmp/cell.csv"
+expect_fail "non-numeric csv cell" 1 "cell.csv:2: column 1 ('b') is not a number: 'x'" -- train --network "$net" --dataset "csv:$tmp/cell.csv"
+mkdir -p "$tmp/empty"
+expect_fail "empty image folder" 1 "$tmp/empty" -- train --network "$net" --dataset "folder:$tmp/empty"
+head -c 3000 "$tmp/train.rec" >"$tmp/trunc.rec"
+expect_fail "truncated packed file" 1 "trunc.rec" -- train --network "$net" --dataset "packed:$tmp/trunc.rec"
+expect_fail "pack needs output" 2 "--output FILE" -- pack --dataset "mnist:$tmp/data"
+
+out=$("$cli" plan --network "$src/data/networks/lenet.json" --json 2>&1)
+python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+assert r["training_planned_bytes"] <= 0.6 * r["training_naive_bytes"], r
+assert r["inference_planned_bytes"] <= 0.5 * r["inference_naive_bytes"], r
+' <<<"$out" && ok "plan --json meets the planner targets" || not_ok "plan --json" "$out"
+
 echo "1..$n"
 [ $failed -eq 0 ]

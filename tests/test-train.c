@@ -90,16 +90,22 @@ on_epoch (gpointer user, const NlEpochReport *r)
 }
 
 static NlTrainer *
-train (const NlTrainConfig *cfg, Seen *seen)
+train_net (const char *json, const NlTrainConfig *cfg, Seen *seen)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
+  g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
   NlTrainer *t = nl_trainer_new (net, cfg, &error);
   NlTrainCallbacks cb = { on_batch, on_epoch, seen };
   g_assert_no_error (error);
   g_assert_true (nl_trainer_run (t, &cb, &error));
   g_assert_no_error (error);
   return t;
+}
+
+static NlTrainer *
+train (const NlTrainConfig *cfg, Seen *seen)
+{
+  return train_net (net_json, cfg, seen);
 }
 
 static void
@@ -182,6 +188,62 @@ test_diverges (void)
   g_assert_nonnull (strstr (error->message, "at epoch 1, batch "));
 }
 
+/* A kernel failing mid-run (labels beyond the network's 3 outputs): one
+ * error naming the node, no hang, and the trainer can be freed. */
+static void
+test_failing_op (void)
+{
+  const char *json =
+    "{\"format\":\"netloom.network\",\"version\":1,\"nodes\":[{\"id\":\"data\",\"op\":\"Input\"},"
+    "{\"id\":\"flat\",\"op\":\"Flatten\"},{\"id\":\"fc\",\"op\":\"Dense\",\"params\":{\"units\":3}}],"
+    "\"edges\":[\"data -> flat\",\"flat -> fc\"]}";
+  for (int workers = 0; workers <= 2; workers += 2)
+    {
+      NlTrainConfig cfg;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
+      g_autoptr (NlTrainer) t = NULL;
+      config (&cfg, NL_OPTIM_SGD, 0.1f);
+      cfg.scheduler_workers = workers;
+      t = nl_trainer_new (net, &cfg, &error);
+      g_assert_no_error (error);
+      g_assert_false (nl_trainer_run (t, NULL, &error));
+      g_test_message ("%s", error->message);
+      g_assert_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME);
+      g_assert_nonnull (strstr (error->message, "op 'loss (SoftmaxCrossEntropy) forward' failed"));
+      g_assert_nonnull (strstr (error->message, "not a class index"));
+      /* reported once: the model is clean again */
+      g_clear_error (&error);
+      g_assert_true (nl_model_sync (nl_trainer_get_model (t), &error));
+    }
+}
+
+/* Independent branches may run at once on scheduler workers: the numbers
+ * stay bit-identical to the inline order. */
+static void
+test_scheduler_workers (void)
+{
+  NlTrainConfig cfg;
+  Seen s1 = { 0 }, s2 = { 0 };
+  g_autoptr (NlTrainer) a = NULL, b = NULL;
+  /* two towers joined by Add: their forward and backward ops are independent */
+  const char *towers =
+    "{\"format\":\"netloom.network\",\"version\":1,\"nodes\":[{\"id\":\"data\",\"op\":\"Input\"},"
+    "{\"id\":\"flat\",\"op\":\"Flatten\"},{\"id\":\"a\",\"op\":\"Dense\",\"params\":{\"units\":16}},"
+    "{\"id\":\"b\",\"op\":\"Dense\",\"params\":{\"units\":16}},{\"id\":\"ta\",\"op\":\"Activation\","
+    "\"params\":{\"act_type\":\"tanh\"}},{\"id\":\"add\",\"op\":\"Add\"},{\"id\":\"act\",\"op\":\"Activation\"},"
+    "{\"id\":\"fc\",\"op\":\"Dense\",\"params\":{\"units\":10}}],\"edges\":[\"data -> flat\",\"flat -> a\","
+    "\"flat -> b\",\"a -> ta\",\"ta -> add:0\",\"b -> add:1\",\"add -> act\",\"act -> fc\"]}";
+  config (&cfg, NL_OPTIM_SGD, 0.1f);
+  cfg.epochs = 1;
+  a = train_net (towers, &cfg, &s1);
+  cfg.scheduler_workers = 2;
+  b = train_net (towers, &cfg, &s2);
+  g_assert_cmpfloat (s1.last.test_acc, >, 0.5);
+  assert_weights (a, b, TRUE);
+  g_assert_cmpfloat (s1.last.train_loss, ==, s2.last.train_loss);
+}
+
 static void
 test_missing_dataset (void)
 {
@@ -212,6 +274,8 @@ main (int argc, char **argv)
   g_test_add_func ("/train/every-optimizer", test_every_optimizer);
   g_test_add_func ("/train/diverges", test_diverges);
   g_test_add_func ("/train/missing-dataset", test_missing_dataset);
+  g_test_add_func ("/train/failing-op", test_failing_op);
+  g_test_add_func ("/train/scheduler-workers", test_scheduler_workers);
   status = g_test_run ();
   {
     const char *names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",

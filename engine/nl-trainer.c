@@ -10,6 +10,8 @@
 
 G_DEFINE_QUARK (nl-train-error-quark, nl_train_error)
 
+
+
 struct NlTrainer {
   NlTrainConfig cfg;
   NlDataset *train_set, *test_set;
@@ -179,19 +181,84 @@ sum_loss (const NlTensor *loss)
   return s;
 }
 
+/* The baseline the loader is measured against: the whole epoch's batches
+ * made before the clock starts. */
+typedef struct {
+  GPtrArray *data, *labels;
+  GArray *counts;
+  guint next;
+} Preloaded;
+
+static void
+preloaded_clear (Preloaded *pre)
+{
+  g_clear_pointer (&pre->data, g_ptr_array_unref);
+  g_clear_pointer (&pre->labels, g_ptr_array_unref);
+  g_clear_pointer (&pre->counts, g_array_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Preloaded, preloaded_clear)
+
+static gboolean
+preload_epoch (NlTrainer *t, Preloaded *pre, GError **error)
+{
+  NlShape ds = nl_tensor_get_shape (nl_program_input (t->train_prog));
+  NlShape ls = nl_tensor_get_shape (nl_program_label (t->train_prog));
+  int n;
+  pre->data = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_tensor_unref);
+  pre->labels = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_tensor_unref);
+  pre->counts = g_array_new (FALSE, FALSE, sizeof (int));
+  for (;;)
+    {
+      NlTensor *d = nl_tensor_new_shape (NL_DTYPE_F32, &ds), *l = nl_tensor_new_shape (NL_DTYPE_F32, &ls);
+      if (!d || !l)
+        {
+          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "out of memory preloading an epoch");
+          return FALSE;
+        }
+      g_ptr_array_add (pre->data, d);
+      g_ptr_array_add (pre->labels, l);
+      n = nl_loader_next (t->loader, d, l, error);
+      if (n <= 0)
+        return n == 0;
+      g_array_append_val (pre->counts, n);
+    }
+}
+
+/* The next batch: from the loader, or from the preloaded epoch. */
+static int
+next_batch (NlTrainer *t, Preloaded *pre, NlTensor *data, NlTensor *labels, GError **error)
+{
+  int n;
+  if (!pre->data)
+    return nl_loader_next (t->loader, data, labels, error);
+  if (pre->next >= pre->counts->len)
+    return 0;
+  n = g_array_index (pre->counts, int, pre->next);
+  memcpy (nl_tensor_f32 (data), nl_tensor_f32 (g_ptr_array_index (pre->data, pre->next)),
+          nl_tensor_numel (data) * sizeof (float));
+  memcpy (nl_tensor_f32 (labels), nl_tensor_f32 (g_ptr_array_index (pre->labels, pre->next)),
+          nl_tensor_numel (labels) * sizeof (float));
+  pre->next++;
+  return n;
+}
+
 static gboolean
 train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport *r, GError **error)
 {
   NlTensor *data = nl_program_input (t->train_prog), *labels = nl_program_label (t->train_prog);
   int64_t n_batches = nl_loader_n_batches (t->loader), batch = 0, seen = 0;
   double total_loss = 0;
-  gint64 start = g_get_monotonic_time ();
+  gint64 start;
   float lr = t->cfg.optim.lr;
   int n;
+  g_auto (Preloaded) pre = { 0 };
 
   nl_metric_reset (t->accuracy);
   nl_loader_start_epoch (t->loader, epoch);
-  while ((n = nl_loader_next (t->loader, data, labels, error)) > 0)
+  if (t->cfg.preload && !preload_epoch (t, &pre, error))
+    return FALSE;
+  start = g_get_monotonic_time ();
+  while ((n = next_batch (t, &pre, data, labels, error)) > 0)
     {
       NlProgram *p = program_for (t, t->train_prog, &t->tail_prog, n, TRUE, error);
       double loss;

@@ -33,6 +33,8 @@ typedef struct {
   NlDatasetOptions data;     /* CSV label column, image size, validation fraction */
   int workers;               /* loader threads (0: load in the training thread) */
   int scheduler_workers;     /* 0: ops run inline in order; N: independent branches on N threads */
+  gboolean preload;          /* benchmark baseline: load each epoch's batches into memory before
+                                its timed loop, so the loop is fed from memory */
   const char *augment;       /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
 } NlTrainConfig;
 

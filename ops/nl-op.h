@@ -160,6 +160,6 @@ gboolean nl_op_shape_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF 
 
 /* Shared threading: number of threads plain-C kernels may use (OpenMP). */
 int nl_threads_get (void);
-void nl_threads_set (int n); /* also configures OpenBLAS and oneDNN */
+void nl_threads_set (int n); /* OpenMP, which oneDNN's sgemm uses too */
 
 G_END_DECLS

@@ -1,7 +1,7 @@
-/* nl-threads.c — one thread count for every library we call. */
+/* nl-threads.c — one thread count for the engine: every kernel threads
+ * with OpenMP (oneDNN's sgemm included), one pool for the process. */
 #include "ops/nl-op.h"
 
-#include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
 
@@ -22,5 +22,4 @@ nl_threads_set (int n)
     n = g_get_num_processors ();
   n_threads = n;
   omp_set_num_threads (n);
-  openblas_set_num_threads (n);
 }

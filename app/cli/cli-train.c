@@ -60,7 +60,7 @@ nl_cli_train (int argc, char **argv)
   g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL;
   int epochs = 5, batch = 128, threads = 0, workers = 1;
   double lr = NAN, momentum = NAN, wd = NAN, clip = 0, mean = NAN, std = NAN, val_fraction = 0.1;
-  gboolean regression = FALSE;
+  gboolean regression = FALSE, preload = FALSE;
   gint64 seed = 0;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
@@ -96,6 +96,8 @@ nl_cli_train (int argc, char **argv)
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Random seed for initialisation and shuffling (default 0)", "S" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Worker threads (default: all cores)", "T" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per epoch", NULL },
+    { "preload", 0, 0, G_OPTION_ARG_NONE, &preload, "Benchmark baseline: load each epoch into memory before "
+      "timing it (the loop is then fed from memory)", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- train a network");
@@ -166,6 +168,7 @@ nl_cli_train (int argc, char **argv)
   if (!isnan (std))
     cfg.std = (float) std;
   cfg.workers = workers;
+  cfg.preload = preload;
   cfg.augment = augment;
   cfg.data.label_column = label_column;
   cfg.data.regression = regression;

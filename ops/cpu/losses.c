@@ -194,6 +194,8 @@ exp_nonpos (float x)
   union { float f; int32_t i; } scale;
   float n, r, y;
 
+  if (x != x)
+    return x; /* NaN in, NaN out (and no out-of-range int conversion below) */
   x = x < EXP_LO ? EXP_LO : x;
   n = (x * EXP_LOG2E + EXP_ROUND) - EXP_ROUND;
   r = x - n * EXP_C1;
@@ -202,7 +204,7 @@ exp_nonpos (float x)
   for (int k = 1; k < 6; k++)
     y = y * r + exp_poly[k];
   y = y * r * r + r + 1.0f;
-  scale.i = ((int32_t) n + 127) << 23;
+  scale.i = (int32_t) ((uint32_t) ((int32_t) n + 127) << 23);
   return y * scale.f;
 }
 

@@ -1,5 +1,6 @@
 /* nl-init.c — parameter initializers. */
 #include "engine/nl-init.h"
+#include "engine/nl-spec.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -30,12 +31,8 @@ bad (GError **error, const char *spec, const char *fmt, ...)
 static gboolean
 parse_number (const char *s, gboolean positive, float *out)
 {
-  char *end;
   double v;
-  if (*s == '\0')
-    return FALSE;
-  v = g_ascii_strtod (s, &end);
-  if (*end != '\0' || !isfinite (v) || fabs (v) > G_MAXFLOAT || (positive && !(v > 0)))
+  if (!nl_parse_double (s, &v) || fabs (v) > G_MAXFLOAT || (positive && !(v > 0)))
     return FALSE;
   *out = (float) v;
   return TRUE;

@@ -2,6 +2,7 @@
  * from the step number alone (no state), so any step can be asked for in
  * any order, e.g. when a run resumes. */
 #include "engine/nl-lr-schedule.h"
+#include "engine/nl-spec.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -46,20 +47,6 @@ bad (GError **error, const char *spec, const char *fmt, ...)
   g_set_error (error, NL_LR_SCHEDULE_ERROR, NL_LR_SCHEDULE_ERROR_INVALID,
                "learning-rate schedule \"%s\": %s", spec, msg);
   return FALSE;
-}
-
-static gboolean
-parse_double (const char *s, double *out)
-{
-  char *end;
-  double v;
-  if (*s == '\0')
-    return FALSE;
-  v = g_ascii_strtod (s, &end);
-  if (*end != '\0' || !isfinite (v))
-    return FALSE;
-  *out = v;
-  return TRUE;
 }
 
 static gboolean
@@ -110,9 +97,9 @@ parse_main (NlLrSchedule *s, const char *spec, char *main, GError **error)
         return bad (error, spec, "factor needs STEP and FACTOR (usage: %s)", usage);
       if (!parse_count (p[1], 1, &s->step))
         return bad (error, spec, "STEP '%s' is not a whole number >= 1", p[1]);
-      if (!parse_double (p[2], &s->factor) || !(s->factor > 0 && s->factor <= 1))
+      if (!nl_parse_double (p[2], &s->factor) || !(s->factor > 0 && s->factor <= 1))
         return bad (error, spec, "FACTOR '%s' is not a number in (0, 1]", p[2]);
-      if (n_opts >= 3 && (!parse_double (p[3], &s->stop) || s->stop < 0))
+      if (n_opts >= 3 && (!nl_parse_double (p[3], &s->stop) || s->stop < 0))
         return bad (error, spec, "STOP_LR '%s' is not a number >= 0", p[3]);
     }
   else if (g_ascii_strcasecmp (name, "multifactor") == 0)
@@ -136,7 +123,7 @@ parse_main (NlLrSchedule *s, const char *spec, char *main, GError **error)
           if (i > 0 && s->steps[i] <= s->steps[i - 1])
             return bad (error, spec, "steps must increase, but %s follows %s", steps[i], steps[i - 1]);
         }
-      if (!parse_double (p[2], &s->factor) || !(s->factor > 0 && s->factor <= 1))
+      if (!nl_parse_double (p[2], &s->factor) || !(s->factor > 0 && s->factor <= 1))
         return bad (error, spec, "FACTOR '%s' is not a number in (0, 1]", p[2]);
     }
   else if (g_ascii_strcasecmp (name, "cosine") == 0 || g_ascii_strcasecmp (name, "poly") == 0)
@@ -147,11 +134,11 @@ parse_main (NlLrSchedule *s, const char *spec, char *main, GError **error)
       TOO_MANY (fi, usage);
       s->kind = cosine ? SCHED_COSINE : SCHED_POLY;
       s->power = 2;
-      if (!cosine && n_opts >= 1 && (!parse_double (p[1], &s->power) || !(s->power > 0)))
+      if (!cosine && n_opts >= 1 && (!nl_parse_double (p[1], &s->power) || !(s->power > 0)))
         return bad (error, spec, "POWER '%s' is not a positive number", p[1]);
       if (n_opts >= fi)
         {
-          if (!parse_double (p[fi], &s->final) || s->final < 0)
+          if (!nl_parse_double (p[fi], &s->final) || s->final < 0)
             return bad (error, spec, "FINAL_LR '%s' is not a number >= 0", p[fi]);
           if (s->final > s->base)
             return bad (error, spec, "FINAL_LR %s is above the base rate %g", p[fi], s->base);
@@ -181,7 +168,7 @@ parse_warmup (NlLrSchedule *s, const char *spec, char *part, GError **error)
     return bad (error, spec, "'+%s' should be %s", part, usage);
   if (!parse_count (p[1], 0, &s->warmup))
     return bad (error, spec, "warm-up STEPS '%s' is not a whole number >= 0", p[1]);
-  if (n_opts >= 2 && (!parse_double (p[2], &s->warmup_begin) || s->warmup_begin < 0))
+  if (n_opts >= 2 && (!nl_parse_double (p[2], &s->warmup_begin) || s->warmup_begin < 0))
     return bad (error, spec, "warm-up BEGIN_LR '%s' is not a number >= 0", p[2]);
   return TRUE;
 }

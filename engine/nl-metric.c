@@ -3,6 +3,7 @@
  * updates equals one update of the concatenated batches. F-beta keeps
  * per-class confusion counts and derives the score in get(). */
 #include "engine/nl-metric.h"
+#include "engine/nl-spec.h"
 
 #include <gio/gio.h>
 #include <math.h>
@@ -65,16 +66,6 @@ static const struct {
   { "mean_cosine_similarity", K_COSINE, 0, 0 },
   { "mean_pairwise_distance", K_PAIRWISE, 0, 1 },
 };
-
-static gboolean
-parse_double (const char *text, double *out)
-{
-  char *end;
-  if (*text == '\0')
-    return FALSE;
-  *out = g_ascii_strtod (text, &end);
-  return *end == '\0' && isfinite (*out);
-}
 
 static gboolean
 parse_average (const char *text, Average *out)
@@ -140,7 +131,7 @@ nl_metric_new (const char *spec, GError **error)
       break;
     case K_BINARY_ACCURACY:
       m->arg = 0.5;
-      if (n_args == 1 && !parse_double (parts[1], &m->arg))
+      if (n_args == 1 && !nl_parse_double (parts[1], &m->arg))
         return bad_spec (error, spec, "the threshold must be a number");
       break;
     case K_FBETA:
@@ -149,7 +140,7 @@ nl_metric_new (const char *spec, GError **error)
         m->arg = 1;
         if (strcmp (parts[0], "fbeta") == 0)
           {
-            if (!parse_double (parts[1], &m->arg) || m->arg <= 0)
+            if (!nl_parse_double (parts[1], &m->arg) || m->arg <= 0)
               return bad_spec (error, spec, "beta must be a number > 0");
             avg_at = 2;
           }
@@ -159,7 +150,7 @@ nl_metric_new (const char *spec, GError **error)
       break;
     case K_PAIRWISE:
       m->arg = 2;
-      if (n_args == 1 && (!parse_double (parts[1], &m->arg) || m->arg <= 0))
+      if (n_args == 1 && (!nl_parse_double (parts[1], &m->arg) || m->arg <= 0))
         return bad_spec (error, spec, "p must be a number > 0");
       break;
     default:

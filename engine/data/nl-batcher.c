@@ -1,6 +1,7 @@
 /* nl-batcher.c — batches from a dataset: seeded order, last-batch policy,
  * normalisation through a 256-entry table for uint8 datasets. */
 #include "engine/data/nl-batcher.h"
+#include "engine/data/nl-loader.h"
 
 #include <math.h>
 #include <string.h>
@@ -28,55 +29,11 @@ struct NlBatcher {
   int64_t pos; /* next position in the sequence */
 };
 
-/* splitmix64: tiny, statistically sound, and ours, so orders never depend
- * on the GLib version or on other users of a global RNG. */
-static guint64
-splitmix64 (guint64 *s)
-{
-  guint64 z = (*s += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [0, range) without modulo bias (Lemire's method). */
-static guint64
-rng_below (guint64 *s, guint64 range)
-{
-  __extension__ typedef unsigned __int128 u128;
-  u128 m = (u128) splitmix64 (s) * range;
-  guint64 lo = (guint64) m;
-  if (lo < range)
-    {
-      guint64 t = -range % range;
-      while (lo < t)
-        {
-          m = (u128) splitmix64 (s) * range;
-          lo = (guint64) m;
-        }
-    }
-  return (guint64) (m >> 64);
-}
-
+/* The epoch's order: the loader's sampler, so both give the same batches. */
 static void
 make_order (const NlBatcher *b, int epoch, int64_t *order)
 {
-  for (int64_t i = 0; i < b->n; i++)
-    order[i] = i;
-  if (!b->shuffle)
-    return;
-  /* Mix seed and epoch separately so (seed, epoch) and (seed + 1, epoch - 1)
-   * do not collide. */
-  guint64 s = b->seed;
-  guint64 state = splitmix64 (&s) ^ ((guint64) epoch * G_GUINT64_CONSTANT (0xD1B54A32D192ED03)
-                                     + G_GUINT64_CONSTANT (0x8CB92BA72F3D8DD7));
-  for (int64_t i = b->n - 1; i > 0; i--)
-    {
-      int64_t j = (int64_t) rng_below (&state, (guint64) i + 1);
-      int64_t t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
+  nl_sampler_order (b->n, b->shuffle, b->seed, epoch, order);
 }
 
 /* Samples carried into `epoch` under ROLLOVER when every earlier epoch ran
@@ -156,27 +113,6 @@ nl_batcher_n_batches (const NlBatcher *b)
   return 0;
 }
 
-/* row[k] = lut[px[k]]: the table makes normalisation free; with AVX2, 8
- * lookups per gather are about 2x faster than the plain loop. */
-static void
-lut_row (const guint8 *restrict px, float *restrict row, const float *restrict lut, int64_t n)
-{
-  int64_t k = 0;
-#ifdef __AVX2__
-  for (; k + 8 <= n; k += 8)
-    {
-      __m256i idx = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *) (px + k)));
-      _mm256_storeu_ps (row + k, _mm256_i32gather_ps (lut, idx, 4));
-    }
-#else
-  for (; k + 8 <= n; k += 8)
-    for (int j = 0; j < 8; j++)
-      row[k + j] = lut[px[k + j]];
-#endif
-  for (; k < n; k++)
-    row[k] = lut[px[k]];
-}
-
 static gboolean
 check_tensor (NlTensor *t, const char *what, int64_t want, GError **error)
 {
@@ -240,7 +176,7 @@ nl_batcher_next (NlBatcher *b, NlTensor *data, NlTensor *labels, GError **error)
               for (int64_t c = 0; ahead && c < numel; c += 64)
                 __builtin_prefetch (ahead + c);
             }
-          lut_row (px, row, b->lut, numel);
+          nl_lut_row (px, row, b->lut, numel);
         }
       else
         {

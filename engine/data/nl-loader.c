@@ -204,10 +204,10 @@ build_sequence (const NlLoader *l, int epoch, int64_t *len)
   return seq;
 }
 
-/* row[k] = lut[px[k]], as nl-batcher.c does it (a copy of its static
- * lut_row): with AVX2, 8 lookups per gather. */
-static void
-lut_row (const guint8 *restrict px, float *restrict row, const float *restrict lut, int64_t n)
+/* row[k] = lut[px[k]]: the table makes normalisation free; with AVX2, 8
+ * lookups per gather are about 2x faster than the plain loop. */
+void
+nl_lut_row (const guint8 *restrict px, float *restrict row, const float *restrict lut, int64_t n)
 {
   int64_t k = 0;
 #ifdef __AVX2__
@@ -291,7 +291,7 @@ fill_batch (NlLoader *l, const int64_t *seq, int64_t seq_len, int epoch, int64_t
           px = buf->bytes;
         }
       if (px)
-        lut_row (px, dst, l->transform ? l->lut01 : l->lut, l->in_numel);
+        nl_lut_row (px, dst, l->transform ? l->lut01 : l->lut, l->in_numel);
       else
         {
           if (!klass->get (l->ds, idx, dst, &label, &err))

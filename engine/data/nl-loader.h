@@ -24,6 +24,8 @@ G_BEGIN_DECLS
  * Fisher-Yates permutation from (seed, epoch). The same permutation as
  * nl_batcher's (the code is a copy of its static make_order). */
 void nl_sampler_order (int64_t n, gboolean shuffle, guint64 seed, int epoch, int64_t *out);
+/* row[k] = lut[px[k]] for k < n: uint8 samples normalised by a 256-entry table. */
+void nl_lut_row (const guint8 *px, float *row, const float *lut, int64_t n);
 
 /* Split 0..n-1 at random (from seed) into a training and a validation part:
  * n_val = round (n * val_fraction) indices go to validation, the rest to

@@ -143,6 +143,26 @@ nl_trainer_get_model (NlTrainer *t)
   return t->model;
 }
 
+void
+nl_trainer_get_position (NlTrainer *t, int *epochs_done, int64_t *updates)
+{
+  *epochs_done = t->next_epoch;
+  *updates = t->updates;
+}
+
+void
+nl_trainer_set_position (NlTrainer *t, int epochs_done, int64_t updates)
+{
+  t->next_epoch = epochs_done;
+  t->updates = updates;
+}
+
+const NlTrainConfig *
+nl_trainer_get_config (NlTrainer *t)
+{
+  return &t->cfg;
+}
+
 const NlDataset *
 nl_trainer_get_train_set (NlTrainer *t)
 {
@@ -355,6 +375,16 @@ nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
         return FALSE;
       if (cb && cb->epoch)
         cb->epoch (cb->user, &r);
+      if (cb && cb->epoch_done)
+        {
+          /* the position counts this epoch as done while the hook runs */
+          gboolean ok;
+          t->next_epoch++;
+          ok = nl_model_sync (t->model, error) && cb->epoch_done (cb->user, t, &r, error);
+          t->next_epoch--;
+          if (!ok)
+            return FALSE;
+        }
     }
   return nl_model_sync (t->model, error);
 }

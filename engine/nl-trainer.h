@@ -40,6 +40,8 @@ typedef struct {
 
 void nl_train_config_init (NlTrainConfig *c);
 
+typedef struct NlTrainer NlTrainer;
+
 typedef struct {
   int epoch;                 /* 1-based */
   double seconds;            /* training loop only */
@@ -50,13 +52,13 @@ typedef struct {
 } NlEpochReport;
 
 typedef struct {
-  /* after every batch; return FALSE to cancel the run */
+  /* after every batch; return FALSE to cancel the run. acc is the batch's accuracy */
   gboolean (*batch) (gpointer user, int epoch, int64_t batch, int64_t n_batches, double loss, double elapsed);
   void (*epoch) (gpointer user, const NlEpochReport *r);
   gpointer user;
+  /* after every epoch's evaluation (e.g. to store a checkpoint); FALSE stops the run with the error */
+  gboolean (*epoch_done) (gpointer user, NlTrainer *t, const NlEpochReport *r, GError **error);
 } NlTrainCallbacks;
-
-typedef struct NlTrainer NlTrainer;
 
 NlTrainer *nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error);
 void nl_trainer_free (NlTrainer *t);
@@ -66,6 +68,13 @@ gboolean nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **erro
 /* Accuracy on the test split. */
 gboolean nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error);
 NlModel *nl_trainer_get_model (NlTrainer *t);
+/* Where the run stands: epochs completed and optimizer updates done. After
+ * loading a checkpoint into the model, set them so that a resumed run goes
+ * on exactly as if never stopped (data order, schedule and dropout are
+ * functions of the seed, the epoch and the update count). */
+void nl_trainer_get_position (NlTrainer *t, int *epochs_done, int64_t *updates);
+void nl_trainer_set_position (NlTrainer *t, int epochs_done, int64_t updates);
+const NlTrainConfig *nl_trainer_get_config (NlTrainer *t);
 const NlDataset *nl_trainer_get_train_set (NlTrainer *t);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* cli-common.c — error reporting and the progress line. */
 #include "cli-common.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -71,4 +72,26 @@ void
 nl_progress_free (NlProgress *p)
 {
   g_free (p);
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_interrupt (int sig)
+{
+  interrupted = 1;
+  signal (sig, SIG_DFL); /* a second Ctrl-C ends the process at once */
+}
+
+void
+nl_cli_catch_interrupt (void)
+{
+  signal (SIGINT, on_interrupt);
+  signal (SIGTERM, on_interrupt);
+}
+
+gboolean
+nl_cli_interrupted (void)
+{
+  return interrupted != 0;
 }

@@ -7,6 +7,20 @@
 int nl_cli_train (int argc, char **argv);
 int nl_cli_plan (int argc, char **argv);
 int nl_cli_pack (int argc, char **argv);
+int nl_cli_project (int argc, char **argv);
+int nl_cli_runs (int argc, char **argv);
+int nl_cli_resume (int argc, char **argv);
+int nl_cli_fork (int argc, char **argv);
+int nl_cli_watch (int argc, char **argv);
+int nl_cli_metrics (int argc, char **argv);
+int nl_cli_export (int argc, char **argv);
+int nl_cli_import_weights (int argc, char **argv);
+
+/* Ctrl-C asks the running training to stop between batches. */
+void nl_cli_catch_interrupt (void);
+gboolean nl_cli_interrupted (void);
+
+
 
 /* Print "netloom-cli: MESSAGE" on stderr; returns 1 (or 2 for usage errors). */
 int nl_cli_fail (const GError *error);
@@ -18,3 +32,15 @@ NlProgress *nl_progress_new (void); /* NULL when stderr is not a terminal */
 void nl_progress_update (NlProgress *p, const char *label, int64_t done, int64_t total, double elapsed, double loss);
 void nl_progress_clear (NlProgress *p);
 void nl_progress_free (NlProgress *p);
+
+/* The progress and summary output of a training run (train, resume, fork). */
+#include "engine/nl-trainer.h"
+typedef struct {
+  gboolean json;
+  NlProgress *progress;
+  int epochs;
+  const char *network;
+  int threads;
+  gint64 run;             /* 0 outside a project */
+} NlTrainOutput;
+NlTrainCallbacks nl_cli_train_output (NlTrainOutput *out);

@@ -5,15 +5,7 @@
 #include <sys/resource.h>
 
 #include "cli-common.h"
-#include "engine/nl-trainer.h"
-
-typedef struct {
-  gboolean json;
-  NlProgress *progress;
-  int epochs;
-  const char *network;
-  int threads;
-} TrainOutput;
+#include "engine/session/nl-run.h"
 
 static double
 peak_rss_mb (void)
@@ -26,26 +18,27 @@ peak_rss_mb (void)
 static gboolean
 on_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double loss, double elapsed)
 {
-  TrainOutput *o = user;
+  NlTrainOutput *o = user;
   g_autofree char *label = g_strdup_printf ("epoch %d/%d", epoch, o->epochs);
   nl_progress_update (o->progress, label, batch, n_batches, elapsed, loss);
-  return TRUE;
+  return !nl_cli_interrupted ();
 }
 
 static void
 on_epoch (gpointer user, const NlEpochReport *r)
 {
-  TrainOutput *o = user;
+  NlTrainOutput *o = user;
   nl_progress_clear (o->progress);
   if (o->json)
     {
       /* fixed decimals: JSON readers get short, stable numbers */
       g_autofree char *name = g_strescape (o->network, NULL);
-      printf ("{\"impl\":\"netloom\",\"network\":\"%s\",\"threads\":%d,\"epoch\":%d,\"seconds\":%.4f,"
+      g_autofree char *run = o->run > 0 ? g_strdup_printf ("\"run\":%" G_GINT64_FORMAT ",", o->run) : g_strdup ("");
+      printf ("{\"impl\":\"netloom\",%s\"network\":\"%s\",\"threads\":%d,\"epoch\":%d,\"seconds\":%.4f,"
               "\"images_per_s\":%.1f,\"train_loss\":%.5f,\"train_acc\":%.5f,\"test_acc\":%.5f,\"lr\":%.6g,"
               "\"peak_rss_mb\":%.1f}\n",
-              name, o->threads, r->epoch, r->seconds, r->images_per_s, r->train_loss, r->train_acc, r->test_acc,
-              r->lr, peak_rss_mb ());
+              run, name, o->threads, r->epoch, r->seconds, r->images_per_s, r->train_loss, r->train_acc,
+              r->test_acc, r->lr, peak_rss_mb ());
     }
   else
     printf ("epoch %d/%d  train loss %.4f  train acc %.4f  test acc %.4f  %.1f s  %.0f images/s\n", r->epoch,
@@ -53,11 +46,17 @@ on_epoch (gpointer user, const NlEpochReport *r)
   fflush (stdout);
 }
 
+NlTrainCallbacks
+nl_cli_train_output (NlTrainOutput *out)
+{
+  return (NlTrainCallbacks) { on_batch, on_epoch, out, NULL };
+}
+
 int
 nl_cli_train (int argc, char **argv)
 {
   g_autofree char *network = NULL, *dataset = NULL, *optimizer = NULL, *schedule = NULL, *loss = NULL;
-  g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL;
+  g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL, *project_path = NULL, *run_name = NULL;
   int epochs = 5, batch = 128, threads = 0, workers = 1;
   double lr = NAN, momentum = NAN, wd = NAN, clip = 0, mean = NAN, std = NAN, val_fraction = 0.1;
   gboolean regression = FALSE, preload = FALSE;
@@ -96,6 +95,9 @@ nl_cli_train (int argc, char **argv)
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Random seed for initialisation and shuffling (default 0)", "S" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Worker threads (default: all cores)", "T" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per epoch", NULL },
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &project_path, "Store the run, its metrics and checkpoints in "
+      "this project (--network may then name one of its networks)", "FILE" },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &run_name, "Name of the run in the project", "NAME" },
     { "preload", 0, 0, G_OPTION_ARG_NONE, &preload, "Benchmark baseline: load each epoch into memory before "
       "timing it (the loop is then fed from memory)", NULL },
     { NULL }
@@ -106,8 +108,9 @@ nl_cli_train (int argc, char **argv)
   g_autoptr (NlTrainer) trainer = NULL;
   NlTrainConfig cfg;
   NlOptimKind kind = NL_OPTIM_SGD;
-  TrainOutput out = { 0 };
-  NlTrainCallbacks cb = { on_batch, on_epoch, &out };
+  NlTrainOutput out = { 0 };
+  NlTrainCallbacks cb = nl_cli_train_output (&out);
+  g_autoptr (NlProject) project = NULL;
   int status;
 
   nl_train_config_init (&cfg);
@@ -181,15 +184,46 @@ nl_cli_train (int argc, char **argv)
   cfg.seed = (guint64) seed;
   cfg.threads = threads;
 
-  net = nl_network_load_file (network, &error);
+  if (project_path)
+    {
+      project = nl_project_open (project_path, FALSE, &error);
+      if (!project)
+        return nl_cli_fail (error);
+    }
+  if (project && !g_file_test (network, G_FILE_TEST_EXISTS))
+    {
+      /* a network stored in the project, by name */
+      g_autofree char *json_text = nl_project_load_network (project, network, 0, &error);
+      if (!json_text)
+        return nl_cli_fail (error);
+      net = nl_network_load_data (json_text, -1, &error);
+    }
+  else
+    net = nl_network_load_file (network, &error);
   if (!net)
-    return nl_cli_fail (error);
-  trainer = nl_trainer_new (net, &cfg, &error);
-  if (!trainer)
     return nl_cli_fail (error);
   out.json = json;
   out.epochs = epochs;
   out.network = net->name;
+  nl_cli_catch_interrupt ();
+  if (project)
+    {
+      NlRunOptions ro = { .keep_last = 3, .chain = cb };
+      gboolean ok;
+      nl_threads_set (threads);
+      out.threads = nl_threads_get ();
+      out.progress = json ? NULL : nl_progress_new ();
+      /* the run id is known only once the row exists: the first epoch line carries it */
+      ok = nl_run_train (project, run_name, net, &cfg, &ro, &out.run, &error);
+      nl_progress_clear (out.progress);
+      nl_progress_free (out.progress);
+      if (!json)
+        printf ("run %" G_GINT64_FORMAT " %s\n", out.run, ok ? "finished" : "did not finish");
+      return ok ? 0 : nl_cli_fail (error);
+    }
+  trainer = nl_trainer_new (net, &cfg, &error);
+  if (!trainer)
+    return nl_cli_fail (error);
   out.threads = nl_threads_get ();
   out.progress = json ? NULL : nl_progress_new ();
   if (!json)

@@ -16,6 +16,14 @@ static const Command commands[] = {
   { "train", nl_cli_train, "train a network on a dataset" },
   { "plan", nl_cli_plan, "show the static memory plan of a network" },
   { "pack", nl_cli_pack, "pack a dataset into one record file" },
+  { "project", nl_cli_project, "create (new [--sample]) or describe (info) a project" },
+  { "runs", nl_cli_runs, "list a project's runs" },
+  { "resume", nl_cli_resume, "continue a run from its last checkpoint" },
+  { "fork", nl_cli_fork, "start a new run from a checkpoint, with changed settings" },
+  { "watch", nl_cli_watch, "follow a run that another process trains" },
+  { "metrics", nl_cli_metrics, "print every stored metric point of a run" },
+  { "export", nl_cli_export, "write a run's weights as safetensors" },
+  { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
 };
 
 static void

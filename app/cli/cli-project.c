@@ -1,0 +1,494 @@
+/* cli-project.c — the project commands: project new|info, runs, resume,
+ * fork, watch, metrics, export, import-weights. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli-common.h"
+#include "engine/nl-checkpoint.h"
+#include "engine/session/nl-run.h"
+
+static gboolean
+parse (GOptionContext *ctx, GOptionEntry *entries, int *argc, char ***argv, const char *cmd, int *status)
+{
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      *status = nl_cli_usage_error ("%s (see 'netloom-cli %s --help')", error->message, cmd);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static NlProject *
+open_project (const char *path, int *status)
+{
+  g_autoptr (GError) error = NULL;
+  NlProject *p;
+  if (!path)
+    {
+      *status = nl_cli_usage_error ("--project FILE is required");
+      return NULL;
+    }
+  p = nl_project_open (path, FALSE, &error);
+  if (!p)
+    *status = nl_cli_fail (error);
+  return p;
+}
+
+int
+nl_cli_project (int argc, char **argv)
+{
+  gboolean sample = FALSE, json = FALSE;
+  GOptionEntry entries[] = {
+    { "sample", 0, 0, G_OPTION_ARG_NONE, &sample, "new: with a Fashion-MNIST pipeline and the mlp, lenet and "
+      "resnet-small networks", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "info: as JSON", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("new|info FILE - create or describe a project");
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+
+  if (!parse (ctx, entries, &argc, &argv, "project", &status))
+    return status;
+  if (argc != 3 || (strcmp (argv[1], "new") != 0 && strcmp (argv[1], "info") != 0))
+    return nl_cli_usage_error ("usage: netloom-cli project new [--sample] FILE | project info [--json] FILE");
+  if (strcmp (argv[1], "new") == 0)
+    {
+      g_autoptr (NlProject) p = NULL;
+      if (g_file_test (argv[2], G_FILE_TEST_EXISTS))
+        return nl_cli_usage_error ("%s exists already; projects are never overwritten", argv[2]);
+      if (sample ? !nl_project_create_sample (argv[2], &error) : !(p = nl_project_open (argv[2], TRUE, &error)))
+        return nl_cli_fail (error);
+      printf ("created %s%s\n", argv[2], sample ? " (sample: fashion-mnist pipeline, mlp, lenet, resnet-small)" : "");
+      return 0;
+    }
+  else
+    {
+      g_autoptr (NlProject) p = open_project (argv[2], &status);
+      g_autoptr (GPtrArray) nets = NULL, runs = NULL, pipes = NULL;
+      if (!p)
+        return status;
+      if (!(nets = nl_project_list_networks (p, &error)) || !(runs = nl_project_list_runs (p, &error))
+          || !(pipes = nl_project_list_pipelines (p, &error)) || !nl_project_check (p, &error))
+        return nl_cli_fail (error);
+      if (json)
+        {
+          printf ("{\"path\":\"%s\",\"schema_version\":%d,\"integrity\":\"ok\",\"networks\":[", argv[2],
+                  nl_project_schema_version (p));
+          for (guint i = 0; i < nets->len; i++)
+            {
+              NlNetworkInfo *n = g_ptr_array_index (nets, i);
+              printf ("%s{\"name\":\"%s\",\"versions\":%d}", i ? "," : "", n->name, n->n_versions);
+            }
+          printf ("],\"pipelines\":%u,\"runs\":%u}\n", pipes->len, runs->len);
+        }
+      else
+        {
+          printf ("%s: netloom project, schema %d, integrity ok\n", argv[2], nl_project_schema_version (p));
+          printf ("networks:");
+          for (guint i = 0; i < nets->len; i++)
+            {
+              NlNetworkInfo *n = g_ptr_array_index (nets, i);
+              printf (" %s (v%d)", n->name, n->version);
+            }
+          printf ("\npipelines: %u\nruns: %u\n", pipes->len, runs->len);
+        }
+      return 0;
+    }
+}
+
+static void
+print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
+{
+  double acc_best = NAN, acc_last = NAN, loss_best = NAN, loss_last = NAN, dur;
+  g_auto (NlRunConfig) rc = { 0 };
+  nl_run_config_init (&rc);
+  nl_project_metric_summary (p, r->id, "accuracy", "test", NULL, &acc_best, &acc_last, NULL);
+  nl_project_metric_summary (p, r->id, "loss", "train", &loss_best, NULL, &loss_last, NULL);
+  nl_run_config_from_json (&rc, r->hparams_json ? r->hparams_json : "{}", NULL);
+  dur = (r->finished > 0 ? r->finished : g_get_real_time () / 1e6) - (r->started > 0 ? r->started : r->created);
+  if (json)
+    {
+      g_autofree char *name = g_strescape (r->name ? r->name : "", NULL);
+      printf ("{\"id\":%" G_GINT64_FORMAT ",\"name\":\"%s\",\"status\":\"%s\",\"network\":\"%s\",\"optimizer\":\"%s\","
+              "\"lr\":%g,\"batch_size\":%d,\"epochs\":%d,\"epochs_done\":%d,\"parent_run\":%" G_GINT64_FORMAT
+              ",\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f}\n",
+              r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.cfg.optim.kind),
+              rc.cfg.optim.lr, rc.cfg.batch_size, rc.cfg.epochs, r->epochs_done, r->parent_run,
+              isnan (acc_best) ? "null" : g_strdup_printf ("%.5f", acc_best),
+              isnan (acc_last) ? "null" : g_strdup_printf ("%.5f", acc_last),
+              isnan (loss_last) ? "null" : g_strdup_printf ("%.5f", loss_last), dur);
+    }
+  else
+    printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %.4f last %.4f"
+            "  %.0f s  %s\n", r->id, r->status, r->network_name ? r->network_name : "?",
+            nl_optim_kind_name (rc.cfg.optim.kind), rc.cfg.optim.lr, rc.cfg.batch_size, r->epochs_done,
+            rc.cfg.epochs, acc_best, acc_last, dur, r->name ? r->name : "");
+}
+
+int
+nl_cli_runs (int argc, char **argv)
+{
+  g_autofree char *path = NULL;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per run", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- list the runs of a project");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  g_autoptr (GPtrArray) runs = NULL;
+  int status = 0;
+
+  if (!parse (ctx, entries, &argc, &argv, "runs", &status) || !(p = open_project (path, &status)))
+    return status;
+  runs = nl_project_list_runs (p, &error);
+  if (!runs)
+    return nl_cli_fail (error);
+  for (guint i = 0; i < runs->len; i++)
+    print_summary (p, g_ptr_array_index (runs, i), json);
+  return 0;
+}
+
+typedef struct {
+  double lr, momentum, wd;
+  int epochs, batch;
+  char *optimizer, *schedule;
+} Overrides;
+
+static void
+apply_overrides (NlRunConfig *rc, gpointer user)
+{
+  Overrides *o = user;
+  if (o->optimizer)
+    {
+      NlOptimKind kind;
+      if (nl_optim_kind_parse (o->optimizer, &kind, NULL) && kind != rc->cfg.optim.kind)
+        nl_optim_config_init (&rc->cfg.optim, kind);
+    }
+  if (!isnan (o->lr))
+    rc->cfg.optim.lr = (float) o->lr;
+  if (!isnan (o->momentum))
+    rc->cfg.optim.momentum = (float) o->momentum;
+  if (!isnan (o->wd))
+    rc->cfg.optim.wd = (float) o->wd;
+  if (o->epochs > 0)
+    rc->cfg.epochs = o->epochs;
+  if (o->batch > 0)
+    rc->cfg.batch_size = o->batch;
+  if (o->schedule)
+    rc->cfg.lr_schedule = nl_run_config_keep (rc, o->schedule);
+}
+
+static int
+run_command (int argc, char **argv, gboolean fork)
+{
+  g_autofree char *path = NULL, *checkpoint = NULL, *name = NULL;
+  gint64 run = 0;
+  gboolean json = FALSE;
+  Overrides o = { NAN, NAN, NAN, 0, 0, NULL, NULL };
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
+    { "epochs", 'e', 0, G_OPTION_ARG_INT, &o.epochs, "Train up to this many epochs in all", "N" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per epoch", NULL },
+    { "checkpoint", 'c', 0, G_OPTION_ARG_STRING, &checkpoint, "fork: best, last (default) or a checkpoint id", "ID" },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &name, "fork: name of the new run", "NAME" },
+    { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &o.lr, "fork: learning rate", "X" },
+    { "optimizer", 'o', 0, G_OPTION_ARG_STRING, &o.optimizer, "fork: optimizer (a new one starts fresh)", "NAME" },
+    { "momentum", 0, 0, G_OPTION_ARG_DOUBLE, &o.momentum, "fork: momentum", "M" },
+    { "wd", 0, 0, G_OPTION_ARG_DOUBLE, &o.wd, "fork: weight decay", "W" },
+    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &o.batch, "fork: batch size", "B" },
+    { "lr-schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedule, "fork: learning-rate schedule", "SPEC" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (fork ? "- a new run from a checkpoint of a run"
+                                                              : "- continue a run from its last checkpoint");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  g_autoptr (NlRunInfo) info = NULL;
+  NlTrainOutput out = { .json = json };
+  NlRunOptions ro = { .keep_last = 3 };
+  NlOptimKind kind;
+  int status = 0;
+  gboolean ok;
+
+  if (!parse (ctx, entries, &argc, &argv, fork ? "fork" : "resume", &status))
+    return status;
+  if (run <= 0)
+    return nl_cli_usage_error ("--run ID is required");
+  if (!fork && (checkpoint || name || !isnan (o.lr) || o.optimizer || !isnan (o.momentum) || !isnan (o.wd) || o.batch
+                || o.schedule))
+    return nl_cli_usage_error ("resume continues a run as it was; to change its settings, fork it");
+  if (o.optimizer && !nl_optim_kind_parse (o.optimizer, &kind, &error))
+    return nl_cli_usage_error ("%s", error->message);
+  if ((!isnan (o.lr) && !(o.lr > 0)) || o.epochs < 0 || o.batch < 0)
+    return nl_cli_usage_error ("--lr must be > 0, --epochs and --batch-size >= 1");
+  if (!(p = open_project (path, &status)))
+    return status;
+  info = nl_project_get_run (p, run, &error);
+  if (!info)
+    return nl_cli_fail (error);
+  out.json = json;
+  out.network = info->network_name ? info->network_name : "network";
+  out.run = run;
+  out.threads = nl_threads_get ();
+  {
+    g_auto (NlRunConfig) rc = { 0 };
+    nl_run_config_init (&rc);
+    if (nl_run_config_from_json (&rc, info->hparams_json, NULL))
+      out.epochs = o.epochs > 0 ? o.epochs : rc.cfg.epochs;
+  }
+  out.progress = json ? NULL : nl_progress_new ();
+  ro.chain = nl_cli_train_output (&out);
+  nl_cli_catch_interrupt ();
+  if (fork)
+    {
+      out.run = 0;
+      ok = nl_run_fork (p, run, checkpoint, name, apply_overrides, &o, &ro, &out.run, &error);
+    }
+  else
+    ok = nl_run_resume (p, run, o.epochs, &ro, &error);
+  nl_progress_clear (out.progress);
+  nl_progress_free (out.progress);
+  g_free (o.optimizer);
+  g_free (o.schedule);
+  if (!json)
+    printf ("run %" G_GINT64_FORMAT " %s\n", fork ? out.run : run, ok ? "finished" : "did not finish");
+  return ok ? 0 : nl_cli_fail (error);
+}
+
+int
+nl_cli_resume (int argc, char **argv)
+{
+  return run_command (argc, argv, FALSE);
+}
+
+int
+nl_cli_fork (int argc, char **argv)
+{
+  return run_command (argc, argv, TRUE);
+}
+
+static void
+print_rows (GArray *rows, gboolean csv)
+{
+  for (guint i = 0; i < rows->len; i++)
+    {
+      NlMetricRow *m = &g_array_index (rows, NlMetricRow, i);
+      if (csv)
+        printf ("%" G_GINT64_FORMAT ",%d,%s,%s,%.9g,%.3f\n", m->step, m->epoch, m->split, m->name, m->value, m->wall);
+      else
+        printf ("step %-7" G_GINT64_FORMAT " epoch %-3d %-5s %-14s %.6g\n", m->step, m->epoch, m->split, m->name,
+                m->value);
+    }
+  fflush (stdout);
+}
+
+int
+nl_cli_metrics (int argc, char **argv)
+{
+  g_autofree char *path = NULL, *name = NULL;
+  gint64 run = 0;
+  gboolean csv = FALSE;
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &name, "Only this metric (loss, accuracy, batch_loss, lr ...)", "NAME" },
+    { "csv", 0, 0, G_OPTION_ARG_NONE, &csv, "CSV with a header: step,epoch,split,name,value,wall", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- every stored metric point of a run");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  g_autoptr (GArray) rows = NULL;
+  g_autoptr (NlRunInfo) info = NULL;
+  int status = 0;
+
+  if (!parse (ctx, entries, &argc, &argv, "metrics", &status))
+    return status;
+  if (run <= 0)
+    return nl_cli_usage_error ("--run ID is required");
+  if (!(p = open_project (path, &status)))
+    return status;
+  if (!(info = nl_project_get_run (p, run, &error)) || !(rows = nl_project_get_metrics (p, run, name, 0, NULL, &error)))
+    return nl_cli_fail (error);
+  if (csv)
+    printf ("step,epoch,split,name,value,wall\n");
+  print_rows (rows, csv);
+  return 0;
+}
+
+int
+nl_cli_watch (int argc, char **argv)
+{
+  g_autofree char *path = NULL;
+  gint64 run = 0, last = 0;
+  double timeout = 0;
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
+    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &timeout, "Give up after this many seconds (0: never)", "S" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- follow a run trained by another process");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  gint64 start = g_get_monotonic_time ();
+  int status = 0;
+
+  if (!parse (ctx, entries, &argc, &argv, "watch", &status))
+    return status;
+  if (run <= 0)
+    return nl_cli_usage_error ("--run ID is required");
+  if (!(p = open_project (path, &status)))
+    return status;
+  nl_cli_catch_interrupt ();
+  for (;;)
+    {
+      g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, &error);
+      g_autoptr (GArray) rows = NULL;
+      gboolean active;
+      if (!info)
+        return nl_cli_fail (error);
+      active = g_strcmp0 (info->status, "running") == 0 || g_strcmp0 (info->status, "queued") == 0
+               || g_strcmp0 (info->status, "paused") == 0;
+      rows = nl_project_get_metrics (p, run, NULL, last, &last, &error);
+      if (!rows)
+        return nl_cli_fail (error);
+      print_rows (rows, FALSE);
+      if (!active && rows->len == 0)
+        {
+          printf ("run %" G_GINT64_FORMAT " %s%s%s\n", run, info->status, info->error ? ": " : "",
+                  info->error ? info->error : "");
+          return 0;
+        }
+      if (nl_cli_interrupted () || (timeout > 0 && (g_get_monotonic_time () - start) / 1e6 > timeout))
+        return 0;
+      g_usleep (200000);
+    }
+}
+
+int
+nl_cli_export (int argc, char **argv)
+{
+  g_autofree char *path = NULL, *which = NULL, *out = NULL;
+  gint64 run = 0;
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
+    { "checkpoint", 'c', 0, G_OPTION_ARG_STRING, &which, "best, last (default) or a checkpoint id", "ID" },
+    { "safetensors", 0, 0, G_OPTION_ARG_FILENAME, &out, "Write the weights to this safetensors file", "OUT" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- export a run's weights");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  g_autoptr (GBytes) blob = NULL;
+  gint64 ckpt;
+  int status = 0;
+
+  if (!parse (ctx, entries, &argc, &argv, "export", &status))
+    return status;
+  if (run <= 0 || !out)
+    return nl_cli_usage_error ("--run ID and --safetensors OUT are required");
+  if (!(p = open_project (path, &status)))
+    return status;
+  ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", &error);
+  if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, NULL, NULL, &error))
+      || !nl_weights_export_from_checkpoint (blob, out, &error))
+    return nl_cli_fail (error);
+  printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s\n", ckpt, run, out);
+  return 0;
+}
+
+static void
+print_names (const char *what, GPtrArray *names)
+{
+  if (names->len == 0)
+    return;
+  fprintf (stderr, "%s:", what);
+  for (guint i = 0; i < names->len; i++)
+    fprintf (stderr, " %s", (char *) g_ptr_array_index (names, i));
+  fprintf (stderr, "\n");
+}
+
+int
+nl_cli_import_weights (int argc, char **argv)
+{
+  g_autofree char *path = NULL, *network = NULL, *in = NULL;
+  gboolean allow_missing = FALSE, ignore_extra = FALSE;
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "network", 'n', 0, G_OPTION_ARG_STRING, &network, "A network of the project", "NAME" },
+    { "safetensors", 0, 0, G_OPTION_ARG_FILENAME, &in, "Weights to import", "IN" },
+    { "allow-missing", 0, 0, G_OPTION_ARG_NONE, &allow_missing, "Keep initial values for weights the file lacks", NULL },
+    { "ignore-extra", 0, 0, G_OPTION_ARG_NONE, &ignore_extra, "Ignore tensors the network does not have", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- weights from a safetensors file into a new run");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  g_autoptr (NlNetwork) net = NULL;
+  g_autoptr (NlModel) model = NULL;
+  g_autoptr (GPtrArray) missing = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) extra = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *json_text = NULL, *net_json = NULL, *run_name = NULL;
+  g_autoptr (GBytes) blob = NULL;
+  NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
+  NlTrainPosition pos = { .optimizer = (char *) "sgd" };
+  NlOptimConfig sgd;
+  gint64 run;
+  gboolean ok;
+  int status = 0;
+
+  if (!parse (ctx, entries, &argc, &argv, "import-weights", &status))
+    return status;
+  if (!network || !in)
+    return nl_cli_usage_error ("--network NAME and --safetensors IN are required");
+  if (!(p = open_project (path, &status)))
+    return status;
+  if (!(json_text = nl_project_load_network (p, network, 0, &error)) || !(net = nl_network_load_data (json_text, -1, &error)))
+    return nl_cli_fail (error);
+  for (int i = 0; i < nl_network_n_nodes (net); i++)
+    {
+      NlNode *n = nl_network_node (net, i);
+      if (strcmp (n->def->name, "Input") == 0 && n->params[0].n > 0)
+        sample = nl_shape_make (n->params[0].n, n->params[0].v);
+    }
+  nl_optim_config_init (&sgd, NL_OPTIM_SGD);
+  if (!(model = nl_model_new (net, &sample, 0, &error)) || !nl_model_prepare_optimizer (model, &sgd, &error))
+    return nl_cli_fail (error);
+  ok = nl_weights_import (model, in, allow_missing, ignore_extra, missing, extra, &error);
+  print_names ("missing (kept their initial values)", missing);
+  print_names ("extra (ignored)", extra);
+  if (!ok)
+    return nl_cli_fail (error);
+  /* the imported weights become a finished run with one checkpoint, ready to fork */
+  net_json = nl_network_to_json (net);
+  run_name = g_strdup_printf ("import of %s", in);
+  {
+    NlRunConfig rc;
+    g_autofree char *hp = NULL;
+    nl_run_config_init (&rc);
+    rc.cfg.epochs = 0;
+    hp = nl_run_config_to_json (&rc.cfg);
+    nl_run_config_clear (&rc);
+    NlRunInfo info = { .name = run_name, .network_name = net->name, .network_json = net_json, .hparams_json = hp,
+                       .device = (char *) "cpu", .status = (char *) "finished" };
+    if ((run = nl_project_create_run (p, &info, &error)) <= 0)
+      return nl_cli_fail (error);
+  }
+  if (!(blob = nl_checkpoint_save (model, &pos, &error))
+      || nl_project_add_checkpoint (p, run, 0, 0, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob), NULL, NAN,
+                                    TRUE, 0, &error) <= 0)
+    return nl_cli_fail (error);
+  printf ("imported %s into run %" G_GINT64_FORMAT " (network %s); fork it to train on\n", in, run, net->name);
+  return 0;
+}

@@ -1,0 +1,47 @@
+/* nl-run.h — a training run stored in a project: the run row with its
+ * snapshots (network, pipeline, hyper-parameters, seed), every metric point
+ * through the batched writer, a checkpoint per epoch (best by test accuracy
+ * kept, the last K kept), status from running to finished/failed/stopped.
+ * Resume and fork rebuild the trainer from a run's snapshots and a
+ * checkpoint. The CLI uses it now; the GUI's session will run it on its
+ * worker thread. */
+#pragma once
+
+#include "engine/nl-trainer.h"
+#include "projects/nl-project.h"
+
+G_BEGIN_DECLS
+
+/* A trainer configuration that owns its strings (NlTrainConfig borrows). */
+typedef struct {
+  NlTrainConfig cfg;
+  GPtrArray *strings;
+} NlRunConfig;
+
+void nl_run_config_init (NlRunConfig *rc);
+void nl_run_config_clear (NlRunConfig *rc);
+/* Copies s into rc and returns the copy (for cfg fields). */
+const char *nl_run_config_keep (NlRunConfig *rc, const char *s);
+char *nl_run_config_to_json (const NlTrainConfig *cfg);
+gboolean nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (NlRunConfig, nl_run_config_clear)
+
+typedef struct {
+  int keep_last;            /* checkpoints kept besides the best (default 3) */
+  NlTrainCallbacks chain;   /* called too (progress output) */
+} NlRunOptions;
+
+/* Creates the run (status running) and trains it; the run ends finished,
+ * failed (with the message) or stopped. Returns the run id in *run_id as
+ * soon as it exists (also on failure). */
+gboolean nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrainConfig *cfg,
+                       const NlRunOptions *opts, gint64 *run_id, GError **error);
+/* Continues RUN from its last checkpoint up to `epochs` (0: the run's own). */
+gboolean nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, GError **error);
+/* A new run from checkpoint `which` ("best", "last" or an id) of RUN with
+ * the parent's settings changed by `apply` (may be NULL); records lineage. */
+gboolean nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
+                      void (*apply) (NlRunConfig *rc, gpointer user), gpointer user,
+                      const NlRunOptions *opts, gint64 *new_run, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,256 @@
+/* nl-project.h — the project store: one SQLite file (*.netloom) holding
+ * networks, pipelines, runs, metrics, checkpoints, tags and notes.
+ *
+ * The file is in WAL mode, so one writer (a training process) and any number
+ * of readers (a GUI, `netloom-cli watch`) work at once without blocking each
+ * other. Every call is thread-safe per NlProject (one connection behind a
+ * mutex) and every write is one transaction: after a crash a row is either
+ * fully there or absent. projects/ knows networks only as JSON text.
+ *
+ * Ids are > 0; 0 means "none" in fields and "error" in return values.
+ * Times are Unix time in seconds (REAL); 0 means "not set". */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define NL_PROJECT_ERROR (nl_project_error_quark ())
+GQuark nl_project_error_quark (void);
+typedef enum {
+  NL_PROJECT_ERROR_NOT_PROJECT, /* not SQLite, or SQLite but not a netloom project */
+  NL_PROJECT_ERROR_NEWER,       /* written by a newer netloom (schema too new) */
+  NL_PROJECT_ERROR_EXISTS,      /* refusing to overwrite an existing file */
+  NL_PROJECT_ERROR_NOT_FOUND,   /* no such file, network, pipeline, run or checkpoint */
+  NL_PROJECT_ERROR_INVALID,     /* bad argument: unknown status or split, bad JSON */
+  NL_PROJECT_ERROR_READ_ONLY,   /* the file (or its directory) cannot be written */
+  NL_PROJECT_ERROR_BUSY,        /* still locked by another process after the busy timeout */
+  NL_PROJECT_ERROR_CORRUPT,     /* integrity check failed or SQLite reports corruption */
+  NL_PROJECT_ERROR_FULL,        /* disk full */
+  NL_PROJECT_ERROR_FAILED,      /* any other SQLite error (the message has SQLite's text) */
+} NlProjectErrorCode;
+
+/* The schema this netloom writes; older files are migrated on open. */
+#define NL_PROJECT_SCHEMA_VERSION 1
+/* PRAGMA application_id of every project file: 'NLOM'. */
+#define NL_PROJECT_APPLICATION_ID 0x4E4C4F4D
+
+typedef struct NlProject NlProject;
+
+/* Opens PATH. With create, a missing (or empty) file becomes a new project.
+ * An older schema is migrated after a backup to PATH.bak-vN (N the old
+ * version). A newer schema, a SQLite file of another program or a file that
+ * is not SQLite at all are refused without being modified. Runs left
+ * 'running' or 'paused' by a process of this host that is no longer alive
+ * are marked 'interrupted' (runs of other hosts are left alone). A file that
+ * cannot be written opens read-only: reads work, writes fail with
+ * NL_PROJECT_ERROR_READ_ONLY. */
+NlProject *nl_project_open (const char *path, gboolean create, GError **error);
+void nl_project_close (NlProject *p);
+const char *nl_project_path (NlProject *p);
+int nl_project_schema_version (NlProject *p);
+gboolean nl_project_is_read_only (NlProject *p);
+/* PRAGMA integrity_check and foreign_key_check; the error lists the problems. */
+gboolean nl_project_check (NlProject *p, GError **error);
+/* A new project at PATH (refuses an existing file): the Fashion-MNIST
+ * pipeline and the mlp, lenet and resnet-small networks. */
+gboolean nl_project_create_sample (const char *path, GError **error);
+
+/* ---- networks: every save is a new version of NAME (1, 2, ...) ---- */
+typedef struct {
+  gint64 id;
+  char *name;
+  int version;       /* the latest, or this row's in list_network_versions */
+  int n_versions;
+  double created;    /* of that version */
+} NlNetworkInfo;
+void nl_network_info_free (NlNetworkInfo *n);
+
+/* json must be a JSON object. Returns the new row's id. */
+gint64 nl_project_save_network (NlProject *p, const char *name, const char *json, GError **error);
+/* version 0: the latest. */
+char *nl_project_load_network (NlProject *p, const char *name, int version, GError **error);
+/* NlNetworkInfo*, latest version of each name, by name. */
+GPtrArray *nl_project_list_networks (NlProject *p, GError **error);
+/* NlNetworkInfo*, every version of NAME, oldest first. */
+GPtrArray *nl_project_list_network_versions (NlProject *p, const char *name, GError **error);
+/* Deletes every version of NAME; runs keep their snapshots. */
+gboolean nl_project_delete_network (NlProject *p, const char *name, GError **error);
+
+/* ---- pipelines: one row per name; saving an existing name updates it ---- */
+typedef struct {
+  gint64 id;
+  char *name;
+  char *dataset_spec;  /* "fashion-mnist", "csv:FILE", ... (nl-dataset.h) */
+  char *transforms;    /* "random-crop:28:4,flip" (nl-transform.h); NULL = none */
+  double split;        /* validation fraction for datasets without a test set */
+  int batch_size;
+  int workers;
+  char *extra_json;    /* anything else, a JSON object or NULL */
+  double created;
+} NlPipelineInfo;
+void nl_pipeline_info_free (NlPipelineInfo *pl);
+/* The snapshot stored in runs.pipeline_json, and back. */
+char *nl_pipeline_info_to_json (const NlPipelineInfo *pl);
+NlPipelineInfo *nl_pipeline_info_from_json (const char *json, GError **error);
+
+/* Uses pl->name .. pl->extra_json (id and created are ignored). Returns the id. */
+gint64 nl_project_save_pipeline (NlProject *p, const NlPipelineInfo *pl, GError **error);
+NlPipelineInfo *nl_project_load_pipeline (NlProject *p, const char *name, GError **error);
+/* NlPipelineInfo*, by name. */
+GPtrArray *nl_project_list_pipelines (NlProject *p, GError **error);
+gboolean nl_project_delete_pipeline (NlProject *p, const char *name, GError **error);
+
+/* ---- runs ---- */
+typedef struct {
+  gint64 id;
+  char *name;
+  gint64 parent_run, parent_checkpoint;   /* the run and checkpoint forked from */
+  char *network_name, *network_json, *pipeline_json, *hparams_json;
+  gint64 seed;
+  char *device, *status, *error, *host;
+  gint64 pid;
+  double created, started, finished;
+  int epochs_done;
+} NlRunInfo;
+void nl_run_info_free (NlRunInfo *r);
+
+/* network_json is required. status NULL means "queued"; for "running" the
+ * host, pid and start time of this process are filled in when not given.
+ * created 0 means now. id and epochs_done are ignored. Returns the id. */
+gint64 nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **error);
+/* status: queued, running, paused, finished, failed, stopped, interrupted.
+ *   running   sets started (first time only), host and pid; clears finished and error
+ *   paused    changes nothing else
+ *   queued    clears started, finished, error, host and pid
+ *   finished, failed, stopped, interrupted  set finished = now and
+ *             error = error_message (may be NULL) */
+gboolean nl_project_set_run_status (NlProject *p, gint64 run, const char *status,
+                                    const char *error_message, GError **error);
+gboolean nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, GError **error);
+NlRunInfo *nl_project_get_run (NlProject *p, gint64 run, GError **error);
+/* NlRunInfo*, by id. */
+GPtrArray *nl_project_list_runs (NlProject *p, GError **error);
+gboolean nl_project_rename_run (NlProject *p, gint64 run, const char *name, GError **error);
+/* Deletes the run with its metrics, checkpoints, tags and notes; runs forked
+ * from it keep their snapshots and lose the parent link. */
+gboolean nl_project_delete_run (NlProject *p, gint64 run, GError **error);
+
+gboolean nl_project_add_tag (NlProject *p, gint64 run, const char *tag, GError **error);
+gboolean nl_project_remove_tag (NlProject *p, gint64 run, const char *tag, GError **error);
+/* The tags of RUN, sorted; run 0: every tag used in the project. NULL-terminated. */
+char **nl_project_list_tags (NlProject *p, gint64 run, GError **error);
+
+typedef struct {
+  gint64 id, run;
+  char *text;
+  double created;
+} NlNote;
+void nl_note_free (NlNote *n);
+gint64 nl_project_add_note (NlProject *p, gint64 run, const char *text, GError **error);
+/* NlNote*, oldest first. */
+GPtrArray *nl_project_list_notes (NlProject *p, gint64 run, GError **error);
+gboolean nl_project_delete_note (NlProject *p, gint64 note, GError **error);
+
+/* ---- metrics ---- */
+typedef struct {
+  gint64 run, step;
+  int epoch;
+  const char *split;  /* "train", "val" or "test" */
+  const char *name;   /* "loss", "accuracy", "lr", ... */
+  double value;       /* NaN is stored as NULL and read back as NaN */
+  double wall;        /* Unix time; 0 means now */
+} NlMetricPoint;
+
+/* A stored metric. split and name are interned strings (g_intern_string):
+ * never freed, so a GArray of rows needs no element cleanup. */
+typedef struct {
+  gint64 rowid, run, step;
+  int epoch;
+  const char *split, *name;
+  double value, wall;
+} NlMetricRow;
+
+/* All points in one transaction: all are stored or none. */
+gboolean nl_project_add_metrics (NlProject *p, const NlMetricPoint *points, int n, GError **error);
+/* NlMetricRow of RUN (0: every run) named NAME (NULL: every name) with
+ * rowid > after_rowid, by rowid. Rowids only grow (never reused) and a
+ * batch becomes visible all at once, so a watcher polls with after_rowid =
+ * the last_rowid of its previous call and never misses or repeats a row.
+ * last_rowid (may be NULL) receives the largest rowid returned, or
+ * after_rowid when nothing is new. */
+GArray *nl_project_get_metrics (NlProject *p, gint64 run, const char *name, gint64 after_rowid,
+                                gint64 *last_rowid, GError **error);
+/* Smallest and largest value and the value at the last step (the latest
+ * written on ties) of NAME in RUN (split NULL: any split). NaN for each
+ * when there is no such point. Any output may be NULL. Reads a summary
+ * kept with the metrics: constant time however long the run. */
+gboolean nl_project_metric_summary (NlProject *p, gint64 run, const char *name, const char *split,
+                                    double *best_min, double *best_max, double *last, GError **error);
+
+/* One metric of a run, for run tables. name and split are interned. */
+typedef struct {
+  const char *name, *split;
+  double min, max, last;   /* NaN when there is no value (all NaN) */
+  gint64 last_step;
+  gint64 count;            /* points, NaN ones included */
+} NlMetricSummary;
+/* NlMetricSummary of every (name, split) of RUN, by name then split. */
+GArray *nl_project_list_metric_summaries (NlProject *p, gint64 run, GError **error);
+
+/* ---- checkpoints ---- */
+typedef struct {
+  gint64 id, run;
+  int epoch;
+  gint64 step;
+  gint64 size;               /* bytes of the blob */
+  const char *metric_name;   /* interned, or NULL */
+  double metric_value;       /* NaN when none */
+  gboolean is_best;
+  double created;
+} NlCheckpointInfo;
+
+/* Stores BLOB (the safetensors bytes) and, in the same transaction, marks
+ * the run's best checkpoint by metric_name (the one with the highest value
+ * when higher_is_better, else the lowest; the earliest on ties; only
+ * checkpoints with that metric name compete; metric_name NULL leaves the
+ * best flag alone) and, with keep_last > 0, deletes the run's checkpoints
+ * that are neither among the keep_last newest, nor best, nor forked from.
+ * Returns the id. Blobs are limited to SQLite's maximum (1 GB by default). */
+gint64 nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step,
+                                  const void *blob, gsize size, const char *metric_name,
+                                  double metric_value, gboolean higher_is_better, int keep_last,
+                                  GError **error);
+/* run, epoch, step may be NULL. */
+GBytes *nl_project_load_checkpoint (NlProject *p, gint64 checkpoint, gint64 *run, int *epoch,
+                                    gint64 *step, GError **error);
+/* which: "best", "last" (the newest) or an epoch number (the newest
+ * checkpoint of that epoch). Returns the id, or 0 with an error. */
+gint64 nl_project_find_checkpoint (NlProject *p, gint64 run, const char *which, GError **error);
+/* NlCheckpointInfo of RUN, oldest first (no blobs are read). */
+GArray *nl_project_list_checkpoints (NlProject *p, gint64 run, GError **error);
+gboolean nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError **error);
+
+/* ---- metric writer: batches metrics off the training thread ----
+ * nl_metric_writer_add copies the point and returns at once; a background
+ * thread writes what has queued up in one transaction every flush_ms or as
+ * soon as max_rows are waiting. A failed write (disk full, read-only, locked
+ * beyond the busy timeout) drops that batch; the error is kept and returned
+ * by the next flush or free (once). The project must outlive the writer. */
+typedef struct NlMetricWriter NlMetricWriter;
+/* flush_ms 0: 250; max_rows 0: 512. */
+NlMetricWriter *nl_metric_writer_new (NlProject *p, guint flush_ms, guint max_rows);
+void nl_metric_writer_add (NlMetricWriter *w, const NlMetricPoint *pt);
+/* Writes everything added so far before returning. */
+gboolean nl_metric_writer_flush (NlMetricWriter *w, GError **error);
+/* Flushes, stops the thread and frees; FALSE when a write failed since the
+ * last reported error. */
+gboolean nl_metric_writer_free (NlMetricWriter *w, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlProject, nl_project_close)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlNetworkInfo, nl_network_info_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlPipelineInfo, nl_pipeline_info_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlRunInfo, nl_run_info_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlNote, nl_note_free)
+
+G_END_DECLS

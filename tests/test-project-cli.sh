@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# test-project-cli.sh — projects through netloom-cli as users drive them:
+# runs stored with metrics and checkpoints, resume bit for bit, fork
+# lineage, watch from a second process, kill -9 in the middle of training,
+# export read by an independent safetensors parser, import with missing and
+# extra names. Usage: test-project-cli.sh PATH/TO/netloom-cli   (TAP)
+set -u
+cli="$1"
+src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"; }
+
+python3 - "$tmp/data" <<'PY'
+import os, random, struct, sys
+d = sys.argv[1]; os.makedirs(d)
+random.seed(1)
+def write(prefix, n):
+    labels = [(i * 7 + 3) % 10 for i in range(n)]
+    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 28, 28))
+        for l in labels:
+            f.write(bytes(min(255, random.randrange(60) + (150 if y // 2 == l else 0)) for y in range(28) for x in range(28)))
+    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + bytes(labels))
+write("train", 2048); write("t10k", 256)
+PY
+P="$tmp/p.netloom"
+D="mnist:$tmp/data"
+train() { "$cli" train --project "$P" --dataset "$D" --threads 2 --json "$@"; }
+
+out=$("$cli" project new --sample "$P" 2>&1) && "$cli" project info --json "$P" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+assert r["integrity"] == "ok" and r["schema_version"] >= 1, r
+assert sorted(x["name"] for x in r["networks"]) == ["lenet", "mlp", "resnet-small"], r
+' && ok "project new --sample has the three networks" || not_ok "project new --sample" "$out"
+expect_exists=$("$cli" project new "$P" 2>&1); [ $? -eq 2 ] && grep -q "exists already" <<<"$expect_exists" && ok "project new never overwrites" || not_ok "project new overwrite" "$expect_exists"
+
+train --network mlp --epochs 4 --name straight >"$tmp/straight.json" && train --network mlp --epochs 2 --name split >/dev/null \
+  && "$cli" resume --project "$P" --run 2 --epochs 4 --json >"$tmp/resumed.json" \
+  && "$cli" export --project "$P" --run 1 --safetensors "$tmp/a.safetensors" >/dev/null \
+  && "$cli" export --project "$P" --run 2 --safetensors "$tmp/b.safetensors" >/dev/null \
+  && cmp -s "$tmp/a.safetensors" "$tmp/b.safetensors" && [ "$(tail -1 "$tmp/straight.json" | sed 's/"run":[0-9]*,//; s/"seconds".*"train_loss"//; s/"peak.*//')" = "$(tail -1 "$tmp/resumed.json" | sed 's/"run":[0-9]*,//; s/"seconds".*"train_loss"//; s/"peak.*//')" ] \
+  && ok "4 epochs straight = 2 + resume 2, bit for bit" || not_ok "resume equivalence" "$(cat "$tmp/straight.json" "$tmp/resumed.json")"
+
+python3 "$src/tests/safetensors_check.py" "$tmp/a.safetensors" >"$tmp/check.json" 2>&1 && python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+names = r["tensors"]
+assert names["fc1.weight"]["shape"] == [256, 784], names["fc1.weight"]
+assert names["fc2.bias"]["shape"] == [10], names["fc2.bias"]
+assert not any(k.startswith("optimizer/") for k in names), "export must hold weights only"
+' "$tmp/check.json" && ok "export is read by an independent safetensors parser" || not_ok "export parsed" "$(head -c 600 "$tmp/check.json")"
+
+out=$("$cli" fork --project "$P" --run 1 --checkpoint last --lr 0.05 --epochs 6 --name lower-lr --json 2>&1)
+"$cli" runs --project "$P" --json | python3 -c '
+import json, sys
+runs = {r["id"]: r for r in map(json.loads, sys.stdin)}
+child = [r for r in runs.values() if r["name"] == "lower-lr"][0]
+assert child["parent_run"] == 1 and child["status"] == "finished", child
+assert abs(child["lr"] - 0.05) < 1e-9 and child["epochs_done"] == 6, child
+assert runs[1]["best_test_accuracy"] is not None and runs[1]["status"] == "finished"
+' && [ "$(grep -c '^{' <<<"$out")" -eq 2 ] && ok "fork from the last checkpoint with --lr records lineage and trains epochs 5-6" || not_ok "fork" "$out"
+
+"$cli" metrics --project "$P" --run 1 --csv | python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+batch = [r for r in rows if r["name"] == "batch_loss"]
+acc = [r for r in rows if r["name"] == "accuracy" and r["split"] == "test"]
+assert len(batch) == 4 * 16, len(batch)
+assert [int(r["epoch"]) for r in acc] == [1, 2, 3, 4], acc
+steps = [int(r["step"]) for r in batch]
+assert steps == sorted(steps) and steps[0] == 1 and steps[-1] == 64, steps[:3]
+' && ok "metrics --csv holds every batch and epoch point" || not_ok "metrics --csv"
+
+# a second process follows a run while it trains
+"$cli" train --project "$P" --dataset "$D" --threads 2 --json --network lenet --epochs 3 --batch-size 32 \
+  --name watched >/dev/null 2>&1 &
+trainer=$!
+for i in $(seq 50); do "$cli" runs --project "$P" --json 2>/dev/null | grep -q '"name":"watched","status":"running"' && break; sleep 0.2; done
+watched=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["id"] for r in map(json.loads, sys.stdin) if r["name"] == "watched"][0])')
+wout=$(timeout 120 "$cli" watch --project "$P" --run "$watched" 2>&1); ws=$?
+wait $trainer; ts=$?
+[ $ws -eq 0 ] && [ $ts -eq 0 ] && grep -q "run $watched finished" <<<"$wout" && [ "$(grep -c 'batch_loss' <<<"$wout")" -ge 100 ] \
+  && ! grep -qi "locked" <<<"$wout" && ok "watch follows a run another process trains, no lock errors" || not_ok "watch" "$(tail -5 <<<"$wout")"
+
+# kill -9 in the middle of training: the project stays sound, the run is resumable
+"$cli" train --project "$P" --dataset "$D" --threads 2 --json --network lenet --epochs 4 --batch-size 32 \
+  --name killed >/dev/null 2>&1 &
+victim=$!   # the CLI itself, not a subshell
+for i in $(seq 100); do
+  "$cli" runs --project "$P" --json 2>/dev/null | grep '"name":"killed"' | grep -q '"epochs_done":[1-9]' && break; sleep 0.2
+done
+sleep 0.3; kill -9 $victim; wait $victim 2>/dev/null
+info=$("$cli" project info "$P" 2>&1); s1=$?
+killed=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["id"] for r in map(json.loads, sys.stdin) if r["name"] == "killed"][0])')
+status=$("$cli" runs --project "$P" --json | python3 -c "import json,sys; print([r['status'] for r in map(json.loads, sys.stdin) if r['id'] == $killed][0])")
+rout=$("$cli" resume --project "$P" --run "$killed" --json 2>&1); s2=$?
+[ $s1 -eq 0 ] && grep -q "integrity ok" <<<"$info" && [ "$status" = interrupted ] && [ $s2 -eq 0 ] && grep -q '"epoch":4' <<<"$rout" \
+  && ok "kill -9: integrity ok, run interrupted, resumed to the end" || not_ok "kill -9" "$info / status $status / $rout"
+
+# import: weights exported from mlp into the mlp network; a file of other names reports missing and extra
+out=$("$cli" import-weights --project "$P" --network mlp --safetensors "$tmp/a.safetensors" 2>&1) && grep -q "imported" <<<"$out" \
+  && ok "import-weights of a matching file" || not_ok "import matching" "$out"
+python3 - "$tmp/other.safetensors" <<'PY'
+import json, struct, sys
+head = json.dumps({"other.weight": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}}).encode()
+head += b" " * (-len(head) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(head)) + head + struct.pack("<3f", 1, 2, 3))
+PY
+out=$("$cli" import-weights --project "$P" --network mlp --safetensors "$tmp/other.safetensors" 2>&1); s=$?
+[ $s -ne 0 ] && grep -q "missing.*fc1.weight" <<<"$out" && grep -q "extra.*other.weight" <<<"$out" \
+  && ok "import-weights names missing and extra tensors" || not_ok "import mismatch" "$out"
+
+printf 'not a database at all' >"$tmp/foreign.netloom"; before=$(sha256sum "$tmp/foreign.netloom")
+out=$("$cli" runs --project "$tmp/foreign.netloom" 2>&1); s=$?
+[ $s -eq 1 ] && grep -q "not a netloom project" <<<"$out" && [ "$before" = "$(sha256sum "$tmp/foreign.netloom")" ] \
+  && ok "a foreign file is refused and left untouched" || not_ok "foreign file" "$out"
+
+echo "1..$n"
+[ $failed -eq 0 ]

@@ -1,5 +1,7 @@
 /* nl-project-private.h — the NlProject struct and SQL helpers shared by
- * nl-project.c (open, schema, migrations) and nl-project-tables.c (rows). */
+ * nl-project.c (open, schema, migrations), nl-project-tables.c (networks,
+ * pipelines, runs, tags, notes) and nl-project-run-data.c (metrics,
+ * checkpoints). */
 #pragma once
 
 #include <sqlite3.h>
@@ -27,3 +29,24 @@ sqlite3_stmt *nl_project_prepare (NlProject *p, const char *sql, GError **error)
 
 /* Unix time in seconds. */
 double nl_project_now (void);
+
+/* ---- statement helpers (nl-project-tables.c); all with p->lock held
+ * except nl_project_write ---- */
+
+/* A text column as a new string (NULL for NULL); a REAL column, NaN for NULL. */
+char *nl_project_col_str (sqlite3_stmt *st, int i);
+double nl_project_col_real (sqlite3_stmt *st, int i);
+/* fmt has one letter per parameter ?1, ?2, ...: 'i' gint64, 'n' int,
+ * 'd' double (NaN binds NULL), 't' const char * (NULL binds NULL). The
+ * strings must outlive the statement's execution. */
+sqlite3_stmt *nl_project_prepare_bind (NlProject *p, GError **error, const char *sql, const char *fmt, ...);
+/* Runs one statement inside the caller's transaction. Returns the number
+ * of rows changed, or -1 with ERROR. */
+gint64 nl_project_step (NlProject *p, const char *what, GError **error, const char *sql, const char *fmt, ...);
+/* One statement in its own write transaction; takes the lock. Returns the
+ * number of rows changed (-1 on error); rowid (may be NULL) receives the
+ * last inserted rowid. */
+gint64 nl_project_write (NlProject *p, const char *what, gint64 *rowid, GError **error, const char *sql,
+                         const char *fmt, ...);
+/* Sets a NOT_FOUND error "PATH: no WHAT ID"; returns FALSE. */
+gboolean nl_project_not_found (NlProject *p, GError **error, const char *what, gint64 id);

@@ -1,7 +1,8 @@
 /* nl-project-tables.c — typed access to the rows of a project: networks,
- * pipelines, runs, tags, notes, metrics and checkpoints. Each public call
- * takes the project lock for its whole duration and writes in one
- * IMMEDIATE transaction. */
+ * pipelines, runs, tags and notes, and the statement helpers shared with
+ * nl-project-run-data.c (metrics, checkpoints). Each public call takes the
+ * project lock for its whole duration and writes in one IMMEDIATE
+ * transaction. */
 #include "projects/nl-project-private.h"
 
 #include <json-glib/json-glib.h>
@@ -12,22 +13,19 @@
 
 /* ---- helpers ---- */
 
-static char *
-col_str (sqlite3_stmt *st, int i)
+char *
+nl_project_col_str (sqlite3_stmt *st, int i)
 {
   const unsigned char *t = sqlite3_column_text (st, i);
   return t ? g_strdup ((const char *) t) : NULL;
 }
 
-static double
-col_real (sqlite3_stmt *st, int i)
+double
+nl_project_col_real (sqlite3_stmt *st, int i)
 {
   return sqlite3_column_type (st, i) == SQLITE_NULL ? NAN : sqlite3_column_double (st, i);
 }
 
-/* fmt has one letter per parameter ?1, ?2, ...: 'i' gint64, 'n' int,
- * 'd' double (NaN binds NULL), 't' const char * (NULL binds NULL). The
- * strings must outlive the statement's execution. */
 static void
 bind_va (sqlite3_stmt *st, const char *fmt, va_list ap)
 {
@@ -60,8 +58,8 @@ bind_va (sqlite3_stmt *st, const char *fmt, va_list ap)
     }
 }
 
-static sqlite3_stmt *
-prepare_bind (NlProject *p, GError **error, const char *sql, const char *fmt, ...)
+sqlite3_stmt *
+nl_project_prepare_bind (NlProject *p, GError **error, const char *sql, const char *fmt, ...)
 {
   sqlite3_stmt *st = nl_project_prepare (p, sql, error);
   if (st)
@@ -74,8 +72,6 @@ prepare_bind (NlProject *p, GError **error, const char *sql, const char *fmt, ..
   return st;
 }
 
-/* Runs one statement (the lock held, inside the caller's transaction).
- * Returns the number of rows changed, or -1 with ERROR. */
 static gint64
 step_va (NlProject *p, const char *what, GError **error, const char *sql, const char *fmt, va_list ap)
 {
@@ -90,8 +86,8 @@ step_va (NlProject *p, const char *what, GError **error, const char *sql, const 
   return changes;
 }
 
-static gint64
-step1 (NlProject *p, const char *what, GError **error, const char *sql, const char *fmt, ...)
+gint64
+nl_project_step (NlProject *p, const char *what, GError **error, const char *sql, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
@@ -100,12 +96,9 @@ step1 (NlProject *p, const char *what, GError **error, const char *sql, const ch
   return r;
 }
 
-/* One statement in its own write transaction; takes the lock. Returns the
- * number of rows changed (-1 on error); rowid (may be NULL) receives the
- * last inserted rowid. */
-static gint64
-write1 (NlProject *p, const char *what, gint64 *rowid, GError **error, const char *sql,
-        const char *fmt, ...)
+gint64
+nl_project_write (NlProject *p, const char *what, gint64 *rowid, GError **error, const char *sql,
+                  const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
@@ -127,8 +120,8 @@ write1 (NlProject *p, const char *what, gint64 *rowid, GError **error, const cha
   return changes;
 }
 
-static gboolean
-not_found (NlProject *p, GError **error, const char *what, gint64 id)
+gboolean
+nl_project_not_found (NlProject *p, GError **error, const char *what, gint64 id)
 {
   g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "%s: no %s %" G_GINT64_FORMAT,
                p->path, what, id);
@@ -188,7 +181,7 @@ nl_project_save_network (NlProject *p, const char *name, const char *json, GErro
   g_mutex_lock (&p->lock);
   if (nl_project_begin_write (p, error))
     {
-      gboolean ok = step1 (p, "cannot save the network", error,
+      gboolean ok = nl_project_step (p, "cannot save the network", error,
                            "INSERT INTO networks (name, version, json, created) VALUES (?1,"
                            " (SELECT coalesce (max (version), 0) + 1 FROM networks WHERE name = ?1), ?2, ?3)",
                            "ttd", name, json, nl_project_now ()) == 1;
@@ -209,12 +202,12 @@ nl_project_load_network (NlProject *p, const char *name, int version, GError **e
   g_return_val_if_fail (p != NULL && name != NULL, NULL);
   char *json = NULL;
   g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, "SELECT json FROM networks WHERE name = ?1"
+  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT json FROM networks WHERE name = ?1"
                                    " AND (?2 = 0 OR version = ?2) ORDER BY version DESC LIMIT 1",
                                    "tn", name, version);
   int rc = st ? sqlite3_step (st) : SQLITE_OK;
   if (rc == SQLITE_ROW)
-    json = col_str (st, 0);
+    json = nl_project_col_str (st, 0);
   else if (rc == SQLITE_DONE && version)
     g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "%s: no version %d of network “%s”",
                  p->path, version, name);
@@ -232,7 +225,7 @@ network_row (sqlite3_stmt *st, gpointer data)
 {
   NlNetworkInfo *n = g_new0 (NlNetworkInfo, 1);
   n->id = sqlite3_column_int64 (st, 0);
-  n->name = col_str (st, 1);
+  n->name = nl_project_col_str (st, 1);
   n->version = sqlite3_column_int (st, 2);
   n->created = sqlite3_column_double (st, 3);
   n->n_versions = sqlite3_column_int (st, 4);
@@ -245,7 +238,7 @@ list_networks (NlProject *p, const char *name, GError **error)
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_network_info_free);
   g_mutex_lock (&p->lock);
   sqlite3_stmt *st = name
-    ? prepare_bind (p, error, "SELECT id, name, version, created,"
+    ? nl_project_prepare_bind (p, error, "SELECT id, name, version, created,"
                     " (SELECT count (*) FROM networks WHERE name = ?1)"
                     " FROM networks WHERE name = ?1 ORDER BY version", "t", name)
     : nl_project_prepare (p, "SELECT n.id, n.name, n.version, n.created, c.cnt FROM networks n"
@@ -276,7 +269,7 @@ gboolean
 nl_project_delete_network (NlProject *p, const char *name, GError **error)
 {
   g_return_val_if_fail (p != NULL && name != NULL, FALSE);
-  gint64 n = write1 (p, "cannot delete the network", NULL, error, "DELETE FROM networks WHERE name = ?1",
+  gint64 n = nl_project_write (p, "cannot delete the network", NULL, error, "DELETE FROM networks WHERE name = ?1",
                      "t", name);
   if (n == 0)
     g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "%s: no network “%s”", p->path, name);
@@ -361,14 +354,14 @@ nl_project_save_pipeline (NlProject *p, const NlPipelineInfo *pl, GError **error
   if (nl_project_begin_write (p, error))
     {
       /* An update keeps the row's id and creation time. */
-      gboolean ok = step1 (p, "cannot save the pipeline", error,
+      gboolean ok = nl_project_step (p, "cannot save the pipeline", error,
                            "INSERT INTO pipelines (name, dataset_spec, transforms, split, batch_size, workers,"
                            " json, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (name) DO UPDATE"
                            " SET dataset_spec = ?2, transforms = ?3, split = ?4, batch_size = ?5,"
                            " workers = ?6, json = ?7",
                            "tttdnntd", pl->name, pl->dataset_spec, pl->transforms, pl->split,
                            pl->batch_size, pl->workers, pl->extra_json, nl_project_now ()) == 1;
-      sqlite3_stmt *st = ok ? prepare_bind (p, error, "SELECT id FROM pipelines WHERE name = ?1", "t", pl->name)
+      sqlite3_stmt *st = ok ? nl_project_prepare_bind (p, error, "SELECT id FROM pipelines WHERE name = ?1", "t", pl->name)
                             : NULL;
       if (st && sqlite3_step (st) == SQLITE_ROW)
         id = sqlite3_column_int64 (st, 0);
@@ -390,13 +383,13 @@ pipeline_row (sqlite3_stmt *st, gpointer data)
 {
   NlPipelineInfo *pl = g_new0 (NlPipelineInfo, 1);
   pl->id = sqlite3_column_int64 (st, 0);
-  pl->name = col_str (st, 1);
-  pl->dataset_spec = col_str (st, 2);
-  pl->transforms = col_str (st, 3);
+  pl->name = nl_project_col_str (st, 1);
+  pl->dataset_spec = nl_project_col_str (st, 2);
+  pl->transforms = nl_project_col_str (st, 3);
   pl->split = sqlite3_column_double (st, 4);
   pl->batch_size = sqlite3_column_int (st, 5);
   pl->workers = sqlite3_column_int (st, 6);
-  pl->extra_json = col_str (st, 7);
+  pl->extra_json = nl_project_col_str (st, 7);
   pl->created = sqlite3_column_double (st, 8);
   g_ptr_array_add (data, pl);
 }
@@ -406,7 +399,7 @@ list_pipelines (NlProject *p, const char *name, GError **error)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_pipeline_info_free);
   g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, "SELECT " PIPELINE_COLUMNS " FROM pipelines"
+  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT " PIPELINE_COLUMNS " FROM pipelines"
                                    " WHERE ?1 IS NULL OR name = ?1 ORDER BY name", "t", name);
   gboolean ok = st && for_rows (p, st, pipeline_row, out, error);
   g_mutex_unlock (&p->lock);
@@ -441,7 +434,7 @@ gboolean
 nl_project_delete_pipeline (NlProject *p, const char *name, GError **error)
 {
   g_return_val_if_fail (p != NULL && name != NULL, FALSE);
-  gint64 n = write1 (p, "cannot delete the pipeline", NULL, error, "DELETE FROM pipelines WHERE name = ?1",
+  gint64 n = nl_project_write (p, "cannot delete the pipeline", NULL, error, "DELETE FROM pipelines WHERE name = ?1",
                      "t", name);
   if (n == 0)
     g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "%s: no pipeline “%s”", p->path, name);
@@ -509,7 +502,7 @@ nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **error)
   double started = info->started > 0 ? info->started : running ? now : NAN;
   double finished = info->finished > 0 ? info->finished : is_terminal (status) ? now : NAN;
   gint64 id = 0;
-  gint64 n = write1 (p, "cannot create the run", &id, error,
+  gint64 n = nl_project_write (p, "cannot create the run", &id, error,
                      "INSERT INTO runs (name, parent_run, parent_checkpoint, network_name, network_json,"
                      " pipeline_json, hparams_json, seed, device, status, error, host, pid, created, started,"
                      " finished) VALUES (?1, nullif (?2, 0), nullif (?3, 0), ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
@@ -529,7 +522,7 @@ nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const c
   g_return_val_if_fail (p != NULL, FALSE);
   if (!check_status (status, error))
     return FALSE;
-  gint64 n = write1 (p, "cannot change the run's status", NULL, error,
+  gint64 n = nl_project_write (p, "cannot change the run's status", NULL, error,
                      "UPDATE runs SET status = ?2,"
                      " started = CASE ?2 WHEN 'running' THEN coalesce (started, ?3)"
                      "   WHEN 'queued' THEN NULL ELSE started END,"
@@ -542,16 +535,16 @@ nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const c
                      " WHERE id = ?1",
                      "itdtti", run, status, nl_project_now (), error_message, g_get_host_name (),
                      (gint64) getpid ());
-  return n == 1 || (n == 0 && not_found (p, error, "run", run));
+  return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 
 gboolean
 nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, GError **error)
 {
   g_return_val_if_fail (p != NULL, FALSE);
-  gint64 n = write1 (p, "cannot update the run", NULL, error,
+  gint64 n = nl_project_write (p, "cannot update the run", NULL, error,
                      "UPDATE runs SET epochs_done = ?2 WHERE id = ?1", "in", run, epochs_done);
-  return n == 1 || (n == 0 && not_found (p, error, "run", run));
+  return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 
 #define RUN_COLUMNS "id, name, parent_run, parent_checkpoint, network_name, network_json, pipeline_json," \
@@ -562,18 +555,18 @@ run_row (sqlite3_stmt *st, gpointer data)
 {
   NlRunInfo *r = g_new0 (NlRunInfo, 1);
   r->id = sqlite3_column_int64 (st, 0);
-  r->name = col_str (st, 1);
+  r->name = nl_project_col_str (st, 1);
   r->parent_run = sqlite3_column_int64 (st, 2);
   r->parent_checkpoint = sqlite3_column_int64 (st, 3);
-  r->network_name = col_str (st, 4);
-  r->network_json = col_str (st, 5);
-  r->pipeline_json = col_str (st, 6);
-  r->hparams_json = col_str (st, 7);
+  r->network_name = nl_project_col_str (st, 4);
+  r->network_json = nl_project_col_str (st, 5);
+  r->pipeline_json = nl_project_col_str (st, 6);
+  r->hparams_json = nl_project_col_str (st, 7);
   r->seed = sqlite3_column_int64 (st, 8);
-  r->device = col_str (st, 9);
-  r->status = col_str (st, 10);
-  r->error = col_str (st, 11);
-  r->host = col_str (st, 12);
+  r->device = nl_project_col_str (st, 9);
+  r->status = nl_project_col_str (st, 10);
+  r->error = nl_project_col_str (st, 11);
+  r->host = nl_project_col_str (st, 12);
   r->pid = sqlite3_column_int64 (st, 13);
   r->created = sqlite3_column_double (st, 14);
   r->started = sqlite3_column_double (st, 15);   /* NULL reads as 0 */
@@ -587,7 +580,7 @@ list_runs (NlProject *p, gint64 run, GError **error)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_run_info_free);
   g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, "SELECT " RUN_COLUMNS " FROM runs WHERE ?1 = 0 OR id = ?1"
+  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT " RUN_COLUMNS " FROM runs WHERE ?1 = 0 OR id = ?1"
                                    " ORDER BY id", "i", run);
   gboolean ok = st && for_rows (p, st, run_row, out, error);
   g_mutex_unlock (&p->lock);
@@ -601,12 +594,12 @@ nl_project_get_run (NlProject *p, gint64 run, GError **error)
 {
   g_return_val_if_fail (p != NULL, NULL);
   if (run <= 0)
-    return not_found (p, error, "run", run), NULL;
+    return nl_project_not_found (p, error, "run", run), NULL;
   g_autoptr (GPtrArray) rows = list_runs (p, run, error);
   if (!rows)
     return NULL;
   if (rows->len == 0)
-    return not_found (p, error, "run", run), NULL;
+    return nl_project_not_found (p, error, "run", run), NULL;
   return g_ptr_array_steal_index (rows, 0);
 }
 
@@ -621,9 +614,9 @@ gboolean
 nl_project_rename_run (NlProject *p, gint64 run, const char *name, GError **error)
 {
   g_return_val_if_fail (p != NULL && name != NULL, FALSE);
-  gint64 n = write1 (p, "cannot rename the run", NULL, error, "UPDATE runs SET name = ?2 WHERE id = ?1",
+  gint64 n = nl_project_write (p, "cannot rename the run", NULL, error, "UPDATE runs SET name = ?2 WHERE id = ?1",
                      "it", run, name);
-  return n == 1 || (n == 0 && not_found (p, error, "run", run));
+  return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 
 gboolean
@@ -631,8 +624,8 @@ nl_project_delete_run (NlProject *p, gint64 run, GError **error)
 {
   g_return_val_if_fail (p != NULL, FALSE);
   /* Foreign keys cascade to metrics, checkpoints, tags and notes. */
-  gint64 n = write1 (p, "cannot delete the run", NULL, error, "DELETE FROM runs WHERE id = ?1", "i", run);
-  return n == 1 || (n == 0 && not_found (p, error, "run", run));
+  gint64 n = nl_project_write (p, "cannot delete the run", NULL, error, "DELETE FROM runs WHERE id = ?1", "i", run);
+  return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 
 /* ---- tags and notes ---- */
@@ -646,7 +639,7 @@ nl_project_add_tag (NlProject *p, gint64 run, const char *tag, GError **error)
       g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "a tag cannot be empty");
       return FALSE;
     }
-  return write1 (p, "cannot add the tag", NULL, error, "INSERT OR IGNORE INTO tags (run, tag) VALUES (?1, ?2)",
+  return nl_project_write (p, "cannot add the tag", NULL, error, "INSERT OR IGNORE INTO tags (run, tag) VALUES (?1, ?2)",
                  "it", run, tag) >= 0;
 }
 
@@ -654,14 +647,14 @@ gboolean
 nl_project_remove_tag (NlProject *p, gint64 run, const char *tag, GError **error)
 {
   g_return_val_if_fail (p != NULL && tag != NULL, FALSE);
-  return write1 (p, "cannot remove the tag", NULL, error, "DELETE FROM tags WHERE run = ?1 AND tag = ?2",
+  return nl_project_write (p, "cannot remove the tag", NULL, error, "DELETE FROM tags WHERE run = ?1 AND tag = ?2",
                  "it", run, tag) >= 0;
 }
 
 static void
 tag_row (sqlite3_stmt *st, gpointer data)
 {
-  g_ptr_array_add (data, col_str (st, 0));
+  g_ptr_array_add (data, nl_project_col_str (st, 0));
 }
 
 char **
@@ -670,7 +663,7 @@ nl_project_list_tags (NlProject *p, gint64 run, GError **error)
   g_return_val_if_fail (p != NULL, NULL);
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
   g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, "SELECT DISTINCT tag FROM tags WHERE ?1 = 0 OR run = ?1"
+  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT DISTINCT tag FROM tags WHERE ?1 = 0 OR run = ?1"
                                    " ORDER BY tag", "i", run);
   gboolean ok = st && for_rows (p, st, tag_row, out, error);
   g_mutex_unlock (&p->lock);
@@ -695,7 +688,7 @@ nl_project_add_note (NlProject *p, gint64 run, const char *text, GError **error)
 {
   g_return_val_if_fail (p != NULL && text != NULL, 0);
   gint64 id = 0;
-  gint64 n = write1 (p, "cannot add the note", &id, error,
+  gint64 n = nl_project_write (p, "cannot add the note", &id, error,
                      "INSERT INTO notes (run, text, created) VALUES (?1, ?2, ?3)", "itd", run, text,
                      nl_project_now ());
   return n == 1 ? id : 0;
@@ -707,7 +700,7 @@ note_row (sqlite3_stmt *st, gpointer data)
   NlNote *n = g_new0 (NlNote, 1);
   n->id = sqlite3_column_int64 (st, 0);
   n->run = sqlite3_column_int64 (st, 1);
-  n->text = col_str (st, 2);
+  n->text = nl_project_col_str (st, 2);
   n->created = sqlite3_column_double (st, 3);
   g_ptr_array_add (data, n);
 }
@@ -718,7 +711,7 @@ nl_project_list_notes (NlProject *p, gint64 run, GError **error)
   g_return_val_if_fail (p != NULL, NULL);
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_note_free);
   g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, "SELECT id, run, text, created FROM notes WHERE run = ?1"
+  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT id, run, text, created FROM notes WHERE run = ?1"
                                    " ORDER BY id", "i", run);
   gboolean ok = st && for_rows (p, st, note_row, out, error);
   g_mutex_unlock (&p->lock);
@@ -731,384 +724,6 @@ gboolean
 nl_project_delete_note (NlProject *p, gint64 note, GError **error)
 {
   g_return_val_if_fail (p != NULL, FALSE);
-  gint64 n = write1 (p, "cannot delete the note", NULL, error, "DELETE FROM notes WHERE id = ?1", "i", note);
-  return n == 1 || (n == 0 && not_found (p, error, "note", note));
-}
-
-/* ---- metrics ---- */
-
-static const char *
-valid_split (const char *split)
-{
-  static const char *const splits[] = { "train", "val", "test" };
-  for (guint i = 0; i < G_N_ELEMENTS (splits); i++)
-    if (g_strcmp0 (split, splits[i]) == 0)
-      return splits[i];
-  return NULL;
-}
-
-gboolean
-nl_project_add_metrics (NlProject *p, const NlMetricPoint *points, int n, GError **error)
-{
-  g_return_val_if_fail (p != NULL && (points != NULL || n == 0), FALSE);
-  for (int i = 0; i < n; i++)
-    {
-      if (!valid_split (points[i].split) || !points[i].name || !*points[i].name)
-        {
-          g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
-                       "metric point %d: %s", i, !valid_split (points[i].split)
-                       ? "the split must be train, val or test" : "a metric needs a name");
-          return FALSE;
-        }
-    }
-  if (n == 0)
-    return TRUE;
-  double now = nl_project_now ();
-  g_mutex_lock (&p->lock);
-  gboolean ok = nl_project_begin_write (p, error);
-  sqlite3_stmt *st = ok ? nl_project_prepare (p, "INSERT INTO metrics (run, step, epoch, split, name, value, wall)"
-                                                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", error) : NULL;
-  ok = st != NULL;
-  for (int i = 0; ok && i < n; i++)
-    {
-      const NlMetricPoint *pt = &points[i];
-      sqlite3_reset (st);
-      sqlite3_bind_int64 (st, 1, pt->run);
-      sqlite3_bind_int64 (st, 2, pt->step);
-      sqlite3_bind_int (st, 3, pt->epoch);
-      sqlite3_bind_text (st, 4, pt->split, -1, SQLITE_STATIC);
-      sqlite3_bind_text (st, 5, pt->name, -1, SQLITE_STATIC);
-      if (isnan (pt->value))
-        sqlite3_bind_null (st, 6);
-      else
-        sqlite3_bind_double (st, 6, pt->value);
-      sqlite3_bind_double (st, 7, pt->wall > 0 ? pt->wall : now);
-      int rc = sqlite3_step (st);
-      if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-        ok = not_found (p, error, "run", pt->run);
-      else if (rc != SQLITE_DONE)
-        ok = nl_project_sql_error (p, rc, "cannot add metrics", error);
-    }
-  sqlite3_finalize (st);
-  ok = ok && nl_project_commit (p, error);
-  if (!ok)
-    nl_project_rollback (p);
-  g_mutex_unlock (&p->lock);
-  return ok;
-}
-
-/* g_intern_string takes a global lock; rows repeat a handful of names, so
- * remember the last few. */
-typedef struct {
-  const char *s[8];
-  guint next;
-} InternCache;
-
-static const char *
-intern (InternCache *c, const unsigned char *text)
-{
-  if (!text)
-    return NULL;
-  for (guint i = 0; i < G_N_ELEMENTS (c->s); i++)
-    if (c->s[i] && strcmp (c->s[i], (const char *) text) == 0)
-      return c->s[i];
-  const char *s = g_intern_string ((const char *) text);
-  c->s[c->next++ % G_N_ELEMENTS (c->s)] = s;
-  return s;
-}
-
-GArray *
-nl_project_get_metrics (NlProject *p, gint64 run, const char *name, gint64 after_rowid, gint64 *last_rowid,
-                        GError **error)
-{
-  g_return_val_if_fail (p != NULL, NULL);
-  /* Polling (after_rowid > 0) reads the tail through the rowid, so "+"
-   * keeps SQLite from scanning all of a run's rows through the index; a
-   * first read goes through the (run, name, step) index. */
-  g_autofree char *sql = g_strdup_printf (
-    "SELECT id, run, step, epoch, split, name, value, wall FROM metrics WHERE id > ?1%s%s ORDER BY id",
-    run > 0 ? (after_rowid > 0 ? " AND +run = ?2" : " AND run = ?2") : " AND ?2 = ?2",
-    name ? (after_rowid > 0 ? " AND +name = ?3" : " AND name = ?3") : " AND ?3 IS NULL");
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (NlMetricRow));
-  InternCache cache = { 0 };
-  gint64 last = after_rowid;
-  g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, sql, "iit", after_rowid, run, name);
-  int rc = SQLITE_OK;
-  while (st && (rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      NlMetricRow r = {
-        .rowid = sqlite3_column_int64 (st, 0),
-        .run = sqlite3_column_int64 (st, 1),
-        .step = sqlite3_column_int64 (st, 2),
-        .epoch = sqlite3_column_int (st, 3),
-        .split = intern (&cache, sqlite3_column_text (st, 4)),
-        .name = intern (&cache, sqlite3_column_text (st, 5)),
-        .value = col_real (st, 6),
-        .wall = sqlite3_column_double (st, 7),
-      };
-      g_array_append_val (out, r);
-      last = r.rowid;
-    }
-  gboolean ok = st && (rc == SQLITE_DONE || nl_project_sql_error (p, rc, "cannot read metrics", error));
-  sqlite3_finalize (st);
-  g_mutex_unlock (&p->lock);
-  if (!ok)
-    {
-      g_array_unref (out);
-      return NULL;
-    }
-  if (last_rowid)
-    *last_rowid = last;
-  return out;
-}
-
-gboolean
-nl_project_metric_summary (NlProject *p, gint64 run, const char *name, const char *split, double *best_min,
-                           double *best_max, double *last, GError **error)
-{
-  g_return_val_if_fail (p != NULL && name != NULL, FALSE);
-  double mn = NAN, mx = NAN, la = NAN;
-  g_mutex_lock (&p->lock);
-  /* One read transaction, so the three numbers come from the same state. */
-  gboolean ok = nl_project_exec (p, "BEGIN", error);
-  sqlite3_stmt *st = ok ? prepare_bind (p, error, "SELECT min (value), max (value) FROM metrics"
-                                        " WHERE run = ?1 AND name = ?2 AND (?3 IS NULL OR split = ?3)",
-                                        "itt", run, name, split) : NULL;
-  int rc = st ? sqlite3_step (st) : SQLITE_ERROR;
-  if (rc == SQLITE_ROW)
-    {
-      mn = col_real (st, 0);
-      mx = col_real (st, 1);
-    }
-  else if (st)
-    nl_project_sql_error (p, rc, "cannot read metrics", error);
-  sqlite3_finalize (st);
-  st = rc == SQLITE_ROW ? prepare_bind (p, error, "SELECT value FROM metrics WHERE run = ?1 AND name = ?2"
-                                        " AND (?3 IS NULL OR split = ?3) ORDER BY step DESC, id DESC LIMIT 1",
-                                        "itt", run, name, split) : NULL;
-  rc = st ? sqlite3_step (st) : rc;
-  if (rc == SQLITE_ROW)
-    la = col_real (st, 0);
-  ok = st && (rc == SQLITE_ROW || rc == SQLITE_DONE || nl_project_sql_error (p, rc, "cannot read metrics", error));
-  sqlite3_finalize (st);
-  nl_project_rollback (p);
-  g_mutex_unlock (&p->lock);
-  if (best_min)
-    *best_min = mn;
-  if (best_max)
-    *best_max = mx;
-  if (last)
-    *last = la;
-  return ok;
-}
-
-/* ---- checkpoints ---- */
-
-/* Best flag and pruning after an insert (lock held, in the transaction). */
-static gboolean
-update_best_and_prune (NlProject *p, gint64 run, const char *metric_name, gboolean higher_is_better,
-                       int keep_last, GError **error)
-{
-  if (metric_name)
-    {
-      sqlite3_stmt *st = prepare_bind (p, error, higher_is_better
-        ? "SELECT id FROM checkpoints WHERE run = ?1 AND metric_name = ?2 AND metric_value IS NOT NULL"
-          " ORDER BY metric_value DESC, id LIMIT 1"
-        : "SELECT id FROM checkpoints WHERE run = ?1 AND metric_name = ?2 AND metric_value IS NOT NULL"
-          " ORDER BY metric_value ASC, id LIMIT 1", "it", run, metric_name);
-      if (!st)
-        return FALSE;
-      int rc = sqlite3_step (st);
-      gint64 best = rc == SQLITE_ROW ? sqlite3_column_int64 (st, 0) : 0;
-      sqlite3_finalize (st);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return nl_project_sql_error (p, rc, "cannot read checkpoints", error);
-      if (best && step1 (p, "cannot mark the best checkpoint", error,
-                         "UPDATE checkpoints SET is_best = (id = ?2) WHERE run = ?1 AND is_best != (id = ?2)",
-                         "ii", run, best) < 0)
-        return FALSE;
-    }
-  if (keep_last > 0
-      && step1 (p, "cannot delete old checkpoints", error,
-                "DELETE FROM checkpoints WHERE run = ?1 AND is_best = 0"
-                " AND id NOT IN (SELECT id FROM checkpoints WHERE run = ?1 ORDER BY id DESC LIMIT ?2)"
-                " AND id NOT IN (SELECT parent_checkpoint FROM runs WHERE parent_checkpoint IS NOT NULL)",
-                "in", run, keep_last) < 0)
-    return FALSE;
-  return TRUE;
-}
-
-gint64
-nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, const void *blob, gsize size,
-                           const char *metric_name, double metric_value, gboolean higher_is_better,
-                           int keep_last, GError **error)
-{
-  g_return_val_if_fail (p != NULL && (blob != NULL || size == 0), 0);
-  gint64 id = 0;
-  g_mutex_lock (&p->lock);
-  gsize limit = (gsize) sqlite3_limit (p->db, SQLITE_LIMIT_LENGTH, -1);
-  if (size > limit)
-    {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
-                   "%s: a checkpoint of %" G_GSIZE_FORMAT " bytes is larger than SQLite's limit of %"
-                   G_GSIZE_FORMAT, p->path, size, limit);
-      g_mutex_unlock (&p->lock);
-      return 0;
-    }
-  gboolean ok = nl_project_begin_write (p, error);
-  sqlite3_stmt *st = ok ? prepare_bind (p, error, "INSERT INTO checkpoints (run, epoch, step, metric_name,"
-                                        " metric_value, is_best, created, size, blob)"
-                                        " VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8)",
-                                        "initddi", run, epoch, step, metric_name,
-                                        metric_name ? metric_value : NAN, nl_project_now (), (gint64) size)
-                        : NULL;
-  if (st)
-    {
-      /* Never NULL, even for 0 bytes: the column is NOT NULL. */
-      sqlite3_bind_blob64 (st, 8, size ? blob : "", size, SQLITE_STATIC);
-      int rc = sqlite3_step (st);
-      if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-        ok = not_found (p, error, "run", run);
-      else if (rc != SQLITE_DONE)
-        ok = nl_project_sql_error (p, rc, "cannot save the checkpoint", error);
-      id = sqlite3_last_insert_rowid (p->db);
-      sqlite3_finalize (st);
-    }
-  ok = st && ok && update_best_and_prune (p, run, metric_name, higher_is_better, keep_last, error)
-       && nl_project_commit (p, error);
-  if (!ok)
-    {
-      id = 0;
-      nl_project_rollback (p);
-    }
-  g_mutex_unlock (&p->lock);
-  return id;
-}
-
-GBytes *
-nl_project_load_checkpoint (NlProject *p, gint64 checkpoint, gint64 *run, int *epoch, gint64 *step,
-                            GError **error)
-{
-  g_return_val_if_fail (p != NULL, NULL);
-  GBytes *bytes = NULL;
-  g_mutex_lock (&p->lock);
-  /* Incremental blob I/O reads straight into our buffer instead of via a
-   * second copy inside SQLite; the read transaction keeps the row stable. */
-  gboolean ok = nl_project_exec (p, "BEGIN", error);
-  sqlite3_stmt *st = ok ? prepare_bind (p, error, "SELECT run, epoch, step FROM checkpoints WHERE id = ?1",
-                                        "i", checkpoint) : NULL;
-  int rc = st ? sqlite3_step (st) : SQLITE_ERROR;
-  if (rc == SQLITE_ROW)
-    {
-      if (run)
-        *run = sqlite3_column_int64 (st, 0);
-      if (epoch)
-        *epoch = sqlite3_column_int (st, 1);
-      if (step)
-        *step = sqlite3_column_int64 (st, 2);
-      sqlite3_blob *b = NULL;
-      rc = sqlite3_blob_open (p->db, "main", "checkpoints", "blob", checkpoint, 0, &b);
-      if (rc == SQLITE_OK)
-        {
-          int n = sqlite3_blob_bytes (b);
-          guint8 *buf = g_malloc (n ? n : 1);
-          rc = sqlite3_blob_read (b, buf, n, 0);
-          if (rc == SQLITE_OK)
-            bytes = g_bytes_new_take (buf, n);
-          else
-            g_free (buf);
-        }
-      if (rc != SQLITE_OK)
-        nl_project_sql_error (p, rc, "cannot read the checkpoint", error);
-      sqlite3_blob_close (b);
-    }
-  else if (rc == SQLITE_DONE)
-    not_found (p, error, "checkpoint", checkpoint);
-  else if (st)
-    nl_project_sql_error (p, rc, "cannot read the checkpoint", error);
-  sqlite3_finalize (st);
-  nl_project_rollback (p);
-  g_mutex_unlock (&p->lock);
-  return bytes;
-}
-
-gint64
-nl_project_find_checkpoint (NlProject *p, gint64 run, const char *which, GError **error)
-{
-  g_return_val_if_fail (p != NULL && which != NULL, 0);
-  const char *sql;
-  gint64 epoch = 0;
-  gboolean by_epoch = FALSE;
-  if (strcmp (which, "best") == 0)
-    sql = "SELECT id FROM checkpoints WHERE run = ?1 AND is_best ORDER BY id DESC LIMIT 1";
-  else if (strcmp (which, "last") == 0)
-    sql = "SELECT id FROM checkpoints WHERE run = ?1 ORDER BY id DESC LIMIT 1";
-  else if ((by_epoch = g_ascii_string_to_signed (which, 10, 0, G_MAXINT, &epoch, NULL)))
-    sql = "SELECT id FROM checkpoints WHERE run = ?1 AND epoch = ?2 ORDER BY id DESC LIMIT 1";
-  else
-    {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
-                   "“%s” is not a checkpoint: use best, last or an epoch number", which);
-      return 0;
-    }
-  gint64 id = 0;
-  g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, sql, "ii", run, epoch);
-  int rc = st ? sqlite3_step (st) : SQLITE_OK;
-  if (rc == SQLITE_ROW)
-    id = sqlite3_column_int64 (st, 0);
-  else if (rc == SQLITE_DONE && by_epoch)
-    g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "%s: run %" G_GINT64_FORMAT
-                 " has no checkpoint of epoch %" G_GINT64_FORMAT, p->path, run, epoch);
-  else if (rc == SQLITE_DONE)
-    g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "%s: run %" G_GINT64_FORMAT
-                 " has no %s checkpoint", p->path, run, which);
-  else if (st)
-    nl_project_sql_error (p, rc, "cannot read checkpoints", error);
-  sqlite3_finalize (st);
-  g_mutex_unlock (&p->lock);
-  return id;
-}
-
-GArray *
-nl_project_list_checkpoints (NlProject *p, gint64 run, GError **error)
-{
-  g_return_val_if_fail (p != NULL, NULL);
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (NlCheckpointInfo));
-  InternCache cache = { 0 };
-  g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = prepare_bind (p, error, "SELECT id, run, epoch, step, size, metric_name, metric_value,"
-                                   " is_best, created FROM checkpoints WHERE run = ?1 ORDER BY id", "i", run);
-  int rc = SQLITE_OK;
-  while (st && (rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      NlCheckpointInfo c = {
-        .id = sqlite3_column_int64 (st, 0),
-        .run = sqlite3_column_int64 (st, 1),
-        .epoch = sqlite3_column_int (st, 2),
-        .step = sqlite3_column_int64 (st, 3),
-        .size = sqlite3_column_int64 (st, 4),
-        .metric_name = intern (&cache, sqlite3_column_text (st, 5)),
-        .metric_value = col_real (st, 6),
-        .is_best = sqlite3_column_int (st, 7) != 0,
-        .created = sqlite3_column_double (st, 8),
-      };
-      g_array_append_val (out, c);
-    }
-  gboolean ok = st && (rc == SQLITE_DONE || nl_project_sql_error (p, rc, "cannot read checkpoints", error));
-  sqlite3_finalize (st);
-  g_mutex_unlock (&p->lock);
-  if (!ok)
-    g_clear_pointer (&out, g_array_unref);
-  return out;
-}
-
-gboolean
-nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError **error)
-{
-  g_return_val_if_fail (p != NULL, FALSE);
-  gint64 n = write1 (p, "cannot delete the checkpoint", NULL, error, "DELETE FROM checkpoints WHERE id = ?1",
-                     "i", checkpoint);
-  return n == 1 || (n == 0 && not_found (p, error, "checkpoint", checkpoint));
+  gint64 n = nl_project_write (p, "cannot delete the note", NULL, error, "DELETE FROM notes WHERE id = ?1", "i", note);
+  return n == 1 || (n == 0 && nl_project_not_found (p, error, "note", note));
 }

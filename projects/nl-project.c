@@ -526,9 +526,9 @@ setup_connection (NlProject *p, gboolean create, GError **error)
     }
   if (!p->read_only)
     {
-      /* NORMAL is safe in WAL mode: a crash loses at most the last commits,
-       * never consistency. WAL is persistent, set once per file, after a migration so the
-       * backup keeps the old file's mode. */
+      /* WAL is persistent, set once per file, after a migration so the
+       * backup keeps the old file's mode. NORMAL is safe in WAL mode: a
+       * power cut loses at most the last commits, never consistency. */
       sqlite3_stmt *st = nl_project_prepare (p, "PRAGMA journal_mode", error);
       if (!st)
         return FALSE;
@@ -537,7 +537,9 @@ setup_connection (NlProject *p, gboolean create, GError **error)
       sqlite3_finalize (st);
       if (!wal && !nl_project_exec (p, "PRAGMA journal_mode = WAL", error))
         return FALSE;
-      if (!nl_project_exec (p, "PRAGMA synchronous = NORMAL", error))
+      /* A checkpoint blob passes through the WAL; without a limit the
+       * WAL file keeps the size of the largest one until the last close. */
+      if (!nl_project_exec (p, "PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 67108864", error))
         return FALSE;
     }
   gint64 version = 0;
@@ -545,7 +547,12 @@ setup_connection (NlProject *p, gboolean create, GError **error)
   if (rc != SQLITE_OK)
     return nl_project_sql_error (p, rc, "cannot read", error);
   p->schema_version = (int) version;
-  return p->read_only || mark_stale_runs (p, error);
+  /* Not worth failing the open over (the file may be busy with a long
+   * write); the next open tries again. */
+  g_autoptr (GError) stale_error = NULL;
+  if (!p->read_only && !mark_stale_runs (p, &stale_error))
+    g_message ("%s: cannot mark interrupted runs: %s", p->path, stale_error->message);
+  return TRUE;
 }
 
 NlProject *

@@ -235,8 +235,10 @@ gboolean nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError *
  * nl_metric_writer_add copies the point and returns at once; a background
  * thread writes what has queued up in one transaction every flush_ms or as
  * soon as max_rows are waiting. A failed write (disk full, read-only, locked
- * beyond the busy timeout) drops that batch; the error is kept and returned
- * by the next flush or free (once). The project must outlive the writer. */
+ * beyond the busy timeout, a run that does not exist) drops that batch, and
+ * a point with a bad split or no name is dropped alone; the first error is
+ * kept and returned, with the number of rows lost, by the next flush or
+ * free (once). The project must outlive the writer. */
 typedef struct NlMetricWriter NlMetricWriter;
 /* flush_ms 0: 250; max_rows 0: 512. */
 NlMetricWriter *nl_metric_writer_new (NlProject *p, guint flush_ms, guint max_rows);

@@ -312,7 +312,6 @@ crash_child (const char *path, int ready_fd)
   guint8 *blob = g_malloc (CRASH_BLOB);
   g_autofree char *line = g_strdup_printf ("%" G_GINT64_FORMAT "\n", run);
   write_line (ready_fd, line);
-  close (ready_fd);
   for (gint64 step = 1;; step++)
     {
       for (int i = 0; i < 50; i++)
@@ -324,6 +323,9 @@ crash_child (const char *path, int ready_fd)
       if (!nl_project_add_checkpoint (p, run, (int) step, step, blob, CRASH_BLOB, "loss", sin (step * 1.3), FALSE,
                                       2, &error))
         child_fail ("checkpoint", error);
+      /* Committed: the parent checks this one survives the kill. */
+      g_autofree char *done = g_strdup_printf ("%" G_GINT64_FORMAT "\n", step);
+      write_line (ready_fd, done);
     }
 }
 
@@ -377,9 +379,12 @@ test_crash (void)
           crash_child (path, fds[1]);
         }
       close (fds[1]);
-      g_autofree char *line = read_all (fds[0]);
-      close (fds[0]);
-      runs[round] = g_ascii_strtoll (line, NULL, 10);
+      GString *first = g_string_new (NULL);
+      char c;
+      while (read (fds[0], &c, 1) == 1 && c != '\n')
+        g_string_append_c (first, c);
+      runs[round] = g_ascii_strtoll (first->str, NULL, 10);
+      g_string_free (first, TRUE);
       g_assert_cmpint (runs[round], >, 0);
       /* Somewhere in its loop: mid-checkpoint, mid-batch, mid-commit. */
       g_usleep (g_test_rand_int_range (20, 400) * 1000);
@@ -387,6 +392,11 @@ test_crash (void)
       int status = 0;
       g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
       g_assert_true (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL);
+      g_autofree char *done = read_all (fds[0]);
+      close (fds[0]);
+      g_auto (GStrv) done_lines = g_strsplit (g_strstrip (done), "\n", -1);
+      guint n_done = g_strv_length (done_lines);
+      gint64 last_done = n_done ? g_ascii_strtoll (done_lines[n_done - 1], NULL, 10) : 0;
 
       gint64 t0 = g_get_monotonic_time ();
       p = nl_project_open (path, FALSE, &error);
@@ -404,15 +414,20 @@ test_crash (void)
       g_autoptr (GArray) cks = nl_project_list_checkpoints (p, runs[round], &error);
       g_autoptr (GArray) rows = nl_project_get_metrics (p, runs[round], NULL, 0, NULL, &error);
       g_assert_no_error (error);
-      /* keep_last 2 plus the best. */
+      /* keep_last 2 plus the best; nothing committed was lost: the newest
+       * is the last one reported done, or the one after it when the kill
+       * came between its commit and the report. */
       g_assert_cmpuint (cks->len, <=, 3);
+      gint64 newest = cks->len ? g_array_index (cks, NlCheckpointInfo, cks->len - 1).step : 0;
+      g_assert_cmpint (newest, >=, last_done);
+      g_assert_cmpint (newest, <=, last_done + 1);
       for (guint i = 1; i < rows->len; i++)
         g_assert_cmpint (g_array_index (rows, NlMetricRow, i).step, ==,
                          g_array_index (rows, NlMetricRow, i - 1).step + 1);
       nl_project_close (p);
       int n = check_checkpoints (path);
-      g_test_message ("round %d: killed after %u checkpoints kept, %u metric rows; reopened in %.1f ms",
-                      round, cks->len, rows->len, open_ms);
+      g_test_message ("round %d: killed after checkpoint %" G_GINT64_FORMAT " (%u kept), %u metric rows;"
+                      " reopened in %.1f ms", round, newest, cks->len, rows->len, open_ms);
       total_ckpts = n;
     }
   /* Some rounds must have got as far as writing checkpoints, or the test

@@ -616,6 +616,96 @@ test_metrics (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_array_index (fresh, NlMetricRow, 0).run, ==, r3);
 }
 
+/* The stored summaries against a brute-force pass over every point, with
+ * steps out of order, repeated steps, NaNs and several batches. */
+static void
+test_metric_summary (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 runs[2] = { new_run (f->p, "a"), new_run (f->p, "b") };
+  const char *names[] = { "loss", "acc", "lr" };
+  const char *splits[] = { "train", "val", "test" };
+  enum { N = 3000 };
+  static NlMetricPoint pts[N];
+  GRand *rand = g_rand_new_with_seed (11);
+  for (int i = 0; i < N; i++)
+    {
+      double v = g_rand_double_range (rand, -5, 5);
+      pts[i] = (NlMetricPoint) {
+        .run = runs[g_rand_int_range (rand, 0, 2)],
+        .step = g_rand_int_range (rand, 0, 400),       /* repeats and goes back */
+        .split = splits[g_rand_int_range (rand, 0, 3)],
+        .name = names[g_rand_int_range (rand, 0, 3)],
+        .value = g_rand_int_range (rand, 0, 10) == 0 ? NAN : v,
+      };
+    }
+  for (int i = 0; i < N;)
+    {
+      int n = MIN (N - i, g_rand_int_range (rand, 1, 300));
+      g_assert_true (nl_project_add_metrics (f->p, pts + i, n, &error));
+      g_assert_no_error (error);
+      i += n;
+    }
+  g_rand_free (rand);
+
+  for (int r = 0; r < 2; r++)
+    {
+      g_autoptr (GArray) list = nl_project_list_metric_summaries (f->p, runs[r], &error);
+      g_assert_no_error (error);
+      guint listed = 0;
+      for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+        for (int sp = -1; sp < 3; sp++)
+          {
+            double mn = INFINITY, mx = -INFINITY, last = NAN;
+            gint64 last_step = G_MININT64, count = 0;
+            for (int i = 0; i < N; i++)
+              {
+                const NlMetricPoint *pt = &pts[i];
+                if (pt->run != runs[r] || strcmp (pt->name, names[k]) != 0
+                    || (sp >= 0 && strcmp (pt->split, splits[sp]) != 0))
+                  continue;
+                count++;
+                if (!isnan (pt->value))
+                  mn = MIN (mn, pt->value), mx = MAX (mx, pt->value);
+                if (pt->step >= last_step)   /* later points win ties */
+                  last_step = pt->step, last = pt->value;
+              }
+            double got_min, got_max, got_last;
+            g_assert_true (nl_project_metric_summary (f->p, runs[r], names[k], sp >= 0 ? splits[sp] : NULL,
+                                                      &got_min, &got_max, &got_last, &error));
+            g_assert_no_error (error);
+            g_assert_cmpint (count, >, 0);
+            g_assert_cmpfloat (got_min, ==, mn);
+            g_assert_cmpfloat (got_max, ==, mx);
+            if (isnan (last))
+              g_assert_true (isnan (got_last));
+            else
+              g_assert_cmpfloat (got_last, ==, last);
+            if (sp < 0)
+              continue;
+            gboolean found = FALSE;
+            for (guint j = 0; j < list->len; j++)
+              {
+                NlMetricSummary *m = &g_array_index (list, NlMetricSummary, j);
+                if (m->name == g_intern_string (names[k]) && m->split == g_intern_string (splits[sp]))
+                  {
+                    g_assert_cmpint (m->count, ==, count);
+                    g_assert_cmpint (m->last_step, ==, last_step);
+                    g_assert_cmpfloat (m->min, ==, mn);
+                    found = TRUE;
+                  }
+              }
+            g_assert_true (found);
+            listed++;
+          }
+      g_assert_cmpuint (list->len, ==, listed);
+    }
+  /* A run's summaries go with it. */
+  g_assert_true (nl_project_delete_run (f->p, runs[0], &error));
+  g_autoptr (GArray) gone = nl_project_list_metric_summaries (f->p, runs[0], &error);
+  g_assert_cmpuint (gone->len, ==, 0);
+}
+
 /* ---- checkpoints ---- */
 
 typedef struct {
@@ -1122,6 +1212,16 @@ test_migrate (void)
   g_assert_cmpmem (g_bytes_get_data (blob, NULL), 10, "\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99", 10);
   g_auto (GStrv) tags = nl_project_list_tags (p, 1, &error);
   g_assert_cmpstr (tags[0], ==, "baseline");
+  /* Summaries were built from the old metrics. */
+  double mn, mx, la;
+  g_assert_true (nl_project_metric_summary (p, 1, "loss", "train", &mn, &mx, &la, &error));
+  g_assert_cmpfloat (mn, ==, 1.5);
+  g_assert_cmpfloat (mx, ==, 2.5);
+  g_assert_cmpfloat (la, ==, 1.5);
+  g_autoptr (GArray) sums = nl_project_list_metric_summaries (p, 1, &error);
+  g_assert_cmpuint (sums->len, ==, 2);
+  g_assert_cmpstr (g_array_index (sums, NlMetricSummary, 0).name, ==, "accuracy");
+  g_assert_cmpint (g_array_index (sums, NlMetricSummary, 1).count, ==, 2);
   /* The new schema works: notes and devices. */
   g_assert_cmpint (nl_project_add_note (p, 1, "migrated", &error), >, 0);
   NlRunInfo info = { .network_json = (char *) net_json, .device = (char *) "cuda:0" };
@@ -1422,6 +1522,51 @@ test_metric_writer (Fixture *f, gconstpointer data)
   g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND);
 }
 
+/* Another connection holds the write lock: adding never waits for it, the
+ * rows land once it is released, and a lock held past the busy timeout is
+ * reported by the next flush. */
+static void
+test_metric_writer_locked (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 run = new_run (f->p, "locked");
+  sqlite3 *other = raw_open (f->path);
+  raw_exec (other, "BEGIN IMMEDIATE");
+  NlMetricWriter *w = nl_metric_writer_new (f->p, 10, 16);
+  gint64 t0 = g_get_monotonic_time ();
+  for (int i = 0; i < 2000; i++)
+    {
+      NlMetricPoint pt = { .run = run, .step = i, .split = "train", .name = "loss", .value = i };
+      nl_metric_writer_add (w, &pt);
+      if (i % 100 == 0)
+        g_usleep (1000);   /* let the thread start its (blocked) write */
+    }
+  gint64 add_us = g_get_monotonic_time () - t0;
+  g_test_message ("2000 adds while the file was locked: %.1f ms", add_us / 1e3);
+  g_assert_cmpint (add_us, <, 20 * 1000 + 100 * 1000);
+  g_usleep (200000);
+  raw_exec (other, "COMMIT");
+  g_assert_true (nl_metric_writer_flush (w, &error));
+  g_assert_no_error (error);
+  g_autoptr (GArray) rows = nl_project_get_metrics (f->p, run, NULL, 0, NULL, &error);
+  g_assert_cmpuint (rows->len, ==, 2000);
+
+  raw_exec (other, "BEGIN IMMEDIATE");
+  NlMetricPoint pt = { .run = run, .step = 5000, .split = "train", .name = "loss", .value = 1 };
+  nl_metric_writer_add (w, &pt);
+  t0 = g_get_monotonic_time ();
+  g_assert_false (nl_metric_writer_flush (w, &error));
+  double waited = (g_get_monotonic_time () - t0) / 1e6;
+  g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_BUSY);
+  g_assert_nonnull (strstr (error->message, "locked"));
+  g_assert_cmpfloat (waited, >, 4.5);   /* the 5 s busy timeout */
+  g_clear_error (&error);
+  raw_exec (other, "COMMIT");
+  sqlite3_close (other);
+  g_assert_true (nl_metric_writer_free (w, &error));
+  g_assert_true (nl_project_check (f->p, &error));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1442,11 +1587,13 @@ main (int argc, char **argv)
   ADD_F ("/project/pipelines", test_pipelines);
   ADD_F ("/project/runs", test_runs);
   ADD_F ("/project/metrics", test_metrics);
+  ADD_F ("/project/metric-summary", test_metric_summary);
   ADD_F ("/project/checkpoints", test_checkpoints);
   ADD_F ("/project/cascade", test_cascade);
   ADD_F ("/project/stale-runs", test_stale_runs);
   ADD_F ("/project/threads", test_threads);
   ADD_F ("/project/metric-writer", test_metric_writer);
+  ADD_F ("/project/metric-writer-locked", test_metric_writer_locked);
   g_test_add_func ("/project/sample", test_sample);
   g_test_add_func ("/project/refuse", test_refuse);
   g_test_add_func ("/project/migrate", test_migrate);

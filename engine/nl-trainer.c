@@ -82,7 +82,15 @@ nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
   t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
   if (!t->train_set)
     return NULL;
-  t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &cfg->data, error);
+  if (cfg->val_dataset)
+    {
+      /* a split by file: every sample of the other dataset */
+      NlDatasetOptions all = cfg->data;
+      all.val_fraction = 0;
+      t->test_set = nl_dataset_open_full (cfg->val_dataset, FALSE, &all, error);
+    }
+  else
+    t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &cfg->data, error);
   if (!t->test_set)
     return NULL;
   if (cfg->augment && *cfg->augment)

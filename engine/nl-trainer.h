@@ -36,6 +36,7 @@ typedef struct {
   gboolean preload;          /* benchmark baseline: load each epoch's batches into memory before
                                 its timed loop, so the loop is fed from memory */
   const char *augment;       /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
+  const char *val_dataset;   /* evaluate on this dataset (all of it) instead of the test split */
 } NlTrainConfig;
 
 void nl_train_config_init (NlTrainConfig *c);

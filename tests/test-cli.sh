@@ -123,6 +123,25 @@ head -c 3000 "$tmp/train.rec" >"$tmp/trunc.rec"
 expect_fail "truncated packed file" 1 "trunc.rec" -- train --network "$net" --dataset "packed:$tmp/trunc.rec"
 expect_fail "pack needs output" 2 "--output FILE" -- pack --dataset "mnist:$tmp/data"
 
+# a validation split by file: the same features with every label wrong
+python3 - "$tmp" <<'PY'
+import random, sys
+random.seed(2)
+rows = []
+for i in range(400):
+    c = i % 3
+    rows.append([random.gauss(c * 3, 0.5) for _ in range(4)] + [c])
+open(sys.argv[1] + "/good.csv", "w").write("a,b,c,d,label\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+open(sys.argv[1] + "/bad.csv", "w").write("a,b,c,d,label\n" + "".join(",".join(map(str, r[:4] + [(r[4] + 1) % 3])) + "\n" for r in rows))
+PY
+echo '{"format":"netloom.network","version":1,"nodes":[{"id":"data","op":"Input"},{"id":"fc","op":"Dense","params":{"units":3}}],"edges":["data -> fc"]}' >"$tmp/lin.json"
+out=$("$cli" train --network "$tmp/lin.json" --dataset "csv:$tmp/good.csv" --val-dataset "csv:$tmp/bad.csv" --epochs 10 --batch-size 16 --optimizer adam --lr 0.05 --mean 3 --std 2.5 --json 2>&1)
+tail -1 <<<"$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+assert r["train_acc"] > 0.85 and r["test_acc"] < 0.1, r
+' && ok "--val-dataset evaluates on the other file" || not_ok "--val-dataset" "$out"
+
 out=$("$cli" plan --network "$src/data/networks/lenet.json" --json 2>&1)
 python3 -c '
 import json, sys

@@ -115,6 +115,16 @@ out=$("$cli" import-weights --project "$P" --network mlp --safetensors "$tmp/oth
 [ $s -ne 0 ] && grep -q "missing.*fc1.weight" <<<"$out" && grep -q "extra.*other.weight" <<<"$out" \
   && ok "import-weights names missing and extra tensors" || not_ok "import mismatch" "$out"
 
+# --restore-best: every epoch ties at accuracy 1.0, so epoch 1 is the best;
+# the run must end with exactly epoch 1's weights
+out=$(train --network mlp --epochs 3 --name restored --restore-best 2>&1)
+rid=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["id"] for r in map(json.loads, sys.stdin) if r["name"] == "restored"][0])')
+"$cli" export --project "$P" --run "$rid" --checkpoint last --safetensors "$tmp/last.st" >/dev/null \
+  && "$cli" export --project "$P" --run "$rid" --checkpoint 1 --safetensors "$tmp/e1.st" >/dev/null \
+  && "$cli" export --project "$P" --run 1 --checkpoint 1 --safetensors "$tmp/s1.st" >/dev/null \
+  && cmp -s "$tmp/last.st" "$tmp/e1.st" && cmp -s "$tmp/e1.st" "$tmp/s1.st" && ! cmp -s "$tmp/a.safetensors" "$tmp/s1.st" \
+  && ok "--restore-best ends the run with the best epoch's weights" || not_ok "--restore-best" "$out"
+
 printf 'not a database at all' >"$tmp/foreign.netloom"; before=$(sha256sum "$tmp/foreign.netloom")
 out=$("$cli" runs --project "$tmp/foreign.netloom" 2>&1); s=$?
 [ $s -eq 1 ] && grep -q "not a netloom project" <<<"$out" && [ "$before" = "$(sha256sum "$tmp/foreign.netloom")" ] \

@@ -57,6 +57,8 @@ nl_cli_train (int argc, char **argv)
 {
   g_autofree char *network = NULL, *dataset = NULL, *optimizer = NULL, *schedule = NULL, *loss = NULL;
   g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL, *project_path = NULL, *run_name = NULL;
+  g_autofree char *val_dataset = NULL;
+  gboolean restore_best = FALSE;
   int epochs = 5, batch = 128, threads = 0, workers = 1;
   double lr = NAN, momentum = NAN, wd = NAN, clip = 0, mean = NAN, std = NAN, val_fraction = 0.1;
   gboolean regression = FALSE, preload = FALSE;
@@ -71,6 +73,10 @@ nl_cli_train (int argc, char **argv)
     { "regression", 0, 0, G_OPTION_ARG_NONE, &regression, "csv: the label is a real value (use --loss L2Loss)", NULL },
     { "image-size", 0, 0, G_OPTION_ARG_STRING, &image_size, "folder: resize every image to WxH "
       "(default: the first image's size)", "WxH" },
+    { "val-dataset", 0, 0, G_OPTION_ARG_STRING, &val_dataset, "Evaluate on all of this dataset (a split by file) "
+      "instead of the test split", "SPEC" },
+    { "restore-best", 0, 0, G_OPTION_ARG_NONE, &restore_best, "With --project: end the run with the weights of its "
+      "best epoch (by test accuracy) as its last checkpoint", NULL },
     { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &val_fraction, "csv, folder: share held out for evaluation "
       "(default 0.1)", "F" },
     { "workers", 'w', 0, G_OPTION_ARG_INT, &workers, "Loader threads that decode and augment ahead of training "
@@ -173,6 +179,7 @@ nl_cli_train (int argc, char **argv)
   cfg.workers = workers;
   cfg.preload = preload;
   cfg.augment = augment;
+  cfg.val_dataset = val_dataset;
   cfg.data.label_column = label_column;
   cfg.data.regression = regression;
   cfg.data.val_fraction = val_fraction;
@@ -208,7 +215,7 @@ nl_cli_train (int argc, char **argv)
   nl_cli_catch_interrupt ();
   if (project)
     {
-      NlRunOptions ro = { .keep_last = 3, .chain = cb };
+      NlRunOptions ro = { .keep_last = 3, .chain = cb, .restore_best = restore_best };
       gboolean ok;
       nl_threads_set (threads);
       out.threads = nl_threads_get ();
@@ -221,6 +228,8 @@ nl_cli_train (int argc, char **argv)
         printf ("run %" G_GINT64_FORMAT " %s\n", out.run, ok ? "finished" : "did not finish");
       return ok ? 0 : nl_cli_fail (error);
     }
+  if (restore_best)
+    return nl_cli_usage_error ("--restore-best needs --project (the best epoch is kept as a checkpoint)");
   trainer = nl_trainer_new (net, &cfg, &error);
   if (!trainer)
     return nl_cli_fail (error);

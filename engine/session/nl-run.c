@@ -214,6 +214,39 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
   return nl_project_set_run_epochs (r->project, r->run, pos.epoch, error);
 }
 
+/* The best checkpoint becomes the newest one, and the model takes its
+ * weights; nothing to do when the last epoch was the best. */
+static gboolean
+restore_best (NlProject *p, gint64 run, NlTrainer *t, GError **error)
+{
+  g_autoptr (GArray) list = nl_project_list_checkpoints (p, run, error);
+  g_autoptr (GBytes) blob = NULL;
+  const NlCheckpointInfo *best = NULL, *last;
+  NlTrainPosition pos = { 0 };
+  int epochs;
+  int64_t updates;
+
+  if (!list)
+    return FALSE;
+  if (list->len == 0)
+    return TRUE;
+  last = &g_array_index (list, NlCheckpointInfo, list->len - 1);
+  for (guint i = 0; i < list->len; i++)
+    if (g_array_index (list, NlCheckpointInfo, i).is_best)
+      best = &g_array_index (list, NlCheckpointInfo, i);
+  if (!best || best->id == last->id)
+    return TRUE;
+  blob = nl_project_load_checkpoint (p, best->id, NULL, NULL, NULL, error);
+  if (!blob || !nl_checkpoint_load (nl_trainer_get_model (t), blob, FALSE, &pos, error))
+    return FALSE;
+  nl_train_position_clear (&pos);
+  /* stored as the run's newest checkpoint, at the run's final position, so
+   * "last" means the weights the run ended with */
+  nl_trainer_get_position (t, &epochs, &updates);
+  return nl_project_add_checkpoint (p, run, epochs, updates, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob),
+                                    NULL, NAN, TRUE, 0, error) > 0;
+}
+
 /* Trains t as run `run` and records the outcome in the run's status. */
 static gboolean
 record (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError **error)
@@ -234,6 +267,8 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError
       ok = FALSE;
       local = g_steal_pointer (&flush_error);
     }
+  if (ok && opts->restore_best)
+    ok = restore_best (p, run, t, &local);
   if (ok)
     return nl_project_set_run_status (p, run, "finished", NULL, error);
   nl_project_set_run_status (p, run,

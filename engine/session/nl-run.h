@@ -28,6 +28,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (NlRunConfig, nl_run_config_clear)
 
 typedef struct {
   int keep_last;            /* checkpoints kept besides the best (default 3) */
+  gboolean restore_best;    /* end with the best epoch's weights as the newest checkpoint (Keras'
+                               restore_best_weights): export, fork and resume then start from them */
   NlTrainCallbacks chain;   /* called too (progress output) */
 } NlRunOptions;
 

@@ -8,25 +8,10 @@ set -u
 cli="$1"
 src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
 tmp=$(mktemp -d)
+. "$(dirname "$0")/cli-lib.sh"
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"; }
 
-python3 - "$tmp/data" <<'PY'
-import os, random, struct, sys
-d = sys.argv[1]; os.makedirs(d)
-random.seed(1)
-def write(prefix, n):
-    labels = [(i * 7 + 3) % 10 for i in range(n)]
-    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, n, 28, 28))
-        for l in labels:
-            f.write(bytes(min(255, random.randrange(60) + (150 if y // 2 == l else 0)) for y in range(28) for x in range(28)))
-    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 0x801, n) + bytes(labels))
-write("train", 2048); write("t10k", 256)
-PY
+make_mnist "$tmp/data" 2048 256
 P="$tmp/p.netloom"
 D="mnist:$tmp/data"
 train() { "$cli" train --project "$P" --dataset "$D" --threads 2 --json "$@"; }

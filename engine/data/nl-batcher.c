@@ -113,22 +113,6 @@ nl_batcher_n_batches (const NlBatcher *b)
   return 0;
 }
 
-static gboolean
-check_tensor (NlTensor *t, const char *what, int64_t want, GError **error)
-{
-  if (t->dtype != NL_DTYPE_F32 || !nl_tensor_is_contiguous (t) || nl_tensor_numel (t) != want)
-    {
-      char buf[96];
-      NlShape s = nl_tensor_get_shape (t);
-      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_MISMATCH,
-                   "batch %s tensor is %s %s%s, expected %" G_GINT64_FORMAT " contiguous float32 values",
-                   what, nl_dtype_name (t->dtype), nl_shape_format (&s, buf, sizeof buf),
-                   nl_tensor_is_contiguous (t) ? "" : " (not contiguous)", want);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* Dataset index at position p of the epoch's sequence. */
 static inline int64_t
 sample_at (const NlBatcher *b, int64_t p)
@@ -141,8 +125,8 @@ nl_batcher_next (NlBatcher *b, NlTensor *data, NlTensor *labels, GError **error)
 {
   g_return_val_if_fail (b != NULL && data != NULL, -1);
   const int64_t B = b->batch_size, numel = b->sample_numel;
-  if (!check_tensor (data, "data", B * numel, error)
-      || (labels && !check_tensor (labels, "labels", B, error)))
+  if (!nl_batch_check_tensor (data, "data", B * numel, error)
+      || (labels && !nl_batch_check_tensor (labels, "labels", B, error)))
     return -1;
   if (!b->started)
     nl_batcher_start_epoch (b, 0);

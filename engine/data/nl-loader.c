@@ -606,8 +606,8 @@ nl_loader_start_epoch (NlLoader *l, int epoch)
   g_mutex_unlock (&l->lock);
 }
 
-static gboolean
-check_tensor (NlTensor *t, const char *what, int64_t want, GError **error)
+gboolean
+nl_batch_check_tensor (NlTensor *t, const char *what, int64_t want, GError **error)
 {
   if (t->dtype != NL_DTYPE_F32 || !nl_tensor_is_contiguous (t) || nl_tensor_numel (t) != want)
     {
@@ -639,8 +639,8 @@ nl_loader_next (NlLoader *l, NlTensor *data, NlTensor *labels, GError **error)
 {
   g_return_val_if_fail (l != NULL && data != NULL, -1);
   const int64_t B = l->batch_size, numel = l->out_numel;
-  if (!check_tensor (data, "data", B * numel, error)
-      || (labels && !check_tensor (labels, "labels", B, error)))
+  if (!nl_batch_check_tensor (data, "data", B * numel, error)
+      || (labels && !nl_batch_check_tensor (labels, "labels", B, error)))
     return -1;
   if (l->failed)
     {

@@ -26,6 +26,9 @@ G_BEGIN_DECLS
 void nl_sampler_order (int64_t n, gboolean shuffle, guint64 seed, int epoch, int64_t *out);
 /* row[k] = lut[px[k]] for k < n: uint8 samples normalised by a 256-entry table. */
 void nl_lut_row (const guint8 *px, float *row, const float *lut, int64_t n);
+/* A batch tensor must be contiguous float32 of `want` values; else a
+ * NL_DATA_ERROR_MISMATCH naming `what` ("data", "labels"). */
+gboolean nl_batch_check_tensor (NlTensor *t, const char *what, int64_t want, GError **error);
 
 /* Split 0..n-1 at random (from seed) into a training and a validation part:
  * n_val = round (n * val_fraction) indices go to validation, the rest to

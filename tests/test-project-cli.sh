@@ -110,6 +110,17 @@ rid=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r[
   && cmp -s "$tmp/last.st" "$tmp/e1.st" && cmp -s "$tmp/e1.st" "$tmp/s1.st" && ! cmp -s "$tmp/a.safetensors" "$tmp/s1.st" \
   && ok "--restore-best ends the run with the best epoch's weights" || not_ok "--restore-best" "$out"
 
+# best by the lowest training loss, keeping one newest checkpoint: epochs 2
+# and 3 of 3 are pruned or kept as the rule says
+train --network mlp --epochs 4 --name by-loss --checkpoint-metric train_loss --keep-checkpoints 1 >/dev/null
+lid=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["id"] for r in map(json.loads, sys.stdin) if r["name"] == "by-loss"][0])')
+"$cli" export --project "$P" --run "$lid" --checkpoint best --safetensors "$tmp/best.st" >/dev/null \
+  && "$cli" export --project "$P" --run "$lid" --checkpoint last --safetensors "$tmp/last4.st" >/dev/null \
+  && cmp -s "$tmp/best.st" "$tmp/last4.st" && ! "$cli" export --project "$P" --run "$lid" --checkpoint 2 --safetensors "$tmp/x.st" 2>/dev/null \
+  && ok "--checkpoint-metric train_loss picks the lowest loss; --keep-checkpoints 1 prunes the rest" || not_ok "checkpoint policy"
+out=$("$cli" train --project "$P" --network mlp --checkpoint-metric wobble 2>&1); [ $? -eq 2 ] && grep -q "unknown checkpoint metric" <<<"$out" \
+  && ok "an unknown checkpoint metric is a usage error" || not_ok "bad checkpoint metric" "$out"
+
 printf 'not a database at all' >"$tmp/foreign.netloom"; before=$(sha256sum "$tmp/foreign.netloom")
 out=$("$cli" runs --project "$tmp/foreign.netloom" 2>&1); s=$?
 [ $s -eq 1 ] && grep -q "not a netloom project" <<<"$out" && [ "$before" = "$(sha256sum "$tmp/foreign.netloom")" ] \

@@ -57,7 +57,8 @@ nl_cli_train (int argc, char **argv)
 {
   g_autofree char *network = NULL, *dataset = NULL, *optimizer = NULL, *schedule = NULL, *loss = NULL;
   g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL, *project_path = NULL, *run_name = NULL;
-  g_autofree char *val_dataset = NULL;
+  g_autofree char *val_dataset = NULL, *monitor = NULL;
+  int keep = 3;
   gboolean restore_best = FALSE;
   int epochs = 5, batch = 128, threads = 0, workers = 1;
   double lr = NAN, momentum = NAN, wd = NAN, clip = 0, mean = NAN, std = NAN, val_fraction = 0.1;
@@ -77,6 +78,10 @@ nl_cli_train (int argc, char **argv)
       "instead of the test split", "SPEC" },
     { "restore-best", 0, 0, G_OPTION_ARG_NONE, &restore_best, "With --project: end the run with the weights of its "
       "best epoch (by test accuracy) as its last checkpoint", NULL },
+    { "checkpoint-metric", 0, 0, G_OPTION_ARG_STRING, &monitor, "With --project: what the best checkpoint is best "
+      "at: test_accuracy (default), train_accuracy or train_loss", "NAME" },
+    { "keep-checkpoints", 0, 0, G_OPTION_ARG_INT, &keep, "With --project: newest checkpoints kept besides the "
+      "best (default 3)", "K" },
     { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &val_fraction, "csv, folder: share held out for evaluation "
       "(default 0.1)", "F" },
     { "workers", 'w', 0, G_OPTION_ARG_INT, &workers, "Loader threads that decode and augment ahead of training "
@@ -138,6 +143,10 @@ nl_cli_train (int argc, char **argv)
   if (threads < 0 || threads > 1024)
     return nl_cli_usage_error ("--threads must be between 1 and 1024, not %d", threads);
   if (optimizer && !nl_optim_kind_parse (optimizer, &kind, &error))
+    return nl_cli_usage_error ("%s", error->message);
+  if (keep < 1)
+    return nl_cli_usage_error ("--keep-checkpoints must be at least 1, not %d", keep);
+  if (!nl_run_monitor_check (monitor, &error))
     return nl_cli_usage_error ("%s", error->message);
   if (workers < 0 || workers > 64)
     return nl_cli_usage_error ("--workers must be between 0 and 64, not %d", workers);
@@ -215,7 +224,7 @@ nl_cli_train (int argc, char **argv)
   nl_cli_catch_interrupt ();
   if (project)
     {
-      NlRunOptions ro = { .keep_last = 3, .chain = cb, .restore_best = restore_best };
+      NlRunOptions ro = { .keep_last = keep, .monitor = monitor, .chain = cb, .restore_best = restore_best };
       gboolean ok;
       nl_threads_set (threads);
       out.threads = nl_threads_get ();

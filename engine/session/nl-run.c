@@ -161,6 +161,12 @@ typedef struct {
   gint64 step;              /* updates done: the x axis of every curve */
 } Recorder;
 
+static const char *
+r_monitor (const Recorder *r)
+{
+  return r->opts->monitor ? r->opts->monitor : "test_accuracy";
+}
+
 static void
 add_point (Recorder *r, int epoch, const char *split, const char *name, double value)
 {
@@ -191,9 +197,23 @@ rec_epoch (gpointer user, const NlEpochReport *e)
     r->opts->chain.epoch (r->opts->chain.user, e);
 }
 
+gboolean
+nl_run_monitor_check (const char *monitor, GError **error)
+{
+  if (!monitor || !strcmp (monitor, "test_accuracy") || !strcmp (monitor, "train_accuracy")
+      || !strcmp (monitor, "train_loss"))
+    return TRUE;
+  g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+               "unknown checkpoint metric '%s' (test_accuracy, train_accuracy or train_loss)", monitor);
+  return FALSE;
+}
+
 static gboolean
 rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **error)
 {
+  const char *monitor = r_monitor ((Recorder *) user);
+  double value = !strcmp (monitor, "train_loss") ? e->train_loss
+                 : !strcmp (monitor, "train_accuracy") ? e->train_acc : e->test_acc;
   Recorder *r = user;
   NlTrainPosition pos = { 0 };
   int64_t updates;
@@ -208,7 +228,7 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
   if (!blob || !nl_metric_writer_flush (r->writer, error))
     return FALSE;
   if (nl_project_add_checkpoint (r->project, r->run, pos.epoch, pos.updates, g_bytes_get_data (blob, NULL),
-                                 g_bytes_get_size (blob), "test_accuracy", e->test_acc, TRUE,
+                                 g_bytes_get_size (blob), monitor, value, strcmp (monitor, "train_loss") != 0,
                                  r->opts->keep_last > 0 ? r->opts->keep_last : 3, error) <= 0)
     return FALSE;
   return nl_project_set_run_epochs (r->project, r->run, pos.epoch, error);

@@ -28,10 +28,15 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (NlRunConfig, nl_run_config_clear)
 
 typedef struct {
   int keep_last;            /* checkpoints kept besides the best (default 3) */
+  const char *monitor;      /* what "best" means: test_accuracy (default, max), train_accuracy (max)
+                               or train_loss (min) */
   gboolean restore_best;    /* end with the best epoch's weights as the newest checkpoint (Keras'
                                restore_best_weights): export, fork and resume then start from them */
   NlTrainCallbacks chain;   /* called too (progress output) */
 } NlRunOptions;
+
+/* FALSE with an error for an unknown monitor name. */
+gboolean nl_run_monitor_check (const char *monitor, GError **error);
 
 /* Creates the run (status running) and trains it; the run ends finished,
  * failed (with the message) or stopped. Returns the run id in *run_id as

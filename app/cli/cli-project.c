@@ -110,6 +110,8 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
   nl_project_metric_summary (p, r->id, "accuracy", "test", NULL, &acc_best, &acc_last, NULL);
   nl_project_metric_summary (p, r->id, "loss", "train", &loss_best, NULL, &loss_last, NULL);
   nl_run_config_from_json (&rc, r->hparams_json ? r->hparams_json : "{}", NULL);
+  /* a resume may have trained past the epochs first asked for */
+  rc.cfg.epochs = MAX (rc.cfg.epochs, r->epochs_done);
   dur = (r->finished > 0 ? r->finished : g_get_real_time () / 1e6) - (r->started > 0 ? r->started : r->created);
   if (json)
     {

@@ -65,7 +65,7 @@ assert steps == sorted(steps) and steps[0] == 1 and steps[-1] == 64, steps[:3]
 "$cli" train --project "$P" --dataset "$D" --threads 2 --json --network lenet --epochs 3 --batch-size 32 \
   --name watched >/dev/null 2>&1 &
 trainer=$!
-for i in $(seq 50); do "$cli" runs --project "$P" --json 2>/dev/null | grep -q '"name":"watched","status":"running"' && break; sleep 0.2; done
+for i in $(seq 300); do "$cli" runs --project "$P" --json 2>/dev/null | grep -q '"name":"watched","status":"running"' && break; sleep 0.2; done
 watched=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["id"] for r in map(json.loads, sys.stdin) if r["name"] == "watched"][0])')
 wout=$(timeout 120 "$cli" watch --project "$P" --run "$watched" 2>&1); ws=$?
 wait $trainer; ts=$?
@@ -76,7 +76,7 @@ wait $trainer; ts=$?
 "$cli" train --project "$P" --dataset "$D" --threads 2 --json --network lenet --epochs 4 --batch-size 32 \
   --name killed >/dev/null 2>&1 &
 victim=$!   # the CLI itself, not a subshell
-for i in $(seq 100); do
+for i in $(seq 600); do
   "$cli" runs --project "$P" --json 2>/dev/null | grep '"name":"killed"' | grep -q '"epochs_done":[1-9]' && break; sleep 0.2
 done
 sleep 0.3; kill -9 $victim; wait $victim 2>/dev/null

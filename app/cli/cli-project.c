@@ -101,9 +101,20 @@ nl_cli_project (int argc, char **argv)
     }
 }
 
+/* A number or null, for JSON. */
+static const char *
+json_number (char *buf, gsize size, double v)
+{
+  if (isnan (v))
+    return "null";
+  g_snprintf (buf, size, "%.5f", v);
+  return buf;
+}
+
 static void
 print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
 {
+  char b1[32], b2[32], b3[32];
   double acc_best = NAN, acc_last = NAN, loss_best = NAN, loss_last = NAN, dur;
   g_auto (NlRunConfig) rc = { 0 };
   nl_run_config_init (&rc);
@@ -121,9 +132,8 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
               ",\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f}\n",
               r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.cfg.optim.kind),
               rc.cfg.optim.lr, rc.cfg.batch_size, rc.cfg.epochs, r->epochs_done, r->parent_run,
-              isnan (acc_best) ? "null" : g_strdup_printf ("%.5f", acc_best),
-              isnan (acc_last) ? "null" : g_strdup_printf ("%.5f", acc_last),
-              isnan (loss_last) ? "null" : g_strdup_printf ("%.5f", loss_last), dur);
+              json_number (b1, sizeof b1, acc_best), json_number (b2, sizeof b2, acc_last),
+              json_number (b3, sizeof b3, loss_last), dur);
     }
   else
     printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %.4f last %.4f"

@@ -1,6 +1,7 @@
 /* nl-test-util.c — helpers shared by the test programs. */
 #include "nl-test-util.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 
 void
@@ -48,4 +49,23 @@ nl_test_source_path (const char *rel)
 {
   const char *root = g_getenv ("NETLOOM_SOURCE_DIR");
   return g_build_filename (root ? root : ".", rel, NULL);
+}
+
+void
+nl_test_remove_tree (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  if (!d)
+    return;
+  while ((name = g_dir_read_name (d)))
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      if (g_file_test (p, G_FILE_TEST_IS_DIR) && !g_file_test (p, G_FILE_TEST_IS_SYMLINK))
+        nl_test_remove_tree (p);
+      else
+        g_unlink (p);
+    }
+  g_dir_close (d);
+  g_rmdir (dir);
 }

@@ -16,3 +16,5 @@ void nl_test_assert_close_impl (const char *file, int line, const char *what,
                                 const float *a, const float *b, int64_t n, double atol, double rtol);
 /* Path under the source tree: nl_test_source_path ("data/networks/mlp.json") */
 char *nl_test_source_path (const char *rel);
+/* Delete a directory and everything in it (symlinks are not followed). */
+void nl_test_remove_tree (const char *dir);

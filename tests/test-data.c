@@ -100,31 +100,13 @@ write_pair (const char *images, const char *labels, guint32 n, guint32 rows, gui
     }
 }
 
-static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  if (!d)
-    return;
-  const char *name;
-  while ((name = g_dir_read_name (d)))
-    {
-      g_autofree char *p = g_build_filename (dir, name, NULL);
-      if (g_file_test (p, G_FILE_TEST_IS_DIR) && !g_file_test (p, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (p);
-      else
-        g_unlink (p);
-    }
-  g_dir_close (d);
-  g_rmdir (dir);
-}
 
 /* A fresh subdirectory per test so files never leak between tests. */
 static char *
 fresh_dir (const char *name)
 {
   char *d = g_build_filename (tmp_dir, name, NULL);
-  remove_tree (d);
+  nl_test_remove_tree (d);
   g_assert_cmpint (g_mkdir (d, 0700), ==, 0);
   return d;
 }
@@ -1049,7 +1031,7 @@ main (int argc, char **argv)
   g_test_add_func ("/data/batcher/bad-tensors", test_batcher_bad_tensors);
 
   int rc = g_test_run ();
-  remove_tree (tmp_dir);
+  nl_test_remove_tree (tmp_dir);
   g_free (tmp_dir);
   return rc;
 }

@@ -20,30 +20,12 @@ static char *tmp_dir;
 
 /* ---- files ---- */
 
-static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  if (!d)
-    return;
-  const char *name;
-  while ((name = g_dir_read_name (d)))
-    {
-      g_autofree char *p = g_build_filename (dir, name, NULL);
-      if (g_file_test (p, G_FILE_TEST_IS_DIR) && !g_file_test (p, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (p);
-      else
-        g_unlink (p);
-    }
-  g_dir_close (d);
-  g_rmdir (dir);
-}
 
 static char *
 fresh_dir (const char *name)
 {
   char *d = g_build_filename (tmp_dir, name, NULL);
-  remove_tree (d);
+  nl_test_remove_tree (d);
   g_assert_cmpint (g_mkdir_with_parents (d, 0700), ==, 0);
   return d;
 }
@@ -1650,7 +1632,7 @@ main (int argc, char **argv)
   g_test_add_func ("/formats/packed/roundtrip", test_packed_roundtrip);
   g_test_add_func ("/formats/packed/corrupt", test_packed_corrupt);
   int rc = g_test_run ();
-  remove_tree (tmp_dir);
+  nl_test_remove_tree (tmp_dir);
   g_free (tmp_dir);
   return rc;
 }

@@ -6,14 +6,6 @@
 
 #include <string.h>
 
-static int
-add_value (NlGraph *g, NlValueKind kind, const NlShape *shape, int node)
-{
-  NlValue v = { .kind = kind, .shape = *shape, .node = node };
-  g_array_append_val (g->values, v);
-  return (int) g->values->len - 1;
-}
-
 static gboolean
 port_takes_grad (const NlGraphNode *n, int port)
 {
@@ -48,7 +40,7 @@ nl_graph_build_backward (NlGraph *g, GError **error)
   /* the head: d(mean loss)/d(loss_n) = 1/N, filled by the program */
   {
     NlValue *lv = nl_graph_value (g, g->loss_value);
-    g->head_grad_value = add_value (g, NL_VALUE_HEAD_GRAD, &lv->shape, g->loss_node);
+    g->head_grad_value = nl_graph_add_value (g, NL_VALUE_HEAD_GRAD, &lv->shape, g->loss_node);
     grad_of[g->loss_value] = g->head_grad_value;
   }
 
@@ -63,7 +55,7 @@ nl_graph_build_backward (NlGraph *g, GError **error)
   /* one GRAD value per value with a single consumer, PARTIALs otherwise */
   for (int v = 0; v < nv; v++)
     if (n_partials[v] >= 1)
-      grad_of[v] = add_value (g, NL_VALUE_GRAD, &nl_graph_value (g, v)->shape, nl_graph_value (g, v)->node);
+      grad_of[v] = nl_graph_add_value (g, NL_VALUE_GRAD, &nl_graph_value (g, v)->shape, nl_graph_value (g, v)->node);
 
   memset (n_partials, 0, sizeof (int) * nv);
   for (int i = nn - 1; i >= 0; i--)
@@ -106,13 +98,13 @@ nl_graph_build_backward (NlGraph *g, GError **error)
             n->in_grad[p] = grad_of[v];
           else
             {
-              int pv = add_value (g, NL_VALUE_PARTIAL, &nl_graph_value (g, v)->shape, nl_graph_value (g, v)->node);
+              int pv = nl_graph_add_value (g, NL_VALUE_PARTIAL, &nl_graph_value (g, v)->shape, nl_graph_value (g, v)->node);
               n->in_grad[p] = pv;
               partials[(gsize) v * NL_MAX_PORTS * 2 + n_partials[v]++] = pv;
             }
         }
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
-        n->wgrad_v[k] = n->weights[k].ndim >= 0 ? add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
+        n->wgrad_v[k] = n->weights[k].ndim >= 0 ? nl_graph_add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
       if (!n->def->backward)
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,

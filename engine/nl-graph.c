@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-static int
-add_value (NlGraph *g, NlValueKind kind, const NlShape *shape, int node)
+int
+nl_graph_add_value (NlGraph *g, NlValueKind kind, const NlShape *shape, int node)
 {
   NlValue v = { .kind = kind, .shape = *shape, .node = node };
   g_array_append_val (g->values, v);
@@ -70,10 +70,10 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
       g_string_free (shapes, TRUE);
       return FALSE;
     }
-  n->out = add_value (g, NL_VALUE_ACTIVATION, &out[0], (int) (n - (NlGraphNode *) g->nodes->data));
+  n->out = nl_graph_add_value (g, NL_VALUE_ACTIVATION, &out[0], (int) (n - (NlGraphNode *) g->nodes->data));
   for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
     n->saved_v[k] = k < n->def->n_saved && n->saved[k].ndim >= 0
-                      ? add_value (g, NL_VALUE_SAVED, &n->saved[k], (int) (n - (NlGraphNode *) g->nodes->data))
+                      ? nl_graph_add_value (g, NL_VALUE_SAVED, &n->saved[k], (int) (n - (NlGraphNode *) g->nodes->data))
                       : -1;
   n->macs = estimate_macs (n, g);
   return TRUE;
@@ -209,7 +209,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
   batch_shape.d[0] = opts->batch;
   for (int i = 0; i < sample_shape->ndim; i++)
     batch_shape.d[i + 1] = sample_shape->d[i];
-  g->input_value = add_value (g, NL_VALUE_INPUT, &batch_shape, -1);
+  g->input_value = nl_graph_add_value (g, NL_VALUE_INPUT, &batch_shape, -1);
 
   for (int oi = 0; oi < nn; oi++)
     {
@@ -236,7 +236,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
           if (node->def->is_loss && gn.n_data == 1)
             {
               NlShape ls = nl_shape_of (1, (int64_t) opts->batch);
-              g->label_value = add_value (g, NL_VALUE_LABEL, &ls, -1);
+              g->label_value = nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
               gn.in[1] = g->label_value;
               gn.n_data = 2;
             }
@@ -277,7 +277,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
       g->loss_params = g_new0 (NlParamValue, MAX (def->n_params, 1));
       nl_params_init_defaults (def, g->loss_params);
       gn.params = g->loss_params;
-      g->label_value = add_value (g, NL_VALUE_LABEL, &ls, -1);
+      g->label_value = nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
       gn.in[0] = g->pred_value;
       gn.in[1] = g->label_value;
       g_array_append_val (g->nodes, gn);

@@ -109,6 +109,9 @@ nl_graph_value (const NlGraph *g, int i)
   return &g_array_index (g->values, NlValue, i);
 }
 
+/* Appends a value; returns its id. */
+int nl_graph_add_value (NlGraph *g, NlValueKind kind, const NlShape *shape, int node);
+
 /* Adds backward steps (called by nl_graph_compile for training graphs). */
 gboolean nl_graph_build_backward (NlGraph *g, GError **error);
 

@@ -3,6 +3,7 @@
  * Every value lives in one arena at the offset the static memory plan gave
  * it (nl-planner.c); tensors are views into it. */
 #include "engine/nl-graph.h"
+#include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-op-registry.h"
 
 #include <math.h>
@@ -49,14 +50,6 @@ struct NlProgram {
   guint64 runs;
   guint64 step;            /* of the last forward, for backward's random ops */
 };
-
-static guint64
-mix (guint64 a, guint64 b)
-{
-  guint64 z = a * 0x9e3779b97f4a7c15ULL + b + 0x632be59bd9b4e019ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  return z ^ (z >> 31);
-}
 
 static void
 profile_report (NlProgram *p)
@@ -165,7 +158,7 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
       NlGraphNode *n = nl_graph_node (g, i);
       NodeBinding *b = &p->bind[i];
       int nd = n->n_data;
-      b->seed = mix (model->seed, (guint64) (n->net_index + 1));
+      b->seed = nl_mix64 (model->seed * 0x9e3779b97f4a7c15ULL + (guint64) (n->net_index + 1) + 0x632be59bd9b4e019ULL);
       b->state_var = nl_engine_new_var (model->engine, n->id);
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
         p->update_tasks[i * NL_GRAPH_MAX_SLOTS + k] = (Task) { p, (int) (i * NL_GRAPH_MAX_SLOTS + k) };

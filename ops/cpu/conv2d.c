@@ -414,6 +414,20 @@ forward (NlOpCtx *ctx, GError **error)
  * result is the same on every run with the same thread count. (Gathering
  * several images into one long-K sgemm for d(weight) measured no faster:
  * the gather cost what the bigger sgemm saved.) */
+/* dst = the sum of each thread's partial (thread t's at src + t * stride),
+ * added in thread order so the result does not depend on timing. */
+static void
+sum_team (float *dst, const float *src, size_t stride, int team, size_t n)
+{
+  memcpy (dst, src, n * sizeof (float));
+  for (int t = 1; t < team; t++)
+    {
+      const float *part = src + stride * t;
+      for (size_t i = 0; i < n; i++)
+        dst[i] += part[i];
+    }
+}
+
 static gboolean
 backward (NlOpCtx *ctx, GError **error)
 {
@@ -479,25 +493,9 @@ backward (NlOpCtx *ctx, GError **error)
       }
   }
   if (dw)
-    {
-      memcpy (dw, buf + col_n, wn * sizeof (float));
-      for (int t = 1; t < team; t++)
-        {
-          const float *pw = buf + stride * t + col_n;
-          for (size_t i = 0; i < wn; i++)
-            dw[i] += pw[i];
-        }
-    }
+    sum_team (dw, buf + col_n, stride, team, wn);
   if (db)
-    {
-      memcpy (db, buf + col_n + round16 (wn), g.o * sizeof (float));
-      for (int t = 1; t < team; t++)
-        {
-          const float *pb = buf + stride * t + col_n + round16 (wn);
-          for (int64_t i = 0; i < g.o; i++)
-            db[i] += pb[i];
-        }
-    }
+    sum_team (db, buf + col_n + round16 (wn), stride, team, g.o);
   if (!ok)
     return nl_dnnl_check (dnnl_out_of_memory, "Conv2D backward sgemm", error);
   return TRUE;

@@ -47,8 +47,8 @@ nl_dnnl_check (dnnl_status_t st, const char *what, GError **error)
   return FALSE;
 }
 
-static inline guint64
-mix64 (guint64 z)
+guint64
+nl_mix64 (guint64 z)
 {
   /* splitmix64 finaliser: a good bijective hash of the counter */
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -59,7 +59,7 @@ mix64 (guint64 z)
 float
 nl_rand_uniform (guint64 seed, guint64 stream, guint64 index)
 {
-  guint64 h = mix64 (seed ^ mix64 (stream + 0x9e3779b97f4a7c15ULL) ^ mix64 (index * 0xd1342543de82ef95ULL + 1));
+  guint64 h = nl_mix64 (seed ^ nl_mix64 (stream + 0x9e3779b97f4a7c15ULL) ^ nl_mix64 (index * 0xd1342543de82ef95ULL + 1));
   return (float) (h >> 40) * (1.0f / 16777216.0f);
 }
 

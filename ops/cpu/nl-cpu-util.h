@@ -19,6 +19,8 @@ gboolean nl_dnnl_check (dnnl_status_t st, const char *what, GError **error);
 /* Counter-based random numbers: the same (seed, stream, index) always gives
  * the same value, whatever the thread count. Uniform in [0, 1). */
 float nl_rand_uniform (guint64 seed, guint64 stream, guint64 index);
+/* splitmix64's finaliser: a bijective, well-mixed hash of 64 bits. */
+guint64 nl_mix64 (guint64 z);
 
 /* Scratch memory cached on a node: grows, never shrinks; freed with g_free. */
 void *nl_scratch (void **slot, size_t *capacity, size_t nbytes);

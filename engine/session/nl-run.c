@@ -432,26 +432,24 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
 {
   g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
   g_auto (NlRunConfig) rc = { 0 };
-  g_auto (NlRunConfig) parent = { 0 };
   g_autoptr (NlTrainer) t = NULL;
   g_autoptr (NlNetwork) net = NULL;
-  g_autoptr (GError) local = NULL;
+  NlOptimKind parent_kind;
   gint64 ckpt, child;
   g_autofree char *default_name = NULL;
 
   if (!info)
     return FALSE;
   nl_run_config_init (&rc);
-  nl_run_config_init (&parent);
-  if (!nl_run_config_from_json (&rc, info->hparams_json, error)
-      || !nl_run_config_from_json (&parent, info->hparams_json, error))
+  if (!nl_run_config_from_json (&rc, info->hparams_json, error))
     return FALSE;
+  parent_kind = rc.cfg.optim.kind;
   if (apply)
     apply (&rc, user);
   ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", error);
   if (ckpt <= 0)
     return FALSE;
-  t = trainer_from (p, info, &rc, ckpt, rc.cfg.optim.kind == parent.cfg.optim.kind, &net, error);
+  t = trainer_from (p, info, &rc, ckpt, rc.cfg.optim.kind == parent_kind, &net, error);
   if (!t)
     return FALSE;
   default_name = g_strdup_printf ("fork of %s", info->name ? info->name : "run");

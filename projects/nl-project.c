@@ -631,6 +631,17 @@ nl_project_schema_version (NlProject *p)
   return p->schema_version;
 }
 
+gint64
+nl_project_data_version (NlProject *p)
+{
+  gint64 v = 0;
+  g_return_val_if_fail (p != NULL, 0);
+  g_mutex_lock (&p->lock);
+  query_int (p->db, "PRAGMA data_version", &v);
+  g_mutex_unlock (&p->lock);
+  return v;
+}
+
 gboolean
 nl_project_is_read_only (NlProject *p)
 {
@@ -677,6 +688,37 @@ nl_project_check (NlProject *p, GError **error)
                    problems->str);
       ok = FALSE;
     }
+  return ok;
+}
+
+gboolean
+nl_project_save_copy (NlProject *p, const char *path, GError **error)
+{
+  sqlite3_stmt *st = NULL;
+  int rc;
+  gboolean ok;
+  g_return_val_if_fail (p != NULL && path != NULL, FALSE);
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_EXISTS, "%s already exists", path);
+      return FALSE;
+    }
+  g_mutex_lock (&p->lock);
+  /* VACUUM INTO writes a consistent, compacted copy in one go; a failure
+   * leaves at most a partial file at PATH, which we remove. */
+  rc = sqlite3_prepare_v2 (p->db, "VACUUM INTO ?1", -1, &st, NULL);
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_bind_text (st, 1, path, -1, SQLITE_TRANSIENT);
+      rc = sqlite3_step (st);
+      if (rc == SQLITE_DONE)
+        rc = SQLITE_OK;
+    }
+  sqlite3_finalize (st);
+  ok = rc == SQLITE_OK || nl_project_sql_error (p, rc, "cannot save a copy", error);
+  g_mutex_unlock (&p->lock);
+  if (!ok)
+    g_unlink (path);
   return ok;
 }
 

@@ -50,8 +50,14 @@ void nl_project_close (NlProject *p);
 const char *nl_project_path (NlProject *p);
 int nl_project_schema_version (NlProject *p);
 gboolean nl_project_is_read_only (NlProject *p);
+/* Changes whenever another connection (another process, or another
+ * NlProject on the same file) commits; a watcher polls it cheaply. */
+gint64 nl_project_data_version (NlProject *p);
 /* PRAGMA integrity_check and foreign_key_check; the error lists the problems. */
 gboolean nl_project_check (NlProject *p, GError **error);
+/* A compacted copy of the whole project at PATH (refuses an existing file;
+ * removes a partial copy on failure). The open project is unchanged. */
+gboolean nl_project_save_copy (NlProject *p, const char *path, GError **error);
 /* A new project at PATH (refuses an existing file): the Fashion-MNIST
  * pipeline and the mlp, lenet and resnet-small networks. */
 gboolean nl_project_create_sample (const char *path, GError **error);

@@ -1,0 +1,89 @@
+/* main.c — `netloom`, the GTK workbench: options, then the application. */
+#include <stdio.h>
+
+#include "ui/nl-application.h"
+
+static gboolean
+parse_size (const char *text, int *w, int *h)
+{
+  char *end;
+  gint64 a = g_ascii_strtoll (text, &end, 10), b;
+  if (end == text || (*end != 'x' && *end != 'X'))
+    return FALSE;
+  text = end + 1;
+  b = g_ascii_strtoll (text, &end, 10);
+  if (end == text || *end || a < 320 || b < 240 || a > 8192 || b > 8192)
+    return FALSE;
+  *w = (int) a;
+  *h = (int) b;
+  return TRUE;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_auto (NlLaunchOptions) opts = { 0 };
+  g_autofree char *size = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("[PROJECT]");
+  g_autoptr (NlApplication) app = NULL;
+  g_autoptr (GPtrArray) run_args = g_ptr_array_new ();
+  int status;
+  GOptionEntry entries[] = {
+    { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, &opts.screenshot,
+      "Render the window to a PNG once the project has loaded, then exit", "OUT.png" },
+    { "page", 0, 0, G_OPTION_ARG_STRING, &opts.page, "Page to show: network, data, training or experiments",
+      "PAGE" },
+    { "size", 0, 0, G_OPTION_ARG_STRING, &size, "Window size, e.g. 1280x800", "WxH" },
+    { "train-for-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &opts.train_for_seconds,
+      "With --screenshot: start a run on the training page and shoot after N seconds", "N" },
+    { NULL }
+  };
+  static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_summary (ctx, "The netloom workbench: build, train and compare neural networks.");
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "netloom: %s (see 'netloom --help')\n", error->message);
+      return 2;
+    }
+  if (size && !parse_size (size, &opts.width, &opts.height))
+    {
+      fprintf (stderr, "netloom: --size must look like 1280x800 (320x240 to 8192x8192), not '%s'\n", size);
+      return 2;
+    }
+  if (opts.page && !g_strv_contains (pages, opts.page))
+    {
+      fprintf (stderr, "netloom: --page must be network, data, training or experiments, not '%s'\n", opts.page);
+      return 2;
+    }
+  if (opts.train_for_seconds < 0 || (opts.train_for_seconds > 0 && !opts.screenshot))
+    {
+      fprintf (stderr, "netloom: --train-for-seconds needs --screenshot and a positive number\n");
+      return 2;
+    }
+  if (argc > 2)
+    {
+      fprintf (stderr, "netloom: one project at a time, not %d\n", argc - 1);
+      return 2;
+    }
+  if (argc == 2)
+    {
+      if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR))
+        {
+          fprintf (stderr, "netloom: %s: no such project file\n", argv[1]);
+          return 1;
+        }
+      opts.project = g_canonicalize_filename (argv[1], NULL);
+    }
+  /* a plain start hands the file to GApplication, so that a running
+   * instance opens it; a screenshot is its own instance */
+  app = nl_application_new (&opts);
+  g_ptr_array_add (run_args, argv[0]);
+  if (opts.project && !opts.screenshot)
+    g_ptr_array_add (run_args, opts.project);
+  g_ptr_array_add (run_args, NULL);
+  status = g_application_run (G_APPLICATION (app), (int) run_args->len - 1, (char **) run_args->pdata);
+  return status ? status : nl_application_get_exit_status (app);
+}

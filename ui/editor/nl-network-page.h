@@ -1,0 +1,18 @@
+/* nl-network-page.h — the Network page: palette, canvas, inspector,
+ * problems and status bar around the network being edited. */
+#pragma once
+
+#include <adwaita.h>
+
+#include "ui/nl-workspace.h"
+
+G_BEGIN_DECLS
+
+#define NL_TYPE_NETWORK_PAGE (nl_network_page_get_type ())
+G_DECLARE_FINAL_TYPE (NlNetworkPage, nl_network_page, NL, NETWORK_PAGE, AdwBin)
+
+void nl_network_page_set_workspace (NlNetworkPage *page, NlWorkspace *ws);
+/* Loads NAME (version 0: the latest) from the project into the editor. */
+void nl_network_page_open_network (NlNetworkPage *page, const char *name, int version);
+
+G_END_DECLS

@@ -1,0 +1,204 @@
+/* nl-window-actions.c — the window's actions (win.*): project menu, pages;
+ * one place (nl_window_update_actions) decides what is enabled. */
+#include "ui/nl-window-private.h"
+#include "ui/nl-settings.h"
+
+typedef void (*ChooserDone) (NlWindow *win, const char *path);
+
+static void
+chooser_response (GtkNativeDialog *native, int response, gpointer data)
+{
+  NlWindow *win = g_object_get_data (G_OBJECT (native), "nl-window");
+  ChooserDone done = (ChooserDone) g_object_get_data (G_OBJECT (native), "nl-done");
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+      if (path)
+        done (win, path);
+    }
+  gtk_native_dialog_destroy (native);
+  g_object_unref (native);
+}
+
+static void
+choose_file (NlWindow *win, GtkFileChooserAction action, const char *title, const char *accept,
+             const char *suggested_name, ChooserDone done)
+{
+  GtkFileChooserNative *native = gtk_file_chooser_native_new (title, GTK_WINDOW (win), action, accept, "_Cancel");
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, "netloom projects");
+  gtk_file_filter_add_pattern (filter, "*.netloom");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
+  if (suggested_name)
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (native), suggested_name);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  g_object_set_data (G_OBJECT (native), "nl-window", win);
+  g_object_set_data (G_OBJECT (native), "nl-done", (gpointer) done);
+  g_signal_connect (native, "response", G_CALLBACK (chooser_response), NULL);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static char *
+with_extension (const char *path)
+{
+  return g_str_has_suffix (path, ".netloom") ? g_strdup (path) : g_strconcat (path, ".netloom", NULL);
+}
+
+static void
+new_chosen (NlWindow *win, const char *path)
+{
+  g_autofree char *p = with_extension (path);
+  nl_window_open_project (win, p, NL_OPEN_CREATE);
+}
+
+static void
+open_chosen (NlWindow *win, const char *path)
+{
+  nl_window_open_project (win, path, NL_OPEN_EXISTING);
+}
+
+/* Save As: SQLite's VACUUM INTO in a worker thread, then open the copy. */
+static void
+save_as_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  NlWorkspace *ws = nl_window_get_workspace (NL_WINDOW (source));
+  GError *error = NULL;
+  if (!ws || !nl_project_save_copy (nl_workspace_get_project (ws), task_data, &error))
+    g_task_return_error (task, error ? error : g_error_new_literal (NL_PROJECT_ERROR, NL_PROJECT_ERROR_FAILED,
+                                                                      "no project is open"));
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+static void
+save_as_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  NlWindow *win = NL_WINDOW (source);
+  g_autoptr (GError) error = NULL;
+  const char *path = g_task_get_task_data (G_TASK (res));
+  if (!g_task_propagate_boolean (G_TASK (res), &error))
+    {
+      g_autofree char *msg = g_strdup_printf ("Could not save “%s”: %s", path, error->message);
+      nl_window_toast (win, msg);
+      return;
+    }
+  nl_window_open_project (win, path, NL_OPEN_EXISTING);
+}
+
+static void
+save_as_chosen (NlWindow *win, const char *path)
+{
+  g_autoptr (GTask) task = g_task_new (win, NULL, save_as_done, NULL);
+  g_task_set_task_data (task, with_extension (path), g_free);
+  g_task_run_in_thread (task, save_as_thread);
+}
+
+static void
+action_new_project (GtkWidget *widget, const char *name, GVariant *param)
+{
+  choose_file (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, "New Project", "_Create", "Untitled.netloom",
+               new_chosen);
+}
+
+static void
+action_open_project (GtkWidget *widget, const char *name, GVariant *param)
+{
+  choose_file (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project", "_Open", NULL, open_chosen);
+}
+
+static void
+action_open_recent (GtkWidget *widget, const char *name, GVariant *param)
+{
+  nl_window_open_project (NL_WINDOW (widget), g_variant_get_string (param, NULL), NL_OPEN_EXISTING);
+}
+
+static void
+action_open_sample (GtkWidget *widget, const char *name, GVariant *param)
+{
+  g_autofree char *path = g_build_filename (g_get_user_data_dir (), "netloom", "sample.netloom", NULL);
+  nl_window_open_project (NL_WINDOW (widget), path, NL_OPEN_SAMPLE);
+}
+
+static void
+action_save_as (GtkWidget *widget, const char *name, GVariant *param)
+{
+  NlWindow *win = NL_WINDOW (widget);
+  g_autofree char *title = win->ws ? nl_workspace_dup_title (win->ws) : NULL;
+  g_autofree char *suggested = g_strdup_printf ("%s copy.netloom", title ? title : "Untitled");
+  choose_file (win, GTK_FILE_CHOOSER_ACTION_SAVE, "Save Project As", "_Save", suggested, save_as_chosen);
+}
+
+static void
+action_close_project (GtkWidget *widget, const char *name, GVariant *param)
+{
+  nl_window_close_project (NL_WINDOW (widget));
+}
+
+static void
+action_show_page (GtkWidget *widget, const char *name, GVariant *param)
+{
+  nl_window_show_page (NL_WINDOW (widget), g_variant_get_string (param, NULL));
+}
+
+void
+nl_window_install_actions (NlWindowClass *klass)
+{
+  GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
+  static const char *const pages[] = { "network", "data", "training", "experiments" };
+
+  gtk_widget_class_install_action (wc, "win.new-project", NULL, action_new_project);
+  gtk_widget_class_install_action (wc, "win.open-project", NULL, action_open_project);
+  gtk_widget_class_install_action (wc, "win.open-recent", "s", action_open_recent);
+  gtk_widget_class_install_action (wc, "win.open-sample", NULL, action_open_sample);
+  gtk_widget_class_install_action (wc, "win.save-project-as", NULL, action_save_as);
+  gtk_widget_class_install_action (wc, "win.close-project", NULL, action_close_project);
+  gtk_widget_class_install_action (wc, "win.show-page", "s", action_show_page);
+
+  gtk_widget_class_add_binding_action (wc, GDK_KEY_n, GDK_CONTROL_MASK, "win.new-project", NULL);
+  gtk_widget_class_add_binding_action (wc, GDK_KEY_o, GDK_CONTROL_MASK, "win.open-project", NULL);
+  gtk_widget_class_add_binding_action (wc, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.save-project-as", NULL);
+  gtk_widget_class_add_binding_action (wc, GDK_KEY_w, GDK_CONTROL_MASK, "win.close-project", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
+    gtk_widget_class_add_binding_action (wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.show-page", "s", pages[i]);
+}
+
+void
+nl_window_update_actions (NlWindow *win)
+{
+  gboolean open = win->ws != NULL;
+  gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.save-project-as", open);
+  gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.close-project", open);
+  gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.show-page", open);
+}
+
+void
+nl_window_update_recent_menu (NlWindow *win)
+{
+  GMenuModel *model = gtk_menu_button_get_menu_model (win->project_button);
+  g_auto (GStrv) recent = g_settings_get_strv (win->settings, "recent-projects");
+  GMenuModel *section = NULL;
+
+  /* the "Open Recent" submenu's section, found by its id attribute */
+  for (int i = 0; !section && i < g_menu_model_get_n_items (model); i++)
+    {
+      g_autoptr (GMenuModel) sub = g_menu_model_get_item_link (model, i, G_MENU_LINK_SECTION);
+      for (int j = 0; sub && !section && j < g_menu_model_get_n_items (sub); j++)
+        {
+          g_autoptr (GMenuModel) submenu = g_menu_model_get_item_link (sub, j, G_MENU_LINK_SUBMENU);
+          if (submenu && g_menu_model_get_n_items (submenu) > 0)
+            section = g_menu_model_get_item_link (submenu, 0, G_MENU_LINK_SECTION);
+        }
+    }
+  if (!section)
+    return;
+  g_menu_remove_all (G_MENU (section));
+  for (int i = 0; recent[i]; i++)
+    {
+      g_autofree char *base = g_path_get_basename (recent[i]);
+      g_autoptr (GMenuItem) item = g_menu_item_new (base, NULL);
+      g_menu_item_set_action_and_target (item, "win.open-recent", "s", recent[i]);
+      g_menu_append_item (G_MENU (section), item);
+    }
+  g_object_unref (section);
+}

@@ -25,15 +25,13 @@ nl_graph_free (NlGraph *g)
   g_free (g);
 }
 
-static int64_t
-estimate_macs (const NlGraphNode *n, const NlGraph *g)
+int64_t
+nl_graph_estimate_macs (const NlOpDef *def, const NlShape *out, const NlShape *weights)
 {
-  const NlShape *out = &nl_graph_value (g, n->out)->shape;
-  const char *name = n->def->name;
-  if (strcmp (name, "Dense") == 0 || strcmp (name, "Conv2D") == 0)
+  if (strcmp (def->name, "Dense") == 0 || strcmp (def->name, "Conv2D") == 0)
     {
       /* every output element reads one weight row / filter */
-      int64_t per_out = n->weights[0].ndim > 0 ? nl_shape_numel (&n->weights[0]) / n->weights[0].d[0] : 0;
+      int64_t per_out = weights[0].ndim > 0 ? nl_shape_numel (&weights[0]) / weights[0].d[0] : 0;
       return nl_shape_numel (out) * per_out;
     }
   return nl_shape_numel (out);
@@ -75,7 +73,7 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
     n->saved_v[k] = k < n->def->n_saved && n->saved[k].ndim >= 0
                       ? nl_graph_add_value (g, NL_VALUE_SAVED, &n->saved[k], (int) (n - (NlGraphNode *) g->nodes->data))
                       : -1;
-  n->macs = estimate_macs (n, g);
+  n->macs = nl_graph_estimate_macs (n->def, &out[0], n->weights);
   return TRUE;
 }
 

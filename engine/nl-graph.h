@@ -109,6 +109,10 @@ nl_graph_value (const NlGraph *g, int i)
   return &g_array_index (g->values, NlValue, i);
 }
 
+/* Forward multiply-adds of one node (Dense and Conv2D: output elements
+ * times the weights each reads; other ops: output elements). */
+int64_t nl_graph_estimate_macs (const NlOpDef *def, const NlShape *out, const NlShape *weights);
+
 /* Appends a value; returns its id. */
 int nl_graph_add_value (NlGraph *g, NlValueKind kind, const NlShape *shape, int node);
 

@@ -1,0 +1,46 @@
+/* nl-analysis.h — live analysis of a network being edited: every node's
+ * output shape, learnable parameters and multiply-adds, the errors of each
+ * node (it goes on past a bad node: nodes downstream of an error have an
+ * unknown shape but no error of their own), totals, and the memory a
+ * training step needs at a batch size (planned activations + weights,
+ * gradients and optimizer state). Pure computation: safe to run in a
+ * worker thread on a copy of the network. */
+#pragma once
+
+#include "engine/nl-network.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  NlShape out;        /* with the batch dimension; ndim < 0 when unknown */
+  int64_t params;     /* learnable scalars */
+  int64_t macs;       /* forward multiply-adds for one batch */
+  char *error;        /* NULL when the node is fine */
+} NlNodeAnalysis;
+
+typedef struct {
+  int n_nodes;
+  NlNodeAnalysis *nodes;  /* by network node index */
+  int batch;
+  int64_t total_params, total_macs;
+  int64_t train_bytes;    /* -1 when the network does not compile */
+  int64_t activation_bytes; /* the planned arena for one training step; -1 likewise */
+  int n_errors;           /* node errors plus the network error */
+  char *network_error;    /* a problem of the whole network (no Input, several
+                             outputs, a cycle ...), NULL when none */
+  double seconds;         /* how long the analysis took */
+} NlAnalysis;
+
+/* optimizer_slots: state tensors per weight (SGD with momentum 1, Adam 2). */
+NlAnalysis *nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slots);
+void nl_analysis_free (NlAnalysis *a);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlAnalysis, nl_analysis_free)
+
+/* "(128, 20, 24, 24)" style without the batch: "20×24×24"; "?" when unknown. */
+char *nl_analysis_format_shape (const NlShape *s);
+/* "431k", "1.2M", "6.4G" */
+char *nl_format_count (int64_t n);
+/* "12.4 MB" */
+char *nl_format_bytes (int64_t bytes);
+
+G_END_DECLS

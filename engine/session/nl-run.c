@@ -159,12 +159,31 @@ typedef struct {
   const NlRunOptions *opts;
   const NlTrainConfig *cfg;
   gint64 step;              /* updates done: the x axis of every curve */
+  /* early stopping */
+  double best;
+  int best_epoch, wait;
+  char *early_message;      /* set when it triggered */
+  int stop_epoch;
 } Recorder;
 
 static const char *
 r_monitor (const Recorder *r)
 {
-  return r->opts->monitor ? r->opts->monitor : "test_accuracy";
+  return r->opts->monitor ? r->opts->monitor
+         : r->opts->early_stop_metric ? r->opts->early_stop_metric : "test_accuracy";
+}
+
+static double
+metric_value (const char *name, const NlEpochReport *e)
+{
+  return !strcmp (name, "train_loss") ? e->train_loss : !strcmp (name, "train_accuracy") ? e->train_acc : e->test_acc;
+}
+
+static void
+r_log (const Recorder *r, const char *line)
+{
+  if (r->opts->log)
+    r->opts->log (r->opts->chain.user, line);
 }
 
 static void
@@ -208,15 +227,73 @@ nl_run_monitor_check (const char *monitor, GError **error)
   return FALSE;
 }
 
+gboolean
+nl_run_options_check (const NlRunOptions *opts, GError **error)
+{
+  g_return_val_if_fail (opts != NULL, FALSE);
+  if (!nl_run_monitor_check (opts->monitor, error))
+    return FALSE;
+  if (opts->early_stop_metric && !nl_run_monitor_check (opts->early_stop_metric, NULL))
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                   "unknown early stopping metric '%s' (test_accuracy, train_accuracy or train_loss)",
+                   opts->early_stop_metric);
+      return FALSE;
+    }
+  if (opts->patience < 0)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "early stopping patience must be >= 0, not %d",
+                 opts->patience);
+  else if (!(opts->min_delta >= 0 && isfinite (opts->min_delta)))
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "early stopping min delta must be a number >= 0, "
+                 "not %g", opts->min_delta);
+  else if (opts->keep_last < 0)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "checkpoints kept must be >= 0, not %d",
+                 opts->keep_last);
+  else
+    return TRUE;
+  return FALSE;
+}
+
+/* Keras' EarlyStopping: TRUE (with the message set) when `patience` epochs
+ * in a row did not beat the best by more than min_delta. The first epoch
+ * always sets the best; NaN never improves. */
+static gboolean
+early_stop (Recorder *r, const NlEpochReport *e)
+{
+  const char *metric = r->opts->early_stop_metric;
+  gboolean lower = metric && !strcmp (metric, "train_loss");
+  double v;
+
+  if (!metric)
+    return FALSE;
+  v = metric_value (metric, e);
+  if (r->best_epoch == 0 || (lower ? v < r->best - r->opts->min_delta : v > r->best + r->opts->min_delta))
+    {
+      if (!isnan (v))
+        {
+          r->best = v;
+          r->best_epoch = e->epoch;
+          r->wait = 0;
+          return FALSE;
+        }
+    }
+  if (++r->wait < MAX (r->opts->patience, 1) || e->epoch >= r->cfg->epochs)
+    return FALSE;
+  r->stop_epoch = e->epoch;
+  r->early_message = g_strdup_printf ("early stopping at epoch %d (best %s %.6g at epoch %d)", e->epoch, metric,
+                                      r->best, r->best_epoch);
+  return TRUE;
+}
+
 static gboolean
 rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **error)
 {
   const char *monitor = r_monitor ((Recorder *) user);
-  double value = !strcmp (monitor, "train_loss") ? e->train_loss
-                 : !strcmp (monitor, "train_accuracy") ? e->train_acc : e->test_acc;
+  double value = metric_value (monitor, e);
   Recorder *r = user;
   NlTrainPosition pos = { 0 };
   int64_t updates;
+  gint64 ckpt;
   g_autoptr (GBytes) blob = NULL;
 
   nl_trainer_get_position (t, &pos.epoch, &updates);
@@ -227,17 +304,27 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
   /* metrics first, so a checkpoint never exists without its epoch's points */
   if (!blob || !nl_metric_writer_flush (r->writer, error))
     return FALSE;
-  if (nl_project_add_checkpoint (r->project, r->run, pos.epoch, pos.updates, g_bytes_get_data (blob, NULL),
-                                 g_bytes_get_size (blob), monitor, value, strcmp (monitor, "train_loss") != 0,
-                                 r->opts->keep_last > 0 ? r->opts->keep_last : 3, error) <= 0)
+  ckpt = nl_project_add_checkpoint (r->project, r->run, pos.epoch, pos.updates, g_bytes_get_data (blob, NULL),
+                                    g_bytes_get_size (blob), monitor, value, strcmp (monitor, "train_loss") != 0,
+                                    r->opts->keep_last > 0 ? r->opts->keep_last : 3, error);
+  if (ckpt <= 0 || !nl_project_set_run_epochs (r->project, r->run, pos.epoch, error))
     return FALSE;
-  return nl_project_set_run_epochs (r->project, r->run, pos.epoch, error);
+  if (r->opts->checkpoint)
+    r->opts->checkpoint (r->opts->chain.user, pos.epoch, ckpt);
+  if (early_stop (r, e))
+    {
+      /* the trainer stops on FALSE; record() turns this into "finished" */
+      r_log (r, r->early_message);
+      g_set_error_literal (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, r->early_message);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* The best checkpoint becomes the newest one, and the model takes its
  * weights; nothing to do when the last epoch was the best. */
 static gboolean
-restore_best (NlProject *p, gint64 run, NlTrainer *t, GError **error)
+restore_best (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError **error)
 {
   g_autoptr (GArray) list = nl_project_list_checkpoints (p, run, error);
   g_autoptr (GBytes) blob = NULL;
@@ -245,6 +332,7 @@ restore_best (NlProject *p, gint64 run, NlTrainer *t, GError **error)
   NlTrainPosition pos = { 0 };
   int epochs;
   int64_t updates;
+  gint64 ckpt;
 
   if (!list)
     return FALSE;
@@ -263,8 +351,13 @@ restore_best (NlProject *p, gint64 run, NlTrainer *t, GError **error)
   /* stored as the run's newest checkpoint, at the run's final position, so
    * "last" means the weights the run ended with */
   nl_trainer_get_position (t, &epochs, &updates);
-  return nl_project_add_checkpoint (p, run, epochs, updates, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob),
-                                    NULL, NAN, TRUE, 0, error) > 0;
+  ckpt = nl_project_add_checkpoint (p, run, epochs, updates, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob),
+                                    NULL, NAN, TRUE, 0, error);
+  if (ckpt <= 0)
+    return FALSE;
+  if (opts->checkpoint)
+    opts->checkpoint (opts->chain.user, epochs, ckpt);
+  return TRUE;
 }
 
 /* Trains t as run `run` and records the outcome in the run's status. */
@@ -274,6 +367,7 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError
   Recorder r = { .project = p, .run = run, .opts = opts, .cfg = nl_trainer_get_config (t) };
   NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done };
   g_autoptr (GError) local = NULL, flush_error = NULL;
+  g_autofree char *early_message = NULL;
   int epochs;
   gboolean ok;
 
@@ -282,15 +376,25 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError
     return FALSE;
   r.writer = nl_metric_writer_new (p, 250, 512);
   ok = nl_trainer_run (t, &cb, &local);
+  early_message = g_steal_pointer (&r.early_message);
+  if (!ok && early_message)
+    {
+      /* the trainer counts the stopping epoch as not done: it was */
+      int64_t updates;
+      nl_trainer_get_position (t, &epochs, &updates);
+      nl_trainer_set_position (t, r.stop_epoch, updates);
+      g_clear_error (&local);
+      ok = TRUE;
+    }
   if (!nl_metric_writer_free (r.writer, &flush_error) && ok)
     {
       ok = FALSE;
       local = g_steal_pointer (&flush_error);
     }
   if (ok && opts->restore_best)
-    ok = restore_best (p, run, t, &local);
+    ok = restore_best (p, run, t, opts, &local);
   if (ok)
-    return nl_project_set_run_status (p, run, "finished", NULL, error);
+    return nl_project_set_run_status (p, run, "finished", early_message, error);
   nl_project_set_run_status (p, run,
                              g_error_matches (local, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED) ? "stopped" : "failed",
                              local->message, NULL);
@@ -329,12 +433,18 @@ nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrai
 {
   g_autoptr (NlTrainer) t = NULL;
   g_autoptr (GError) local = NULL;
-  gint64 run = create_run (p, name, net, cfg, 0, 0, error);
+  gint64 run;
 
+  g_return_val_if_fail (p != NULL && net != NULL && cfg != NULL && opts != NULL, FALSE);
+  if (!nl_run_options_check (opts, error))
+    return FALSE;
+  run = create_run (p, name, net, cfg, 0, 0, error);
   if (run <= 0)
     return FALSE;
   if (run_id)
     *run_id = run;
+  if (opts->created)
+    opts->created (opts->chain.user, run);
   t = nl_trainer_new (net, cfg, &local);
   if (!t)
     {
@@ -402,7 +512,8 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, G
   g_autoptr (NlTrainer) t = NULL;
   gint64 ckpt;
 
-  if (!info)
+  g_return_val_if_fail (p != NULL && opts != NULL, FALSE);
+  if (!info || !nl_run_options_check (opts, error))
     return FALSE;
   if (g_strcmp0 (info->status, "running") == 0)
     {
@@ -411,6 +522,8 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, G
                    info->host ? info->host : "?");
       return FALSE;
     }
+  if (opts->created)
+    opts->created (opts->chain.user, run);
   nl_run_config_init (&rc);
   if (!nl_run_config_from_json (&rc, info->hparams_json, error))
     return FALSE;
@@ -438,7 +551,8 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   gint64 ckpt, child;
   g_autofree char *default_name = NULL;
 
-  if (!info)
+  g_return_val_if_fail (p != NULL && opts != NULL, FALSE);
+  if (!info || !nl_run_options_check (opts, error))
     return FALSE;
   nl_run_config_init (&rc);
   if (!nl_run_config_from_json (&rc, info->hparams_json, error))
@@ -458,5 +572,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
     return FALSE;
   if (new_run)
     *new_run = child;
+  if (opts->created)
+    opts->created (opts->chain.user, child);
   return record (p, child, t, opts, error);
 }

@@ -33,10 +33,26 @@ typedef struct {
   gboolean restore_best;    /* end with the best epoch's weights as the newest checkpoint (Keras'
                                restore_best_weights): export, fork and resume then start from them */
   NlTrainCallbacks chain;   /* called too (progress output) */
+  /* Early stopping: NULL is off, else a metric named like `monitor`. The
+   * run ends (status finished, message "early stopping at epoch N (best M
+   * at epoch K)") once `patience` epochs in a row (0 counts as 1) did not
+   * improve on the best value by more than min_delta (>= 0). It also sets
+   * what "best" means when monitor is NULL. */
+  const char *early_stop_metric;
+  int patience;
+  double min_delta;
+  /* Called too, with chain.user, on the training thread; each may be NULL. */
+  void (*created) (gpointer user, gint64 run);                      /* the run's id is known: its row was
+                                                                       created (resume: the run itself) */
+  void (*checkpoint) (gpointer user, int epoch, gint64 checkpoint); /* a checkpoint was stored */
+  void (*log) (gpointer user, const char *line);                    /* a line for the user */
 } NlRunOptions;
 
 /* FALSE with an error for an unknown monitor name. */
 gboolean nl_run_monitor_check (const char *monitor, GError **error);
+/* FALSE with an error naming the bad field: monitor, early_stop_metric,
+ * patience < 0, min_delta < 0 or not finite, keep_last < 0. */
+gboolean nl_run_options_check (const NlRunOptions *opts, GError **error);
 
 /* Creates the run (status running) and trains it; the run ends finished,
  * failed (with the message) or stopped. Returns the run id in *run_id as

@@ -121,6 +121,15 @@ lid=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r[
 out=$("$cli" train --project "$P" --network mlp --checkpoint-metric wobble 2>&1); [ $? -eq 2 ] && grep -q "unknown checkpoint metric" <<<"$out" \
   && ok "an unknown checkpoint metric is a usage error" || not_ok "bad checkpoint metric" "$out"
 
+# lr 1e-9 cannot improve the loss by 0.5: patience 1 stops after the second epoch
+out=$("$cli" train --project "$P" --dataset "$D" --threads 2 --network mlp --epochs 5 --lr 1e-9 --min-delta 0.5 --name early \
+      --early-stop train_loss --patience 1 2>&1); s=$?
+eid=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["epochs_done"] for r in map(json.loads, sys.stdin) if r["name"] == "early"][0])' 2>/dev/null)
+[ $s -eq 0 ] && grep -q "early stopping at epoch 2" <<<"$out" && [ "$eid" = "2" ] \
+  && ok "--early-stop train_loss --patience 1 --min-delta 0.5 ends a run that cannot improve after 2 of 5 epochs" || not_ok "early stopping" "$out (epochs_done $eid)"
+out=$("$cli" train --dataset "$D" --network mlp --early-stop train_loss 2>&1); [ $? -eq 2 ] && grep -q "needs --project" <<<"$out" \
+  && ok "--early-stop without --project is a usage error" || not_ok "early stop without project" "$out"
+
 printf 'not a database at all' >"$tmp/foreign.netloom"; before=$(sha256sum "$tmp/foreign.netloom")
 out=$("$cli" runs --project "$tmp/foreign.netloom" 2>&1); s=$?
 [ $s -eq 1 ] && grep -q "not a netloom project" <<<"$out" && [ "$before" = "$(sha256sum "$tmp/foreign.netloom")" ] \

@@ -178,6 +178,13 @@ screenshot_timeout (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+static void
+screenshot_open_failed (NlWindow *win, const char *path, const char *message, NlApplication *app)
+{
+  g_autofree char *why = g_strdup_printf ("cannot open %s: %s", path, message);
+  screenshot_finish (app, win, why);
+}
+
 static NlWindow *
 ensure_window (NlApplication *app)
 {
@@ -196,6 +203,7 @@ ensure_window (NlApplication *app)
   if (app->opts.screenshot)
     {
       gtk_widget_add_tick_callback (GTK_WIDGET (win), screenshot_tick, app, NULL);
+      g_signal_connect (win, "open-failed", G_CALLBACK (screenshot_open_failed), app);
       app->shot_timeout = g_timeout_add_seconds (SCREENSHOT_TIMEOUT_S, screenshot_timeout, app);
     }
   return win;

@@ -11,7 +11,7 @@ nl_settings_get (void)
     {
       GSettingsSchemaSource *def = g_settings_schema_source_get_default ();
       g_autoptr (GSettingsSchema) schema = def ? g_settings_schema_source_lookup (def, NL_APP_ID, TRUE) : NULL;
-      if (!schema)
+      if (!schema && g_file_test (NL_SCHEMA_BUILD_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
         {
           /* uninstalled: the schema meson compiled next to the build */
           g_autoptr (GSettingsSchemaSource) src

@@ -6,6 +6,8 @@ G_DEFINE_FINAL_TYPE (NlWindow, nl_window, ADW_TYPE_APPLICATION_WINDOW)
 
 enum { PROP_0, PROP_WORKSPACE, N_PROPS };
 static GParamSpec *props[N_PROPS];
+enum { OPEN_FAILED, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 static void connect_requests (NlWindow *win, NlWorkspace *ws);
 
@@ -111,7 +113,7 @@ open_done (GObject *source, GAsyncResult *res, gpointer data)
       dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (win), heading, error->message));
       adw_message_dialog_add_response (dlg, "close", "_Close");
       gtk_window_present (GTK_WINDOW (dlg));
-      g_warning ("%s: %s", d->path, error->message);
+      g_signal_emit (win, signals[OPEN_FAILED], 0, d->path, error->message);
       return;
     }
   {
@@ -290,6 +292,9 @@ nl_window_class_init (NlWindowClass *klass)
   props[PROP_WORKSPACE] = g_param_spec_object ("workspace", NULL, NULL, NL_TYPE_WORKSPACE,
                                                G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
+  /* ::open-failed (const char *path, const char *message), after the dialog is shown */
+  signals[OPEN_FAILED] = g_signal_new ("open-failed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                       NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
 
   g_type_ensure (NL_TYPE_NETWORK_PAGE);
   g_type_ensure (NL_TYPE_DATA_PAGE);

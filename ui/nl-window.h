@@ -18,6 +18,7 @@ typedef enum {
 } NlOpenMode;
 
 NlWindow *nl_window_new (GtkApplication *app);
+/* Signals: ::open-failed (const char *path, const char *message) */
 /* Opens in a worker thread; the window shows a spinner meanwhile and the
  * result (or a dialog naming the file and the problem) when done. */
 void nl_window_open_project (NlWindow *win, const char *path, NlOpenMode mode);

@@ -46,6 +46,18 @@ on_epoch (gpointer user, const NlEpochReport *r)
   fflush (stdout);
 }
 
+/* Messages of the run (early stopping) between progress lines. */
+static void
+on_log (gpointer user, const char *line)
+{
+  NlTrainOutput *o = user;
+  if (o->json)
+    return;
+  nl_progress_clear (o->progress);
+  printf ("%s\n", line);
+  fflush (stdout);
+}
+
 NlTrainCallbacks
 nl_cli_train_output (NlTrainOutput *out)
 {
@@ -57,7 +69,9 @@ nl_cli_train (int argc, char **argv)
 {
   g_autofree char *network = NULL, *dataset = NULL, *optimizer = NULL, *schedule = NULL, *loss = NULL;
   g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL, *project_path = NULL, *run_name = NULL;
-  g_autofree char *val_dataset = NULL, *monitor = NULL;
+  g_autofree char *val_dataset = NULL, *monitor = NULL, *early_stop = NULL;
+  int patience = 3;
+  double min_delta = 0;
   int keep = 3;
   gboolean restore_best = FALSE;
   int epochs = 5, batch = 128, threads = 0, workers = 1;
@@ -80,6 +94,12 @@ nl_cli_train (int argc, char **argv)
       "best epoch (by test accuracy) as its last checkpoint", NULL },
     { "checkpoint-metric", 0, 0, G_OPTION_ARG_STRING, &monitor, "With --project: what the best checkpoint is best "
       "at: test_accuracy (default), train_accuracy or train_loss", "NAME" },
+    { "early-stop", 0, 0, G_OPTION_ARG_STRING, &early_stop, "With --project: stop when METRIC (test_accuracy, "
+      "train_accuracy or train_loss) has not improved for --patience epochs", "METRIC" },
+    { "patience", 0, 0, G_OPTION_ARG_INT, &patience, "Epochs without improvement before early stopping (default 3)",
+      "N" },
+    { "min-delta", 0, 0, G_OPTION_ARG_DOUBLE, &min_delta, "Smallest change that counts as an improvement (default 0)",
+      "X" },
     { "keep-checkpoints", 0, 0, G_OPTION_ARG_INT, &keep, "With --project: newest checkpoints kept besides the "
       "best (default 3)", "K" },
     { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &val_fraction, "csv, folder: share held out for evaluation "
@@ -146,6 +166,8 @@ nl_cli_train (int argc, char **argv)
     return nl_cli_usage_error ("%s", error->message);
   if (keep < 1)
     return nl_cli_usage_error ("--keep-checkpoints must be at least 1, not %d", keep);
+  if (early_stop && !project_path)
+    return nl_cli_usage_error ("--early-stop needs --project (the run records which epoch was best)");
   if (!nl_run_monitor_check (monitor, &error))
     return nl_cli_usage_error ("%s", error->message);
   if (workers < 0 || workers > 64)
@@ -224,8 +246,12 @@ nl_cli_train (int argc, char **argv)
   nl_cli_catch_interrupt ();
   if (project)
     {
-      NlRunOptions ro = { .keep_last = keep, .monitor = monitor, .chain = cb, .restore_best = restore_best };
+      NlRunOptions ro = { .keep_last = keep, .monitor = monitor, .chain = cb, .restore_best = restore_best,
+                          .early_stop_metric = early_stop, .patience = patience, .min_delta = min_delta,
+                          .log = on_log };
       gboolean ok;
+      if (!nl_run_options_check (&ro, &error))
+        return nl_cli_usage_error ("%s", error->message);
       nl_threads_set (threads);
       out.threads = nl_threads_get ();
       out.progress = json ? NULL : nl_progress_new ();
@@ -239,6 +265,7 @@ nl_cli_train (int argc, char **argv)
     }
   if (restore_best)
     return nl_cli_usage_error ("--restore-best needs --project (the best epoch is kept as a checkpoint)");
+
   trainer = nl_trainer_new (net, &cfg, &error);
   if (!trainer)
     return nl_cli_fail (error);

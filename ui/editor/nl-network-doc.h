@@ -46,6 +46,10 @@ gboolean nl_network_doc_connect (NlNetworkDoc *doc, int from, int from_port, int
  * feedback while dragging. */
 gboolean nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, int to_port,
                                      GError **error);
+/* The lowest input port of node that nothing is connected to (for a
+ * variadic op: the next one, so its inputs stay contiguous), or -1 when
+ * all are taken or node is an Input. For dropping a wire on a card. */
+int nl_network_doc_free_input_port (NlNetworkDoc *doc, int node);
 /* Removes edge i (index into net->edges). */
 void nl_network_doc_disconnect (NlNetworkDoc *doc, int edge);
 /* VALUE as nl_params_set_from_string takes it ("5", "5x5", "relu", "true", "[1,28,28]"). */
@@ -92,6 +96,12 @@ gboolean nl_network_doc_duplicate_selection (NlNetworkDoc *doc, GError **error);
 #define NL_CARD_WIDTH 200.0
 #define NL_CARD_HEIGHT 72.0
 void nl_network_doc_auto_layout (NlNetworkDoc *doc, const int *nodes, int n);
+/* The positions auto_layout gives, without changing anything: xy receives
+ * x, y (a card's top-left) for each of the n distinct nodes (n 0: all, in
+ * index order, xy then has 2 * n_nodes entries). Edges from or to nodes
+ * outside the set are ignored; the result's top-left is that of the nodes'
+ * current bounding box (0, 0 when none has a position). */
+void nl_network_layout_compute (const NlNetwork *net, const int *nodes, int n, double *xy);
 
 /* Signals:
  *   ::changed ()            after every edit, undo, redo and set_network

@@ -15,4 +15,10 @@ void nl_network_page_set_workspace (NlNetworkPage *page, NlWorkspace *ws);
 /* Loads NAME (version 0: the latest) from the project into the editor. */
 void nl_network_page_open_network (NlNetworkPage *page, const char *name, int version);
 
+/* For tests and the window: the document edited, and the parts by name
+ * ("canvas", "palette", "inspector", "problems", "status", "networks"). */
+typedef struct _NlNetworkDoc NlNetworkDoc;
+NlNetworkDoc *nl_network_page_get_document (NlNetworkPage *page);
+GtkWidget *nl_network_page_get_part (NlNetworkPage *page, const char *part);
+
 G_END_DECLS

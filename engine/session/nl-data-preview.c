@@ -1,0 +1,691 @@
+/* nl-data-preview.c — dataset sources, the transform catalogue, pipeline
+ * options and the Data page's preview (see nl-data-preview.h). */
+#include "engine/session/nl-data-preview.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/data/nl-dataset.h"
+#include "engine/data/nl-transform.h"
+
+/* ---- sources ---- */
+
+static const NlDataSourceKind source_kinds[] = {
+  { "fashion-mnist", "Fashion-MNIST", "/usr/share/datasets/fashion-mnist", TRUE, FALSE },
+  { "mnist", "MNIST", "/usr/share/datasets/mnist", TRUE, FALSE },
+  { "cifar10", "CIFAR-10 folder", NULL, TRUE, FALSE },
+  { "csv", "CSV file", NULL, FALSE, TRUE },
+  { "folder", "Image folder", NULL, TRUE, TRUE },
+  { "packed", "Packed file", NULL, FALSE, FALSE },
+};
+
+const NlDataSourceKind *
+nl_data_source_kinds (int *n)
+{
+  if (n)
+    *n = G_N_ELEMENTS (source_kinds);
+  return source_kinds;
+}
+
+int
+nl_data_source_parse (const char *spec, char **path)
+{
+  const char *colon;
+  if (path)
+    *path = NULL;
+  if (!spec)
+    return -1;
+  colon = strchr (spec, ':');
+  for (guint i = 0; i < G_N_ELEMENTS (source_kinds); i++)
+    {
+      gsize len = strlen (source_kinds[i].kind);
+      if (g_ascii_strncasecmp (spec, source_kinds[i].kind, len) == 0 && (spec[len] == '\0' || spec + len == colon))
+        {
+          if (path && colon && colon[1])
+            *path = g_strdup (colon + 1);
+          return (int) i;
+        }
+    }
+  return -1;
+}
+
+char *
+nl_data_source_spec (int kind, const char *path)
+{
+  g_return_val_if_fail (kind >= 0 && kind < (int) G_N_ELEMENTS (source_kinds), NULL);
+  if (!path || !*path)
+    return g_strdup (source_kinds[kind].kind);
+  return g_strconcat (source_kinds[kind].kind, ":", path, NULL);
+}
+
+/* ---- the transform catalogue, from what nl-transform.c's parser accepts ---- */
+
+#define SIZE_PARAM(doc) { "size", "Size", NL_TRANSFORM_PARAM_SIZE, 1, 16384, 1, 0, "28", FALSE, doc }
+#define AMOUNT_PARAM(doc) { "amount", "Amount", NL_TRANSFORM_PARAM_DOUBLE, 0, 1, 0.05, 2, "0.2", FALSE, doc }
+
+static const NlTransformSpecInfo transforms[] = {
+  { "random-crop", "Random crop", "Pad every side, then crop at a random offset", 2,
+    { SIZE_PARAM ("Crop size: N or WxH"),
+      { "padding", "Padding", NL_TRANSFORM_PARAM_INT, 0, 1024, 1, 0, "4", TRUE, "Zero pixels added on every side" } } },
+  { "center-crop", "Center crop", "Crop from the centre", 1, { SIZE_PARAM ("Crop size: N or WxH") } },
+  { "resize", "Resize", "Bilinear resize", 1, { SIZE_PARAM ("New size: N or WxH") } },
+  { "flip", "Flip", "Mirror left-right with probability 0.5", 0, { { NULL } } },
+  { "brightness", "Brightness", "Multiply by 1 + u, u uniform in [-amount, amount]", 1,
+    { AMOUNT_PARAM ("Largest relative change") } },
+  { "contrast", "Contrast", "Scale the distance from the image mean by 1 + u", 1,
+    { AMOUNT_PARAM ("Largest relative change") } },
+  { "normalize", "Normalize", "(x - mean) / std per channel", 2,
+    { { "mean", "Mean", NL_TRANSFORM_PARAM_VALUES, 0, 0, 0, 0, "0.5", FALSE, "One value, or one per channel: 0.49/0.48/0.45" },
+      { "std", "Std", NL_TRANSFORM_PARAM_VALUES, 0, 0, 0, 0, "0.5", FALSE, "Positive; one value, or one per channel" } } },
+  { "to-tensor", "To tensor", "No-op: samples are already float CHW in [0, 1]", 0, { { NULL } } },
+};
+
+const NlTransformSpecInfo *
+nl_data_transforms (int *n)
+{
+  if (n)
+    *n = G_N_ELEMENTS (transforms);
+  return transforms;
+}
+
+const NlTransformSpecInfo *
+nl_data_transform_lookup (const char *name)
+{
+  for (guint i = 0; name && i < G_N_ELEMENTS (transforms); i++)
+    if (strcmp (transforms[i].name, name) == 0)
+      return &transforms[i];
+  return NULL;
+}
+
+NlTransformStep *
+nl_transform_step_new (const NlTransformSpecInfo *info, const NlShape *sample_shape)
+{
+  NlTransformStep *step;
+  g_return_val_if_fail (info != NULL, NULL);
+  step = g_new0 (NlTransformStep, 1);
+  step->info = info;
+  for (int i = 0; i < info->n_params; i++)
+    {
+      const NlTransformParamInfo *pi = &info->params[i];
+      if (pi->type == NL_TRANSFORM_PARAM_SIZE && sample_shape && sample_shape->ndim >= 2)
+        {
+          int64_t h = sample_shape->d[sample_shape->ndim - 2], w = sample_shape->d[sample_shape->ndim - 1];
+          step->values[i] = w == h ? g_strdup_printf ("%" G_GINT64_FORMAT, w)
+                                   : g_strdup_printf ("%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, w, h);
+        }
+      else
+        step->values[i] = g_strdup (pi->default_value);
+    }
+  return step;
+}
+
+void
+nl_transform_step_free (NlTransformStep *step)
+{
+  if (!step)
+    return;
+  for (int i = 0; i < NL_TRANSFORM_MAX_PARAMS; i++)
+    g_free (step->values[i]);
+  g_free (step);
+}
+
+char *
+nl_transform_step_to_string (const NlTransformStep *step)
+{
+  GString *s;
+  int last;
+  g_return_val_if_fail (step != NULL && step->info != NULL, NULL);
+  s = g_string_new (step->info->name);
+  /* optional parameters left empty are dropped from the end */
+  last = step->info->n_params;
+  while (last > 0 && step->info->params[last - 1].optional && (!step->values[last - 1] || !*step->values[last - 1]))
+    last--;
+  for (int i = 0; i < last; i++)
+    g_string_append_printf (s, ":%s", step->values[i] ? step->values[i] : "");
+  return g_string_free (s, FALSE);
+}
+
+char *
+nl_transform_spec_problem (const char *spec)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlTransform) t = nl_transform_parse (spec ? spec : "", &error);
+  return t ? NULL : g_strdup (error->message);
+}
+
+GPtrArray *
+nl_transform_steps_parse (const char *spec, GError **error)
+{
+  g_autoptr (GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_transform_step_free);
+  g_autoptr (NlTransform) t = NULL;
+  g_auto (GStrv) items = NULL;
+  g_autofree char *stripped = g_strstrip (g_strdup (spec ? spec : ""));
+
+  if (!*stripped)
+    return g_steal_pointer (&steps);
+  /* the parser has the good messages; after it, every item is well formed */
+  if (!(t = nl_transform_parse (spec, error)))
+    return NULL;
+  items = g_strsplit (spec, ",", -1);
+  for (int k = 0; items[k]; k++)
+    {
+      g_auto (GStrv) parts = g_strsplit (g_strstrip (items[k]), ":", -1);
+      const NlTransformSpecInfo *info = nl_data_transform_lookup (parts[0]);
+      NlTransformStep *step;
+      if (!info)
+        {
+          g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC, "bad transform '%s': not in the catalogue", items[k]);
+          return NULL;
+        }
+      step = g_new0 (NlTransformStep, 1);
+      step->info = info;
+      for (int i = 0; i < info->n_params; i++)
+        step->values[i] = g_strdup (parts[0] && i + 1 < (int) g_strv_length (parts) ? parts[i + 1] : "");
+      g_ptr_array_add (steps, step);
+    }
+  return g_steal_pointer (&steps);
+}
+
+char *
+nl_transform_steps_to_spec (GPtrArray *steps)
+{
+  GString *s = g_string_new (NULL);
+  g_return_val_if_fail (steps != NULL, g_string_free (s, FALSE));
+  for (guint i = 0; i < steps->len; i++)
+    {
+      g_autofree char *item = nl_transform_step_to_string (steps->pdata[i]);
+      g_string_append_printf (s, "%s%s", i ? "," : "", item);
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* ---- pipeline options in extra_json ---- */
+
+static void
+extra_defaults (NlPipelineExtra *x)
+{
+  memset (x, 0, sizeof *x);
+  x->shuffle = TRUE;
+}
+
+void
+nl_pipeline_extra_clear (NlPipelineExtra *x)
+{
+  if (x)
+    g_clear_pointer (&x->label_column, g_free);
+}
+
+static gboolean
+member_type_ok (JsonObject *o, const char *name, GType type, GError **error)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  if (!n || JSON_NODE_HOLDS_NULL (n))
+    return TRUE;
+  if (JSON_NODE_HOLDS_VALUE (n) && (json_node_get_value_type (n) == type
+                                    || (type == G_TYPE_INT64 && json_node_get_value_type (n) == G_TYPE_DOUBLE)))
+    return TRUE;
+  g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "the pipeline's extra option '%s' should be %s",
+               name, type == G_TYPE_BOOLEAN ? "true or false" : type == G_TYPE_STRING ? "text" : "a number");
+  return FALSE;
+}
+
+gboolean
+nl_pipeline_extra_parse (const char *json, NlPipelineExtra *x, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+  JsonNode *lc;
+
+  g_return_val_if_fail (x != NULL, FALSE);
+  extra_defaults (x);
+  if (!json || !*json)
+    return TRUE;
+  if (!json_parser_load_from_data (parser, json, -1, error))
+    return FALSE;
+  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "the pipeline's extra options are not a JSON object");
+      return FALSE;
+    }
+  o = json_node_get_object (json_parser_get_root (parser));
+  if (!member_type_ok (o, "shuffle", G_TYPE_BOOLEAN, error) || !member_type_ok (o, "regression", G_TYPE_BOOLEAN, error)
+      || !member_type_ok (o, "image_width", G_TYPE_INT64, error)
+      || !member_type_ok (o, "image_height", G_TYPE_INT64, error))
+    return FALSE;
+  x->shuffle = json_object_get_boolean_member_with_default (o, "shuffle", TRUE);
+  x->regression = json_object_get_boolean_member_with_default (o, "regression", FALSE);
+  x->image_width = (int) json_object_get_int_member_with_default (o, "image_width", 0);
+  x->image_height = (int) json_object_get_int_member_with_default (o, "image_height", 0);
+  /* a column index may be written as a number */
+  lc = json_object_get_member (o, "label_column");
+  if (lc && JSON_NODE_HOLDS_VALUE (lc) && json_node_get_value_type (lc) == G_TYPE_STRING)
+    x->label_column = g_strdup (json_node_get_string (lc));
+  else if (lc && JSON_NODE_HOLDS_VALUE (lc) && json_node_get_value_type (lc) == G_TYPE_INT64)
+    x->label_column = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (lc));
+  else if (lc && !JSON_NODE_HOLDS_NULL (lc))
+    return member_type_ok (o, "label_column", G_TYPE_STRING, error);
+  return TRUE;
+}
+
+char *
+nl_pipeline_extra_to_json (const NlPipelineExtra *x, const char *base_json)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *o;
+
+  g_return_val_if_fail (x != NULL, NULL);
+  if (base_json && *base_json && json_parser_load_from_data (parser, base_json, -1, NULL)
+      && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    root = json_node_copy (json_parser_get_root (parser));
+  else
+    root = json_node_init_object (json_node_alloc (), json_object_new ());
+  o = json_node_get_object (root);
+  json_object_set_boolean_member (o, "shuffle", x->shuffle);
+  if (x->label_column && *x->label_column)
+    json_object_set_string_member (o, "label_column", x->label_column);
+  else
+    json_object_remove_member (o, "label_column");
+#define SET_OR_REMOVE(cond, name, setter, value) \
+  if (cond)                                     \
+    setter (o, name, value);                    \
+  else                                          \
+    json_object_remove_member (o, name)
+  SET_OR_REMOVE (x->regression, "regression", json_object_set_boolean_member, TRUE);
+  SET_OR_REMOVE (x->image_width > 0, "image_width", json_object_set_int_member, x->image_width);
+  SET_OR_REMOVE (x->image_height > 0, "image_height", json_object_set_int_member, x->image_height);
+#undef SET_OR_REMOVE
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
+/* ---- an open dataset with its histogram, shared by successive previews ---- */
+
+struct NlDataSource {
+  gint ref_count;
+  char *key;          /* spec and options: previews with the same key share it */
+  NlDataset *ds;
+  int n_classes;
+  char **class_names; /* n_classes, never NULL entries */
+  int64_t *counts;
+  double seconds;     /* opening and counting */
+};
+
+static void
+source_unref (NlDataSource *s)
+{
+  if (!s || !g_atomic_int_dec_and_test (&s->ref_count))
+    return;
+  g_free (s->key);
+  nl_dataset_free (s->ds);
+  g_strfreev (s->class_names);
+  g_free (s->counts);
+  g_free (s);
+}
+
+static gboolean
+is_image_file (const char *dir, const char *name)
+{
+  g_autofree char *lower = g_ascii_strdown (name, -1);
+  g_autofree char *full = g_build_filename (dir, name, NULL);
+  return (g_str_has_suffix (lower, ".png") || g_str_has_suffix (lower, ".jpg") || g_str_has_suffix (lower, ".jpeg"))
+         && !g_file_test (full, G_FILE_TEST_IS_DIR);
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* An image folder's labels without decoding an image: the files each class
+ * folder holds, listed as nl_folder_dataset_open lists them, then the same
+ * split. FALSE when the folder does not look as the dataset saw it. */
+static gboolean
+count_folder (const char *dir, double val_fraction, int n_classes, int64_t expect, int64_t *counts)
+{
+  g_autoptr (GArray) labels = g_array_new (FALSE, FALSE, sizeof (int));
+  g_autoptr (GPtrArray) classes = g_ptr_array_new_with_free_func (g_free);
+  g_autofree int64_t *rows = NULL;
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  int64_t m;
+
+  if (!d)
+    return FALSE;
+  while ((name = g_dir_read_name (d)))
+    {
+      g_autofree char *full = g_build_filename (dir, name, NULL);
+      if (name[0] != '.' && g_file_test (full, G_FILE_TEST_IS_DIR))
+        g_ptr_array_add (classes, g_strdup (name));
+    }
+  g_dir_close (d);
+  g_ptr_array_sort (classes, compare_strings);
+  if ((int) classes->len != n_classes)
+    return FALSE;
+  for (int c = 0; c < n_classes; c++)
+    {
+      g_autofree char *sub = g_build_filename (dir, (char *) classes->pdata[c], NULL);
+      int n = 0;
+      if (!(d = g_dir_open (sub, 0, NULL)))
+        return FALSE;
+      while ((name = g_dir_read_name (d)))
+        n += name[0] != '.' && is_image_file (sub, name);
+      g_dir_close (d);
+      for (int k = 0; k < n; k++)
+        g_array_append_val (labels, c);
+    }
+  rows = nl_dataset_split (labels->len, val_fraction, TRUE, dir, &m, NULL);
+  if (!rows || m != expect)
+    return FALSE;
+  for (int64_t i = 0; i < m; i++)
+    counts[g_array_index (labels, int, rows[i])]++;
+  return TRUE;
+}
+
+/* Counts labels over the training side: from memory for IDX / CIFAR, from
+ * the listing for image folders, else by reading every sample. */
+static gboolean
+count_classes (NlDataSource *s, const char *spec, double val_fraction, GCancellable *cancellable, GError **error)
+{
+  NlDataset *ds = s->ds;
+  g_autofree char *path = NULL;
+  g_autofree float *buf = NULL;
+  g_autofree guint8 *buf8 = NULL;
+  int kind = nl_data_source_parse (spec, &path);
+
+  s->counts = g_new0 (int64_t, s->n_classes);
+  if (kind >= 0 && strcmp (source_kinds[kind].kind, "folder") == 0 && path
+      && count_folder (path, val_fraction, s->n_classes, ds->length, s->counts))
+    return TRUE;
+  memset (s->counts, 0, sizeof (int64_t) * s->n_classes);
+  if (!ds->klass->get_u8)
+    {
+      if (ds->klass->read_u8)
+        buf8 = g_new (guint8, MAX (nl_shape_numel (&ds->sample_shape), 1));
+      else
+        buf = g_new (float, MAX (nl_shape_numel (&ds->sample_shape), 1));
+    }
+  for (int64_t i = 0; i < ds->length; i++)
+    {
+      float label = -1;
+      if ((i & 1023) == 0 && g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      if (ds->klass->get_u8)
+        ds->klass->get_u8 (ds, i, &label);
+      else if (buf8 ? !ds->klass->read_u8 (ds, i, buf8, &label, error) : !nl_dataset_get (ds, i, buf, &label, error))
+        return FALSE;
+      if (label >= 0 && label < s->n_classes)
+        s->counts[(int) label]++;
+    }
+  return TRUE;
+}
+
+static NlDataSource *
+source_open (const char *spec, const NlDatasetOptions *opts, const char *key, GCancellable *cancellable,
+             GError **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  NlDataSource *s = g_new0 (NlDataSource, 1);
+  s->ref_count = 1;
+  s->key = g_strdup (key);
+  if (!(s->ds = nl_dataset_open_full (spec, TRUE, opts, error)))
+    {
+      source_unref (s);
+      return NULL;
+    }
+  s->n_classes = MAX (s->ds->n_classes, 0);
+  if (s->n_classes > 0)
+    {
+      s->class_names = g_new0 (char *, s->n_classes + 1);
+      for (int c = 0; c < s->n_classes; c++)
+        {
+          gboolean have = s->ds->class_names && (int) g_strv_length (s->ds->class_names) > c;
+          s->class_names[c] = have ? g_strdup (s->ds->class_names[c]) : g_strdup_printf ("%d", c);
+        }
+      if (!count_classes (s, spec, opts->val_fraction, cancellable, error))
+        {
+          source_unref (s);
+          return NULL;
+        }
+    }
+  s->seconds = (g_get_monotonic_time () - t0) / 1e6;
+  return s;
+}
+
+/* ---- previews ---- */
+
+static guint64
+mix64 (guint64 *state)
+{
+  guint64 z = (*state += G_GUINT64_CONSTANT (0x9e3779b97f4a7c15));
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+static int
+compare_i64 (const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+  return (x > y) - (x < y);
+}
+
+/* n distinct indices of [0, len) chosen by seed (Floyd's algorithm), ascending. */
+static int64_t *
+choose_indices (int64_t len, int n, guint64 seed)
+{
+  int64_t *idx = g_new (int64_t, MAX (n, 1));
+  g_autoptr (GHashTable) taken = g_hash_table_new (g_int64_hash, g_int64_equal);
+  guint64 state = seed ^ G_GUINT64_CONSTANT (0x70726576696577); /* "preview" */
+  int k = 0;
+  if (n >= len)
+    {
+      for (int64_t i = 0; i < len; i++)
+        idx[i] = i;
+      return idx;
+    }
+  for (int64_t j = len - n; j < len; j++)
+    {
+      int64_t t = (int64_t) (mix64 (&state) % (guint64) (j + 1));
+      idx[k] = g_hash_table_contains (taken, &t) ? j : t;
+      g_hash_table_add (taken, &idx[k]);
+      k++;
+    }
+  qsort (idx, n, sizeof *idx, compare_i64);
+  return idx;
+}
+
+static void
+rescale (NlDataPreview *p, gboolean linear)
+{
+  gsize n = (gsize) p->n_samples * nl_shape_numel (&p->shape);
+  float lo = INFINITY, hi = -INFINITY;
+  for (gsize i = 0; i < n; i++)
+    if (isfinite (p->samples[i]))
+      {
+        lo = MIN (lo, p->samples[i]);
+        hi = MAX (hi, p->samples[i]);
+      }
+  p->value_min = isfinite (lo) ? lo : 0;
+  p->value_max = isfinite (hi) ? hi : 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      float v = p->samples[i];
+      if (!isfinite (v))
+        v = 0;
+      else if (linear)
+        v = hi > lo ? (v - lo) / (hi - lo) : 0.5f;
+      p->samples[i] = CLAMP (v, 0.0f, 1.0f);
+    }
+}
+
+NlDataPreview *
+nl_data_preview_ref (NlDataPreview *p)
+{
+  g_return_val_if_fail (p != NULL, NULL);
+  g_atomic_int_inc (&p->ref_count);
+  return p;
+}
+
+void
+nl_data_preview_unref (NlDataPreview *p)
+{
+  if (!p || !g_atomic_int_dec_and_test (&p->ref_count))
+    return;
+  g_free (p->spec);
+  g_free (p->description);
+  g_strfreev (p->class_names);
+  g_free (p->class_counts);
+  g_free (p->transforms);
+  g_free (p->indices);
+  g_free (p->labels);
+  g_free (p->samples);
+  source_unref (p->source);
+  g_free (p);
+}
+
+static gboolean
+fill_samples (NlDataPreview *p, NlDataset *ds, const NlTransform *t, guint64 seed, GCancellable *cancellable,
+              GError **error)
+{
+  int64_t in_numel = nl_shape_numel (&ds->sample_shape), out_numel = nl_shape_numel (&p->shape);
+  g_autofree float *in = g_new (float, MAX (in_numel, 1));
+  g_autofree float *scratch = NULL;
+  gboolean identity = nl_transform_is_identity (t);
+
+  if (!identity)
+    scratch = g_new (float, MAX (nl_transform_scratch_size (t, &ds->sample_shape), 1));
+  for (int i = 0; i < p->n_samples; i++)
+    {
+      float *out = p->samples + (gsize) i * out_numel;
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      if (!nl_dataset_get (ds, p->indices[i], identity ? out : in, &p->labels[i], error))
+        return FALSE;
+      if (!identity)
+        nl_transform_apply (t, in, &ds->sample_shape, out, seed, 0, p->indices[i], scratch);
+    }
+  return TRUE;
+}
+
+NlDataPreview *
+nl_data_preview_load (const NlPipelineInfo *pl, int n_samples, guint64 seed, NlDataPreview *previous,
+                      GCancellable *cancellable, GError **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  NlPipelineExtra extra;
+  NlDatasetOptions opts = { 0 };
+  g_autoptr (NlTransform) t = NULL;
+  g_autoptr (NlDataPreview) p = NULL;
+  g_autofree char *key = NULL;
+  NlDataSource *source;
+  NlDataset *ds;
+  int kind;
+  char buf[64];
+
+  g_return_val_if_fail (pl != NULL && n_samples >= 0, NULL);
+  if (!nl_pipeline_extra_parse (pl->extra_json, &extra, error))
+    return NULL;
+  kind = nl_data_source_parse (pl->dataset_spec, NULL);
+  opts.label_column = extra.label_column;
+  opts.regression = extra.regression;
+  opts.image_width = extra.image_width;
+  opts.image_height = extra.image_height;
+  opts.val_fraction = kind >= 0 && source_kinds[kind].uses_split ? pl->split : 0;
+  key = g_strdup_printf ("%s\n%.17g\n%s\n%d\n%dx%d", pl->dataset_spec ? pl->dataset_spec : "", opts.val_fraction,
+                         extra.label_column ? extra.label_column : "", extra.regression, extra.image_width,
+                         extra.image_height);
+
+  if (!(t = nl_transform_parse (pl->transforms ? pl->transforms : "", error)))
+    goto fail;
+  if (previous && previous->source && strcmp (previous->source->key, key) == 0)
+    {
+      source = previous->source;
+      g_atomic_int_inc (&source->ref_count);
+    }
+  else if (!(source = source_open (pl->dataset_spec, &opts, key, cancellable, error)))
+    goto fail;
+
+  ds = source->ds;
+  p = g_new0 (NlDataPreview, 1);
+  p->ref_count = 1;
+  p->source = source;
+  p->spec = g_strdup (pl->dataset_spec);
+  p->description = g_strdup (ds->description);
+  p->has_test_set = kind >= 0 && !source_kinds[kind].uses_split;
+  p->length = ds->length;
+  p->sample_shape = ds->sample_shape;
+  p->transforms = g_strdup (nl_transform_describe (t));
+  p->n_classes = source->n_classes;
+  if (p->n_classes > 0)
+    {
+      p->class_names = g_strdupv (source->class_names);
+      p->class_counts = g_memdup2 (source->counts, sizeof (int64_t) * p->n_classes);
+    }
+  if (nl_transform_is_identity (t))
+    p->shape = ds->sample_shape;
+  else
+    {
+      g_autoptr (GError) why = NULL;
+      if (!nl_transform_check (t, &ds->sample_shape, &why))
+        {
+          g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC, "the transforms do not fit samples of shape %s: %s",
+                       nl_shape_format (&ds->sample_shape, buf, sizeof buf), why->message);
+          goto fail;
+        }
+      p->shape = nl_transform_output_shape (t, &ds->sample_shape);
+    }
+  p->n_samples = (int) MIN ((int64_t) n_samples, ds->length);
+  p->indices = choose_indices (ds->length, p->n_samples, seed);
+  p->labels = g_new0 (float, MAX (p->n_samples, 1));
+  p->samples = g_new0 (float, MAX ((gsize) p->n_samples * nl_shape_numel (&p->shape), 1));
+  if (!fill_samples (p, ds, t, seed, cancellable, error))
+    goto fail;
+  rescale (p, nl_transform_has_normalize (t) || p->shape.ndim < 2);
+  p->seconds = (g_get_monotonic_time () - t0) / 1e6;
+  nl_pipeline_extra_clear (&extra);
+  return g_steal_pointer (&p);
+
+fail:
+  nl_pipeline_extra_clear (&extra);
+  return NULL;
+}
+
+char *
+nl_data_preview_label_text (const NlDataPreview *p, int i)
+{
+  int c;
+  g_return_val_if_fail (p != NULL && i >= 0 && i < p->n_samples, NULL);
+  if (p->n_classes == 0)
+    return g_strdup_printf ("%.4g", p->labels[i]);
+  c = (int) p->labels[i];
+  if (c >= 0 && c < p->n_classes)
+    return g_strdup (p->class_names[c]);
+  return g_strdup_printf ("%d", c);
+}
+
+const float *
+nl_data_preview_sample (const NlDataPreview *p, int i)
+{
+  g_return_val_if_fail (p != NULL && i >= 0 && i < p->n_samples, NULL);
+  return p->samples + (gsize) i * nl_shape_numel (&p->shape);
+}
+
+char *
+nl_data_format_count (int64_t v)
+{
+  g_autofree char *digits = g_strdup_printf ("%" G_GUINT64_FORMAT, v < 0 ? -(guint64) v : (guint64) v);
+  GString *s = g_string_new (v < 0 ? "-" : "");
+  int len = (int) strlen (digits);
+  for (int i = 0; i < len; i++)
+    {
+      if (i > 0 && (len - i) % 3 == 0)
+        g_string_append_c (s, ',');
+      g_string_append_c (s, digits[i]);
+    }
+  return g_string_free (s, FALSE);
+}

@@ -1,0 +1,85 @@
+/* nl-evaluate.h — how a trained checkpoint does, class by class.
+ *
+ * nl_evaluate_run rebuilds a run's model from its snapshots (network,
+ * hyper-parameters), loads one of its checkpoints and runs inference over
+ * the data the run was tested on each epoch — the same split, batch size,
+ * normalisation and order as nl_trainer_evaluate — so its accuracy equals
+ * the run's stored test accuracy for that checkpoint's epoch. It returns
+ * the confusion matrix and the per-class and averaged scores the GUI's
+ * evaluation view shows, the most confident mistakes, and keeps the model
+ * and the dataset open to fetch those samples and to classify image files.
+ *
+ * Every call blocks (the GUI calls them from a GTask thread). Errors name
+ * the thing: the run, the checkpoint, the network snapshot that no longer
+ * builds, the dataset missing on this machine, the unreadable image. */
+#pragma once
+
+#include "engine/session/nl-run.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  int64_t index;       /* in the evaluated dataset (nl_evaluation_get_sample) */
+  int truth, predicted;
+  double confidence;   /* the model's probability of `predicted` */
+} NlMisclassified;
+
+typedef struct NlEvaluationPrivate NlEvaluationPrivate;
+
+/* Read-only results; free with nl_evaluation_free. */
+typedef struct {
+  gint64 run, checkpoint;
+  int epoch;                  /* the checkpoint's */
+  char *dataset;              /* what was evaluated, e.g. "Fashion-MNIST test (10000 images) from DIR" */
+  int n_classes;
+  char **class_names;         /* n_classes, NULL-terminated: the dataset's, else "0", "1", ... */
+  int64_t *confusion;         /* n_classes^2, [true * n_classes + predicted] */
+  double *precision, *recall, *f1;  /* per class; 0 where undefined (scikit-learn's zero_division=0) */
+  int64_t *support;           /* samples per true class */
+  int64_t n_samples, n_correct;
+  double accuracy;            /* n_correct / n_samples */
+  double macro_f1;            /* mean over the classes that occur as truth or prediction */
+  double weighted_f1;         /* by support */
+  NlMisclassified *misclassified; /* the most confident mistakes, by confidence (highest first) */
+  int n_misclassified;
+  NlShape sample_shape;       /* what nl_evaluation_get_sample writes, e.g. (1, 28, 28) */
+  float mean, std;            /* the input normalisation of the run */
+  double seconds;             /* inference over the dataset */
+  NlEvaluationPrivate *priv;
+} NlEvaluation;
+
+/* Evaluates checkpoint `which` ("best", "last" or an epoch number) of RUN.
+ * max_misclassified: the mistakes kept (< 0: all). progress (may be NULL)
+ * is called with the fraction done after each batch, on the calling thread.
+ * A cancelled `cancel` stops between batches with G_IO_ERROR_CANCELLED. */
+NlEvaluation *nl_evaluate_run (NlProject *p, gint64 run, const char *which, int max_misclassified,
+                               GCancellable *cancel, void (*progress) (gpointer user, double fraction),
+                               gpointer user, GError **error);
+void nl_evaluation_free (NlEvaluation *ev);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlEvaluation, nl_evaluation_free)
+
+/* Sample `index` of the evaluated dataset as the dataset gives it (images
+ * in [0, 1], not normalised) into pixels (numel of ev->sample_shape floats);
+ * *shape (may be NULL) receives ev->sample_shape. Thread-safe. */
+gboolean nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShape *shape,
+                                   GError **error);
+
+/* Classifies a PNG or JPEG file with the evaluation's model: the image is
+ * decoded as image-folder datasets decode (RGB, bilinear resize to the
+ * model's H x W), made grayscale (ITU-R 601 luma) for one-channel models,
+ * normalised as in training. *probs (g_free) receives ev->n_classes
+ * probabilities summing to 1; *seen (may be NULL; g_free) the image as the
+ * model saw it before normalisation (ev->sample_shape floats in [0, 1]).
+ * Serialised by a lock, so any thread may call it. */
+gboolean nl_evaluation_predict_image_file (NlEvaluation *ev, const char *path, double **probs, float **seen,
+                                           GError **error);
+
+/* The same without an evaluation: builds the model of checkpoint `which`
+ * of RUN, classifies the image and frees it. The run's dataset supplies the
+ * class names and, when the network's Input sets no shape, the sample
+ * shape; without the dataset the names are "0", "1", ... *probs and
+ * *class_names (g_free, g_strfreev; n and NULL-terminated) are set on success. */
+gboolean nl_predict_image_file (NlProject *p, gint64 run, const char *which, const char *path, double **probs,
+                                int *n, char ***class_names, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# test-screenshot.sh NETLOOM ARTIFACT_DIR — `netloom --screenshot` on every
+# page of the sample project (created on first start), checked structurally:
+# exit 0, a PNG of the requested size, not blank. The PNGs are kept in
+# ARTIFACT_DIR for people to look at. Runs under xvfb-run (meson).
+set -u
+netloom="$1"
+artifacts="$2"
+source "$(dirname "$0")/cli-lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$artifacts"
+export XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config" GSETTINGS_BACKEND=memory GSK_RENDERER=cairo
+
+# png_info FILE -> "WIDTH HEIGHT DISTINCT_ROWS": rows whose raw bytes differ
+# from the first row (a blank picture has 0)
+png_info() {
+  python3 - "$1" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w = 8, b"", 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw = zlib.decompress(idat)
+stride = len(raw) // h
+rows = [raw[i * stride + 1:(i + 1) * stride] for i in range(h)]
+print(w, h, len(set(rows)))
+PY
+}
+
+echo "1..7"
+for page in network data training experiments; do
+  out="$artifacts/$page.png"
+  rm -f "$out"
+  if log=$("$netloom" --screenshot "$out" --page "$page" --size 1280x800 2>&1) && [ -f "$out" ]; then
+    read -r w h distinct < <(png_info "$out")
+    # the window's own size, give or take its client-side decorations
+    if [ "$w" -ge 1200 ] && [ "$w" -le 1300 ] && [ "$h" -ge 740 ] && [ "$h" -le 820 ] && [ "$distinct" -gt 100 ]; then
+      ok "screenshot of the $page page: ${w}x${h}, $distinct distinct rows ($out)"
+    else
+      not_ok "screenshot of the $page page looks wrong: ${w}x${h}, $distinct distinct rows" "$log"
+    fi
+  else
+    not_ok "screenshot of the $page page failed" "$log"
+  fi
+done
+
+# the sample project was created on first start, in the user's data dir
+if [ -f "$XDG_DATA_HOME/netloom/sample.netloom" ]; then
+  ok "first start created the sample project"
+else
+  not_ok "no sample project in $XDG_DATA_HOME/netloom"
+fi
+
+log=$("$netloom" --screenshot "$tmp/x.png" --page nowhere 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q "nowhere" <<<"$log"; then ok "an unknown page is refused by name"; else not_ok "bad --page: rc $rc" "$log"; fi
+
+printf 'not a project' > "$tmp/bad.netloom"
+log=$("$netloom" --screenshot "$tmp/y.png" "$tmp/bad.netloom" 2>&1); rc=$?
+if [ $rc -ne 0 ] && [ ! -f "$tmp/y.png" ] && [ "$(cat "$tmp/bad.netloom")" = "not a project" ]; then
+  ok "a file that is not a project: non-zero exit, file untouched"
+else
+  not_ok "bad project: rc $rc" "$log"
+fi
+[ "$failed" -eq 0 ]

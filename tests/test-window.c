@@ -1,0 +1,109 @@
+/* test-window.c — the main window: opening the sample project off the main
+ * loop, pages, closing, and a damaged or foreign file refused with the
+ * file left untouched. Runs under Xvfb. */
+#include "tests/nl-test-gui.h"
+#include "tests/nl-test-util.h"
+#include "ui/nl-window.h"
+
+#include <string.h>
+
+static gboolean
+loaded (gpointer data)
+{
+  NlWindow *win = data;
+  return nl_window_get_workspace (win) != NULL && !nl_window_is_busy (win);
+}
+
+static gboolean
+idle_window (gpointer data)
+{
+  return !nl_window_is_busy (data);
+}
+
+static gboolean
+has_dialog (gpointer data)
+{
+  GListModel *tops = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
+    {
+      g_autoptr (GObject) w = g_list_model_get_item (tops, i);
+      if (ADW_IS_MESSAGE_DIALOG (w))
+        {
+          *(AdwMessageDialog **) data = ADW_MESSAGE_DIALOG (w);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static void
+test_sample_project (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "sub", "sample.netloom", NULL);
+  NlWindow *win = nl_window_new (NULL);
+  static const char *const pages[] = { "network", "data", "training", "experiments" };
+
+  gtk_window_set_default_size (GTK_WINDOW (win), 1280, 800);
+  gtk_window_present (GTK_WINDOW (win));
+  /* first start: the sample is created where asked, then opened */
+  nl_window_open_project (win, path, NL_OPEN_SAMPLE);
+  g_assert_true (nl_window_is_busy (win));
+  g_assert_true (nl_test_wait_until (loaded, win, 20000));
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  g_assert_cmpstr (nl_workspace_get_path (nl_window_get_workspace (win)), ==, path);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (win)), ==, "sample");
+  for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
+    {
+      nl_window_show_page (win, pages[i]);
+      nl_test_pump (30);
+      g_assert_cmpstr (nl_window_get_page_name (win), ==, pages[i]);
+      g_assert_nonnull (nl_window_get_page (win, pages[i]));
+      g_assert_true (gtk_widget_get_mapped (nl_window_get_page (win, pages[i])));
+    }
+  g_assert_true (nl_test_wait_until (idle_window, win, 20000));
+  /* the window draws something on every page */
+  g_assert_cmpfloat (nl_test_drawn_fraction (GTK_WIDGET (win)), >, 0.01);
+
+  gtk_widget_activate_action (GTK_WIDGET (win), "win.close-project", NULL);
+  g_assert_null (nl_window_get_workspace (win));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (win)), ==, "netloom");
+  gtk_window_destroy (GTK_WINDOW (win));
+  nl_test_remove_tree (dir);
+}
+
+static void
+test_damaged_file_refused (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
+  g_autofree char *bad = g_build_filename (dir, "notes.netloom", NULL);
+  static const char garbage[] = "this is a text file, not a project\n";
+  g_autofree char *after = NULL;
+  gsize len;
+  AdwMessageDialog *dlg = NULL;
+  NlWindow *win = nl_window_new (NULL);
+
+  g_assert_true (g_file_set_contents (bad, garbage, -1, NULL));
+  gtk_window_present (GTK_WINDOW (win));
+  nl_window_open_project (win, bad, NL_OPEN_EXISTING);
+  g_assert_true (nl_test_wait_until (has_dialog, &dlg, 10000));
+  /* one message naming the file */
+  g_assert_nonnull (strstr (adw_message_dialog_get_heading (dlg), "notes.netloom"));
+  g_assert_null (nl_window_get_workspace (win));
+  g_assert_false (nl_window_is_busy (win));
+  /* nothing written */
+  g_assert_true (g_file_get_contents (bad, &after, &len, NULL));
+  g_assert_cmpstr (after, ==, garbage);
+  gtk_window_destroy (GTK_WINDOW (dlg));
+  gtk_window_destroy (GTK_WINDOW (win));
+  nl_test_remove_tree (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  nl_test_gui_init (&argc, &argv);
+  g_test_add_func ("/window/sample-project", test_sample_project);
+  g_test_add_func ("/window/damaged-file-refused", test_damaged_file_refused);
+  return g_test_run ();
+}

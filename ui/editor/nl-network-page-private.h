@@ -1,0 +1,58 @@
+/* nl-network-page-private.h — the page's struct, shared by
+ * nl-network-page.c (loading, analysis, panels) and
+ * nl-network-page-actions.c (editor.* actions and shortcuts). */
+#pragma once
+
+#include "engine/session/nl-analysis.h"
+#include "ui/editor/nl-graph-canvas.h"
+#include "ui/editor/nl-inspector.h"
+#include "ui/editor/nl-network-doc.h"
+#include "ui/editor/nl-network-page.h"
+#include "ui/editor/nl-palette.h"
+
+/* Networks up to this size are analysed on the main loop (well under a
+ * millisecond); bigger ones in a worker thread. */
+#define NL_ANALYSIS_SYNC_NODES 200
+
+struct _NlNetworkPage {
+  AdwBin parent_instance;
+
+  GtkDropDown *network_dropdown;
+  GtkDropDown *version_dropdown;
+  GtkButton *save_button;
+  NlPalette *palette;
+  NlGraphCanvas *canvas;
+  NlInspector *inspector;
+  GtkLabel *problems_title;
+  GtkListBox *problems_list;
+  GtkLabel *status_label;
+
+  NlWorkspace *ws;
+  NlNetworkDoc *doc;
+  GtkStringList *names;     /* the project's networks */
+  GtkStringList *versions;  /* "Version N" of the current name, newest first */
+  GArray *version_numbers;  /* int, parallel to versions */
+  int version;              /* the version loaded, 0 when unsaved */
+  gboolean syncing;         /* filling the drop-downs: ignore their signals */
+  GCancellable *loading;
+  guint analysis_serial;    /* the newest analysis wins */
+  gboolean analysis_running;
+  gboolean analysis_dirty;
+  int batch_size;           /* for the memory estimate */
+};
+
+/* nl-network-page.c */
+void nl_network_page_reload_names (NlNetworkPage *page);
+/* Replaces the document's network (takes ownership) as version VERSION of its name (0: unsaved). */
+void nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version);
+void nl_network_page_analyze (NlNetworkPage *page);
+/* Opens LeNet in the sample project, else the first network, else an empty one. */
+void nl_network_page_open_default (NlNetworkPage *page);
+void nl_network_page_problem (NlNetworkPage *page, const char *message);
+
+/* nl-network-page-actions.c */
+void nl_network_page_install_actions (GtkWidgetClass *klass);
+void nl_network_page_update_actions (NlNetworkPage *page);
+void nl_network_page_save (NlNetworkPage *page);
+void nl_network_page_import_file (NlNetworkPage *page, const char *path, const char *kind);
+void nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *kind);

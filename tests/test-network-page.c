@@ -117,6 +117,15 @@ test_opens_lenet (Fixture *f, gconstpointer data)
       g_assert_cmpint (nl_graph_canvas_node_at (NL_GRAPH_CANVAS (canvas), wx, wy), ==, i);
     }
   g_assert_cmpfloat (nl_test_drawn_fraction (canvas), >, 0.02);
+
+  /* the memory estimate follows the batch size the user picks */
+  {
+    g_autoptr (NlAnalysis) a8 = nl_analysis_new (net, 8, 1);
+    g_autofree char *mem = nl_format_bytes (a8->train_bytes);
+    g_autofree char *want = g_strdup_printf ("batch 8: %s", mem);
+    gtk_spin_button_set_value (GTK_SPIN_BUTTON (nl_network_page_get_part (f->page, "batch")), 8);
+    g_assert_nonnull (strstr (status_text (f), want));
+  }
 }
 
 static void

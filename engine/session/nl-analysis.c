@@ -139,6 +139,8 @@ nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slots)
   g_autofree int *indegree = g_new0 (int, MAX (n, 1));
   g_autofree int *consumers = g_new0 (int, MAX (n, 1));
   g_autofree int *queue = g_new (int, MAX (n, 1));
+  g_autofree int *first_out = g_new0 (int, n + 1);
+  g_autofree int *out_to = g_new (int, MAX ((int) net->edges->len, 1));
   g_autoptr (GPtrArray) sinks = g_ptr_array_new ();
   gint64 t0 = g_get_monotonic_time ();
   int head = 0, tail = 0;
@@ -181,6 +183,19 @@ nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slots)
       consumers[e->from]++;
     }
 
+  /* consumers of each node, CSR-style, so the walk is linear in edges */
+  for (int i = 0; i < n; i++)
+    first_out[i + 1] = first_out[i] + consumers[i];
+  {
+    g_autofree int *fill = g_memdup2 (first_out, sizeof (int) * (gsize) (n + 1));
+    for (guint k = 0; k < net->edges->len; k++)
+      {
+        const NlEdge *e = &g_array_index (net->edges, NlEdge, k);
+        if (e->from >= 0 && e->from < n && e->to >= 0 && e->to < n)
+          out_to[fill[e->from]++] = e->to;
+      }
+  }
+
   /* Kahn's order; what is left over sits on a cycle */
   for (int i = 0; i < n; i++)
     if (indegree[i] == 0)
@@ -190,12 +205,9 @@ nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slots)
       int i = queue[head++];
       if (!a->nodes[i].error)
         infer_node (a, net, i, src + i * NL_MAX_PORTS, MIN (n_ports[i], NL_MAX_PORTS));
-      for (guint k = 0; k < net->edges->len; k++)
-        {
-          const NlEdge *e = &g_array_index (net->edges, NlEdge, k);
-          if (e->from == i && e->to >= 0 && e->to < n && --indegree[e->to] == 0)
-            queue[tail++] = e->to;
-        }
+      for (int k = first_out[i]; k < first_out[i + 1]; k++)
+        if (--indegree[out_to[k]] == 0)
+          queue[tail++] = out_to[k];
     }
   for (int i = 0; i < n; i++)
     if (indegree[i] > 0)

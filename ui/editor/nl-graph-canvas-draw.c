@@ -206,9 +206,15 @@ draw_card (NlGraphCanvas *c, GtkSnapshot *s, const NlNetwork *net, int i, const 
 
   if (!v->export && v->zoom < NL_SHAPE_MIN_ZOOM)
     {
-      /* a few pixels wide: colour says all there is to say */
-      gtk_snapshot_append_color (s, selected ? &k->accent : error ? &k->error : &k->card, &r);
-      gtk_snapshot_append_color (s, cat, &GRAPHENE_RECT_INIT (nd->x, nd->y, 24, NL_CARD_HEIGHT));
+      /* a few pixels wide: colour says all there is to say; at least two
+       * pixels tall so that far out a card does not vanish */
+      double min = 2 / v->zoom;
+      graphene_rect_t big = GRAPHENE_RECT_INIT (nd->x, nd->y, NL_CARD_WIDTH, MAX (NL_CARD_HEIGHT, min));
+      gtk_snapshot_append_color (s, selected ? &k->accent : error ? &k->error : &k->card, &big);
+      if (NL_CARD_WIDTH * v->zoom >= 8)
+        gtk_snapshot_append_color (s, cat, &GRAPHENE_RECT_INIT (nd->x, nd->y, 24, big.size.height));
+      else if (!selected && !error)
+        gtk_snapshot_append_color (s, cat, &big);
       return;
     }
 

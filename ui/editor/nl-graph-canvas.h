@@ -57,7 +57,8 @@ double nl_graph_canvas_get_zoom (NlGraphCanvas *c);
  * at the widget's centre. */
 void nl_graph_canvas_set_view (NlGraphCanvas *c, double zoom, double cx, double cy);
 void nl_graph_canvas_get_view (NlGraphCanvas *c, double *zoom, double *cx, double *cy);
-/* Selects node and centres the view on it. */
+/* Selects node and centres the view on it (at zoom 1 when zoomed out
+ * below 0.5, where cards carry no text). */
 void nl_graph_canvas_focus_node (NlGraphCanvas *c, int node);
 
 void nl_graph_canvas_widget_to_canvas (NlGraphCanvas *c, double wx, double wy, double *x, double *y);

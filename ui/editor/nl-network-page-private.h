@@ -20,6 +20,7 @@ struct _NlNetworkPage {
   GtkDropDown *network_dropdown;
   GtkDropDown *version_dropdown;
   GtkButton *save_button;
+  GtkSpinButton *batch_spin;
   NlPalette *palette;
   NlGraphCanvas *canvas;
   NlInspector *inspector;

@@ -159,6 +159,8 @@ nl_network_page_get_part (NlNetworkPage *page, const char *part)
     return GTK_WIDGET (page->problems_list);
   if (g_str_equal (part, "status"))
     return GTK_WIDGET (page->status_label);
+  if (g_str_equal (part, "batch"))
+    return GTK_WIDGET (page->batch_spin);
   if (g_str_equal (part, "networks"))
     return GTK_WIDGET (page->network_dropdown);
   return NULL;
@@ -440,6 +442,15 @@ palette_activated (NlPalette *palette, const char *op, NlNetworkPage *page)
 }
 
 static void
+batch_changed (GtkSpinButton *spin, NlNetworkPage *page)
+{
+  g_autoptr (GSettings) settings = nl_settings_get ();
+  page->batch_size = gtk_spin_button_get_value_as_int (spin);
+  g_settings_set_int (settings, "analysis-batch-size", page->batch_size);
+  nl_network_page_analyze (page);
+}
+
+static void
 nl_network_page_dispose (GObject *object)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (object);
@@ -467,6 +478,7 @@ nl_network_page_class_init (NlNetworkPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, network_dropdown);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, version_dropdown);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, save_button);
+  gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, batch_spin);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, palette);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, canvas);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, inspector);
@@ -482,6 +494,8 @@ nl_network_page_init (NlNetworkPage *page)
   g_autoptr (GSettings) settings = nl_settings_get ();
   gtk_widget_init_template (GTK_WIDGET (page));
   page->batch_size = g_settings_get_int (settings, "analysis-batch-size");
+  gtk_spin_button_set_value (page->batch_spin, page->batch_size);
+  g_signal_connect (page->batch_spin, "value-changed", G_CALLBACK (batch_changed), page);
   page->names = gtk_string_list_new (NULL);
   page->versions = gtk_string_list_new (NULL);
   page->version_numbers = g_array_new (FALSE, FALSE, sizeof (int));

@@ -16,6 +16,10 @@ nl_test_gui_init (int *argc, char ***argv)
     g_setenv ("XDG_DATA_DIRS", data_dirs, TRUE);
   else
     g_unsetenv ("XDG_DATA_DIRS");
+  /* file chooser dialogs need the GSettings schema source, which reads the
+   * system data dirs once: let it read the real ones now, before each test
+   * isolates its own (libadwaita may not, where a settings portal answers) */
+  g_settings_schema_source_get_default ();
   /* no accessibility bus or session bus under Xvfb: GTK warns about both;
    * warnings stay visible but only criticals fail a test */
   g_setenv ("GTK_A11Y", "none", TRUE);
@@ -53,6 +57,84 @@ nl_test_wait_until (gboolean (*cond) (gpointer data), gpointer data, guint timeo
   while (!(ok = cond (data)) && g_get_monotonic_time () < end)
     nl_test_pump (10);
   return ok;
+}
+
+GtkWindow *
+nl_test_find_window (GType type)
+{
+  GListModel *tops = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (tops, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return w; /* the toplevel list holds it */
+    }
+  return NULL;
+}
+
+static gboolean
+window_shown (gpointer type)
+{
+  return nl_test_find_window (GPOINTER_TO_SIZE (type)) != NULL;
+}
+
+GtkWindow *
+nl_test_wait_window (GType type, guint timeout_ms)
+{
+  nl_test_wait_until (window_shown, GSIZE_TO_POINTER (type), timeout_ms);
+  return nl_test_find_window (type);
+}
+
+AdwMessageDialog *
+nl_test_find_message_dialog (guint timeout_ms)
+{
+  return ADW_MESSAGE_DIALOG (nl_test_wait_window (ADW_TYPE_MESSAGE_DIALOG, timeout_ms));
+}
+
+GtkFileChooser *
+nl_test_wait_chooser (const char *title, guint timeout_ms)
+{
+  GtkWindow *dlg = nl_test_wait_window (GTK_TYPE_FILE_CHOOSER_DIALOG, timeout_ms);
+  g_assert_nonnull (dlg);
+  g_assert_true (gtk_window_get_modal (dlg));
+  g_assert_cmpstr (gtk_window_get_title (dlg), ==, title);
+  return GTK_FILE_CHOOSER (dlg);
+}
+
+typedef struct {
+  GtkFileChooser *chooser;
+  GFile *file;
+} Choice;
+
+static gboolean
+chooser_has (gpointer data)
+{
+  Choice *c = data;
+  g_autoptr (GFile) file = gtk_file_chooser_get_file (c->chooser);
+  return file && g_file_equal (file, c->file);
+}
+
+void
+nl_test_choose_file (GtkFileChooser *chooser, GFile *file)
+{
+  Choice c = { chooser, file };
+  /* a dialog picks its start folder a moment after it shows, over what was
+   * set before: set it until it holds */
+  for (int i = 0; i < 50 && !chooser_has (&c); i++)
+    {
+      if (gtk_file_chooser_get_action (chooser) == GTK_FILE_CHOOSER_ACTION_SAVE)
+        {
+          g_autoptr (GFile) folder = g_file_get_parent (file);
+          g_autofree char *name = g_file_get_basename (file);
+          g_assert_true (gtk_file_chooser_set_current_folder (chooser, folder, NULL));
+          gtk_file_chooser_set_current_name (chooser, name);
+        }
+      else
+        g_assert_true (gtk_file_chooser_set_file (chooser, file, NULL));
+      nl_test_wait_until (chooser_has, &c, 200);
+    }
+  g_assert_true (chooser_has (&c));
+  gtk_dialog_response (GTK_DIALOG (chooser), GTK_RESPONSE_ACCEPT);
 }
 
 GtkWindow *

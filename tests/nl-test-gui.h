@@ -13,6 +13,20 @@ void nl_test_pump (guint ms);
 /* Runs the main context until cond (data) is TRUE or timeout_ms passed;
  * returns the last value of cond. */
 gboolean nl_test_wait_until (gboolean (*cond) (gpointer data), gpointer data, guint timeout_ms);
+/* The first shown toplevel of TYPE (e.g. ADW_TYPE_MESSAGE_DIALOG), or NULL. */
+GtkWindow *nl_test_find_window (GType type);
+/* Runs the main context until a toplevel of TYPE is shown or timeout_ms
+ * passed; returns it, or NULL. */
+GtkWindow *nl_test_wait_window (GType type, guint timeout_ms);
+/* The first shown AdwMessageDialog, waiting up to timeout_ms (may be 0)
+ * for one; NULL if none. */
+AdwMessageDialog *nl_test_find_message_dialog (guint timeout_ms);
+/* Waits for the modal dialog of a file chooser (GtkFileChooserNative shows
+ * one without a portal) titled TITLE; fails the test when none comes. */
+GtkFileChooser *nl_test_wait_chooser (const char *title, guint timeout_ms);
+/* Selects FILE in that dialog (a save dialog: its folder and name) and
+ * accepts it. */
+void nl_test_choose_file (GtkFileChooser *chooser, GFile *file);
 /* A shown window around child (default size w x h), realized and laid out. */
 GtkWindow *nl_test_show_in_window (GtkWidget *child, int w, int h);
 /* Fraction of pixels in the widget's rendering that differ from its most

@@ -3,6 +3,7 @@
 
 #include <glib/gstdio.h>
 #include <math.h>
+#include <string.h>
 
 void
 nl_test_fill_uniform (NlTensor *t, float lo, float hi, guint64 seed)
@@ -68,4 +69,63 @@ nl_test_remove_tree (const char *dir)
     }
   g_dir_close (d);
   g_rmdir (dir);
+}
+
+NlNetwork *
+nl_test_load_template (const char *name)
+{
+  g_autofree char *rel = g_strdup_printf ("data/networks/%s.json", name);
+  g_autofree char *path = nl_test_source_path (rel);
+  g_autoptr (GError) error = NULL;
+  NlNetwork *net = nl_network_load_file (path, &error);
+  g_assert_no_error (error);
+  return net;
+}
+
+static void
+write_idx (const char *dir, const char *name, gboolean images, int n, guint32 seed)
+{
+  const int side = NL_TEST_IDX_SIDE;
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GString) s = g_string_new (NULL);
+  g_autoptr (GRand) r = g_rand_new_with_seed (seed);
+  guint8 head[16] = { 0, 0, 8, images ? 3 : 1 };
+  guint32 dims[3] = { GUINT32_TO_BE (n), GUINT32_TO_BE (side), GUINT32_TO_BE (side) };
+  memcpy (head + 4, dims, images ? 12 : 4);
+  g_string_append_len (s, (char *) head, images ? 16 : 8);
+  for (int i = 0; i < n; i++)
+    {
+      int label = (i * 7 + 3) % 10;
+      if (!images)
+        {
+          g_string_append_c (s, (char) label);
+          continue;
+        }
+      for (int y = 0; y < side; y++)
+        for (int x = 0; x < side; x++)
+          g_string_append_c (s, (char) MIN (g_rand_int_range (r, 0, 200) + (y / 2 == label ? 60 : 0), 255));
+    }
+  g_assert_true (g_file_set_contents (path, s->str, s->len, NULL));
+}
+
+void
+nl_test_write_idx_dataset (const char *dir, int n_train, int n_test)
+{
+  write_idx (dir, "train-images-idx3-ubyte", TRUE, n_train, 1);
+  write_idx (dir, "train-labels-idx1-ubyte", FALSE, n_train, 1);
+  write_idx (dir, "t10k-images-idx3-ubyte", TRUE, n_test, 2);
+  write_idx (dir, "t10k-labels-idx1-ubyte", FALSE, n_test, 2);
+}
+
+void
+nl_test_tiny_train_config (NlTrainConfig *cfg, const char *dataset)
+{
+  nl_train_config_init (cfg);
+  cfg->dataset = dataset;
+  cfg->epochs = 3;
+  cfg->batch_size = 32;
+  cfg->eval_batch_size = 100;
+  cfg->optim.lr = 0.05f;
+  cfg->workers = 0;
+  cfg->seed = 5;
 }

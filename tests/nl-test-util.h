@@ -3,7 +3,9 @@
 
 #include <glib.h>
 
+#include "engine/nl-network.h"
 #include "engine/nl-tensor.h"
+#include "engine/nl-trainer.h"
 
 /* Fill with uniform values in [lo, hi) from a fixed seed. */
 void nl_test_fill_uniform (NlTensor *t, float lo, float hi, guint64 seed);
@@ -18,3 +20,17 @@ void nl_test_assert_close_impl (const char *file, int line, const char *what,
 char *nl_test_source_path (const char *rel);
 /* Delete a directory and everything in it (symlinks are not followed). */
 void nl_test_remove_tree (const char *dir);
+/* A network template of data/networks (name without ".json"); fails the
+ * test when it does not load. */
+NlNetwork *nl_test_load_template (const char *name);
+
+/* The tiny runs that evaluation tests train: a generated 10-class dataset
+ * of NL_TEST_IDX_SIDE x NL_TEST_IDX_SIDE images in the MNIST (IDX) layout,
+ * n_train training and n_test test samples written into dir, from fixed
+ * seeds. Sample i is of class (7i + 3) % 10, drawn as a faint pair of rows
+ * at 2 * class under heavy noise: some test samples are misclassified. */
+#define NL_TEST_IDX_SIDE 20
+void nl_test_write_idx_dataset (const char *dir, int n_train, int n_test);
+/* The training of those runs on dataset: 3 epochs of batches of 32 (eval
+ * batches of 100), SGD at 0.05, seed 5, loading in the training thread. */
+void nl_test_tiny_train_config (NlTrainConfig *cfg, const char *dataset);

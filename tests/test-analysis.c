@@ -6,17 +6,6 @@
 
 #include <string.h>
 
-static NlNetwork *
-load_template (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("data/networks/%s.json", name);
-  g_autofree char *path = nl_test_source_path (rel);
-  g_autoptr (GError) error = NULL;
-  NlNetwork *net = nl_network_load_file (path, &error);
-  g_assert_no_error (error);
-  return net;
-}
-
 static const NlNodeAnalysis *
 node_of (const NlAnalysis *a, const NlNetwork *net, const char *id)
 {
@@ -28,7 +17,7 @@ node_of (const NlAnalysis *a, const NlNetwork *net, const char *id)
 static void
 test_lenet (void)
 {
-  g_autoptr (NlNetwork) net = load_template ("lenet");
+  g_autoptr (NlNetwork) net = nl_test_load_template ("lenet");
   g_autoptr (NlAnalysis) a = nl_analysis_new (net, 64, 1);
   g_autofree char *shape = NULL;
   const NlNodeAnalysis *conv1 = node_of (a, net, "conv1"), *fc1 = node_of (a, net, "fc1");
@@ -57,7 +46,7 @@ test_lenet (void)
 static void
 test_errors_reported_per_node (void)
 {
-  g_autoptr (NlNetwork) net = load_template ("lenet");
+  g_autoptr (NlNetwork) net = nl_test_load_template ("lenet");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlAnalysis) a = NULL;
   int fc1 = nl_network_find (net, "fc1"), pool1 = nl_network_find (net, "pool1");
@@ -117,7 +106,7 @@ test_catalog (void)
   int n;
   const NlOpDef *const *ops = nl_catalog_ops (&n);
   const char *const *cats = nl_catalog_categories ();
-  g_autoptr (NlNetwork) net = load_template ("lenet");
+  g_autoptr (NlNetwork) net = nl_test_load_template ("lenet");
   g_autofree char *summary = nl_catalog_node_summary (nl_network_node (net, nl_network_find (net, "conv1")));
   g_autofree char *id = nl_catalog_new_node_id (net, "Conv2D");
   g_autofree char *fmt = NULL;
@@ -151,7 +140,7 @@ test_templates_clean (void)
   static const char *const names[] = { "mlp", "lenet", "resnet-small" };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      g_autoptr (NlNetwork) net = load_template (names[i]);
+      g_autoptr (NlNetwork) net = nl_test_load_template (names[i]);
       g_autoptr (NlAnalysis) a = nl_analysis_new (net, 128, 2);
       g_assert_cmpint (a->n_errors, ==, 0);
       g_assert_cmpint (a->train_bytes, >, 0);

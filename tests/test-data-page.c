@@ -2,7 +2,7 @@
  * preview grid (32 labelled samples, histogram, summary) loaded off the
  * main loop, the form saved into the project, the transform editor
  * (add, edit a parameter, reject a bad value, move, remove), a CSV chosen
- * through the file chooser's code path, a bad file shown as one error
+ * in the file chooser's dialog, a bad file shown as one error
  * naming it with the project intact, obsolete loads dropped, new / delete
  * pipelines and unsaved drafts. */
 #include "tests/nl-test-gui.h"
@@ -324,6 +324,7 @@ test_csv_and_errors (Fixture *f, gconstpointer data)
   g_autofree char *good = NULL, *bad = NULL;
   g_autoptr (GFile) good_file = NULL, bad_file = NULL;
   g_autoptr (NlPipelineInfo) pl = NULL;
+  GtkFileChooser *chooser;
   NlDataPreview *p;
 
   for (int i = 0; i < 30; i++)
@@ -341,8 +342,14 @@ test_csv_and_errors (Fixture *f, gconstpointer data)
   g_assert_null (nl_data_page_get_error (f->page));
   g_assert_true (gtk_widget_get_sensitive (child (f, "split_spin")));
 
-  nl_data_page_set_source_file (f->page, good_file);
+  /* chosen in the file chooser's dialog, shown with the CSV filter */
+  activate (f, "data.choose-source", NULL);
+  chooser = nl_test_wait_chooser ("Choose the CSV file", 10000);
+  g_assert_cmpint (gtk_file_chooser_get_action (chooser), ==, GTK_FILE_CHOOSER_ACTION_OPEN);
+  g_assert_cmpstr (gtk_file_filter_get_name (gtk_file_chooser_get_filter (chooser)), ==, "CSV files");
+  nl_test_choose_file (chooser, good_file);
   wait_idle (f);
+  g_assert_null (nl_test_find_window (GTK_TYPE_FILE_CHOOSER_DIALOG));
   g_assert_null (nl_data_page_get_error (f->page));
   p = nl_data_page_get_preview (f->page);
   g_assert_nonnull (p);
@@ -388,22 +395,6 @@ test_csv_and_errors (Fixture *f, gconstpointer data)
   g_assert_cmpint (n_children (child (f, "preview_grid")), ==, 24);
 }
 
-static gboolean
-find_dialog (gpointer data)
-{
-  GListModel *tops = gtk_window_get_toplevels ();
-  for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
-    {
-      g_autoptr (GObject) w = g_list_model_get_item (tops, i);
-      if (ADW_IS_MESSAGE_DIALOG (w))
-        {
-          *(AdwMessageDialog **) data = ADW_MESSAGE_DIALOG (w);
-          return TRUE;
-        }
-    }
-  return FALSE;
-}
-
 static void
 test_new_delete_drafts (Fixture *f, gconstpointer data)
 {
@@ -435,7 +426,7 @@ test_new_delete_drafts (Fixture *f, gconstpointer data)
 
   /* delete asks first */
   activate (f, "data.delete", NULL);
-  g_assert_true (nl_test_wait_until (find_dialog, &dlg, 5000));
+  g_assert_nonnull (dlg = nl_test_find_message_dialog (5000));
   adw_message_dialog_response (dlg, "delete");
   wait_idle (f);
   g_assert_null (nl_project_load_pipeline (f->p, "from-elsewhere", NULL));

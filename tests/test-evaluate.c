@@ -14,7 +14,7 @@
 #include "engine/session/nl-evaluate.h"
 #include "tests/nl-test-util.h"
 
-#define SIDE 20
+#define SIDE NL_TEST_IDX_SIDE
 #define N_TEST 250     /* eval batches of 100: a kept short last batch of 50 */
 
 static char *data_dir, *work_dir, *project_path;
@@ -27,32 +27,6 @@ static const char *net_json =
   "{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":16}},"
   "{\"id\":\"act\",\"op\":\"Activation\"},{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":10}}],"
   "\"edges\":[\"data -> flat\",\"flat -> fc1\",\"fc1 -> act\",\"act -> fc2\"]}";
-
-static void
-write_idx (const char *name, gboolean images, int n, guint32 seed)
-{
-  g_autofree char *path = g_build_filename (data_dir, name, NULL);
-  g_autoptr (GString) s = g_string_new (NULL);
-  g_autoptr (GRand) r = g_rand_new_with_seed (seed);
-  guint8 head[16] = { 0, 0, 8, images ? 3 : 1 };
-  guint32 dims[3] = { GUINT32_TO_BE (n), GUINT32_TO_BE (SIDE), GUINT32_TO_BE (SIDE) };
-  memcpy (head + 4, dims, images ? 12 : 4);
-  g_string_append_len (s, (char *) head, images ? 16 : 8);
-  for (int i = 0; i < n; i++)
-    {
-      int label = (i * 7 + 3) % 10;
-      if (!images)
-        {
-          g_string_append_c (s, (char) label);
-          continue;
-        }
-      /* class c: a faint pair of rows at 2c under heavy noise */
-      for (int y = 0; y < SIDE; y++)
-        for (int x = 0; x < SIDE; x++)
-          g_string_append_c (s, (char) MIN (g_rand_int_range (r, 0, 200) + (y / 2 == label ? 60 : 0), 255));
-    }
-  g_assert_true (g_file_set_contents (path, s->str, s->len, NULL));
-}
 
 static char *
 dataset_spec (void)
@@ -71,15 +45,8 @@ train_run (const char *network)
   gint64 run = 0;
 
   g_assert_no_error (error);
-  nl_train_config_init (&cfg);
-  cfg.dataset = spec;
-  cfg.epochs = 3;
-  cfg.batch_size = 32;
-  cfg.eval_batch_size = 100;
-  cfg.optim.lr = 0.05f;
+  nl_test_tiny_train_config (&cfg, spec);
   cfg.threads = 1;
-  cfg.workers = 0;
-  cfg.seed = 5;
   g_assert_true (nl_run_train (project, "tiny", net, &cfg, &opts, &run, &error));
   g_assert_no_error (error);
   return run;
@@ -605,18 +572,13 @@ test_errors (void)
 int
 main (int argc, char **argv)
 {
-  const char *names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                          "t10k-labels-idx1-ubyte" };
   g_autoptr (GError) error = NULL;
   int status;
 
   g_test_init (&argc, &argv, NULL);
   data_dir = g_dir_make_tmp ("netloom-eval-data-XXXXXX", NULL);
   work_dir = g_dir_make_tmp ("netloom-eval-XXXXXX", NULL);
-  write_idx (names[0], TRUE, 1000, 1);
-  write_idx (names[1], FALSE, 1000, 1);
-  write_idx (names[2], TRUE, N_TEST, 2);
-  write_idx (names[3], FALSE, N_TEST, 2);
+  nl_test_write_idx_dataset (data_dir, 1000, N_TEST);
   project_path = g_build_filename (work_dir, "p.netloom", NULL);
   project = nl_project_open (project_path, TRUE, &error);
   g_assert_no_error (error);

@@ -2,8 +2,8 @@
  * network on a generated 20x20 10-class IDX dataset): loading in the
  * background with the workspace busy, the confusion matrix (counts, hover),
  * the per-class table, the gallery of mistakes, classifying a PNG dropped
- * on the view (as a GFile and as a GdkFileList), errors shown in place,
- * and a rendering that draws something.
+ * on the view (as a GFile and as a GdkFileList) or chosen in the image
+ * chooser, errors shown in place, and a rendering that draws something.
  *
  * NL_EVAL_SCREENSHOT=PATH saves the loaded view to PATH; NL_EVAL_DATASET
  * (e.g. fashion-mnist) trains on that dataset instead, for a screenshot
@@ -18,8 +18,6 @@
 #include "ui/nl-evaluation-view.h"
 #include "ui/nl-screenshot.h"
 
-#define SIDE 20
-
 static char *data_dir, *work_dir;
 static NlWorkspace *workspace;
 static gint64 run_id;
@@ -32,31 +30,6 @@ static const char *net_json =
   "\"edges\":[\"data -> flat\",\"flat -> fc1\",\"fc1 -> act\",\"act -> fc2\"]}";
 
 static void
-write_idx (const char *name, gboolean images, int n, guint32 seed)
-{
-  g_autofree char *path = g_build_filename (data_dir, name, NULL);
-  g_autoptr (GString) s = g_string_new (NULL);
-  g_autoptr (GRand) r = g_rand_new_with_seed (seed);
-  guint8 head[16] = { 0, 0, 8, images ? 3 : 1 };
-  guint32 dims[3] = { GUINT32_TO_BE (n), GUINT32_TO_BE (SIDE), GUINT32_TO_BE (SIDE) };
-  memcpy (head + 4, dims, images ? 12 : 4);
-  g_string_append_len (s, (char *) head, images ? 16 : 8);
-  for (int i = 0; i < n; i++)
-    {
-      int label = (i * 7 + 3) % 10;
-      if (!images)
-        {
-          g_string_append_c (s, (char) label);
-          continue;
-        }
-      for (int y = 0; y < SIDE; y++)
-        for (int x = 0; x < SIDE; x++)
-          g_string_append_c (s, (char) MIN (g_rand_int_range (r, 0, 200) + (y / 2 == label ? 60 : 0), 255));
-    }
-  g_assert_true (g_file_set_contents (path, s->str, s->len, NULL));
-}
-
-static void
 train_run (NlProject *p)
 {
   g_autoptr (GError) error = NULL;
@@ -67,14 +40,8 @@ train_run (NlProject *p)
   NlRunOptions opts = { 0 };
 
   g_assert_no_error (error);
-  nl_train_config_init (&cfg);
-  cfg.dataset = other ? other : spec;
+  nl_test_tiny_train_config (&cfg, other ? other : spec);
   cfg.epochs = other ? 1 : 3;
-  cfg.batch_size = 32;
-  cfg.eval_batch_size = 100;
-  cfg.optim.lr = 0.05f;
-  cfg.workers = 0;
-  cfg.seed = 5;
   g_assert_true (nl_run_train (p, "tiny", net, &cfg, &opts, &run_id, &error));
   g_assert_no_error (error);
 }
@@ -128,6 +95,21 @@ find_controller (GtkWidget *w, GType type)
       g_autoptr (GObject) c = g_list_model_get_item (list, i);
       if (G_TYPE_CHECK_INSTANCE_TYPE (c, type))
         return GTK_EVENT_CONTROLLER (c);
+    }
+  return NULL;
+}
+
+/* The button under w labelled label, or NULL. */
+static GtkWidget *
+find_button (GtkWidget *w, const char *label)
+{
+  if (GTK_IS_BUTTON (w) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (w)), label) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_button (c, label);
+      if (found)
+        return found;
     }
   return NULL;
 }
@@ -314,10 +296,21 @@ test_view (void)
       g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (msg)), missing));
       g_assert_true (gtk_widget_has_css_class (msg, "error"));
     }
-    /* and the good one again, for the picture */
-    g_assert_true (nl_evaluation_view_predict_file (v, png));
-    wait_idle (v);
-    g_assert_cmpuint (n_children (probs), ==, (guint) n);
+    /* and the good one again, chosen in the image chooser's dialog */
+    {
+      GtkWidget *button = find_button (view, "_Choose Image…");
+      GtkFileChooser *chooser;
+      g_assert_nonnull (button);
+      g_signal_emit_by_name (button, "clicked");
+      chooser = nl_test_wait_chooser ("Choose an Image", 10000);
+      g_assert_cmpint (gtk_file_chooser_get_action (chooser), ==, GTK_FILE_CHOOSER_ACTION_OPEN);
+      g_assert_cmpstr (gtk_file_filter_get_name (gtk_file_chooser_get_filter (chooser)), ==, "PNG and JPEG images");
+      nl_test_choose_file (chooser, file);
+      wait_idle (v);
+      g_assert_null (nl_test_find_window (GTK_TYPE_FILE_CHOOSER_DIALOG));
+      g_assert_false (gtk_widget_get_visible (gtk_widget_get_prev_sibling (probs)));
+      g_assert_cmpuint (n_children (probs), ==, (guint) n);
+    }
   }
 
   g_assert_cmpfloat (nl_test_drawn_fraction (view), >, 0.05);
@@ -346,36 +339,15 @@ test_view (void)
 int
 main (int argc, char **argv)
 {
-  const char *names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                          "t10k-labels-idx1-ubyte" };
   g_autoptr (GError) error = NULL;
   g_autofree char *path = NULL;
   NlProject *project;
   int status;
 
-  /* The isolated XDG_DATA_DIRS hide the system's GSettings schemas, which
-   * libadwaita's style manager looks up: point at them before isolating. */
-  if (!g_getenv ("GSETTINGS_SCHEMA_DIR"))
-    for (const char *const *d = g_get_system_data_dirs (); *d; d++)
-      {
-        g_autofree char *dir = g_build_filename (*d, "glib-2.0", "schemas", NULL);
-        g_autofree char *compiled = g_build_filename (dir, "gschemas.compiled", NULL);
-        if (g_file_test (compiled, G_FILE_TEST_EXISTS))
-          {
-            g_setenv ("GSETTINGS_SCHEMA_DIR", dir, TRUE);
-            break;
-          }
-      }
-  /* They hide shared-mime-info too, without which SVG icons do not load:
-   * GIO reads its MIME directories once, on first use, so use it now. */
-  g_free (g_content_type_guess ("icon.svg", (const guchar *) "<svg", 4, NULL));
   nl_test_gui_init (&argc, &argv);
   data_dir = g_dir_make_tmp ("netloom-evalview-data-XXXXXX", NULL);
   work_dir = g_dir_make_tmp ("netloom-evalview-XXXXXX", NULL);
-  write_idx (names[0], TRUE, 1000, 1);
-  write_idx (names[1], FALSE, 1000, 1);
-  write_idx (names[2], TRUE, 250, 2);
-  write_idx (names[3], FALSE, 250, 2);
+  nl_test_write_idx_dataset (data_dir, 1000, 250);
   path = g_build_filename (work_dir, "p.netloom", NULL);
   project = nl_project_open (path, TRUE, &error);
   g_assert_no_error (error);

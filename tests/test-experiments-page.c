@@ -322,20 +322,6 @@ test_filter (Fixture *f, gconstpointer data)
     }
 }
 
-static AdwMessageDialog *
-find_dialog (void)
-{
-  g_autoptr (GListModel) tops = gtk_window_get_toplevels ();
-  g_object_ref (tops);
-  for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
-    {
-      g_autoptr (GObject) w = g_list_model_get_item (tops, i);
-      if (ADW_IS_MESSAGE_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return ADW_MESSAGE_DIALOG (w);
-    }
-  return NULL;
-}
-
 typedef struct {
   Fixture *f;
   guint n;
@@ -378,7 +364,7 @@ test_edit (Fixture *f, gconstpointer data)
   nl_experiments_page_select_runs (f->page, &f->ids[0], 1);
   nl_test_pump (20);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "exp.rename", NULL));
-  g_assert_nonnull (dlg = find_dialog ());
+  g_assert_nonnull (dlg = nl_test_find_message_dialog (0));
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (adw_message_dialog_get_extra_child (dlg))), ==, "alpha");
   gtk_editable_set_text (GTK_EDITABLE (adw_message_dialog_get_extra_child (dlg)), "  alpha renamed ");
   adw_message_dialog_response (dlg, "rename");
@@ -415,14 +401,14 @@ test_edit (Fixture *f, gconstpointer data)
   nl_experiments_page_select_runs (f->page, &f->ids[2], 1);
   nl_test_pump (20);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "exp.delete", NULL));
-  g_assert_nonnull (dlg = find_dialog ());
+  g_assert_nonnull (dlg = nl_test_find_message_dialog (0));
   adw_message_dialog_response (dlg, "cancel");
   gtk_window_destroy (GTK_WINDOW (dlg));
   nl_test_pump (100);
   wait_loaded (f);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (nl_experiments_page_get_model (f->page))), ==, 3);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "exp.delete", NULL));
-  g_assert_nonnull (dlg = find_dialog ());
+  g_assert_nonnull (dlg = nl_test_find_message_dialog (0));
   adw_message_dialog_response (dlg, "delete");
   gtk_window_destroy (GTK_WINDOW (dlg));
   e.n = 2;
@@ -582,11 +568,27 @@ result_done (gpointer data)
 }
 
 static void
+on_toast (NlWorkspace *ws, const char *message, char **last)
+{
+  g_free (*last);
+  *last = g_strdup (message);
+}
+
+static gboolean
+has_toast (gpointer last)
+{
+  return *(char **) last != NULL;
+}
+
+static void
 test_export (Fixture *f, gconstpointer data)
 {
   g_autofree char *csv = g_build_filename (f->dir, "m.csv", NULL);
   g_autofree char *st = g_build_filename (f->dir, "w.safetensors", NULL);
   g_autofree char *text = NULL, *header = NULL;
+  g_autofree char *toast = NULL, *name = NULL, *chosen = NULL, *again = NULL;
+  g_autoptr (GFile) chosen_file = NULL;
+  GtkFileChooser *chooser;
   g_autoptr (GArray) pts = points_of (&specs[1], f->ids[1]);
   GString *expected = g_string_new ("run,step,epoch,split,name,value,wall\n");
   Result r = { 0 };
@@ -634,6 +636,27 @@ test_export (Fixture *f, gconstpointer data)
   g_assert_error (r.error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND);
   g_clear_error (&r.error);
   g_assert_false (g_file_test (none, G_FILE_TEST_EXISTS));
+
+  /* through the chooser: the selected run's metrics under the name it
+   * suggests, in the folder chosen; a toast says so */
+  nl_experiments_page_select_runs (f->page, &f->ids[1], 1);
+  wait_loaded (f);
+  g_signal_connect (f->ws, "toast", G_CALLBACK (on_toast), &toast);
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "exp.export-metrics", NULL);
+  chooser = nl_test_wait_chooser ("Export Metrics", WAIT_MS);
+  g_assert_cmpint (gtk_file_chooser_get_action (chooser), ==, GTK_FILE_CHOOSER_ACTION_SAVE);
+  name = gtk_file_chooser_get_current_name (chooser);
+  g_assert_cmpstr (name, ==, "beta-metrics.csv");
+  chosen = g_build_filename (f->dir, name, NULL);
+  chosen_file = g_file_new_for_path (chosen);
+  nl_test_choose_file (chooser, chosen_file);
+  g_assert_true (nl_test_wait_until (has_toast, &toast, WAIT_MS));
+  g_assert_true (g_str_has_prefix (toast, "Exported 24 metric points"));
+  g_clear_pointer (&text, g_free);
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  g_assert_true (g_file_get_contents (chosen, &again, NULL, NULL));
+  g_assert_cmpstr (again, ==, text);
+  g_signal_handlers_disconnect_by_func (f->ws, on_toast, &toast);
 }
 
 typedef struct {
@@ -724,7 +747,7 @@ test_actions (Fixture *f, gconstpointer data)
   gtk_widget_activate_action (w, "exp.rename", NULL);
   gtk_widget_activate_action (w, "exp.fork", NULL);
   nl_test_pump (20);
-  g_assert_null (find_dialog ());
+  g_assert_null (nl_test_find_message_dialog (0));
   g_assert_cmpuint (forked->len, ==, 0);
 
   /* alpha (finished, a checkpoint): resume goes to the handler the window sets */
@@ -752,37 +775,14 @@ test_actions (Fixture *f, gconstpointer data)
   gtk_widget_activate_action (w, "exp.rename", NULL);
   gtk_widget_activate_action (w, "exp.fork", NULL);
   nl_test_pump (20);
-  g_assert_null (find_dialog ());
+  g_assert_null (nl_test_find_message_dialog (0));
   g_assert_cmpuint (forked->len, ==, 1);
   g_signal_handlers_disconnect_by_func (f->ws, on_fork, forked);
-}
-
-/* The first system data dir holding SUB/FILE, or NULL. */
-static char *
-system_data (const char *sub, const char *file)
-{
-  for (const char *const *d = g_get_system_data_dirs (); *d; d++)
-    {
-      g_autofree char *dir = g_build_filename (*d, sub, NULL);
-      g_autofree char *path = g_build_filename (dir, file, NULL);
-      if (g_file_test (path, G_FILE_TEST_EXISTS))
-        return g_steal_pointer (&dir);
-    }
-  return NULL;
 }
 
 int
 main (int argc, char **argv)
 {
-  /* The isolated XDG_DATA_DIRS hide the system's GSettings schemas (which
-   * libadwaita's style manager looks up) and the MIME database (without it
-   * the symbolic SVG icons do not load): find them before isolating. */
-  g_autofree char *schemas = system_data ("glib-2.0/schemas", "gschemas.compiled");
-  g_autofree char *mime = system_data ("mime", "mime.cache");
-  if (schemas && !g_getenv ("GSETTINGS_SCHEMA_DIR"))
-    g_setenv ("GSETTINGS_SCHEMA_DIR", schemas, TRUE);
-  if (mime)
-    g_content_type_set_mime_dirs ((const char *const[]) { mime, NULL });
   nl_test_gui_init (&argc, &argv);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/experiments/table", test_table);

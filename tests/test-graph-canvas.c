@@ -36,11 +36,7 @@ on_activated (NlGraphCanvas *c, int node, Fixture *f)
 static void
 setup (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = nl_test_source_path ("data/networks/lenet.json");
-  g_autoptr (GError) error = NULL;
-  NlNetwork *net = nl_network_load_file (path, &error);
-  g_assert_no_error (error);
-  f->doc = nl_network_doc_new (net);
+  f->doc = nl_network_doc_new (nl_test_load_template ("lenet"));
   f->canvas = NL_GRAPH_CANVAS (nl_graph_canvas_new ());
   f->problems = g_ptr_array_new_with_free_func (g_free);
   f->activated = -1;
@@ -614,20 +610,6 @@ test_large_view (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  /* The isolated XDG_DATA_DIRS hide the system's GSettings schemas, which
-   * libadwaita's style manager looks up: point at them before isolating
-   * (as test-plot.c does; belongs in nl_test_gui_init). */
-  if (!g_getenv ("GSETTINGS_SCHEMA_DIR"))
-    for (const char *const *d = g_get_system_data_dirs (); *d; d++)
-      {
-        g_autofree char *dir = g_build_filename (*d, "glib-2.0", "schemas", NULL);
-        g_autofree char *compiled = g_build_filename (dir, "gschemas.compiled", NULL);
-        if (g_file_test (compiled, G_FILE_TEST_EXISTS))
-          {
-            g_setenv ("GSETTINGS_SCHEMA_DIR", dir, TRUE);
-            break;
-          }
-      }
   nl_test_gui_init (&argc, &argv);
   g_test_add ("/graph-canvas/fit", Fixture, NULL, setup, test_fit, teardown);
   g_test_add ("/graph-canvas/zoom", Fixture, NULL, setup, test_zoom, teardown);

@@ -6,17 +6,6 @@
 #include "ops/nl-op-registry.h"
 #include "nl-test-util.h"
 
-static NlNetwork *
-load_template (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("data/networks/%s.json", name);
-  g_autofree char *path = nl_test_source_path (rel);
-  g_autoptr (GError) error = NULL;
-  NlNetwork *net = nl_network_load_file (path, &error);
-  g_assert_no_error (error);
-  return net;
-}
-
 static void
 test_templates (void)
 {
@@ -24,7 +13,7 @@ test_templates (void)
   const int64_t params[] = { 784 * 256 + 256 + 2560 + 10, 20 * 25 + 20 + 50 * 500 + 50 + 800 * 500 + 500 + 5000 + 10, -1 };
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      g_autoptr (NlNetwork) net = load_template (names[i]);
+      g_autoptr (NlNetwork) net = nl_test_load_template (names[i]);
       NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
       g_autoptr (GError) error = NULL;
       g_autoptr (NlModel) model = nl_model_new (net, &sample, 1, &error);
@@ -40,7 +29,7 @@ test_templates (void)
 static void
 test_round_trip (void)
 {
-  g_autoptr (NlNetwork) net = load_template ("lenet");
+  g_autoptr (NlNetwork) net = nl_test_load_template ("lenet");
   g_autofree char *json = nl_network_to_json (net);
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) again = nl_network_load_data (json, -1, &error);

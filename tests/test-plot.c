@@ -656,19 +656,6 @@ test_exports (void)
 int
 main (int argc, char **argv)
 {
-  /* The isolated XDG_DATA_DIRS hide the system's GSettings schemas, which
-   * libadwaita's style manager looks up: point at them before isolating. */
-  if (!g_getenv ("GSETTINGS_SCHEMA_DIR"))
-    for (const char *const *d = g_get_system_data_dirs (); *d; d++)
-      {
-        g_autofree char *dir = g_build_filename (*d, "glib-2.0", "schemas", NULL);
-        g_autofree char *compiled = g_build_filename (dir, "gschemas.compiled", NULL);
-        if (g_file_test (compiled, G_FILE_TEST_EXISTS))
-          {
-            g_setenv ("GSETTINGS_SCHEMA_DIR", dir, TRUE);
-            break;
-          }
-      }
   nl_test_gui_init (&argc, &argv);
   g_test_add_func ("/plot/reduce/brute-force", test_reduce_brute_force);
   g_test_add_func ("/plot/reduce/incremental", test_reduce_incremental);

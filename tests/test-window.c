@@ -1,6 +1,6 @@
 /* test-window.c — the main window: opening the sample project off the main
- * loop, pages, closing, and a damaged or foreign file refused with the
- * file left untouched. Runs under Xvfb. */
+ * loop, pages, closing, a damaged or foreign file refused with the file
+ * left untouched, and the project file choosers. Runs under Xvfb. */
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
 #include "ui/nl-window.h"
@@ -18,22 +18,6 @@ static gboolean
 idle_window (gpointer data)
 {
   return !nl_window_is_busy (data);
-}
-
-static gboolean
-has_dialog (gpointer data)
-{
-  GListModel *tops = gtk_window_get_toplevels ();
-  for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
-    {
-      g_autoptr (GObject) w = g_list_model_get_item (tops, i);
-      if (ADW_IS_MESSAGE_DIALOG (w))
-        {
-          *(AdwMessageDialog **) data = ADW_MESSAGE_DIALOG (w);
-          return TRUE;
-        }
-    }
-  return FALSE;
 }
 
 static void
@@ -86,7 +70,7 @@ test_damaged_file_refused (void)
   g_assert_true (g_file_set_contents (bad, garbage, -1, NULL));
   gtk_window_present (GTK_WINDOW (win));
   nl_window_open_project (win, bad, NL_OPEN_EXISTING);
-  g_assert_true (nl_test_wait_until (has_dialog, &dlg, 10000));
+  g_assert_nonnull (dlg = nl_test_find_message_dialog (10000));
   /* one message naming the file */
   g_assert_nonnull (strstr (adw_message_dialog_get_heading (dlg), "notes.netloom"));
   g_assert_null (nl_window_get_workspace (win));
@@ -99,11 +83,76 @@ test_damaged_file_refused (void)
   nl_test_remove_tree (dir);
 }
 
+/* Waits for the window's file chooser dialog; checks its kind. */
+static GtkFileChooser *
+wait_chooser (GtkFileChooserAction action, const char *title)
+{
+  GtkFileChooser *chooser = nl_test_wait_chooser (title, 10000);
+  g_assert_cmpint (gtk_file_chooser_get_action (chooser), ==, action);
+  return chooser;
+}
+
+/* The project choosers, answered through their dialogs: a new project
+ * made where the user says, opened again, a cancel that opens nothing,
+ * and a chooser that goes with its window. */
+static void
+test_project_choosers (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "made.netloom", NULL);
+  g_autofree char *name = NULL;
+  g_autoptr (GFile) folder = g_file_new_for_path (dir);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (GFile) made = g_file_get_child (folder, "made");
+  NlWindow *win = nl_window_new (NULL);
+  GtkFileChooser *chooser;
+
+  gtk_window_present (GTK_WINDOW (win));
+  /* New Project: the extension is added to the name given */
+  gtk_widget_activate_action (GTK_WIDGET (win), "win.new-project", NULL);
+  chooser = wait_chooser (GTK_FILE_CHOOSER_ACTION_SAVE, "New Project");
+  name = gtk_file_chooser_get_current_name (chooser);
+  g_assert_cmpstr (name, ==, "Untitled.netloom");
+  nl_test_choose_file (chooser, made);
+  g_assert_true (nl_test_wait_until (loaded, win, 20000));
+  g_assert_cmpstr (nl_workspace_get_path (nl_window_get_workspace (win)), ==, path);
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  g_assert_null (nl_test_find_window (GTK_TYPE_FILE_CHOOSER_DIALOG));
+  gtk_widget_activate_action (GTK_WIDGET (win), "win.close-project", NULL);
+  g_assert_null (nl_window_get_workspace (win));
+
+  /* Open Project: that file */
+  gtk_widget_activate_action (GTK_WIDGET (win), "win.open-project", NULL);
+  chooser = wait_chooser (GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project");
+  nl_test_choose_file (chooser, file);
+  g_assert_true (nl_test_wait_until (loaded, win, 20000));
+  g_assert_cmpstr (nl_workspace_get_path (nl_window_get_workspace (win)), ==, path);
+  gtk_widget_activate_action (GTK_WIDGET (win), "win.close-project", NULL);
+
+  /* cancelled: nothing opens */
+  gtk_widget_activate_action (GTK_WIDGET (win), "win.open-project", NULL);
+  chooser = wait_chooser (GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project");
+  gtk_dialog_response (GTK_DIALOG (chooser), GTK_RESPONSE_CANCEL);
+  nl_test_pump (100);
+  g_assert_null (nl_test_find_window (GTK_TYPE_FILE_CHOOSER_DIALOG));
+  g_assert_null (nl_window_get_workspace (win));
+  g_assert_false (nl_window_is_busy (win));
+
+  /* the window goes: so does its chooser */
+  gtk_widget_activate_action (GTK_WIDGET (win), "win.open-project", NULL);
+  wait_chooser (GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project");
+  gtk_window_destroy (GTK_WINDOW (win));
+  nl_test_pump (100);
+  g_assert_null (nl_test_find_window (GTK_TYPE_FILE_CHOOSER_DIALOG));
+  nl_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   nl_test_gui_init (&argc, &argv);
   g_test_add_func ("/window/sample-project", test_sample_project);
   g_test_add_func ("/window/damaged-file-refused", test_damaged_file_refused);
+  g_test_add_func ("/window/project-choosers", test_project_choosers);
   return g_test_run ();
 }

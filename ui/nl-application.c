@@ -163,6 +163,14 @@ screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
   /* a few quiet frames so that late layout and idle work have landed */
   if (++app->settle_frames < 4)
     return G_SOURCE_CONTINUE;
+  /* a widget that queued a redraw since the last frame renders nothing
+   * until the next one: try again then (for a second at most) */
+  if (app->settle_frames < 64)
+    {
+      g_autoptr (GdkTexture) probe = nl_widget_render_texture (GTK_WIDGET (win), NULL);
+      if (!probe)
+        return G_SOURCE_CONTINUE;
+    }
   screenshot_finish (app, win, NULL);
   return G_SOURCE_REMOVE;
 }

@@ -50,7 +50,7 @@ struct _NlDataPage {
   char *requested_key;    /* what the latest preview request was for */
   NlDataPreview *preview;
   char *error;
-  GtkFileChooserNative *chooser;
+  GtkFileChooserNative *chooser;  /* weak: the open source chooser */
 };
 
 /* nl-data-page.c */

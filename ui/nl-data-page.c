@@ -3,6 +3,7 @@
  * preview on the right (see -preview.c). Unsaved edits of a pipeline are
  * kept as a draft while another one is shown. */
 #include "ui/nl-data-page-private.h"
+#include "ui/nl-file-chooser.h"
 
 #include <math.h>
 #include <string.h>
@@ -410,15 +411,10 @@ nl_data_page_set_source_file (NlDataPage *page, GFile *file)
 }
 
 static void
-on_chooser_response (GtkNativeDialog *dialog, int response, NlDataPage *page)
+source_chosen (GtkWidget *page, const char *path, gpointer user)
 {
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      if (file)
-        nl_data_page_set_source_file (page, file);
-    }
-  g_clear_object (&page->chooser);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  nl_data_page_set_source_file (NL_DATA_PAGE (page), file);
 }
 
 static void
@@ -427,34 +423,24 @@ choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
   NlDataPage *page = NL_DATA_PAGE (widget);
   int k;
   const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
-  GtkRoot *root = gtk_widget_get_root (widget);
   g_autofree char *title = g_strdup_printf ("Choose the %s", kind->title);
   const char *path = page->paths[k] ? page->paths[k] : kind->default_path;
+  GtkFileChooserAction mode = kind->path_is_folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER
+                                                   : GTK_FILE_CHOOSER_ACTION_OPEN;
+  g_autoptr (GtkFileFilter) filter = NULL;
 
   if (page->chooser)
-    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (page->chooser));
-  g_clear_object (&page->chooser);
-  page->chooser = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                               kind->path_is_folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER
-                                                                    : GTK_FILE_CHOOSER_ACTION_OPEN,
-                                               "_Choose", "_Cancel");
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (page->chooser), TRUE);
+    nl_file_chooser_close (page->chooser);
   if (strcmp (kind->kind, "csv") == 0)
     {
-      g_autoptr (GtkFileFilter) f = gtk_file_filter_new ();
-      gtk_file_filter_set_name (f, "CSV files");
-      gtk_file_filter_add_pattern (f, "*.csv");
-      gtk_file_filter_add_pattern (f, "*.tsv");
-      gtk_file_filter_add_pattern (f, "*.txt");
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (page->chooser), f);
+      filter = gtk_file_filter_new ();
+      gtk_file_filter_set_name (filter, "CSV files");
+      gtk_file_filter_add_pattern (filter, "*.csv");
+      gtk_file_filter_add_pattern (filter, "*.tsv");
+      gtk_file_filter_add_pattern (filter, "*.txt");
     }
-  if (path && g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_autoptr (GFile) file = g_file_new_for_path (path);
-      gtk_file_chooser_set_file (GTK_FILE_CHOOSER (page->chooser), file, NULL);
-    }
-  g_signal_connect (page->chooser, "response", G_CALLBACK (on_chooser_response), page);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (page->chooser));
+  g_set_weak_pointer (&page->chooser,
+                      nl_choose_file (widget, mode, title, "_Choose", path, filter, source_chosen, NULL, NULL));
 }
 
 static void
@@ -602,8 +588,8 @@ nl_data_page_dispose (GObject *object)
     nl_data_page_set_workspace (page, NULL);
   nl_data_page_stop_loading (page);
   if (page->chooser)
-    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (page->chooser));
-  g_clear_object (&page->chooser);
+    nl_file_chooser_close (page->chooser);
+  g_clear_weak_pointer (&page->chooser);
   g_clear_pointer (&page->preview, nl_data_preview_unref);
   gtk_widget_dispose_template (GTK_WIDGET (page), NL_TYPE_DATA_PAGE);
   G_OBJECT_CLASS (nl_data_page_parent_class)->dispose (object);

@@ -3,6 +3,7 @@
  * that evaluate and classify dropped images. */
 #include "ui/nl-evaluation-view.h"
 #include "ui/nl-confusion-matrix.h"
+#include "ui/nl-file-chooser.h"
 
 #include <math.h>
 
@@ -38,7 +39,7 @@ struct _NlEvaluationView {
   char *error;
   gboolean loading, disposed;
   int predicting;
-  GtkFileChooserNative *chooser;
+  GtkFileChooserNative *chooser; /* weak: the open image chooser */
 
   GtkWidget *stack, *error_page;
   GtkWidget *progress_bar, *progress_label;
@@ -628,37 +629,26 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, NlEvalu
 }
 
 static void
-on_chooser_response (GtkNativeDialog *dialog, int response, NlEvaluationView *v)
+image_chosen (GtkWidget *view, const char *path, gpointer user)
 {
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autofree char *path = file ? g_file_get_path (file) : NULL;
-      if (path)
-        nl_evaluation_view_predict_file (v, path);
-    }
-  g_clear_object (&v->chooser);
+  nl_evaluation_view_predict_file (NL_EVALUATION_VIEW (view), path);
 }
 
 static void
 on_choose_clicked (GtkButton *button, NlEvaluationView *v)
 {
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (v));
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  g_autoptr (GtkFileFilter) filter = NULL;
   if (v->chooser)
     return;
-  v->chooser = gtk_file_chooser_native_new ("Choose an Image", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                            GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, "PNG and JPEG images");
   gtk_file_filter_add_mime_type (filter, "image/png");
   gtk_file_filter_add_mime_type (filter, "image/jpeg");
   gtk_file_filter_add_suffix (filter, "png");
   gtk_file_filter_add_suffix (filter, "jpg");
   gtk_file_filter_add_suffix (filter, "jpeg");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (v->chooser), filter);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (v->chooser), TRUE);
-  g_signal_connect (v->chooser, "response", G_CALLBACK (on_chooser_response), v);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (v->chooser));
+  g_set_weak_pointer (&v->chooser, nl_choose_file (GTK_WIDGET (v), GTK_FILE_CHOOSER_ACTION_OPEN, "Choose an Image",
+                                                   "_Open", NULL, filter, image_chosen, NULL, NULL));
 }
 
 static void
@@ -672,8 +662,8 @@ nl_evaluation_view_dispose (GObject *object)
   g_clear_handle_id (&v->progress_id, g_source_remove);
   g_clear_pointer (&v->progress, g_atomic_rc_box_release);
   if (v->chooser)
-    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (v->chooser));
-  g_clear_object (&v->chooser);
+    nl_file_chooser_close (v->chooser);
+  g_clear_weak_pointer (&v->chooser);
   g_clear_pointer (&v->holder, holder_release);
   g_clear_object (&v->ws);
   G_OBJECT_CLASS (nl_evaluation_view_parent_class)->dispose (object);

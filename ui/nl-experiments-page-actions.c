@@ -2,6 +2,7 @@
  * actions, their dialogs and popovers, and the project changes they make
  * (exports, deletion and saving a network on worker threads). */
 #include "ui/nl-experiments-page-private.h"
+#include "ui/nl-file-chooser.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -435,24 +436,21 @@ export_done (GObject *source, GAsyncResult *res, gpointer data)
 }
 
 static void
-chooser_response (GtkNativeDialog *chooser, int response, NlExperimentsPage *page)
+weights_chosen (GtkWidget *widget, const char *path, gpointer data)
 {
-  g_autoptr (GFile) file = NULL;
-  g_autofree char *path = NULL;
-  GArray *ids = g_object_get_data (G_OBJECT (chooser), "nl-runs");
-  gboolean weights = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (chooser), "nl-weights"));
+  NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
+  GArray *ids = data;
+  if (page->ws)
+    nl_experiments_page_export_weights_async (page, g_array_index (ids, gint64, 0), path, export_done, NULL);
+}
 
-  if (response == GTK_RESPONSE_ACCEPT && page->ws && (file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser)))
-      && (path = g_file_get_path (file)))
-    {
-      if (weights)
-        nl_experiments_page_export_weights_async (page, g_array_index (ids, gint64, 0), path, export_done, NULL);
-      else
-        nl_experiments_page_export_metrics_async (page, (const gint64 *) ids->data, ids->len, path, export_done,
-                                                  NULL);
-    }
-  gtk_native_dialog_destroy (chooser);
-  g_object_unref (chooser);
+static void
+metrics_chosen (GtkWidget *widget, const char *path, gpointer data)
+{
+  NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
+  GArray *ids = data;
+  if (page->ws)
+    nl_experiments_page_export_metrics_async (page, (const gint64 *) ids->data, ids->len, path, export_done, NULL);
 }
 
 static void
@@ -460,25 +458,19 @@ choose_export_file (NlExperimentsPage *page, gboolean weights)
 {
   g_autoptr (GArray) ids = selected_ids (page);
   g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
-  GtkFileChooserNative *chooser;
   g_autofree char *name = NULL;
 
   if (ids->len == 0)
     return;
-  chooser = gtk_file_chooser_native_new (weights ? "Export Weights" : "Export Metrics", page_window (page),
-                                         GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   if (ids->len == 1)
     name = g_strdup_printf ("%s%s", nl_run_row_get_name (g_ptr_array_index (rows, 0)),
                             weights ? ".safetensors" : "-metrics.csv");
   else
     name = g_strdup ("runs-metrics.csv");
   g_strdelimit (name, "/\\", '-');
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  g_object_set_data_full (G_OBJECT (chooser), "nl-runs", g_steal_pointer (&ids), (GDestroyNotify) g_array_unref);
-  g_object_set_data (G_OBJECT (chooser), "nl-weights", GINT_TO_POINTER (weights));
-  g_signal_connect_object (chooser, "response", G_CALLBACK (chooser_response), page, 0);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+  nl_choose_file (GTK_WIDGET (page), GTK_FILE_CHOOSER_ACTION_SAVE, weights ? "Export Weights" : "Export Metrics",
+                  "_Export", name, NULL, weights ? weights_chosen : metrics_chosen, g_steal_pointer (&ids),
+                  (GDestroyNotify) g_array_unref);
 }
 
 /* ---- dialogs ---- */

@@ -1,42 +1,18 @@
 /* nl-window-actions.c — the window's actions (win.*): project menu, pages;
  * one place (nl_window_update_actions) decides what is enabled. */
 #include "ui/nl-window-private.h"
+#include "ui/nl-file-chooser.h"
 #include "ui/nl-settings.h"
 
-typedef void (*ChooserDone) (NlWindow *win, const char *path);
-
+/* The project file choosers: *.netloom files. */
 static void
-chooser_response (GtkNativeDialog *native, int response, gpointer data)
+choose_project (NlWindow *win, GtkFileChooserAction action, const char *title, const char *accept,
+                const char *suggested_name, NlFileChosen done)
 {
-  NlWindow *win = g_object_get_data (G_OBJECT (native), "nl-window");
-  ChooserDone done = (ChooserDone) g_object_get_data (G_OBJECT (native), "nl-done");
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file ? g_file_get_path (file) : NULL;
-      if (path)
-        done (win, path);
-    }
-  gtk_native_dialog_destroy (native);
-  g_object_unref (native);
-}
-
-static void
-choose_file (NlWindow *win, GtkFileChooserAction action, const char *title, const char *accept,
-             const char *suggested_name, ChooserDone done)
-{
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (title, GTK_WINDOW (win), action, accept, "_Cancel");
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, "netloom projects");
   gtk_file_filter_add_pattern (filter, "*.netloom");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
-  if (suggested_name)
-    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (native), suggested_name);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  g_object_set_data (G_OBJECT (native), "nl-window", win);
-  g_object_set_data (G_OBJECT (native), "nl-done", (gpointer) done);
-  g_signal_connect (native, "response", G_CALLBACK (chooser_response), NULL);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+  nl_choose_file (GTK_WIDGET (win), action, title, accept, suggested_name, filter, done, NULL, NULL);
 }
 
 static char *
@@ -46,16 +22,16 @@ with_extension (const char *path)
 }
 
 static void
-new_chosen (NlWindow *win, const char *path)
+new_chosen (GtkWidget *win, const char *path, gpointer user)
 {
   g_autofree char *p = with_extension (path);
-  nl_window_open_project (win, p, NL_OPEN_CREATE);
+  nl_window_open_project (NL_WINDOW (win), p, NL_OPEN_CREATE);
 }
 
 static void
-open_chosen (NlWindow *win, const char *path)
+open_chosen (GtkWidget *win, const char *path, gpointer user)
 {
-  nl_window_open_project (win, path, NL_OPEN_EXISTING);
+  nl_window_open_project (NL_WINDOW (win), path, NL_OPEN_EXISTING);
 }
 
 /* Save As: SQLite's VACUUM INTO in a worker thread, then open the copy. */
@@ -87,7 +63,7 @@ save_as_done (GObject *source, GAsyncResult *res, gpointer data)
 }
 
 static void
-save_as_chosen (NlWindow *win, const char *path)
+save_as_chosen (GtkWidget *win, const char *path, gpointer user)
 {
   g_autoptr (GTask) task = g_task_new (win, NULL, save_as_done, NULL);
   g_task_set_task_data (task, with_extension (path), g_free);
@@ -97,14 +73,14 @@ save_as_chosen (NlWindow *win, const char *path)
 static void
 action_new_project (GtkWidget *widget, const char *name, GVariant *param)
 {
-  choose_file (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, "New Project", "_Create", "Untitled.netloom",
-               new_chosen);
+  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, "New Project", "_Create", "Untitled.netloom",
+                  new_chosen);
 }
 
 static void
 action_open_project (GtkWidget *widget, const char *name, GVariant *param)
 {
-  choose_file (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project", "_Open", NULL, open_chosen);
+  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project", "_Open", NULL, open_chosen);
 }
 
 static void
@@ -126,7 +102,7 @@ action_save_as (GtkWidget *widget, const char *name, GVariant *param)
   NlWindow *win = NL_WINDOW (widget);
   g_autofree char *title = win->ws ? nl_workspace_dup_title (win->ws) : NULL;
   g_autofree char *suggested = g_strdup_printf ("%s copy.netloom", title ? title : "Untitled");
-  choose_file (win, GTK_FILE_CHOOSER_ACTION_SAVE, "Save Project As", "_Save", suggested, save_as_chosen);
+  choose_project (win, GTK_FILE_CHOOSER_ACTION_SAVE, "Save Project As", "_Save", suggested, save_as_chosen);
 }
 
 static void

@@ -243,8 +243,24 @@ on_evaluate_run (NlWorkspace *ws, gint64 run, NlWindow *win)
 }
 
 static void
+on_fork_run (NlWorkspace *ws, gint64 run, NlWindow *win)
+{
+  nl_training_page_prefill_from_run (win->training_page, run);
+  nl_window_show_page (win, "training");
+}
+
+static void
+on_resume_run (NlExperimentsPage *page, gint64 run, gpointer data)
+{
+  NlWindow *win = data;
+  nl_training_page_resume_run (win->training_page, run);
+  nl_window_show_page (win, "training");
+}
+
+static void
 connect_requests (NlWindow *win, NlWorkspace *ws)
 {
+  g_signal_connect (ws, "fork-run", G_CALLBACK (on_fork_run), win);
   g_signal_connect (ws, "evaluate-run", G_CALLBACK (on_evaluate_run), win);
   g_signal_connect (ws, "toast", G_CALLBACK (on_toast), win);
   g_signal_connect (ws, "show-page", G_CALLBACK (on_show_page), win);
@@ -353,6 +369,7 @@ nl_window_init (NlWindow *win)
   page = g_settings_get_string (win->settings, "last-page");
   nl_window_show_page (win, page);
   g_signal_connect_swapped (win->view_stack, "notify::visible-child-name", G_CALLBACK (on_page_changed), win);
+  nl_experiments_page_set_resume_handler (win->experiments_page, on_resume_run, win, NULL);
   nl_window_update_recent_menu (win);
   nl_window_update_actions (win);
 }

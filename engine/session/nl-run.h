@@ -7,6 +7,7 @@
  * worker thread. */
 #pragma once
 
+#include "engine/nl-lr-schedule.h"
 #include "engine/nl-trainer.h"
 #include "projects/nl-project.h"
 

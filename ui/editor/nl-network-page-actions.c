@@ -2,6 +2,7 @@
  * the one place that decides which are enabled. Saving and file I/O run in
  * worker threads. */
 #include "ui/editor/nl-network-page-private.h"
+#include "ui/nl-file-chooser.h"
 
 /* ---- save: to the project as a new version ---- */
 
@@ -131,44 +132,6 @@ action_new (GtkWidget *widget, const char *action, GVariant *param)
 
 /* ---- import / export through files ---- */
 
-typedef void (*FileChosen) (NlNetworkPage *page, const char *path, const char *kind);
-
-static void
-chooser_response (GtkNativeDialog *native, int response, gpointer data)
-{
-  NlNetworkPage *page = g_object_get_data (G_OBJECT (native), "nl-page");
-  FileChosen done = (FileChosen) g_object_get_data (G_OBJECT (native), "nl-done");
-  const char *kind = g_object_get_data (G_OBJECT (native), "nl-kind");
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file ? g_file_get_path (file) : NULL;
-      if (path)
-        done (page, path, kind);
-    }
-  gtk_native_dialog_destroy (native);
-  g_object_unref (native);
-}
-
-static void
-choose (NlNetworkPage *page, gboolean save, const char *title, const char *kind, const char *suggested,
-        FileChosen done)
-{
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (page));
-  GtkFileChooserNative *native
-    = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                   save ? GTK_FILE_CHOOSER_ACTION_SAVE : GTK_FILE_CHOOSER_ACTION_OPEN,
-                                   save ? "_Export" : "_Import", "_Cancel");
-  if (suggested)
-    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (native), suggested);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  g_object_set_data (G_OBJECT (native), "nl-page", page);
-  g_object_set_data (G_OBJECT (native), "nl-done", (gpointer) done);
-  g_object_set_data_full (G_OBJECT (native), "nl-kind", g_strdup (kind), g_free);
-  g_signal_connect (native, "response", G_CALLBACK (chooser_response), NULL);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
-}
-
 static void
 import_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
@@ -252,9 +215,22 @@ nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *
 }
 
 static void
+import_chosen (GtkWidget *page, const char *path, gpointer kind)
+{
+  nl_network_page_import_file (NL_NETWORK_PAGE (page), path, kind);
+}
+
+static void
+export_chosen (GtkWidget *page, const char *path, gpointer kind)
+{
+  nl_network_page_export_file (NL_NETWORK_PAGE (page), path, kind);
+}
+
+static void
 action_import (GtkWidget *widget, const char *action, GVariant *param)
 {
-  choose (NL_NETWORK_PAGE (widget), FALSE, "Import Network", "json", NULL, nl_network_page_import_file);
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, "Import Network", "_Import", NULL, NULL, import_chosen,
+                  (gpointer) "json", NULL);
 }
 
 static void
@@ -263,7 +239,8 @@ action_export (GtkWidget *widget, const char *action, GVariant *param)
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
   const char *kind = g_variant_get_string (param, NULL);
   g_autofree char *suggested = g_strdup_printf ("%s.%s", nl_network_doc_get_name (page->doc), kind);
-  choose (page, TRUE, "Export Network", kind, suggested, nl_network_page_export_file);
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_SAVE, "Export Network", "_Export", suggested, NULL, export_chosen,
+                  g_strdup (kind), g_free);
 }
 
 static void

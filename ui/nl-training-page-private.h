@@ -1,0 +1,160 @@
+/* nl-training-page-private.h — the Training page's parts, shared by
+ *   nl-training-page.c            GObject, actions, the session's life
+ *   nl-training-page-form.c       the form: rows, lists, schedule preview
+ *   nl-training-page-settings.c   form <-> run settings (start request, fork)
+ *   nl-training-page-dashboard.c  progress, plots, event log, follow mode */
+#pragma once
+
+#include "engine/session/nl-session.h"
+#include "ui/nl-lr-preview.h"
+#include "ui/nl-training-page.h"
+
+G_BEGIN_DECLS
+
+typedef enum { START_TRAIN, START_RESUME, START_FORK } StartKind;
+
+/* What Start hands to its worker thread, and what comes back: the session
+ * is created there (its constructors read the project). */
+typedef struct {
+  StartKind kind;
+  NlWorkspace *ws;             /* a reference: the project outlives the task */
+  char *network, *pipeline;    /* train: names in the project */
+  NlRunConfig rc;              /* train: the form's settings (the pipeline's are added in the thread) */
+  char *name;                  /* the run's name; NULL: default */
+  char *title;                 /* what the dashboard calls it */
+  gint64 run;                  /* resume, fork: the stored run */
+  char *overrides;             /* fork: JSON of the changed settings */
+  char *monitor, *early_metric;
+  NlRunOptions opts;           /* strings point at the two above */
+  /* results */
+  NlSession *session;
+  int epochs, batch_size;      /* the run's, for progress and the rate curve */
+  double lr;
+  char *lr_schedule;
+  GArray *history;             /* resume: NlMetricRow already stored */
+} StartRequest;
+
+void start_request_free (StartRequest *r);
+
+struct _NlTrainingPage {
+  AdwBin parent_instance;
+  NlWorkspace *ws;
+
+  /* template */
+  GtkRevealer *error_revealer;
+  GtkLabel *error_label;
+  AdwPreferencesGroup *run_group, *optim_group, *schedule_group, *training_group, *checkpoint_group, *early_group;
+  GtkLabel *title_label, *status_label;
+  GtkProgressBar *progress;
+  GtkLabel *epoch_label, *batch_label, *speed_label, *eta_label;
+  GtkStack *plot_stack;
+  GtkScale *smoothing_scale;
+  GtkToggleButton *log_button, *follow_button;
+  GtkListBox *log_list;
+  GtkScrolledWindow *log_scroller;
+
+  /* form (nl-training-page-form.c) */
+  GHashTable *fields;          /* name -> control (nl_training_page_get_form_widget) */
+  AdwActionRow *fork_row;
+  AdwComboRow *network_row, *pipeline_row, *optimizer_row, *schedule_row, *device_row, *monitor_row;
+  AdwComboRow *early_metric_row;
+  AdwEntryRow *name_row, *milestones_row;
+  AdwExpanderRow *early_row;
+  GtkSpinButton *lr, *momentum, *wd, *beta1, *beta2, *epsilon, *rho, *clip_norm;
+  GtkSpinButton *step, *factor, *final_lr, *power, *warmup, *warmup_lr;
+  GtkSpinButton *epochs, *seed, *threads, *keep, *patience, *min_delta;
+  GtkSwitch *nesterov, *centered, *restore_best;
+  NlLrPreview *lr_preview;
+  GtkStringList *networks, *pipelines;
+  GPtrArray *pipeline_infos;   /* NlPipelineInfo*, in the order of pipelines */
+  char *preferred_network;     /* the newest run's, chosen when the list loads */
+  gint64 steps_per_epoch;      /* of the selected pipeline; 0 while unknown */
+  char *steps_key;             /* the dataset and batch size it was counted for */
+  GCancellable *form_cancel;   /* list and prefill reads of this project */
+  GCancellable *size_cancel;   /* the count of steps per epoch */
+  int lists_loading, prefill_loading;
+  int shown_kind;              /* the optimizer whose rows and defaults are shown */
+  gboolean filling;            /* the form is being set from settings: no reactions */
+  gint64 fork_run;             /* Start forks this run; 0: a new run */
+  char *fork_parent_json;      /* its settings (nl_run_config_to_json) */
+
+  /* the run (nl-training-page.c) */
+  NlTrainingState state;
+  NlSession *session;
+  NlWorkspace *session_ws;     /* the project the session writes to */
+  gboolean session_done;       /* FINISHED was delivered: free after the drain */
+  gboolean stop_requested;
+  gint64 run;
+  GCancellable *start_cancel;
+  gint64 last_metrics_notify;  /* monotonic us */
+  char *error;
+
+  /* dashboard (nl-training-page-dashboard.c) */
+  NlPlot *loss_plot, *acc_plot, *lr_plot, *speed_plot;
+  NlPlotSeries *batch_loss, *epoch_loss, *train_acc, *test_acc, *lr_series, *speed_series;
+  int run_epochs, run_batch_size;
+  double run_lr;
+  char *run_lr_schedule;
+  gpointer run_schedule;       /* NlLrSchedule*, built once n_batches is known */
+  gint64 n_batches, last_step;
+  GArray *pending;             /* batches not drawn yet (PendingBatch) */
+  NlSessionEvent last_batch;   /* the newest of them, for the counters */
+  guint flush_id;              /* draws them at 5 Hz */
+  guint n_log;
+  guint log_tick_id;           /* keeps the log scrolled to its end for a few frames */
+  int log_tick_frames;
+  gint64 follow_run, follow_rowid;
+  gboolean follow_busy, follow_again;
+  GCancellable *follow_cancel;
+};
+
+/* nl-training-page.c */
+void nl_training_page_update_actions (NlTrainingPage *page);
+void nl_training_page_show_error (NlTrainingPage *page, const char *message);
+
+/* nl-training-page-form.c */
+void nl_training_page_form_init (NlTrainingPage *page);
+/* Any control changed: rows shown, preview, steps per epoch, actions. */
+void nl_training_page_form_changed (NlTrainingPage *page);
+char *nl_training_page_form_schedule_spec (NlTrainingPage *page);
+void nl_training_page_form_set_schedule_spec (NlTrainingPage *page, const char *spec);
+const NlPipelineInfo *nl_training_page_form_pipeline (NlTrainingPage *page);
+const char *nl_training_page_form_selected (AdwComboRow *row);
+guint nl_training_page_form_find (GtkStringList *list, const char *s);
+void nl_training_page_form_update_subtitle (NlTrainingPage *page);
+void nl_training_page_form_dispose (NlTrainingPage *page);
+/* Reloads the networks and pipelines of page->ws (none when NULL). */
+void nl_training_page_form_reload (NlTrainingPage *page);
+void nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive);
+
+/* nl-training-page-settings.c */
+/* Whether Start can build a request now; why not in *why (may be NULL). */
+gboolean nl_training_page_form_ready (NlTrainingPage *page, const char **why);
+/* The request Start sends to its thread; NULL with an error for a bad form. */
+StartRequest *nl_training_page_form_request (NlTrainingPage *page, GError **error);
+/* Continue RUN with the form's checkpoint and early-stopping options. */
+StartRequest *nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run);
+/* In the worker thread: the pipeline's dataset, batches, transforms and
+ * options into rc (mean and std as the CLI picks them, or the pipeline's
+ * own normalize). */
+gboolean nl_training_page_apply_pipeline (NlRunConfig *rc, const NlPipelineInfo *pl, GError **error);
+void nl_training_page_form_prefill (NlTrainingPage *page, gint64 run);
+/* run 0 leaves fork mode. */
+void nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json);
+
+/* nl-training-page-dashboard.c */
+void nl_training_page_dashboard_init (NlTrainingPage *page);
+void nl_training_page_dashboard_dispose (NlTrainingPage *page);
+/* Empties the plots, counters and log for a new run of EPOCHS epochs. */
+void nl_training_page_dashboard_reset (NlTrainingPage *page, const char *title, int epochs, int batch_size,
+                                       double lr, const char *lr_schedule);
+void nl_training_page_dashboard_event (NlTrainingPage *page, const NlSessionEvent *e);
+/* A stored metric point (a resumed run's history, a followed run). */
+void nl_training_page_dashboard_add_row (NlTrainingPage *page, const NlMetricRow *row);
+void nl_training_page_dashboard_set_status (NlTrainingPage *page, const char *text);
+void nl_training_page_log (NlTrainingPage *page, const char *kind, const char *message);
+/* Looks for the newest run another process is training (when idle). */
+void nl_training_page_follow_poll (NlTrainingPage *page);
+void nl_training_page_export (NlTrainingPage *page, const char *format);
+
+G_END_DECLS

@@ -1,0 +1,454 @@
+/* nl-training-page-settings.c — the Training page's form as run settings:
+ * the start request (a new run, or a fork's overrides: the settings the
+ * form changed), the pipeline's part (in the worker thread), and a stored
+ * run's settings back into the form. */
+#include "ui/nl-training-page-private.h"
+#include "engine/session/nl-data-preview.h"
+#include "engine/session/nl-run.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+static const char *const metric_names[] = { "test_accuracy", "train_accuracy", "train_loss" };
+
+static double
+spin (GtkSpinButton *s)
+{
+  return gtk_spin_button_get_value (s);
+}
+
+/* ---- form -> settings ---- */
+
+/* The optimizer's fields that apply to its kind (the others keep the
+ * kind's defaults, so a run's stored settings never show a momentum Adam
+ * did not use), the schedule, epochs, seed and threads. */
+static void
+form_to_config (NlTrainingPage *page, NlRunConfig *rc)
+{
+  NlTrainConfig *c = &rc->cfg;
+  NlOptimConfig *o = &c->optim;
+  NlOptimKind kind = MIN (adw_combo_row_get_selected (page->optimizer_row), NL_OPTIM_COUNT - 1);
+  g_autofree char *spec = nl_training_page_form_schedule_spec (page);
+
+  nl_optim_config_init (o, kind);
+  o->lr = (float) spin (page->lr);
+  o->wd = (float) spin (page->wd);
+  o->clip_global_norm = (float) spin (page->clip_norm);
+  switch (kind)
+    {
+    case NL_OPTIM_SGD:
+      o->momentum = (float) spin (page->momentum);
+      o->nesterov = gtk_switch_get_active (page->nesterov);
+      break;
+    case NL_OPTIM_NAG:
+      o->momentum = (float) spin (page->momentum);
+      break;
+    case NL_OPTIM_ADAM:
+    case NL_OPTIM_ADAMW:
+      o->beta1 = (float) spin (page->beta1);
+      o->beta2 = (float) spin (page->beta2);
+      o->epsilon = (float) spin (page->epsilon);
+      break;
+    case NL_OPTIM_RMSPROP:
+      o->rho = (float) spin (page->rho);
+      o->momentum = (float) spin (page->momentum);
+      o->epsilon = (float) spin (page->epsilon);
+      o->centered = gtk_switch_get_active (page->centered);
+      break;
+    default:
+      o->epsilon = (float) spin (page->epsilon);
+    }
+  /* a constant rate is stored as no schedule, as the CLI stores it */
+  c->lr_schedule = strcmp (spec, "constant") ? nl_run_config_keep (rc, spec) : NULL;
+  c->epochs = (int) spin (page->epochs);
+  c->seed = (guint64) spin (page->seed);
+  c->threads = (int) spin (page->threads);
+}
+
+/* The schedule in its normalised form, to compare two specs. */
+static char *
+schedule_normal (const char *spec)
+{
+  g_autoptr (NlLrSchedule) s = nl_lr_schedule_new (spec ? spec : "constant", 1, G_MAXINT32, NULL);
+  return g_strdup (s ? nl_lr_schedule_describe (s) : spec);
+}
+
+/* The fork's overrides: the form's settings that differ from the parent's. */
+static char *
+fork_overrides (NlTrainingPage *page, GError **error)
+{
+  static const char *const keys[] = { "optimizer", "lr", "momentum", "nesterov", "wd", "beta1", "beta2", "epsilon",
+                                      "rho", "centered", "clip_global_norm", "lr_schedule", "epochs", "seed",
+                                      "threads" };
+  g_auto (NlRunConfig) rc = { 0 };
+  g_autofree char *form_json = NULL;
+  g_autoptr (JsonParser) pp = json_parser_new (), fp = json_parser_new ();
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *parent, *form;
+
+  nl_run_config_init (&rc);
+  if (!nl_run_config_from_json (&rc, page->fork_parent_json, error))
+    return NULL;
+  form_to_config (page, &rc);
+  form_json = nl_run_config_to_json (&rc.cfg);
+  if (!json_parser_load_from_data (pp, page->fork_parent_json, -1, error)
+      || !json_parser_load_from_data (fp, form_json, -1, error))
+    return NULL;
+  parent = json_node_get_object (json_parser_get_root (pp));
+  form = json_node_get_object (json_parser_get_root (fp));
+  json_builder_begin_object (b);
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      JsonNode *f = json_object_get_member (form, keys[i]);
+      JsonNode *p = json_object_get_member (parent, keys[i]);
+      gboolean same;
+      if (!f)
+        continue;
+      if (!strcmp (keys[i], "lr_schedule"))
+        {
+          g_autofree char *a = schedule_normal (p && !JSON_NODE_HOLDS_NULL (p) ? json_node_get_string (p) : NULL);
+          g_autofree char *z = schedule_normal (JSON_NODE_HOLDS_NULL (f) ? NULL : json_node_get_string (f));
+          same = g_strcmp0 (a, z) == 0;
+        }
+      else if (p && JSON_NODE_HOLDS_VALUE (f) && JSON_NODE_HOLDS_VALUE (p)
+               && json_node_get_value_type (f) == G_TYPE_DOUBLE)
+        {
+          double x = json_node_get_double (f), y = json_node_get_double (p);
+          same = fabs (x - y) <= 1e-6 * MAX (fabs (x), fabs (y));
+        }
+      else
+        same = p && json_node_equal (f, p);
+      if (same)
+        continue;
+      json_builder_set_member_name (b, keys[i]);
+      json_builder_add_value (b, json_node_copy (f));
+    }
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
+void
+start_request_free (StartRequest *r)
+{
+  if (!r)
+    return;
+  g_clear_object (&r->ws);
+  g_free (r->network);
+  g_free (r->pipeline);
+  nl_run_config_clear (&r->rc);
+  g_free (r->name);
+  g_free (r->title);
+  g_free (r->overrides);
+  g_free (r->monitor);
+  g_free (r->early_metric);
+  g_clear_pointer (&r->session, nl_session_free);
+  g_free (r->lr_schedule);
+  g_clear_pointer (&r->history, g_array_unref);
+  g_free (r);
+}
+
+/* The checkpoint and early-stopping options of the form. */
+static void
+form_options (NlTrainingPage *page, StartRequest *r)
+{
+  guint m = MIN (adw_combo_row_get_selected (page->monitor_row), G_N_ELEMENTS (metric_names) - 1);
+  guint e = MIN (adw_combo_row_get_selected (page->early_metric_row), G_N_ELEMENTS (metric_names) - 1);
+  r->monitor = g_strdup (metric_names[m]);
+  if (adw_expander_row_get_enable_expansion (page->early_row))
+    r->early_metric = g_strdup (metric_names[e]);
+  r->opts = (NlRunOptions) { .keep_last = (int) spin (page->keep), .monitor = r->monitor,
+                             .restore_best = gtk_switch_get_active (page->restore_best),
+                             .early_stop_metric = r->early_metric, .patience = (int) spin (page->patience),
+                             .min_delta = spin (page->min_delta) };
+}
+
+gboolean
+nl_training_page_form_ready (NlTrainingPage *page, const char **why)
+{
+  const char *reason = NULL;
+  if (!page->ws)
+    reason = "No project is open";
+  else if (nl_project_is_read_only (nl_workspace_get_project (page->ws)))
+    reason = "The project is read-only";
+  else if (page->lists_loading > 0 || page->prefill_loading > 0)
+    reason = "Reading the project…";
+  else if (!page->fork_run && !nl_training_page_form_selected (page->network_row))
+    reason = "The project has no network";
+  else if (!page->fork_run && !nl_training_page_form_pipeline (page))
+    reason = "The project has no pipeline";
+  else if (nl_lr_preview_get_error (page->lr_preview))
+    reason = "The learning-rate schedule is invalid";
+  if (why)
+    *why = reason;
+  return reason == NULL;
+}
+
+StartRequest *
+nl_training_page_form_request (NlTrainingPage *page, GError **error)
+{
+  StartRequest *r;
+  const char *why = NULL;
+  g_autofree char *name = NULL;
+
+  if (nl_lr_preview_get_error (page->lr_preview))
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "learning-rate schedule: %s",
+                   nl_lr_preview_get_error (page->lr_preview));
+      return NULL;
+    }
+  if (!nl_training_page_form_ready (page, &why))
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s", why);
+      return NULL;
+    }
+  r = g_new0 (StartRequest, 1);
+  nl_run_config_init (&r->rc);
+  r->ws = g_object_ref (page->ws);
+  name = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (page->name_row))));
+  r->name = *name ? g_steal_pointer (&name) : NULL;
+  form_options (page, r);
+  form_to_config (page, &r->rc);
+  r->epochs = r->rc.cfg.epochs;
+  r->lr = r->rc.cfg.optim.lr;
+  r->lr_schedule = g_strdup (r->rc.cfg.lr_schedule);
+  if (page->fork_run)
+    {
+      g_auto (NlRunConfig) parent = { 0 };
+      r->kind = START_FORK;
+      r->run = page->fork_run;
+      nl_run_config_init (&parent);
+      if (!nl_run_config_from_json (&parent, page->fork_parent_json, error)
+          || !(r->overrides = fork_overrides (page, error)))
+        {
+          start_request_free (r);
+          return NULL;
+        }
+      r->batch_size = parent.cfg.batch_size;
+      r->title = g_strdup_printf ("%s (fork of run %" G_GINT64_FORMAT ")", r->name ? r->name : "New run", r->run);
+    }
+  else
+    {
+      r->kind = START_TRAIN;
+      r->network = g_strdup (nl_training_page_form_selected (page->network_row));
+      r->pipeline = g_strdup (nl_training_page_form_pipeline (page)->name);
+      r->batch_size = nl_training_page_form_pipeline (page)->batch_size;
+      r->title = r->name ? g_strdup (r->name) : g_strdup_printf ("%s on %s", r->network, r->pipeline);
+    }
+  return r;
+}
+
+StartRequest *
+nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
+{
+  StartRequest *r = g_new0 (StartRequest, 1);
+  nl_run_config_init (&r->rc);
+  r->kind = START_RESUME;
+  r->ws = g_object_ref (page->ws);
+  r->run = run;
+  r->title = g_strdup_printf ("Run %" G_GINT64_FORMAT " (resumed)", run);
+  form_options (page, r);
+  return r;
+}
+
+/* ---- pipeline -> settings (worker thread) ---- */
+
+/* The single value of a normalize parameter ("0.2860"); FALSE for one per
+ * channel ("0.49/0.48/0.45"). */
+static gboolean
+single_value (const char *text, float *v)
+{
+  char *end = NULL;
+  double d;
+  if (!text || strchr (text, '/'))
+    return FALSE;
+  d = g_ascii_strtod (text, &end);
+  if (end == text || *end || !isfinite (d))
+    return FALSE;
+  *v = (float) d;
+  return TRUE;
+}
+
+gboolean
+nl_training_page_apply_pipeline (NlRunConfig *rc, const NlPipelineInfo *pl, GError **error)
+{
+  NlTrainConfig *c = &rc->cfg;
+  NlPipelineExtra x;
+  g_autoptr (GError) local = NULL;
+  g_autoptr (GPtrArray) steps = NULL;
+
+  if (!nl_pipeline_extra_parse (pl->extra_json, &x, &local))
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "pipeline “%s”: %s", pl->name, local->message);
+      return FALSE;
+    }
+  c->dataset = nl_run_config_keep (rc, pl->dataset_spec);
+  c->augment = pl->transforms && *pl->transforms ? nl_run_config_keep (rc, pl->transforms) : NULL;
+  c->batch_size = pl->batch_size > 0 ? pl->batch_size : 128;
+  c->workers = CLAMP (pl->workers, 0, 64);
+  c->data.val_fraction = pl->split;
+  c->data.label_column = nl_run_config_keep (rc, x.label_column);
+  c->data.regression = x.regression;
+  c->data.image_width = x.image_width;
+  c->data.image_height = x.image_height;
+  if (x.regression)
+    c->loss = "L2Loss";
+  nl_pipeline_extra_clear (&x);
+  /* the input normalisation the CLI picks for the dataset... */
+  if (!g_str_has_prefix (c->dataset, "mnist") && !g_str_has_prefix (c->dataset, "fashion-mnist"))
+    {
+      gboolean cifar = g_str_has_prefix (c->dataset, "cifar10");
+      c->mean = cifar ? 0.47f : 0.0f;
+      c->std = cifar ? 0.25f : 1.0f;
+    }
+  /* ...unless the pipeline normalises itself: evaluation (which does not
+   * run the training transforms) must then use the same numbers */
+  steps = nl_transform_steps_parse (c->augment, NULL);
+  for (guint i = 0; steps && i < steps->len; i++)
+    {
+      NlTransformStep *s = g_ptr_array_index (steps, i);
+      float m, d;
+      if (!strcmp (s->info->name, "normalize") && single_value (s->values[0], &m) && single_value (s->values[1], &d)
+          && d > 0)
+        {
+          c->mean = m;
+          c->std = d;
+        }
+    }
+  return TRUE;
+}
+
+/* ---- stored run -> form (fork) ---- */
+
+static void
+prefill_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  NlProject *p = nl_workspace_get_project (task_data);
+  GError *error = NULL;
+  NlRunInfo *info = nl_project_get_run (p, GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (task), "nl-run")), &error);
+  if (info)
+    g_task_return_pointer (task, info, (GDestroyNotify) nl_run_info_free);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+select_string (AdwComboRow *row, GtkStringList *list, const char *s)
+{
+  guint pos = nl_training_page_form_find (list, s);
+  if (pos != GTK_INVALID_LIST_POSITION)
+    adw_combo_row_set_selected (row, pos);
+}
+
+/* The form shows rc's settings. */
+static void
+fill_from_config (NlTrainingPage *page, const NlTrainConfig *c)
+{
+  const NlOptimConfig *o = &c->optim;
+  page->filling = TRUE;
+  adw_combo_row_set_selected (page->optimizer_row, o->kind);
+  page->shown_kind = o->kind;
+  gtk_spin_button_set_value (page->lr, o->lr);
+  gtk_spin_button_set_value (page->momentum, o->momentum);
+  gtk_switch_set_active (page->nesterov, o->nesterov);
+  gtk_spin_button_set_value (page->wd, o->wd);
+  gtk_spin_button_set_value (page->beta1, o->beta1);
+  gtk_spin_button_set_value (page->beta2, o->beta2);
+  gtk_spin_button_set_value (page->epsilon, o->epsilon);
+  gtk_spin_button_set_value (page->rho, o->rho);
+  gtk_switch_set_active (page->centered, o->centered);
+  gtk_spin_button_set_value (page->clip_norm, o->clip_global_norm);
+  nl_training_page_form_set_schedule_spec (page, c->lr_schedule);
+  gtk_spin_button_set_value (page->epochs, c->epochs);
+  gtk_spin_button_set_value (page->seed, (double) c->seed);
+  gtk_spin_button_set_value (page->threads, c->threads);
+  page->filling = FALSE;
+}
+
+static void
+prefill_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  NlTrainingPage *page = NL_TRAINING_PAGE (source);
+  NlWorkspace *ws = g_task_get_task_data (G_TASK (res));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlRunInfo) info = g_task_propagate_pointer (G_TASK (res), &error);
+  g_auto (NlRunConfig) rc = { 0 };
+  g_autofree char *parent_json = NULL;
+
+  nl_workspace_busy_pop (ws);
+  if (ws != page->ws)
+    return;
+  page->prefill_loading--;
+  nl_run_config_init (&rc);
+  if (!info || !nl_run_config_from_json (&rc, info->hparams_json, &error))
+    {
+      g_autofree char *msg = g_strdup_printf ("Could not read run %" G_GINT64_FORMAT "'s settings: %s",
+                                              GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (res), "nl-run")),
+                                              error->message);
+      nl_training_page_show_error (page, msg);
+      nl_training_page_update_actions (page);
+      return;
+    }
+  fill_from_config (page, &rc.cfg);
+  page->filling = TRUE;
+  select_string (page->network_row, page->networks, info->network_name);
+  {
+    g_autoptr (NlPipelineInfo) pl = nl_pipeline_info_from_json (info->pipeline_json, NULL);
+    /* runs snapshot their pipeline's contents, not its name: find a match */
+    for (guint i = 0; pl && page->pipeline_infos && i < page->pipeline_infos->len; i++)
+      {
+        const NlPipelineInfo *q = g_ptr_array_index (page->pipeline_infos, i);
+        if (!g_strcmp0 (q->dataset_spec, pl->dataset_spec) && q->batch_size == pl->batch_size)
+          {
+            adw_combo_row_set_selected (page->pipeline_row, i);
+            break;
+          }
+      }
+  }
+  page->filling = FALSE;
+  parent_json = nl_run_config_to_json (&rc.cfg);
+  nl_training_page_form_set_fork (page, info->id, parent_json);
+  {
+    g_autofree char *sub = g_strdup_printf ("From its best checkpoint, with %s on %s; settings changed here "
+                                            "override the run's", info->network_name ? info->network_name : "its network",
+                                            rc.cfg.dataset);
+    g_autofree char *title = g_strdup_printf ("Fork of “%s” (run %" G_GINT64_FORMAT ")", info->name, info->id);
+    adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->fork_row), title);
+    adw_action_row_set_subtitle (page->fork_row, sub);
+  }
+  nl_training_page_form_update_subtitle (page);
+  nl_training_page_form_changed (page);
+}
+
+void
+nl_training_page_form_prefill (NlTrainingPage *page, gint64 run)
+{
+  g_autoptr (GTask) task = NULL;
+  if (!page->ws)
+    return;
+  page->prefill_loading++;
+  task = g_task_new (page, page->form_cancel, prefill_done, NULL);
+  g_task_set_task_data (task, g_object_ref (page->ws), g_object_unref);
+  g_object_set_data (G_OBJECT (task), "nl-run", GSIZE_TO_POINTER ((gsize) run));
+  nl_workspace_busy_push (page->ws);
+  g_task_run_in_thread (task, prefill_thread);
+  nl_training_page_update_actions (page);
+}
+
+/* run 0 leaves fork mode: Start trains a new run again. */
+void
+nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json)
+{
+  page->fork_run = run;
+  g_free (page->fork_parent_json);
+  page->fork_parent_json = run ? g_strdup (parent_json) : NULL;
+  gtk_widget_set_visible (GTK_WIDGET (page->fork_row), run != 0);
+  nl_training_page_form_set_sensitive (page, page->state != NL_TRAINING_STARTING && page->state != NL_TRAINING_RUNNING
+                                               && page->state != NL_TRAINING_PAUSED);
+  nl_training_page_form_update_subtitle (page);
+  nl_training_page_update_actions (page);
+}

@@ -83,9 +83,8 @@ nl_test_load_template (const char *name)
 }
 
 static void
-write_idx (const char *dir, const char *name, gboolean images, int n, guint32 seed)
+write_idx (const char *dir, const char *name, gboolean images, int side, int n, guint32 seed)
 {
-  const int side = NL_TEST_IDX_SIDE;
   g_autofree char *path = g_build_filename (dir, name, NULL);
   g_autoptr (GString) s = g_string_new (NULL);
   g_autoptr (GRand) r = g_rand_new_with_seed (seed);
@@ -109,12 +108,18 @@ write_idx (const char *dir, const char *name, gboolean images, int n, guint32 se
 }
 
 void
+nl_test_write_idx_dataset_sized (const char *dir, int side, int n_train, int n_test)
+{
+  write_idx (dir, "train-images-idx3-ubyte", TRUE, side, n_train, 1);
+  write_idx (dir, "train-labels-idx1-ubyte", FALSE, side, n_train, 1);
+  write_idx (dir, "t10k-images-idx3-ubyte", TRUE, side, n_test, 2);
+  write_idx (dir, "t10k-labels-idx1-ubyte", FALSE, side, n_test, 2);
+}
+
+void
 nl_test_write_idx_dataset (const char *dir, int n_train, int n_test)
 {
-  write_idx (dir, "train-images-idx3-ubyte", TRUE, n_train, 1);
-  write_idx (dir, "train-labels-idx1-ubyte", FALSE, n_train, 1);
-  write_idx (dir, "t10k-images-idx3-ubyte", TRUE, n_test, 2);
-  write_idx (dir, "t10k-labels-idx1-ubyte", FALSE, n_test, 2);
+  nl_test_write_idx_dataset_sized (dir, NL_TEST_IDX_SIDE, n_train, n_test);
 }
 
 void

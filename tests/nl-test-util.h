@@ -31,6 +31,8 @@ NlNetwork *nl_test_load_template (const char *name);
  * at 2 * class under heavy noise: some test samples are misclassified. */
 #define NL_TEST_IDX_SIDE 20
 void nl_test_write_idx_dataset (const char *dir, int n_train, int n_test);
+/* The same with side x side images (28: what the templates' Input expects). */
+void nl_test_write_idx_dataset_sized (const char *dir, int side, int n_train, int n_test);
 /* The training of those runs on dataset: 3 epochs of batches of 32 (eval
  * batches of 100), SGD at 0.05, seed 5, loading in the training thread. */
 void nl_test_tiny_train_config (NlTrainConfig *cfg, const char *dataset);

@@ -3,7 +3,10 @@
  * left untouched, and the project file choosers. Runs under Xvfb. */
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
+#include "ui/nl-experiments-page.h"
+#include "ui/nl-training-page.h"
 #include "ui/nl-window.h"
+#include "ui/nl-run-row.h"
 
 #include <string.h>
 
@@ -147,12 +150,113 @@ test_project_choosers (void)
   nl_test_remove_tree (dir);
 }
 
+
+static gboolean
+training_ended (gpointer data)
+{
+  NlTrainingState s = nl_training_page_get_state (data);
+  return s == NL_TRAINING_FINISHED || s == NL_TRAINING_FAILED || s == NL_TRAINING_STOPPED;
+}
+
+typedef struct {
+  NlExperimentsPage *page;
+  gint64 run;
+} RowWait;
+
+static gboolean
+table_shows_finished_run (gpointer data)
+{
+  RowWait *w = data;
+  GListModel *m = G_LIST_MODEL (nl_experiments_page_get_model (w->page));
+  for (guint i = 0; i < g_list_model_get_n_items (m); i++)
+    {
+      g_autoptr (NlRunRow) row = g_list_model_get_item (m, i);
+      if (nl_run_row_get_id (row) == w->run && g_strcmp0 (nl_run_row_get_status (row), "finished") == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+select_combo (NlTrainingPage *page, const char *field, const char *item)
+{
+  AdwComboRow *row = ADW_COMBO_ROW (nl_training_page_get_form_widget (page, field));
+  GListModel *m = adw_combo_row_get_model (row);
+  for (guint i = 0; i < g_list_model_get_n_items (m); i++)
+    {
+      g_autoptr (GtkStringObject) o = g_list_model_get_item (m, i);
+      if (g_strcmp0 (gtk_string_object_get_string (o), item) == 0)
+        {
+          adw_combo_row_set_selected (row, i);
+          return;
+        }
+    }
+  g_error ("%s has no item '%s'", field, item);
+}
+
+static gboolean
+training_page_ready (gpointer data)
+{
+  return !nl_training_page_is_loading (data);
+}
+
+/* The whole loop in one window: a run started on the Training page is
+ * stored and shows up, finished, in the Experiments table. */
+static void
+test_train_then_compare (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "p.netloom", NULL);
+  g_autofree char *data_dir = g_build_filename (dir, "idx", NULL);
+  g_autofree char *spec = g_strdup_printf ("mnist:%s", data_dir);
+  NlPipelineInfo pl = { .name = "tiny", .dataset_spec = spec, .batch_size = 32, .workers = 1 };
+  NlWindow *win = nl_window_new (NULL);
+  NlTrainingPage *training;
+  RowWait wait = { 0 };
+  g_autoptr (NlRunInfo) info = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (data_dir, 0755), ==, 0);
+  nl_test_write_idx_dataset_sized (data_dir, 28, 256, 64);
+  {
+    g_autoptr (NlProject) p = NULL;
+    g_assert_true (nl_project_create_sample (path, NULL));
+    p = nl_project_open (path, FALSE, NULL);
+    g_assert_cmpint (nl_project_save_pipeline (p, &pl, NULL), >, 0);
+  }
+  gtk_window_set_default_size (GTK_WINDOW (win), 1280, 800);
+  gtk_window_present (GTK_WINDOW (win));
+  nl_window_open_project (win, path, NL_OPEN_EXISTING);
+  g_assert_true (nl_test_wait_until (loaded, win, 20000));
+  nl_window_show_page (win, "training");
+  training = NL_TRAINING_PAGE (nl_window_get_page (win, "training"));
+  g_assert_true (nl_test_wait_until (training_page_ready, training, 20000));
+  select_combo (training, "network", "mlp");
+  select_combo (training, "pipeline", "tiny");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (nl_training_page_get_form_widget (training, "epochs")), 2);
+  nl_test_pump (20);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (training), "training.start", NULL));
+  g_assert_true (nl_test_wait_until (training_ended, training, 120000));
+  g_assert_cmpint (nl_training_page_get_state (training), ==, NL_TRAINING_FINISHED);
+  wait.run = nl_training_page_get_run (training);
+  g_assert_cmpint (wait.run, >, 0);
+  info = nl_project_get_run (nl_workspace_get_project (nl_window_get_workspace (win)), wait.run, NULL);
+  g_assert_cmpstr (info->status, ==, "finished");
+  g_assert_cmpint (info->epochs_done, ==, 2);
+
+  nl_window_show_page (win, "experiments");
+  wait.page = NL_EXPERIMENTS_PAGE (nl_window_get_page (win, "experiments"));
+  g_assert_true (nl_test_wait_until (table_shows_finished_run, &wait, 20000));
+  gtk_window_destroy (GTK_WINDOW (win));
+  nl_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   nl_test_gui_init (&argc, &argv);
   g_test_add_func ("/window/sample-project", test_sample_project);
   g_test_add_func ("/window/damaged-file-refused", test_damaged_file_refused);
+  g_test_add_func ("/window/train-then-compare", test_train_then_compare);
   g_test_add_func ("/window/project-choosers", test_project_choosers);
   return g_test_run ();
 }

@@ -191,17 +191,17 @@ rate_at (NlTrainingPage *page, gint64 step)
   return page->run_schedule ? nl_lr_schedule_get (page->run_schedule, MAX (step - 1, 0)) : NAN;
 }
 
-/* Batches arrive at up to 60 a second; drawing them five times a second
- * still looks live and leaves the cores to training: with software
- * rendering on 2 cores, redrawing at 15 Hz cost 17 % of lenet's images/s,
- * at 5 Hz nothing measurable (bench/bench-gui-training.c). Anything else
- * flushes them first, so pauses and ends show exactly where training
- * stands. */
+/* Batches arrive at up to 60 a second; drawing them twice a second still
+ * looks live and leaves the cores to training. With software rendering on
+ * 2 cores (bench/bench-gui-training.c, lenet, GUI over CLI images/s):
+ * redrawing at 15 Hz gave 0.83, at 5 Hz 0.82-0.89, at 2 Hz 0.84-1.03
+ * (median 0.91 of 5), with the window hidden 0.95. Anything else flushes
+ * them first, so pauses and ends show exactly where training stands. */
 typedef struct {
   double x, loss, lr, ips;
 } PendingBatch;
 
-#define FLUSH_MS 200
+#define FLUSH_MS 500
 
 static void
 flush_batches (NlTrainingPage *page)

@@ -133,14 +133,16 @@ select_item (NlTrainingPage *page, const char *field, const char *item)
   g_error ("%s has no item '%s'", field, item);
 }
 
-/* The last epoch's images/s of the CLI's --json output. */
+/* The last epoch's images/s of the CLI's --json output. The CLI stores its
+ * run in the same project, as the GUI does (metrics, checkpoints): the same
+ * run, with and without the window. */
 static double
-cli_images_per_s (const char *cli, const char *network, int epochs, int threads)
+cli_images_per_s (const char *cli, const char *project, const char *network, int epochs, int threads)
 {
-  g_autofree char *net = g_strdup_printf ("data/networks/%s.json", network);
   g_autofree char *ep = g_strdup_printf ("%d", epochs), *th = g_strdup_printf ("%d", threads);
   /* the sample project's fashion-mnist pipeline and the form's defaults */
-  const char *argv[] = { cli, "train", "--network", net, "--dataset", "fashion-mnist", "--epochs", ep,
+  const char *argv[] = { cli, "train", "--project", project, "--network", network, "--dataset", "fashion-mnist",
+                         "--epochs", ep,
                          "--batch-size", "128", "--workers", "2", "--augment", "normalize:0.2860:0.3530",
                          "--optimizer", "sgd", "--lr", "0.1", "--threads", th, "--json", NULL };
   g_autofree char *out = NULL;
@@ -295,7 +297,7 @@ main (int argc, char **argv)
 
   if (cli)
     {
-      cli_ips = cli_images_per_s (cli, network, epochs, threads);
+      cli_ips = cli_images_per_s (cli, path, network, epochs, threads);
       printf ("{\"bench\":\"cli-training\",\"network\":\"%s\",\"epochs\":%d,\"images_per_s\":%.1f}\n", network, epochs,
               cli_ips);
       printf ("{\"bench\":\"gui-vs-cli\",\"throughput_ratio\":%.3f}\n", gui_ips / cli_ips);

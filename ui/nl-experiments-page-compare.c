@@ -256,6 +256,7 @@ reload_plot (NlExperimentsPage *page, GPtrArray *rows)
   {
     g_autofree char *y = nl_metric_pretty_name (o->split, o->name);
     nl_plot_set_x_label (page->plot, o->by_step ? "step" : "epoch");
+    nl_plot_set_x_integer (page->plot, !o->by_step);
     nl_plot_set_y_label (page->plot, y);
   }
   for (guint i = 0; i < rows->len; i++)

@@ -3,6 +3,7 @@
  * the event log, plot export, and "follow": the newest run another process
  * trains on the project, read from the store while this page runs none. */
 #include "ui/nl-training-page-private.h"
+#include "engine/session/nl-data-preview.h"
 #include "engine/session/nl-run.h"
 
 #include <math.h>
@@ -17,6 +18,7 @@ add_plot (NlTrainingPage *page, const char *name, const char *title, const char 
 {
   NlPlot *plot = NL_PLOT (nl_plot_new ());
   nl_plot_set_x_label (plot, x_label);
+  nl_plot_set_x_integer (plot, g_strcmp0 (x_label, "epoch") == 0);
   nl_plot_set_y_label (plot, y_label);
   gtk_widget_set_vexpand (GTK_WIDGET (plot), TRUE);
   gtk_stack_add_titled (page->plot_stack, GTK_WIDGET (plot), name, title);
@@ -150,6 +152,14 @@ set_label_printf (GtkLabel *label, const char *fmt, ...)
   gtk_label_set_label (label, text);
 }
 
+/* "5,037": grouped digits, as the data page's counts */
+static void
+show_speed (NlTrainingPage *page, double images_per_s)
+{
+  g_autofree char *text = nl_data_format_count ((int64_t) llround (images_per_s));
+  gtk_label_set_label (page->speed_label, text);
+}
+
 static void
 set_progress (NlTrainingPage *page, double fraction)
 {
@@ -167,7 +177,7 @@ show_batch (NlTrainingPage *page, const NlSessionEvent *e)
   set_label_printf (page->batch_label, "%" G_GINT64_FORMAT " / %" G_GINT64_FORMAT, (gint64) e->batch,
                     (gint64) e->n_batches);
   if (e->images_per_s > 0)
-    set_label_printf (page->speed_label, "%.0f", e->images_per_s);
+    show_speed (page, e->images_per_s);
   if (e->batch > 0 && e->elapsed > 0)
     {
       /* this epoch's pace over what is left (evaluation not counted) */
@@ -327,7 +337,7 @@ nl_training_page_dashboard_add_row (NlTrainingPage *page, const NlMetricRow *row
   else if (train && !strcmp (row->name, "images_per_s"))
     {
       nl_plot_series_append (page->speed_series, row->step, row->value);
-      set_label_printf (page->speed_label, "%.0f", row->value);
+      show_speed (page, row->value);
     }
 }
 

@@ -63,9 +63,9 @@ nice_step (double raw)
 }
 
 static void
-linear_ticks (double lo, double hi, double pixels, double spacing, Ticks *t)
+linear_ticks (double lo, double hi, double pixels, double spacing, double min_step, Ticks *t)
 {
-  double step = nice_step ((hi - lo) / MAX (1.0, pixels / spacing));
+  double step = MAX (nice_step ((hi - lo) / MAX (1.0, pixels / spacing)), min_step);
   double first = ceil (lo / step);
   t->n = 0;
   t->step = step;
@@ -111,7 +111,7 @@ log_ticks (double l0, double l1, double pixels, Ticks *t)
     {
       /* less than a decade in view: linear steps, placed on the log axis */
       int kept = 0;
-      linear_ticks (pow (10, l0), pow (10, l1), pixels, 40, t);
+      linear_ticks (pow (10, l0), pow (10, l1), pixels, 40, 0, t);
       for (int i = 0; i < t->n; i++)
         if (t->val[i] > 0)
           {
@@ -677,7 +677,7 @@ nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean ba
   if (f.log_y)
     log_ticks (f.y0, f.y1, f.ah, &yt);
   else
-    linear_ticks (f.y0, f.y1, f.ah, 40, &yt);
+    linear_ticks (f.y0, f.y1, f.ah, 40, 0, &yt);
   {
     double needed = ceil (PAD + ((self->y_label && *self->y_label) ? line_h + 6 : 0)
                           + y_labels_width (layout, &f, &yt) + 8);
@@ -692,7 +692,7 @@ nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean ba
         reduce_all (self, &f, cols, reds);
       }
   }
-  linear_ticks (f.x0, f.x1, f.aw, 90, &xt);
+  linear_ticks (f.x0, f.x1, f.aw, 90, self->integer_x ? 1 : 0, &xt);
 
   if (widget)
     {

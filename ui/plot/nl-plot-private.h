@@ -11,6 +11,7 @@ struct _NlPlot {
   GPtrArray *series;      /* NlPlotSeries, owned */
   char *title, *x_label, *y_label;
   gboolean log_y;
+  gboolean integer_x;      /* x counts whole things (epochs): ticks at integers */
   double smoothing;
 
   /* x view: following shows all points (with headroom, see

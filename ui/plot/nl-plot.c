@@ -289,6 +289,14 @@ nl_plot_set_y_label (NlPlot *plot, const char *label)
 }
 
 void
+nl_plot_set_x_integer (NlPlot *plot, gboolean integer_x)
+{
+  g_return_if_fail (NL_IS_PLOT (plot));
+  plot->integer_x = integer_x;
+  gtk_widget_queue_draw (GTK_WIDGET (plot));
+}
+
+void
 nl_plot_set_log_y (NlPlot *plot, gboolean log_y)
 {
   g_return_if_fail (NL_IS_PLOT (plot));

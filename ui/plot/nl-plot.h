@@ -24,6 +24,8 @@ NlPlotSeries *nl_plot_get_series (NlPlot *plot, guint i);
 void nl_plot_set_title (NlPlot *plot, const char *title);
 void nl_plot_set_x_label (NlPlot *plot, const char *label);
 void nl_plot_set_y_label (NlPlot *plot, const char *label);
+/* x counts whole things (epochs): no ticks between integers. */
+void nl_plot_set_x_integer (NlPlot *plot, gboolean integer_x);
 void nl_plot_set_log_y (NlPlot *plot, gboolean log_y);
 gboolean nl_plot_get_log_y (NlPlot *plot);
 /* 0 (off) .. 0.999: EMA weight of the past, TensorBoard's slider. */

@@ -203,10 +203,11 @@ rate_at (NlTrainingPage *page, gint64 step)
 
 /* Batches arrive at up to 60 a second; drawing them twice a second still
  * looks live and leaves the cores to training. With software rendering on
- * 2 cores (bench/bench-gui-training.c, lenet, GUI over CLI images/s):
- * redrawing at 15 Hz gave 0.83, at 5 Hz 0.82-0.89, at 2 Hz 0.84-1.03
- * (median 0.91 of 5), with the window hidden 0.95. Anything else flushes
- * them first, so pauses and ends show exactly where training stands. */
+ * 2 cores (bench/bench-gui-training.c, lenet, GUI over CLI images/s with
+ * the CLI storing the same run): 1.02-1.11 at 2 Hz. Against a CLI run that
+ * stores nothing: 0.83 at 15 Hz, 0.82-1.05 at 5 Hz, median 0.91 at 2 Hz,
+ * 0.95 with the window hidden. Anything else flushes them first, so
+ * pauses and ends show exactly where training stands. */
 typedef struct {
   double x, loss, lr, ips;
 } PendingBatch;

@@ -109,7 +109,6 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
 static void
 estimate_memory (NlAnalysis *a, const NlNetwork *net, int input, int sink, int optimizer_slots)
 {
-  const NlParamValue *s = &nl_network_node (net, input)->params[0];
   NlShape sample = a->nodes[input].out;
   g_autoptr (NlGraph) g = NULL;
   g_autoptr (NlMemoryPlan) plan = NULL;
@@ -117,7 +116,6 @@ estimate_memory (NlAnalysis *a, const NlNetwork *net, int input, int sink, int o
 
   sample.ndim--;
   memmove (sample.d, sample.d + 1, sizeof (sample.d[0]) * sample.ndim);
-  (void) s;
   if (!nl_network_node (net, sink)->def->is_loss)
     opts.loss = "SoftmaxCrossEntropy";
   /* compile borrows the network without changing it */

@@ -29,10 +29,7 @@ save_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       g_task_return_error (task, error);
       return;
     }
-  {
-    g_autoptr (GPtrArray) v = nl_project_list_network_versions (p, j->name, NULL);
-    g_task_return_int (task, v && v->len ? ((NlNetworkInfo *) g_ptr_array_index (v, v->len - 1))->version : 1);
-  }
+  g_task_return_int (task, MAX (nl_network_page_latest_version (p, j->name), 1));
 }
 
 static void

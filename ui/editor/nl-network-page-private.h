@@ -50,6 +50,8 @@ void nl_network_page_analyze (NlNetworkPage *page);
 /* Opens LeNet in the sample project, else the first network, else an empty one. */
 void nl_network_page_open_default (NlNetworkPage *page);
 void nl_network_page_problem (NlNetworkPage *page, const char *message);
+/* The newest saved version of NAME, 0 when none (any thread). */
+int nl_network_page_latest_version (NlProject *p, const char *name);
 
 /* nl-network-page-actions.c */
 void nl_network_page_install_actions (GtkWidgetClass *klass);

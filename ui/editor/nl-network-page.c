@@ -22,7 +22,7 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   GtkWidget *child;
   g_autofree char *params = nl_format_count (a->total_params), *macs = nl_format_count (a->total_macs);
   g_autofree char *mem = a->train_bytes >= 0 ? nl_format_bytes (a->train_bytes) : g_strdup ("—");
-  g_autofree char *status = NULL, *title = NULL;
+  g_autofree char *status = NULL, *title = NULL, *problems = NULL;
 
   nl_graph_canvas_set_analysis (page->canvas, a);
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (page->problems_list))))
@@ -56,17 +56,12 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
     }
   title = a->n_errors ? g_strdup_printf ("Problems (%d)", a->n_errors) : g_strdup ("Problems");
   gtk_label_set_label (page->problems_title, title);
+  problems = a->n_errors == 0 ? g_strdup ("no problems")
+             : a->n_errors == 1 ? g_strdup ("1 problem")
+                                : g_strdup_printf ("%d problems", a->n_errors);
   status = g_strdup_printf ("%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory at "
                             "batch %d: %s  ·  %s",
-                            a->n_nodes, params, macs, a->batch, mem,
-                            a->n_errors ? (a->n_errors == 1 ? "1 problem" : "problems") : "no problems");
-  if (a->n_errors > 1)
-    {
-      g_free (status);
-      status = g_strdup_printf ("%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory at "
-                                "batch %d: %s  ·  %d problems",
-                                a->n_nodes, params, macs, a->batch, mem, a->n_errors);
-    }
+                            a->n_nodes, params, macs, a->batch, mem, problems);
   gtk_label_set_label (page->status_label, status);
 }
 
@@ -136,6 +131,13 @@ problem_activated (GtkListBox *list, GtkListBoxRow *row, NlNetworkPage *page)
   int node = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (row), "nl-node")) - 1;
   if (node >= 0)
     nl_graph_canvas_focus_node (page->canvas, node);
+}
+
+int
+nl_network_page_latest_version (NlProject *p, const char *name)
+{
+  g_autoptr (GPtrArray) v = nl_project_list_network_versions (p, name, NULL);
+  return v && v->len ? ((NlNetworkInfo *) g_ptr_array_index (v, v->len - 1))->version : 0;
 }
 
 NlNetworkDoc *
@@ -259,6 +261,9 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   GError *error = NULL;
   g_autofree char *json = nl_project_load_network (p, r->name, r->version, &error);
   NlNetwork *net = json ? nl_network_load_data (json, -1, &error) : NULL;
+  /* "latest" (0): its number, for the version list */
+  if (net && r->version == 0)
+    r->version = nl_network_page_latest_version (p, r->name);
   if (!net)
     g_task_return_error (task, error);
   else
@@ -277,25 +282,15 @@ load_done (GObject *source, GAsyncResult *res, gpointer data)
 
   if (current)
     g_clear_object (&page->loading);
-  if (!current)
-    ;
-  else if (!net)
+  if (current && !net)
     nl_network_page_problem (page, error->message);
-  else
+  else if (current)
     {
-      int version = r->version;
-      if (version == 0)
-        {
-          /* "latest": find its number for the version list */
-          g_autoptr (GPtrArray) v = nl_project_list_network_versions (nl_workspace_get_project (ws), r->name, NULL);
-          version = v && v->len ? ((NlNetworkInfo *) g_ptr_array_index (v, v->len - 1))->version : 0;
-        }
       g_free (net->name);
       net->name = g_strdup (r->name);
-      nl_network_page_show_network (page, g_steal_pointer (&net), version);
+      nl_network_page_show_network (page, g_steal_pointer (&net), r->version);
     }
-  if (net)
-    nl_network_free (net);
+  g_clear_pointer (&net, nl_network_free);
   nl_workspace_busy_pop (ws);
   g_object_unref (ws);
 }

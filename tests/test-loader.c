@@ -650,9 +650,10 @@ test_worker_error (void)
               if (again == 1)
                 nl_loader_start_epoch (l, 2);
             }
+          /* A hang check, not a speed check: the rest of the epoch is 3 ms. */
           gint64 t0 = g_get_monotonic_time ();
           nl_loader_free (l);
-          g_assert_cmpint (g_get_monotonic_time () - t0, <, G_USEC_PER_SEC);
+          g_assert_cmpint (g_get_monotonic_time () - t0, <, 20 * G_USEC_PER_SEC);
           nl_dataset_free (&ds->base);
         }
 }
@@ -662,8 +663,11 @@ test_worker_error (void)
 static void
 test_free_mid_epoch (void)
 {
+  /* 40 ms a sample: finishing the epoch would take 20 s with 4 workers,
+   * while a free that stops the workers waits for one sample each. The
+   * bound below sits far from both, so a loaded machine cannot fail it. */
   TestDs *ds = make_ds (2000, nl_shape_of (1, (int64_t) 16), DS_FLOAT);
-  ds->sleep_us = 1000;
+  ds->sleep_us = 40000;
   g_autoptr (NlTensor) x = nl_tensor_new (NL_DTYPE_F32, 2, (int64_t[]) { 16, 16 });
   for (int mode = 0; mode < 3; mode++)
     {
@@ -678,7 +682,7 @@ test_free_mid_epoch (void)
         }
       gint64 t0 = g_get_monotonic_time ();
       nl_loader_free (l);
-      g_assert_cmpint (g_get_monotonic_time () - t0, <, G_USEC_PER_SEC / 2);
+      g_assert_cmpint (g_get_monotonic_time () - t0, <, 8 * G_USEC_PER_SEC);
     }
   nl_dataset_free (&ds->base);
 }

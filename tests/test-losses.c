@@ -674,7 +674,8 @@ test_sbce (void)
   }
 }
 
-/* The benchmark runs SoftmaxCrossEntropy on (128, 10) every step. */
+/* The benchmark runs SoftmaxCrossEntropy on (128, 10) every step; this
+ * prints its cost (only with -m perf: speed is never asserted in tests). */
 static void
 test_sce_speed (void)
 {
@@ -697,8 +698,6 @@ test_sce_speed (void)
     }
   us = (double) (g_get_monotonic_time () - t0) / iters;
   g_test_message ("SoftmaxCrossEntropy (128, 10) forward + backward: %.2f us", us);
-  /* generous: a few microseconds expected; catches an accidental slow path */
-  g_assert_cmpfloat (us, <, 500);
   nl_op_instance_free (inst);
 }
 
@@ -712,7 +711,8 @@ main (int argc, char **argv)
   g_test_add_func ("/losses/sce/large-logits", test_sce_large_logits);
   g_test_add_func ("/losses/sce/no-saved", test_sce_no_saved);
   g_test_add_func ("/losses/sce/bad-labels", test_sce_bad_labels);
-  g_test_add_func ("/losses/sce/speed", test_sce_speed);
+  if (g_test_perf ())   /* a figure, not a check: run with -m perf */
+    g_test_add_func ("/losses/sce/speed", test_sce_speed);
   g_test_add_func ("/losses/shape-errors", test_shape_errors);
   g_test_add_func ("/losses/l2-l1", test_l2_l1);
   g_test_add_func ("/losses/huber", test_huber);

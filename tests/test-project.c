@@ -1543,7 +1543,9 @@ test_metric_writer_locked (Fixture *f, gconstpointer data)
     }
   gint64 add_us = g_get_monotonic_time () - t0;
   g_test_message ("2000 adds while the file was locked: %.1f ms", add_us / 1e3);
-  g_assert_cmpint (add_us, <, 20 * 1000 + 100 * 1000);
+  /* Not asserted on time (a shared machine): an add that waited on SQLite
+   * would wait here, in the thread holding the lock, past the busy timeout,
+   * and its rows would be lost, which the count below catches. */
   g_usleep (200000);
   raw_exec (other, "COMMIT");
   g_assert_true (nl_metric_writer_flush (w, &error));

@@ -617,8 +617,8 @@ test_coalescing (void)
   batches = batch_loss->len;
   g_test_message ("%u batches in %.2f s: %u BATCH events", batches, secs, n);
   g_assert_cmpuint (batches, ==, 3 * 600);
-  g_assert_cmpuint (n, <, batches / 4);
-  /* 60 a second at most, plus the last of each epoch (and one pending each) */
+  /* 60 a second at most, plus the last of each epoch (and one pending each);
+   * the bound follows the time taken, so a slow machine cannot fail it */
   g_assert_cmpfloat (n, <=, 60 * secs + 3 * 2 + 2);
   assert_batches_in_order (&w, 3);   /* checks each epoch's last batch came */
   g_assert_cmpint (last_event (&w)[-3].n_batches, ==, 600);   /* BATCH, EPOCH, CHECKPOINT, FINISHED */

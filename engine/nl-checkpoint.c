@@ -271,9 +271,11 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
         }
     }
 
-  /* valid: nothing below fails */
+  /* valid: nothing below fails (the sync above fetched what a GPU changed,
+   * so the upload this marks carries no stale tensor) */
   for (guint i = 0; i < entries->len; i++)
     copy_in (&g_array_index (entries, Entry, i), found[i]);
+  nl_model_host_changed (m);
   if (pos_out)
     {
       pos_out->epoch = (int) epoch;
@@ -415,5 +417,6 @@ nl_weights_import (NlModel *m, const char *path, gboolean allow_missing, gboolea
   for (guint i = 0; i < entries->len; i++)
     if (found[i])
       copy_in (&g_array_index (entries, Entry, i), found[i]);
+  nl_model_host_changed (m);
   return TRUE;
 }

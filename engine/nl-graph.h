@@ -77,6 +77,10 @@ typedef struct {
   const char *loss;      /* op name of the loss to append when the network has
                             none (e.g. "SoftmaxCrossEntropy"); NULL: no loss */
   gboolean naive_memory; /* every value in its own buffer (no planner) */
+  NlDevice device;       /* where the program's arena lives and its ops run (the model's device) */
+  NlPrecision precision; /* autocast of Dense and Conv2D (see ops/nl-op.h) */
+  float loss_scale;      /* training: the loss gradient is multiplied by this (dynamic loss
+                            scaling, nl-loss-scale.h); 0 means 1 */
 } NlCompileOptions;
 
 typedef struct {
@@ -168,6 +172,15 @@ typedef struct {
   NlEngine *engine;
   NlVar **weight_var;             /* [n_nodes * NL_GRAPH_MAX_SLOTS] (also covers optimizer state) */
   NlVar **aux_var;
+  /* On a GPU (nl_model_set_device): device copies of weights, aux and
+   * optimizer state, which the programs read and update. The CPU tensors
+   * above stay the model's face to checkpoints and exports: nl_model_sync
+   * brings them up to date, and nl_model_host_changed marks them as newer
+   * (a checkpoint was loaded into them) so the next step uploads them. */
+  NlDevice device;
+  struct NlCudaCtx *cuda;
+  NlTensor **dev_weights, **dev_aux, **dev_opt_state;
+  gboolean host_newer, device_newer;
 } NlModel;
 
 #define NL_MODEL_SLOT(node, k) ((node) * NL_GRAPH_MAX_SLOTS + (k))
@@ -184,8 +197,21 @@ char *nl_model_weight_name (const NlModel *m, int node, int k);
 /* Scheduler workers: 0 (default) runs ops inline in push order; N > 0 lets
  * independent branches run at once on N threads. Before any program exists. */
 void nl_model_set_scheduler_workers (NlModel *m, int n_workers);
-/* Wait for every pushed op (updates included); the first failure, once. */
+/* Wait for every pushed op (updates included); the first failure, once.
+ * On a GPU it then copies what the device changed back into the CPU tensors. */
 gboolean nl_model_sync (NlModel *m, GError **error);
+/* Moves the model to device (before any program exists): makes the device
+ * copies (optimizer state too, once prepared) and uploads them. An
+ * unavailable device or too little memory is an error naming it. */
+gboolean nl_model_set_device (NlModel *m, NlDevice device, GError **error);
+/* The CPU tensors were written (checkpoint, import): upload before the next step. */
+void nl_model_host_changed (NlModel *m);
+/* Uploads the CPU tensors when they are newer; TRUE on the CPU. */
+gboolean nl_model_upload (NlModel *m, GError **error);
+/* The tensor programs use for slot (weights, aux) or state s of slot. */
+NlTensor *nl_model_weight_for_device (NlModel *m, int slot);
+NlTensor *nl_model_aux_for_device (NlModel *m, int slot);
+NlTensor *nl_model_state_for_device (NlModel *m, int slot, int s);
 
 /* ---- executable programs ---- */
 
@@ -196,6 +222,9 @@ void nl_program_free (NlProgram *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlProgram, nl_program_free)
 
 const NlGraph *nl_program_get_graph (NlProgram *p);
+/* On a GPU these four are CPU mirrors of the device values: input and
+ * label are copied up by forward, pred and loss down by backward (or by an
+ * inference forward). */
 NlTensor *nl_program_input (NlProgram *p);   /* (batch, sample_shape...) fill before forward */
 NlTensor *nl_program_label (NlProgram *p);   /* (batch) */
 NlTensor *nl_program_pred (NlProgram *p);    /* the network's output */
@@ -209,7 +238,13 @@ gboolean nl_program_backward (NlProgram *p, GError **error);
 /* One optimizer update of every weight: lr this step's rate, t counts updates from 1.
  * cfg must stay valid until the updates ran (nl_model_sync). */
 gboolean nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, GError **error);
-/* Gradient of weight slot k of network node i in this program (after backward). */
+/* Dynamic loss scaling: the loss gradient becomes scale / batch (the
+ * per-sample losses themselves are unscaled) and updates divide it out. */
+gboolean nl_program_set_loss_scale (NlProgram *p, float scale, GError **error);
+/* After backward: whether every weight gradient is finite (waits). */
+gboolean nl_program_grads_finite (NlProgram *p, gboolean *finite, GError **error);
+/* Gradient of weight slot k of network node i in this program (after
+ * backward); a device tensor on a GPU. */
 NlTensor *nl_program_weight_grad (NlProgram *p, int node, int k);
 /* Bytes of activations, gradients and saved tensors this program holds. */
 size_t nl_program_bytes (NlProgram *p);

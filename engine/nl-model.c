@@ -3,21 +3,34 @@
  * batch of one; they do not depend on the batch size. */
 #include "engine/nl-graph.h"
 #include "engine/nl-init.h"
+#include "ops/cuda/nl-cuda.h"
 
 void
 nl_model_free (NlModel *m)
 {
   if (!m)
     return;
+  if (m->engine)
+    nl_engine_free (m->engine); /* waits for pending work, frees the vars */
+  if (m->cuda)
+    nl_cuda_sync (m->cuda, NULL); /* kernels may still read the device copies */
   for (int i = 0; i < m->n_nodes * NL_GRAPH_MAX_SLOTS; i++)
     {
       nl_tensor_unref (m->weights[i]);
       nl_tensor_unref (m->aux[i]);
       for (int s = 0; s < 4; s++)
         nl_tensor_unref (m->opt_state[i * 4 + s]);
+      if (m->dev_weights)
+        {
+          nl_tensor_unref (m->dev_weights[i]);
+          nl_tensor_unref (m->dev_aux[i]);
+          for (int s = 0; s < 4; s++)
+            nl_tensor_unref (m->dev_opt_state[i * 4 + s]);
+        }
     }
-  if (m->engine)
-    nl_engine_free (m->engine); /* waits for pending work, frees the vars */
+  g_free (m->dev_weights);
+  g_free (m->dev_aux);
+  g_free (m->dev_opt_state);
   g_free (m->weight_var);
   g_free (m->aux_var);
   g_free (m->weights);
@@ -59,6 +72,113 @@ oom (GError **error, const char *what)
 {
   g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "out of memory allocating %s", what);
   return FALSE;
+}
+
+/* A device tensor of t's shape holding t's values. */
+static NlTensor *
+device_copy (NlModel *m, const NlTensor *t, const char *what, GError **error)
+{
+  NlShape shape = nl_tensor_get_shape (t);
+  size_t nbytes = (size_t) nl_tensor_numel (t) * sizeof (float);
+  g_autofree char *label = g_strdup_printf ("the model's %s", what);
+  NlStorage *st = nl_storage_new_device (nbytes, m->device, label, error);
+  NlTensor *d;
+  if (!st)
+    return NULL;
+  d = nl_tensor_new_on (st, 0, NL_DTYPE_F32, &shape);
+  nl_storage_unref (st);
+  if (!nl_cuda_copy (m->cuda, nl_tensor_f32 (d), nl_tensor_f32 (t), nbytes, NL_CUDA_H2D, error))
+    g_clear_pointer (&d, nl_tensor_unref);
+  return d;
+}
+
+/* Every CPU tensor with a device copy, copied one way (to the device: up). */
+static gboolean
+copy_all (NlModel *m, gboolean up, GError **error)
+{
+  int slots = m->n_nodes * NL_GRAPH_MAX_SLOTS;
+  for (int i = 0; i < slots * 6; i++)
+    {
+      NlTensor *h, *d;
+      if (i < slots)
+        h = m->weights[i], d = m->dev_weights[i];
+      else if (i < 2 * slots)
+        h = m->aux[i - slots], d = m->dev_aux[i - slots];
+      else
+        h = m->opt_state[i - 2 * slots], d = m->dev_opt_state[i - 2 * slots];
+      if (!h || !d)
+        continue;
+      size_t nbytes = (size_t) nl_tensor_numel (h) * sizeof (float);
+      if (!(up ? nl_cuda_copy (m->cuda, nl_tensor_f32 (d), nl_tensor_f32 (h), nbytes, NL_CUDA_H2D, error)
+               : nl_cuda_copy (m->cuda, nl_tensor_f32 (h), nl_tensor_f32 (d), nbytes, NL_CUDA_D2H, error)))
+        return FALSE;
+    }
+  return up ? nl_cuda_sync (m->cuda, error) : TRUE;
+}
+
+gboolean
+nl_model_set_device (NlModel *m, NlDevice device, GError **error)
+{
+  int slots = m->n_nodes * NL_GRAPH_MAX_SLOTS;
+  if (device.type == NL_DEVICE_CPU)
+    return TRUE;
+  g_return_val_if_fail (m->cuda == NULL, FALSE);
+  m->cuda = nl_cuda_ctx (device.index, error);
+  if (!m->cuda)
+    return FALSE;
+  m->device = device;
+  m->dev_weights = g_new0 (NlTensor *, slots);
+  m->dev_aux = g_new0 (NlTensor *, slots);
+  m->dev_opt_state = g_new0 (NlTensor *, slots * 4);
+  for (int i = 0; i < slots; i++)
+    {
+      if (m->weights[i] && !(m->dev_weights[i] = device_copy (m, m->weights[i], "weights", error)))
+        return FALSE;
+      if (m->aux[i] && !(m->dev_aux[i] = device_copy (m, m->aux[i], "running statistics", error)))
+        return FALSE;
+      for (int s = 0; s < 4; s++)
+        if (m->opt_state[i * 4 + s]
+            && !(m->dev_opt_state[i * 4 + s] = device_copy (m, m->opt_state[i * 4 + s], "optimizer state", error)))
+          return FALSE;
+    }
+  /* the programs' ops then queue in push order on the device's one stream */
+  nl_model_set_scheduler_workers (m, 0);
+  return nl_cuda_sync (m->cuda, error);
+}
+
+void
+nl_model_host_changed (NlModel *m)
+{
+  m->host_newer = m->cuda != NULL;
+}
+
+gboolean
+nl_model_upload (NlModel *m, GError **error)
+{
+  if (!m->cuda || !m->host_newer)
+    return TRUE;
+  if (!nl_engine_wait_for_all (m->engine, error) || !copy_all (m, TRUE, error))
+    return FALSE;
+  m->host_newer = m->device_newer = FALSE;
+  return TRUE;
+}
+
+NlTensor *
+nl_model_weight_for_device (NlModel *m, int slot)
+{
+  return m->dev_weights ? m->dev_weights[slot] : m->weights[slot];
+}
+
+NlTensor *
+nl_model_aux_for_device (NlModel *m, int slot)
+{
+  return m->dev_aux ? m->dev_aux[slot] : m->aux[slot];
+}
+
+NlTensor *
+nl_model_state_for_device (NlModel *m, int slot, int s)
+{
+  return m->dev_opt_state ? m->dev_opt_state[slot * 4 + s] : m->opt_state[slot * 4 + s];
 }
 
 NlModel *
@@ -138,6 +258,16 @@ nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error
               return oom (error, "optimizer state");
           }
       }
+  if (m->cuda)
+    {
+      /* new state on the device too: zeros, like the CPU's */
+      for (int i = 0; i < m->n_nodes * NL_GRAPH_MAX_SLOTS * 4; i++)
+        {
+          g_clear_pointer (&m->dev_opt_state[i], nl_tensor_unref);
+          if (m->opt_state[i] && !(m->dev_opt_state[i] = device_copy (m, m->opt_state[i], "optimizer state", error)))
+            return FALSE;
+        }
+    }
   return TRUE;
 }
 
@@ -157,7 +287,15 @@ nl_model_set_scheduler_workers (NlModel *m, int n_workers)
 gboolean
 nl_model_sync (NlModel *m, GError **error)
 {
-  return nl_engine_wait_for_all (m->engine, error);
+  if (!nl_engine_wait_for_all (m->engine, error))
+    return FALSE;
+  if (!m->cuda || !m->device_newer || m->host_newer)
+    return TRUE;
+  /* the copies queue behind the last update; the D2H copies wait for them */
+  if (!copy_all (m, FALSE, error))
+    return FALSE;
+  m->device_newer = FALSE;
+  return TRUE;
 }
 
 char *

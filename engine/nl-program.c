@@ -1,9 +1,15 @@
 /* nl-program.c — a compiled graph bound to tensors, run step by step.
  *
  * Every value lives in one arena at the offset the static memory plan gave
- * it (nl-planner.c); tensors are views into it. */
+ * it (nl-planner.c); tensors are views into it. On a GPU the arena is
+ * device memory from the pool, the ops queue on the device's one stream in
+ * push order, and the input, label, prediction and loss have CPU mirrors
+ * (page-locked) that the trainer fills and reads: forward copies the batch
+ * up first, backward (or an inference forward) copies loss and prediction
+ * down last and waits for the stream. */
 #include "engine/nl-graph.h"
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 #include <math.h>
@@ -20,6 +26,7 @@ typedef struct {
   void *state;
   guint64 seed;
   NlVar *state_var;        /* the kernel cache, touched by forward and backward */
+  NlOpKernels kernels;     /* of the program's device */
 } NodeBinding;
 
 typedef struct NlProgram NlProgram;
@@ -49,6 +56,10 @@ struct NlProgram {
   double *fwd_us, *bwd_us;
   guint64 runs;
   guint64 step;            /* of the last forward, for backward's random ops */
+  NlCudaCtx *cuda;         /* NULL on the CPU */
+  NlTensor *host_input, *host_label, *host_pred, *host_loss; /* GPU: CPU mirrors */
+  double *sumsq_dev;       /* GPU: one double for gradient norms */
+  float loss_scale;        /* the head gradient's factor (1: none) */
 };
 
 static void
@@ -91,25 +102,116 @@ nl_program_free (NlProgram *p)
     profile_report (p);
   g_free (p->fwd_us);
   g_free (p->bwd_us);
+  if (p->cuda)
+    nl_cuda_sync (p->cuda, NULL); /* kernels may still use the arena */
   if (p->graph)
     {
       for (guint i = 0; i < p->graph->nodes->len; i++)
         {
           NodeBinding *b = &p->bind[i];
-          const NlOpDef *def = nl_graph_node (p->graph, i)->def;
-          if (b->state && def->free_state)
-            def->free_state (b->state);
+          if (b->state && b->kernels.free_state)
+            b->kernels.free_state (b->state);
         }
       for (guint v = 0; v < p->graph->values->len; v++)
         nl_tensor_unref (p->values[v]);
     }
   g_free (p->values);
   g_free (p->bind);
+  g_clear_pointer (&p->host_input, nl_tensor_unref);
+  g_clear_pointer (&p->host_label, nl_tensor_unref);
+  g_clear_pointer (&p->host_pred, nl_tensor_unref);
+  g_clear_pointer (&p->host_loss, nl_tensor_unref);
+  if (p->sumsq_dev)
+    nl_cuda_release (p->cuda, p->sumsq_dev);
   nl_memory_plan_free (p->plan);
   if (p->arena)
     nl_storage_unref (p->arena);
   nl_graph_free (p->graph);
   g_free (p);
+}
+
+/* Every node's kernels on the program's device; an op without them is an
+ * error naming it, before any memory is taken. */
+static gboolean
+bind_kernels (NlProgram *p, GError **error)
+{
+  NlDevice dev = p->graph->opts.device;
+  for (guint i = 0; i < p->graph->nodes->len; i++)
+    p->bind[i].kernels = nl_op_kernels (nl_graph_node (p->graph, i)->def, dev.type);
+  for (guint s = 0; s < p->graph->steps->len; s++)
+    {
+      const NlStep *st = &g_array_index (p->graph->steps, NlStep, s);
+      NlGraphNode *n;
+      if (st->kind == NL_STEP_GRAD_SUM)
+        continue;
+      n = nl_graph_node (p->graph, st->node);
+      if (!(st->kind == NL_STEP_FORWARD ? p->bind[st->node].kernels.forward : p->bind[st->node].kernels.backward))
+        {
+          g_autofree char *d = dev.type == NL_DEVICE_CPU ? g_strdup ("cpu") : g_strdup_printf ("cuda:%d", dev.index);
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                       "%s (%s) cannot run on %s: the op has no kernels there", n->id, n->def->name, d);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* A CPU tensor the shape of v, page-locked for fast copies. */
+static NlTensor *
+pinned_like (NlProgram *p, int v)
+{
+  const NlShape *shape = &nl_graph_value (p->graph, v)->shape;
+  NlStorage *st = nl_storage_new_pinned ((size_t) nl_shape_numel (shape) * sizeof (float));
+  NlTensor *t;
+  if (!st)
+    return NULL;
+  t = nl_tensor_new_on (st, 0, NL_DTYPE_F32, shape);
+  nl_storage_unref (st);
+  memset (nl_tensor_f32 (t), 0, st->nbytes);
+  return t;
+}
+
+static gboolean
+make_mirrors (NlProgram *p, GError **error)
+{
+  const NlGraph *g = p->graph;
+  if (!p->cuda)
+    return TRUE;
+  p->host_input = pinned_like (p, g->input_value);
+  p->host_pred = pinned_like (p, g->pred_value);
+  if (g->label_value >= 0)
+    p->host_label = pinned_like (p, g->label_value);
+  if (g->loss_value >= 0)
+    p->host_loss = pinned_like (p, g->loss_value);
+  p->sumsq_dev = nl_cuda_alloc (p->cuda, sizeof (double), "the gradient norm", error);
+  if (!p->sumsq_dev)
+    return FALSE;
+  if (!p->host_input || !p->host_pred || (g->label_value >= 0 && !p->host_label)
+      || (g->loss_value >= 0 && !p->host_loss))
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                   "out of memory: the CPU copies of the batch for batch %d", g->opts.batch);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+nl_program_set_loss_scale (NlProgram *p, float scale, GError **error)
+{
+  const NlGraph *g = p->graph;
+  float v = scale / (float) g->opts.batch;
+  p->loss_scale = scale;
+  if (g->head_grad_value < 0)
+    return TRUE;
+  if (!p->cuda)
+    {
+      nl_tensor_fill (p->values[g->head_grad_value], v);
+      return TRUE;
+    }
+  /* queued behind the last backward that read it */
+  return nl_cuda_fill (p->cuda, nl_tensor_f32 (p->values[g->head_grad_value]),
+                       nl_tensor_numel (p->values[g->head_grad_value]), v, error);
 }
 
 NlProgram *
@@ -131,19 +233,26 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
 
   p->plan = nl_memory_plan_new (g, opts->naive_memory || g_strcmp0 (g_getenv ("NETLOOM_NAIVE_MEMORY"), "1") == 0);
   p->bytes = p->plan->planned_bytes;
-  p->arena = nl_storage_new (p->bytes, (NlDevice) { NL_DEVICE_CPU, 0 });
+  p->cuda = model->cuda;
+  g_return_val_if_fail (opts->device.type == model->device.type && opts->device.index == model->device.index, NULL);
+  if (!bind_kernels (p, error))
+    return NULL;
+  {
+    g_autofree char *what = g_strdup_printf ("the %s activations and gradients for batch %d",
+                                             opts->training ? "training" : "inference", opts->batch);
+    p->arena = nl_storage_new_device (p->bytes, opts->device, what, error);
+  }
   if (!p->arena)
-    {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-                   "out of memory: the program for batch %d needs %zu MiB", opts->batch, p->bytes >> 20);
-      return NULL;
-    }
-  memset (p->arena->data, 0, p->bytes);
+    return NULL;
+  if (!p->cuda)
+    memset (p->arena->data, 0, p->bytes);
+  else if (!nl_cuda_memset0 (p->cuda, p->arena->data, p->bytes, error))
+    return NULL;
   for (guint v = 0; v < g->values->len; v++)
     p->values[v] = nl_tensor_new_on (p->arena, p->plan->offset[v] / sizeof (float), NL_DTYPE_F32,
                                      &nl_graph_value (g, v)->shape);
-  if (g->head_grad_value >= 0)
-    nl_tensor_fill (p->values[g->head_grad_value], 1.0f / (float) opts->batch);
+  if (!make_mirrors (p, error) || !nl_program_set_loss_scale (p, opts->loss_scale > 0 ? opts->loss_scale : 1, error))
+    return NULL;
   p->block_var = g_new0 (NlVar *, MAX (p->plan->n_blocks, 1));
   for (int b = 0; b < p->plan->n_blocks; b++)
     p->block_var[b] = nl_engine_new_var (model->engine, "activation memory");
@@ -172,13 +281,13 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
       for (int k = 0; k < n->def->n_weights; k++)
         {
           if (n->net_index >= 0)
-            b->in[nd + k] = model->weights[NL_MODEL_SLOT (n->net_index, k)];
+            b->in[nd + k] = nl_model_weight_for_device (model, NL_MODEL_SLOT (n->net_index, k));
           if (n->wgrad_v[k] >= 0)
             b->in_grad[nd + k] = b->weight_grad[k] = p->values[n->wgrad_v[k]];
         }
       for (int k = 0; k < n->def->n_aux; k++)
         if (n->net_index >= 0)
-          b->aux[k] = model->aux[NL_MODEL_SLOT (n->net_index, k)];
+          b->aux[k] = nl_model_aux_for_device (model, NL_MODEL_SLOT (n->net_index, k));
       for (int k = 0; k < n->def->n_saved; k++)
         if (n->saved_v[k] >= 0)
           b->saved[k] = p->values[n->saved_v[k]];
@@ -201,25 +310,29 @@ nl_program_get_graph (NlProgram *p)
 NlTensor *
 nl_program_input (NlProgram *p)
 {
-  return p->values[p->graph->input_value];
+  return p->cuda ? p->host_input : p->values[p->graph->input_value];
 }
 
 NlTensor *
 nl_program_label (NlProgram *p)
 {
-  return p->graph->label_value >= 0 ? p->values[p->graph->label_value] : NULL;
+  if (p->graph->label_value < 0)
+    return NULL;
+  return p->cuda ? p->host_label : p->values[p->graph->label_value];
 }
 
 NlTensor *
 nl_program_pred (NlProgram *p)
 {
-  return p->values[p->graph->pred_value];
+  return p->cuda ? p->host_pred : p->values[p->graph->pred_value];
 }
 
 NlTensor *
 nl_program_loss (NlProgram *p)
 {
-  return p->graph->loss_value >= 0 ? p->values[p->graph->loss_value] : NULL;
+  if (p->graph->loss_value < 0)
+    return NULL;
+  return p->cuda ? p->host_loss : p->values[p->graph->loss_value];
 }
 
 size_t
@@ -244,15 +357,23 @@ make_ctx (NlProgram *p, int i, guint64 step)
   NodeBinding *b = &p->bind[i];
   return (NlOpCtx) { .def = n->def, .p = n->params, .n_data = n->n_data, .in = b->in, .out = b->out,
                      .aux = b->aux, .saved = b->saved, .out_grad = b->out_grad, .in_grad = b->in_grad,
-                     .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state };
+                     .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state,
+                     .device = p->cuda, .precision = p->graph->opts.precision };
 }
 
-static void
-grad_sum (NlProgram *p, const NlStep *st)
+static gboolean
+grad_sum (NlProgram *p, const NlStep *st, GError **error)
 {
   float *dst = nl_tensor_f32 (p->values[st->dst]);
   int64_t n = nl_tensor_numel (p->values[st->dst]);
   const float *a = nl_tensor_f32 (p->values[st->src[0]]);
+  if (p->cuda)
+    {
+      const float *src[NL_MAX_PORTS * 2];
+      for (int k = 0; k < st->n_src; k++)
+        src[k] = nl_tensor_f32 (p->values[st->src[k]]);
+      return nl_cuda_sum_n (p->cuda, dst, src, st->n_src, n, error);
+    }
   memcpy (dst, a, n * sizeof (float));
   for (int k = 1; k < st->n_src; k++)
     {
@@ -261,6 +382,7 @@ grad_sum (NlProgram *p, const NlStep *st)
       for (int64_t i = 0; i < n; i++)
         dst[i] += b[i];
     }
+  return TRUE;
 }
 
 static gboolean
@@ -269,23 +391,20 @@ run_step (gpointer data, GError **error)
   Task *task = data;
   NlProgram *p = task->p;
   const NlStep *st = &g_array_index (p->graph->steps, NlStep, task->index);
-  const NlGraphNode *n;
+  const NlOpKernels *k;
   NlOpCtx ctx;
   GError *local = NULL;
   gint64 t0;
   gboolean fwd;
 
   if (st->kind == NL_STEP_GRAD_SUM)
-    {
-      grad_sum (p, st);
-      return TRUE;
-    }
-  n = nl_graph_node (p->graph, st->node);
+    return grad_sum (p, st, error);
+  k = &p->bind[st->node].kernels;
   fwd = st->kind == NL_STEP_FORWARD;
   ctx = make_ctx (p, st->node, p->step);
   t0 = p->profile ? g_get_monotonic_time () : 0;
   /* the scheduler prefixes "op 'conv1 (Conv2D) forward' failed: " */
-  if (!(fwd ? n->def->forward : n->def->backward) (&ctx, &local))
+  if (!(fwd ? k->forward : k->backward) (&ctx, &local))
     {
       if (!local)
         local = g_error_new (NL_OP_ERROR, NL_OP_ERROR_RUNTIME, "failed without saying why");
@@ -351,42 +470,112 @@ push_step (NlProgram *p, int s)
   nl_engine_push (p->model->engine, name, run_step, &p->step_tasks[s], NULL, rv, nrv, wv, nwv, 0);
 }
 
+/* GPU: a CPU mirror to its device value, or back. */
+static gboolean
+mirror_copy (NlProgram *p, NlTensor *host, int v, gboolean up, GError **error)
+{
+  NlTensor *dev = p->values[v];
+  size_t nbytes = (size_t) nl_tensor_numel (dev) * sizeof (float);
+  if (!host)
+    return TRUE;
+  return up ? nl_cuda_copy (p->cuda, nl_tensor_f32 (dev), nl_tensor_f32 (host), nbytes, NL_CUDA_H2D, error)
+            : nl_cuda_copy (p->cuda, nl_tensor_f32 (host), nl_tensor_f32 (dev), nbytes, NL_CUDA_D2H, error);
+}
+
+/* Every pushed op done; on a GPU also the stream (the CPU mirrors are then
+ * filled). */
+static gboolean
+wait_all (NlProgram *p, GError **error)
+{
+  if (!nl_engine_wait_for_all (p->model->engine, error))
+    return FALSE;
+  return !p->cuda || nl_cuda_sync (p->cuda, error);
+}
+
 gboolean
 nl_program_forward (NlProgram *p, guint64 step, GError **error)
 {
+  const NlGraph *g = p->graph;
   /* the previous step's ops read p->step; it may change once they are done */
-  if (p->graph->opts.training && !nl_engine_wait_for_all (p->model->engine, error))
+  if (g->opts.training && !nl_engine_wait_for_all (p->model->engine, error))
     return FALSE;
+  if (p->cuda)
+    {
+      /* ops run inline on a GPU model (one stream), so these copies queue
+       * after the previous step and before this one's kernels */
+      if (!nl_model_upload (p->model, error) || !mirror_copy (p, p->host_input, g->input_value, TRUE, error)
+          || !mirror_copy (p, p->host_label, g->label_value, TRUE, error))
+        return FALSE;
+    }
   p->step = step;
-  for (int s = 0; s < p->graph->n_forward_steps; s++)
+  for (int s = 0; s < g->n_forward_steps; s++)
     push_step (p, s);
   p->runs++;
-  if (!p->graph->opts.training)
-    return nl_engine_wait_for_all (p->model->engine, error);
-  return TRUE;
+  if (g->opts.training)
+    return TRUE;
+  if (!nl_engine_wait_for_all (p->model->engine, error))
+    return FALSE;
+  return !p->cuda || (mirror_copy (p, p->host_pred, g->pred_value, FALSE, error) && nl_cuda_sync (p->cuda, error));
 }
 
 gboolean
 nl_program_backward (NlProgram *p, GError **error)
 {
-  g_return_val_if_fail (p->graph->opts.training, FALSE);
-  for (guint s = p->graph->n_forward_steps; s < p->graph->steps->len; s++)
+  const NlGraph *g = p->graph;
+  g_return_val_if_fail (g->opts.training, FALSE);
+  for (guint s = g->n_forward_steps; s < g->steps->len; s++)
     push_step (p, s);
-  return nl_engine_wait_for_all (p->model->engine, error);
+  if (!nl_engine_wait_for_all (p->model->engine, error))
+    return FALSE;
+  if (p->cuda && !(mirror_copy (p, p->host_loss, g->loss_value, FALSE, error)
+                   && mirror_copy (p, p->host_pred, g->pred_value, FALSE, error)))
+    return FALSE;
+  return wait_all (p, error);
+}
+
+/* The sum of squares of every weight gradient (double accumulation). */
+static gboolean
+grad_sumsq (NlProgram *p, double *out, GError **error)
+{
+  NlTensor *grads[256];
+  int n = 0;
+  for (guint i = 0; i < p->graph->nodes->len; i++)
+    for (int k = 0; k < NL_GRAPH_MAX_SLOTS && n < 256; k++)
+      if (p->bind[i].weight_grad[k])
+        grads[n++] = p->bind[i].weight_grad[k];
+  if (!p->cuda)
+    {
+      double norm = nl_optim_global_norm (grads, n);
+      *out = norm * norm;
+      return TRUE;
+    }
+  if (!nl_cuda_memset0 (p->cuda, p->sumsq_dev, sizeof (double), error))
+    return FALSE;
+  for (int i = 0; i < n; i++)
+    if (!nl_cuda_sumsq (p->cuda, nl_tensor_f32 (grads[i]), nl_tensor_numel (grads[i]), p->sumsq_dev, error))
+      return FALSE;
+  return nl_cuda_copy (p->cuda, out, p->sumsq_dev, sizeof (double), NL_CUDA_D2H, error);
+}
+
+gboolean
+nl_program_grads_finite (NlProgram *p, gboolean *finite, GError **error)
+{
+  double ss = 0;
+  if (!wait_all (p, error) || !grad_sumsq (p, &ss, error))
+    return FALSE;
+  *finite = isfinite (ss);
+  return TRUE;
 }
 
 static gboolean
 run_global_norm (gpointer data, GError **error)
 {
   NlProgram *p = data;
-  NlTensor *grads[256];
-  int n = 0;
-  double norm;
-  for (guint i = 0; i < p->graph->nodes->len; i++)
-    for (int k = 0; k < NL_GRAPH_MAX_SLOTS && n < 256; k++)
-      if (p->bind[i].weight_grad[k])
-        grads[n++] = p->bind[i].weight_grad[k];
-  norm = nl_optim_global_norm (grads, n);
+  double ss, norm;
+  if (!grad_sumsq (p, &ss, error))
+    return FALSE;
+  /* gradients of a scaled loss: the norm of the true gradients */
+  norm = sqrt (ss) / p->loss_scale;
   if (!isfinite (norm))
     {
       g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME, "the gradient norm is not finite");
@@ -403,7 +592,20 @@ run_update (gpointer data, GError **error)
   NlProgram *p = task->p;
   int i = task->index / NL_GRAPH_MAX_SLOTS, k = task->index % NL_GRAPH_MAX_SLOTS;
   int slot = NL_MODEL_SLOT (nl_graph_node (p->graph, i)->net_index, k);
-  nl_optim_update (p->cfg, p->lr, p->t, p->scale, p->model->weights[slot], p->bind[i].weight_grad[k],
+  float scale = p->scale / p->loss_scale;
+  if (p->cuda)
+    {
+      NlTensor *w = nl_model_weight_for_device (p->model, slot), *g = p->bind[i].weight_grad[k];
+      float *state[4];
+      for (int s = 0; s < 4; s++)
+        {
+          NlTensor *st = nl_model_state_for_device (p->model, slot, s);
+          state[s] = st ? nl_tensor_f32 (st) : NULL;
+        }
+      return nl_cuda_optim_update (p->cuda, p->cfg, p->lr, p->t, scale, NULL, nl_tensor_f32 (w), nl_tensor_f32 (g),
+                                   state, nl_tensor_numel (w), error);
+    }
+  nl_optim_update (p->cfg, p->lr, p->t, scale, p->model->weights[slot], p->bind[i].weight_grad[k],
                    &p->model->opt_state[slot * 4]);
   return TRUE;
 }
@@ -419,6 +621,7 @@ nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, 
   p->lr = lr;
   p->t = t;
   p->scale = 1.0f;
+  p->model->device_newer = p->cuda != NULL;
   for (guint i = 0; i < g->nodes->len; i++)
     for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
       if (p->bind[i].weight_grad[k] && n_grads < 256)

@@ -1,5 +1,6 @@
 /* nl-tensor.c — tensor and storage lifetime, shapes. */
 #include "nl-tensor.h"
+#include "ops/cuda/nl-cuda.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,6 +107,48 @@ nl_storage_new (size_t nbytes, NlDevice device)
   return s;
 }
 
+static NlStorage *
+storage_wrap (void *data, size_t nbytes, NlDevice device, gboolean pinned)
+{
+  NlStorage *s = g_new0 (NlStorage, 1);
+  g_atomic_ref_count_init (&s->ref);
+  s->data = data;
+  s->nbytes = nbytes;
+  s->device = device;
+  s->pinned = pinned;
+  return s;
+}
+
+NlStorage *
+nl_storage_new_device (size_t nbytes, NlDevice device, const char *what, GError **error)
+{
+  NlCudaCtx *c;
+  void *data;
+
+  if (device.type == NL_DEVICE_CPU)
+    {
+      NlStorage *s = nl_storage_new (nbytes, device);
+      if (!s)
+        g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM, "out of memory: %s asked for %zu bytes (%.1f MiB)",
+                     what, nbytes, nbytes / 1048576.0);
+      return s;
+    }
+  c = nl_cuda_ctx (device.index, error);
+  if (!c)
+    return NULL;
+  data = nl_cuda_alloc (c, nbytes, what, error);
+  return data ? storage_wrap (data, nbytes, device, FALSE) : NULL;
+}
+
+NlStorage *
+nl_storage_new_pinned (size_t nbytes)
+{
+  void *data = nl_cuda_host_alloc (MAX (nbytes, NL_ALIGN));
+  if (!data)
+    return nl_storage_new (nbytes, (NlDevice) { NL_DEVICE_CPU, 0 });
+  return storage_wrap (data, nbytes, (NlDevice) { NL_DEVICE_CPU, 0 }, TRUE);
+}
+
 NlStorage *
 nl_storage_ref (NlStorage *s)
 {
@@ -118,7 +161,12 @@ nl_storage_unref (NlStorage *s)
 {
   if (s && g_atomic_ref_count_dec (&s->ref))
     {
-      free (s->data);
+      if (s->device.type == NL_DEVICE_CUDA)
+        nl_cuda_release (nl_cuda_ctx (s->device.index, NULL), s->data);
+      else if (s->pinned)
+        nl_cuda_host_free (s->data);
+      else
+        free (s->data);
       g_free (s);
     }
 }

@@ -43,6 +43,7 @@ typedef struct {
   void *data;
   size_t nbytes;
   NlDevice device;
+  gboolean pinned;  /* CPU memory page-locked for fast copies to a GPU */
 } NlStorage;
 
 typedef struct {
@@ -103,6 +104,11 @@ nl_tensor_u8 (const NlTensor *t)
 }
 
 NlStorage *nl_storage_new (size_t nbytes, NlDevice device);
+/* Memory on any device; what names the asker in the out-of-memory error
+ * (NL_POOL_ERROR_NOMEM, ops/nl-pool.h). A CUDA device's comes from its pool. */
+NlStorage *nl_storage_new_device (size_t nbytes, NlDevice device, const char *what, GError **error);
+/* Page-locked CPU memory when a CUDA driver is there, else ordinary memory. */
+NlStorage *nl_storage_new_pinned (size_t nbytes);
 NlStorage *nl_storage_ref (NlStorage *s);
 void nl_storage_unref (NlStorage *s);
 

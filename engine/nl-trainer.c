@@ -2,6 +2,7 @@
 #include "engine/nl-trainer.h"
 #include "engine/data/nl-loader.h"
 #include "engine/data/nl-transform.h"
+#include "engine/nl-loss-scale.h"
 #include "engine/nl-lr-schedule.h"
 #include "engine/nl-metric.h"
 
@@ -25,6 +26,7 @@ struct NlTrainer {
   NlMetric *accuracy;
   int next_epoch;            /* 0-based */
   int64_t updates;
+  NlLossScale scaler;        /* fp16: dynamic loss scaling; else fixed at 1 */
 };
 
 void
@@ -69,8 +71,10 @@ NlTrainer *
 nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
 {
   g_autoptr (NlTrainer) t = g_new0 (NlTrainer, 1);
-  NlCompileOptions train_opts = { .batch = cfg->batch_size, .training = TRUE, .loss = cfg->loss };
-  NlCompileOptions eval_opts = { .batch = cfg->eval_batch_size, .training = FALSE, .loss = NULL };
+  NlCompileOptions train_opts = { .batch = cfg->batch_size, .training = TRUE, .loss = cfg->loss,
+                                  .device = cfg->device, .precision = cfg->precision };
+  NlCompileOptions eval_opts = { .batch = cfg->eval_batch_size, .training = FALSE, .loss = NULL,
+                                 .device = cfg->device, .precision = cfg->precision };
 
   if (cfg->epochs < 1 || cfg->batch_size < 1 || cfg->eval_batch_size < 1)
     {
@@ -78,6 +82,8 @@ nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
       return NULL;
     }
   t->cfg = *cfg;
+  nl_loss_scale_init (&t->scaler, cfg->precision, cfg->loss_scale);
+  train_opts.loss_scale = t->scaler.scale;
   nl_threads_set (cfg->threads);
   t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
   if (!t->train_set)
@@ -127,7 +133,8 @@ nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
   }
   if (t->model && cfg->scheduler_workers > 0)
     nl_model_set_scheduler_workers (t->model, cfg->scheduler_workers);
-  if (!t->model || !nl_model_prepare_optimizer (t->model, &cfg->optim, error))
+  if (!t->model || !nl_model_set_device (t->model, cfg->device, error)
+      || !nl_model_prepare_optimizer (t->model, &cfg->optim, error))
     return NULL;
   t->train_prog = nl_program_new (t->model, &train_opts, error);
   if (!t->train_prog)
@@ -171,6 +178,13 @@ nl_trainer_get_config (NlTrainer *t)
   return &t->cfg;
 }
 
+void
+nl_trainer_get_loss_scale (NlTrainer *t, float *scale, guint64 *skipped)
+{
+  *scale = t->scaler.scale;
+  *skipped = t->scaler.skipped;
+}
+
 const NlDataset *
 nl_trainer_get_train_set (NlTrainer *t)
 {
@@ -182,7 +196,9 @@ nl_trainer_get_train_set (NlTrainer *t)
 static NlProgram *
 program_for (NlTrainer *t, NlProgram *full, NlProgram **tail, int n, gboolean training, GError **error)
 {
-  NlCompileOptions opts = { .batch = n, .training = training, .loss = training ? t->cfg.loss : NULL };
+  NlCompileOptions opts = { .batch = n, .training = training, .loss = training ? t->cfg.loss : NULL,
+                            .device = t->cfg.device, .precision = t->cfg.precision,
+                            .loss_scale = training ? t->scaler.scale : 0 };
   if (nl_tensor_get_shape (nl_program_input (full)).d[0] == n)
     return full;
   if (*tail && nl_tensor_get_shape (nl_program_input (*tail)).d[0] == n)
@@ -270,6 +286,23 @@ next_batch (NlTrainer *t, Preloaded *pre, NlTensor *data, NlTensor *labels, GErr
   return n;
 }
 
+/* The optimizer step, unless dynamic loss scaling finds the scaled
+ * gradients overflowed: then the step is skipped and the scale lowered,
+ * as PyTorch's GradScaler does. */
+static gboolean
+apply_update (NlTrainer *t, NlProgram *p, float lr, GError **error)
+{
+  if (t->scaler.dynamic)
+    {
+      gboolean finite = TRUE;
+      if (!nl_program_grads_finite (p, &finite, error))
+        return FALSE;
+      if (!nl_loss_scale_update (&t->scaler, finite))
+        return TRUE;
+    }
+  return nl_program_update (p, &t->cfg.optim, lr, t->updates, error);
+}
+
 static gboolean
 train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport *r, GError **error)
 {
@@ -299,6 +332,8 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         }
       lr = nl_lr_schedule_get (t->schedule, t->updates);
       t->updates++;
+      if (t->scaler.dynamic && !nl_program_set_loss_scale (p, t->scaler.scale, error))
+        return FALSE;
       if (!nl_program_forward (p, (guint64) t->updates, error) || !nl_program_backward (p, error))
         return FALSE;
       loss = sum_loss (nl_program_loss (p));
@@ -310,7 +345,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
                        isnan (loss) ? "NaN" : "infinite", epoch + 1, batch + 1, n_batches, lr);
           return FALSE;
         }
-      if (!nl_program_update (p, &t->cfg.optim, lr, t->updates, error))
+      if (!apply_update (t, p, lr, error))
         return FALSE;
       nl_metric_update (t->accuracy, nl_program_label (p), nl_program_pred (p));
       total_loss += loss;

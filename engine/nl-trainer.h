@@ -37,6 +37,9 @@ typedef struct {
                                 its timed loop, so the loop is fed from memory */
   const char *augment;       /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
   const char *val_dataset;   /* evaluate on this dataset (all of it) instead of the test split */
+  NlDevice device;           /* cpu (default) or cuda:N (engine/nl-device.h) */
+  NlPrecision precision;     /* fp32 (default), bf16 or fp16 autocast of Dense and Conv2D */
+  float loss_scale;          /* fp16: the first dynamic loss scale (0: 65536); bf16 and fp32 need none */
 } NlTrainConfig;
 
 void nl_train_config_init (NlTrainConfig *c);
@@ -76,6 +79,10 @@ NlModel *nl_trainer_get_model (NlTrainer *t);
 void nl_trainer_get_position (NlTrainer *t, int *epochs_done, int64_t *updates);
 void nl_trainer_set_position (NlTrainer *t, int epochs_done, int64_t updates);
 const NlTrainConfig *nl_trainer_get_config (NlTrainer *t);
+/* fp16's dynamic loss scaling so far: the scale the next step uses and how
+ * many steps were skipped because their gradients overflowed (1 and 0 for
+ * fp32 and bf16). */
+void nl_trainer_get_loss_scale (NlTrainer *t, float *scale, guint64 *skipped);
 const NlDataset *nl_trainer_get_train_set (NlTrainer *t);
 
 G_END_DECLS

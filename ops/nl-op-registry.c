@@ -19,6 +19,57 @@ static const NlOpDef *const registry[] = {
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (registry) == NL_OP_COUNT);
 
+#define NL_OP(c) extern const NlOpKernels nl_op_cuda_##c __attribute__ ((weak));
+#include "ops/nl-op-list.h"
+#undef NL_OP
+
+static const NlOpKernels *const cuda_registry[] = {
+#define NL_OP(c) &nl_op_cuda_##c,
+#include "ops/nl-op-list.h"
+#undef NL_OP
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (cuda_registry) == NL_OP_COUNT);
+
+static const char *const precision_names[NL_PRECISION_COUNT] = { "fp32", "bf16", "fp16" };
+
+const char *
+nl_precision_name (NlPrecision precision)
+{
+  return precision < NL_PRECISION_COUNT ? precision_names[precision] : precision_names[NL_PRECISION_F32];
+}
+
+gboolean
+nl_precision_parse (const char *text, NlPrecision *precision)
+{
+  for (int i = 0; i < NL_PRECISION_COUNT; i++)
+    if (!g_strcmp0 (text, precision_names[i]))
+      {
+        *precision = (NlPrecision) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+NlOpKernels
+nl_op_kernels (const NlOpDef *def, NlDeviceType device)
+{
+  if (device == NL_DEVICE_CPU)
+    return (NlOpKernels) { def->forward, def->backward, def->free_state };
+  for (int i = 0; i < NL_OP_COUNT; i++)
+    if (registry[i] == def && cuda_registry[i])
+      return *cuda_registry[i];
+  return (NlOpKernels) { NULL, NULL, NULL };
+}
+
+int
+nl_op_count_on (NlDeviceType device)
+{
+  int n = 0;
+  for (int i = 0; i < NL_OP_COUNT; i++)
+    n += registry[i] && nl_op_kernels (registry[i], device).forward != NULL;
+  return n;
+}
+
 G_DEFINE_QUARK (nl-op-error-quark, nl_op_error)
 
 const NlOpDef *

@@ -107,6 +107,22 @@ typedef struct {
 
 typedef struct NlOpDef NlOpDef;
 
+/* Autocast for the matrix and convolution ops (Dense, Conv2D): their
+ * inputs and weights are rounded to the half type and multiplied with
+ * float32 accumulation; every tensor in memory stays float32 (the master
+ * weights too). Other ops ignore it. On the CPU the rounding is emulated
+ * (the same numbers, no speed-up); on CUDA the half types feed tensor cores. */
+typedef enum {
+  NL_PRECISION_F32,
+  NL_PRECISION_BF16,
+  NL_PRECISION_F16,
+  NL_PRECISION_COUNT
+} NlPrecision;
+
+/* "fp32", "bf16", "fp16": what --precision takes and runs store. */
+const char *nl_precision_name (NlPrecision precision);
+gboolean nl_precision_parse (const char *text, NlPrecision *precision);
+
 typedef struct {
   const NlOpDef *def;
   const NlParamValue *p;
@@ -121,7 +137,21 @@ typedef struct {
   guint64 seed;               /* for random ops: with step, a counter-based stream */
   guint64 step;
   void **state;               /* per-node kernel cache, freed by def->free_state */
+  void *device;               /* NULL on the CPU; the NlCudaCtx on CUDA (ops/cuda/nl-cuda.h) */
+  NlPrecision precision;
 } NlOpCtx;
+
+/* One op's kernels on one device other than the CPU (the CPU's are in the
+ * NlOpDef itself). ops/cuda/<op>.cu defines `nl_op_cuda_<c_name>` for each
+ * op of ops/nl-op-list.h it implements; nl_op_kernels() finds them, and an
+ * op without kernels on a device is reported by the program, not crashed on.
+ * Device tensors are float32 and contiguous like the CPU's; their data
+ * pointers are device pointers. */
+typedef struct {
+  gboolean (*forward) (NlOpCtx *ctx, GError **error);
+  gboolean (*backward) (NlOpCtx *ctx, GError **error);
+  void (*free_state) (void *state);
+} NlOpKernels;
 
 struct NlOpDef {
   const char *name;      /* "Conv2D" */

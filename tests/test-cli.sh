@@ -29,7 +29,8 @@ net="$src/data/networks/mlp.json"
 
 out=$("$cli" train --help 2>&1); status=$?
 missing=""
-for opt in --network --dataset --epochs --batch-size --optimizer --lr --momentum --wd --seed --threads --json; do
+for opt in --network --dataset --epochs --batch-size --optimizer --lr --momentum --wd --seed --threads --json \
+    --device --precision --loss-scale; do
   grep -q -- "$opt" <<<"$out" || missing="$missing $opt"
 done
 [ $status -eq 0 ] && [ -z "$missing" ] && ok "train --help documents every option" || not_ok "train --help (missing:$missing)" "$out"
@@ -134,6 +135,69 @@ r = json.loads(sys.stdin.read())
 assert r["training_planned_bytes"] <= 0.6 * r["training_naive_bytes"], r
 assert r["inference_planned_bytes"] <= 0.5 * r["inference_naive_bytes"], r
 ' <<<"$out" && ok "plan --json meets the planner targets" || not_ok "plan --json" "$out"
+
+# devices: the CPU first; with no GPU listed, a reason
+out=$("$cli" devices 2>&1); status=$?
+[ $status -eq 0 ] && head -1 <<<"$out" | grep -qE '^cpu +.+, [0-9]+ cores?, [0-9.]+ [KMGT]?i?B \([0-9.]+ [KMGT]?i?B free\)$' \
+  && ok "devices lists the CPU first" || not_ok "devices" "$out"
+json=$("$cli" devices --json 2>&1)
+gpus=$(python3 -c '
+import json, os, re, sys
+r = json.loads(sys.stdin.read())
+d = r["devices"]
+assert d[0]["id"] == "cpu" and d[0]["type"] == "cpu", d
+assert d[0]["cores"] == len(os.sched_getaffinity(0)) and d[0]["memory_bytes"] > d[0]["free_bytes"] > 0, d[0]
+cuda = [x for x in d if x["type"] == "cuda"]
+for x in cuda:
+    assert re.fullmatch(r"cuda:[0-9]+", x["id"]) and re.fullmatch(r"[0-9]+\.[0-9]+", x["compute_capability"]), x
+    assert x["multiprocessors"] > 0 and x["memory_bytes"] >= x["free_bytes"], x
+# a reason exactly when no GPU is listed
+assert (r["cuda_reason"] is None) == (len(cuda) > 0), r
+assert r["cuda_reason"] is None or r["cuda_reason"].strip(), r
+print(len(cuda))
+' <<<"$json") && ok "devices --json parses, CPU entry, cuda_reason iff no GPU" || not_ok "devices --json" "$json"
+if [ "${gpus:-0}" = 0 ]; then
+  grep -qF "no GPU: $(python3 -c 'import json,sys; print(json.load(sys.stdin)["cuda_reason"])' <<<"$json")" <<<"$out" \
+    && ok "devices says why there is no GPU" || not_ok "devices: no GPU line" "$out"
+fi
+
+expect_fail "unknown device" 2 "'bogus'" -- train --network "$net" --device bogus
+expect_fail "unknown precision" 2 "'fp8'" -- train --network "$net" --precision fp8
+expect_fail "bad loss scale" 2 "--loss-scale" -- train --network "$net" --precision fp16 --loss-scale 0
+"$cli" project new --sample "$tmp/dev.netloom" >/dev/null 2>&1
+if [ "${gpus:-0}" = 0 ]; then
+  reason=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["cuda_reason"])' <<<"$json")
+  expect_fail "--device cuda:0 without a GPU" 2 "cuda:0: no CUDA device: $reason" -- \
+    train --network mlp --project "$tmp/dev.netloom" --dataset "mnist:$tmp/data" --device cuda:0 --epochs 1
+  expect_fail "--device cuda without a GPU" 2 "cuda:0" -- \
+    train --network "$net" --dataset "mnist:$tmp/data" --device cuda --epochs 1
+else
+  expect_fail "--device past the last GPU" 2 "cuda:$gpus: no such device" -- \
+    train --network mlp --project "$tmp/dev.netloom" --dataset "mnist:$tmp/data" --device "cuda:$gpus" --epochs 1
+fi
+runs=$("$cli" runs --project "$tmp/dev.netloom" --json 2>&1)
+[ -z "$runs" ] && ok "an absent device leaves no run in the project" || not_ok "runs after a bad --device" "$runs"
+
+# --precision flows into the stored run (the CPU emulates the rounding)
+out=$("$cli" train --network mlp --project "$tmp/dev.netloom" --dataset "mnist:$tmp/data" --epochs 1 --batch-size 64 \
+  --precision bf16 --device cpu --json 2>&1) && python3 - "$tmp/dev.netloom" <<'PY' && ok "--precision bf16 trains on the CPU and is stored with the run" || not_ok "--precision bf16" "$out"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT device, status, hparams_json FROM runs").fetchall()
+assert len(rows) == 1, rows
+device, status, hp = rows[0]
+hp = json.loads(hp)
+assert device == "cpu" and status == "finished", rows
+assert hp["precision"] == "bf16", hp
+PY
+out=$("$cli" train --network mlp --project "$tmp/dev.netloom" --dataset "mnist:$tmp/data" --epochs 1 --batch-size 64 \
+  --precision fp16 --loss-scale 1024 --json 2>&1) && python3 - "$tmp/dev.netloom" <<'PY' && ok "--precision fp16 --loss-scale is stored with the run" || not_ok "--precision fp16" "$out"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+device, hp = db.execute("SELECT device, hparams_json FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+hp = json.loads(hp)
+assert device == "cpu" and hp["precision"] == "fp16" and hp["loss_scale"] == 1024, (device, hp)
+PY
 
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -1,13 +1,15 @@
 /* test-training-page.c — the Training page on a real project and a tiny
  * MNIST-format dataset written here: a run from the form to the store with
  * live plots, pause / resume, stop and resume, failures shown in the
- * banner, forking a stored run, the schedule preview, and following a run
- * written by another connection. */
+ * banner, forking a stored run, the schedule preview, following a run
+ * written by another connection, and the device and precision rows. */
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/nl-device.h"
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
@@ -613,6 +615,72 @@ test_follow (Fixture *f, gconstpointer data)
   g_assert_cmpuint (n_points (f, "loss", 0), ==, 20);
 }
 
+/* The device row lists nl_device_list() (the CPU first, a reason when no
+ * GPU); the chosen precision and device reach the stored run. */
+static void
+test_device (Fixture *f, gconstpointer data)
+{
+  g_autofree char *reason = NULL, *cpu_title = NULL;
+  g_autoptr (GPtrArray) devices = nl_device_list (&reason);
+  AdwComboRow *row = ADW_COMBO_ROW (nl_training_page_get_form_widget (f->page, "device"));
+  GListModel *m = adw_combo_row_get_model (row);
+  const NlDeviceInfo *cpu = g_ptr_array_index (devices, 0);
+  g_autoptr (NlRunInfo) info = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_auto (NlRunConfig) rc = { 0 };
+  g_autoptr (GError) error = NULL;
+  gint64 run;
+
+  g_assert_cmpuint (g_list_model_get_n_items (m), ==, devices->len);
+  g_assert_cmpint (adw_combo_row_get_selected (row), ==, 0);
+  cpu_title = g_strdup_printf ("CPU — %s", cpu->name);
+  g_assert_cmpstr (selected_item (f, "device"), ==, cpu_title);
+  for (guint i = 1; i < devices->len; i++)
+    {
+      g_autoptr (GtkStringObject) o = g_list_model_get_item (m, i);
+      const NlDeviceInfo *d = g_ptr_array_index (devices, i);
+      g_assert_true (g_str_has_prefix (gtk_string_object_get_string (o), d->id));
+    }
+  if (devices->len == 1)
+    {
+      /* no GPU: the row says why */
+      g_assert_nonnull (reason);
+      g_assert_nonnull (strstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), reason));
+    }
+  else
+    g_assert_null (reason);
+
+  setup_run (f, "tiny", 1);
+  g_assert_cmpstr (selected_item (f, "precision"), ==, "fp32");
+  select_item (f, "precision", "bf16");
+  g_assert_nonnull (strstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (nl_training_page_get_form_widget (
+                      f->page, "precision"))), "CPU"));
+  activate (f, "training.start");
+  wait_end (f);
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
+  run = nl_training_page_get_run (f->page);
+  info = nl_project_get_run (f->p, run, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (info->device, ==, "cpu");
+  g_assert_true (json_parser_load_from_data (parser, info->hparams_json, -1, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (json_parser_get_root (parser)), "precision"),
+                   ==, "bf16");
+  nl_run_config_init (&rc);
+  g_assert_true (nl_run_config_from_json (&rc, info->hparams_json, NULL));
+  g_assert_cmpint (rc.cfg.precision, ==, NL_PRECISION_BF16);
+
+  /* a fork shows its parent's precision and device, and keeps the device */
+  select_item (f, "precision", "fp16");
+  nl_training_page_prefill_from_run (f->page, run);
+  g_assert_true (nl_test_wait_until (page_ready, f, 20000));
+  g_assert_cmpstr (selected_item (f, "precision"), ==, "bf16");
+  g_assert_cmpstr (selected_item (f, "device"), ==, cpu_title);
+  g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (row)));
+  activate (f, "training.cancel-fork");
+  g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (row)));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -625,6 +693,7 @@ main (int argc, char **argv)
   ADD ("fork", test_fork);
   ADD ("schedule-preview", test_schedule_preview);
   ADD ("follow", test_follow);
+  ADD ("device", test_device);
 #undef ADD
   return g_test_run ();
 }

@@ -20,19 +20,6 @@ static const char *const schedule_names[] = { "constant", "factor", "multifactor
 static const char *const metric_titles[] = { "Test accuracy", "Train accuracy", "Train loss", NULL };
 
 
-/* ---- devices: the one place that lists them ---- */
-
-/* What a run can train on. Only the CPU today; the CUDA backend will add
- * one item per GPU here (the run's device is stored as "cpu" for now). */
-static GtkStringList *
-device_model (void)
-{
-  GtkStringList *list = gtk_string_list_new (NULL);
-  g_autofree char *cpu = g_strdup_printf ("CPU (%u cores)", g_get_num_processors ());
-  gtk_string_list_append (list, cpu);
-  return list;
-}
-
 /* ---- row helpers ---- */
 
 static void
@@ -330,6 +317,7 @@ nl_training_page_form_changed (NlTrainingPage *page)
   if (page->filling)
     return;
   update_visibility (page);
+  nl_training_page_form_update_device (page);
   nl_training_page_form_update_subtitle (page);
   count_steps (page);
   update_preview (page);
@@ -604,11 +592,11 @@ nl_training_page_form_init (NlTrainingPage *page)
   GtkWidget *sch = GTK_WIDGET (page->schedule_group), *tr = GTK_WIDGET (page->training_group);
   GtkWidget *ck = GTK_WIDGET (page->checkpoint_group);
   g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
-  g_autoptr (GtkStringList) devices = device_model ();
 
   page->fields = g_hash_table_new (g_str_hash, g_str_equal);
   page->networks = gtk_string_list_new (NULL);
   page->pipelines = gtk_string_list_new (NULL);
+  page->devices = gtk_string_list_new (NULL);
   page->shown_kind = NL_OPTIM_SGD;
 
   add_fork_row (page, run);
@@ -659,7 +647,15 @@ nl_training_page_form_init (NlTrainingPage *page)
   page->seed = add_spin (page, tr, "seed", "Seed", "Initialisation, shuffling and dropout", 0, 9007199254740991.0, 1, 0,
                          0);
   page->threads = add_spin (page, tr, "threads", "Threads", threads_sub, 0, 1024, 1, 0, 0);
-  page->device_row = add_combo (page, tr, "device", "Device", NULL, G_LIST_MODEL (devices));
+  page->device_row = add_combo (page, tr, "device", "Device", NULL, G_LIST_MODEL (page->devices));
+  {
+    /* NlPrecision in order, named as runs store them */
+    const char *titles[] = { nl_precision_name (NL_PRECISION_F32), nl_precision_name (NL_PRECISION_BF16),
+                             nl_precision_name (NL_PRECISION_F16), NULL };
+    G_STATIC_ASSERT (NL_PRECISION_COUNT == 3);
+    g_autoptr (GListModel) m = strings (titles);
+    page->precision_row = add_combo (page, tr, "precision", "Precision", NULL, m);
+  }
 
   page->keep = add_spin (page, ck, "keep", "Keep last", "Checkpoints kept besides the best", 1, 1000, 1, 0, 3);
   {
@@ -687,6 +683,7 @@ nl_training_page_form_init (NlTrainingPage *page)
 
   update_visibility (page);
   update_preview (page);
+  nl_training_page_form_devices_load (page);
 }
 
 void
@@ -699,6 +696,7 @@ nl_training_page_form_dispose (NlTrainingPage *page)
   g_clear_pointer (&page->fields, g_hash_table_unref);
   g_clear_object (&page->networks);
   g_clear_object (&page->pipelines);
+  nl_training_page_form_devices_dispose (page);
   g_clear_pointer (&page->pipeline_infos, g_ptr_array_unref);
   g_clear_pointer (&page->preferred_network, g_free);
   g_clear_pointer (&page->steps_key, g_free);
@@ -713,8 +711,9 @@ nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
                           GTK_WIDGET (page->checkpoint_group), GTK_WIDGET (page->early_group) };
   for (guint i = 0; i < G_N_ELEMENTS (groups); i++)
     gtk_widget_set_sensitive (groups[i], sensitive);
-  /* a fork trains the parent's network on the parent's data */
+  /* a fork trains the parent's network on the parent's data and device */
   gtk_widget_set_sensitive (GTK_WIDGET (page->network_row), page->fork_run == 0);
   gtk_widget_set_sensitive (GTK_WIDGET (page->pipeline_row), page->fork_run == 0);
+  gtk_widget_set_sensitive (GTK_WIDGET (page->device_row), page->fork_run == 0);
 }
 

@@ -57,7 +57,7 @@ struct _NlTrainingPage {
   GHashTable *fields;          /* name -> control (nl_training_page_get_form_widget) */
   AdwActionRow *fork_row;
   AdwComboRow *network_row, *pipeline_row, *optimizer_row, *schedule_row, *device_row, *monitor_row;
-  AdwComboRow *early_metric_row;
+  AdwComboRow *early_metric_row, *precision_row;
   AdwEntryRow *name_row, *milestones_row;
   AdwExpanderRow *early_row;
   GtkSpinButton *lr, *momentum, *wd, *beta1, *beta2, *epsilon, *rho, *clip_norm;
@@ -77,6 +77,11 @@ struct _NlTrainingPage {
   gboolean filling;            /* the form is being set from settings: no reactions */
   gint64 fork_run;             /* Start forks this run; 0: a new run */
   char *fork_parent_json;      /* its settings (nl_run_config_to_json) */
+  GtkStringList *devices;      /* the device row's items, one per device_infos entry */
+  GPtrArray *device_infos;     /* NlDeviceInfo*: nl_device_list(), read off the main loop */
+  char *device_reason;         /* why no GPU is listed, or NULL */
+  gboolean devices_loading;
+  NlWorkspace *devices_busy_ws; /* kept busy until the list is read (screenshots wait for it) */
 
   /* the run (nl-training-page.c) */
   NlTrainingState state;
@@ -128,6 +133,17 @@ void nl_training_page_form_reload (NlTrainingPage *page);
 void nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive);
 
 /* nl-training-page-settings.c */
+/* Lists the devices off the main loop into the device row. */
+void nl_training_page_form_devices_load (NlTrainingPage *page);
+void nl_training_page_form_devices_dispose (NlTrainingPage *page);
+/* The device and precision rows' subtitles for what is chosen. */
+void nl_training_page_form_update_device (NlTrainingPage *page);
+/* Selects the device named ID ("cuda:0") when it is listed. */
+void nl_training_page_form_select_device (NlTrainingPage *page, const char *id);
+/* The device row's choice; the CPU while the list is being read. */
+NlDevice nl_training_page_form_device (NlTrainingPage *page);
+/* While the devices are being listed, page->ws is marked busy. */
+void nl_training_page_form_devices_hold (NlTrainingPage *page);
 /* Whether Start can build a request now; why not in *why (may be NULL). */
 gboolean nl_training_page_form_ready (NlTrainingPage *page, const char **why);
 /* The request Start sends to its thread; NULL with an error for a bad form. */

@@ -454,6 +454,7 @@ nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws)
       nl_training_page_form_reload (page);
       nl_training_page_follow_poll (page);
     }
+  nl_training_page_form_devices_hold (page);
   nl_training_page_update_actions (page);
 }
 
@@ -606,7 +607,7 @@ gboolean
 nl_training_page_is_loading (NlTrainingPage *page)
 {
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), FALSE);
-  return page->lists_loading > 0 || page->prefill_loading > 0;
+  return page->lists_loading > 0 || page->prefill_loading > 0 || page->devices_loading;
 }
 
 const char *

@@ -51,8 +51,8 @@ const char *nl_training_page_get_error (NlTrainingPage *page);
 /* "loss", "accuracy", "lr" or "throughput"; NULL for another name. */
 NlPlot *nl_training_page_get_plot (NlTrainingPage *page, const char *name);
 /* The form's control named NAME (tests drive it as a user would):
- * "network", "pipeline", "optimizer", "schedule", "device", "monitor",
- * "early-metric" (AdwComboRow); "name", "milestones" (AdwEntryRow);
+ * "network", "pipeline", "optimizer", "schedule", "device", "precision",
+ * "monitor", "early-metric" (AdwComboRow); "name", "milestones" (AdwEntryRow);
  * "early-stopping" (AdwExpanderRow); "nesterov", "centered",
  * "restore-best" (GtkSwitch); "lr", "momentum", "wd", "beta1", "beta2",
  * "epsilon", "rho", "clip-norm", "step", "factor", "final-lr", "power",

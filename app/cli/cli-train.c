@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "cli-common.h"
+#include "engine/nl-device.h"
 #include "engine/session/nl-run.h"
 
 static double
@@ -64,12 +65,15 @@ nl_cli_train_output (NlTrainOutput *out)
   return (NlTrainCallbacks) { on_batch, on_epoch, out, NULL };
 }
 
+
 int
 nl_cli_train (int argc, char **argv)
 {
   g_autofree char *network = NULL, *dataset = NULL, *optimizer = NULL, *schedule = NULL, *loss = NULL;
   g_autofree char *augment = NULL, *label_column = NULL, *image_size = NULL, *project_path = NULL, *run_name = NULL;
   g_autofree char *val_dataset = NULL, *monitor = NULL, *early_stop = NULL;
+  g_autofree char *device = NULL, *precision = NULL;
+  double loss_scale = NAN;
   int patience = 3;
   double min_delta = 0;
   int keep = 3;
@@ -125,6 +129,12 @@ nl_cli_train (int argc, char **argv)
     { "loss", 0, 0, G_OPTION_ARG_STRING, &loss, "Loss when the network has none (default SoftmaxCrossEntropy)", "OP" },
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Random seed for initialisation and shuffling (default 0)", "S" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Worker threads (default: all cores)", "T" },
+    { "device", 0, 0, G_OPTION_ARG_STRING, &device, "Train on cpu (default), cuda (the first GPU) or cuda:N "
+      "(see 'netloom-cli devices')", "DEVICE" },
+    { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32 (default), or bf16 or fp16 autocast of Dense and "
+      "Conv2D (float32 weights and accumulation)", "P" },
+    { "loss-scale", 0, 0, G_OPTION_ARG_DOUBLE, &loss_scale, "fp16: the first dynamic loss scale (default 65536)",
+      "X" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per epoch", NULL },
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &project_path, "Store the run, its metrics and checkpoints in "
       "this project (--network may then name one of its networks)", "FILE" },
@@ -184,6 +194,17 @@ nl_cli_train (int argc, char **argv)
   if ((!isnan (lr) && !(lr > 0 && isfinite (lr))) || (!isnan (momentum) && !(momentum >= 0 && momentum < 1))
       || (!isnan (wd) && !(wd >= 0)) || !(clip >= 0))
     return nl_cli_usage_error ("--lr must be > 0, --momentum in [0, 1), --wd and --clip-norm >= 0");
+  if (precision && !nl_precision_parse (precision, &cfg.precision))
+    return nl_cli_usage_error ("--precision must be fp32, bf16 or fp16, not '%s'", precision);
+  if (!isnan (loss_scale) && !(loss_scale > 0 && isfinite (loss_scale)))
+    return nl_cli_usage_error ("--loss-scale must be > 0");
+  if (!isnan (loss_scale))
+    cfg.loss_scale = (float) loss_scale;
+  if (device && !nl_device_parse (device, &cfg.device, &error))
+    return nl_cli_usage_error ("--device: %s", error->message);
+  /* before the project is opened: an absent GPU leaves no failed run behind */
+  if (!nl_device_check (cfg.device, &error))
+    return nl_cli_usage_error ("--device: %s", error->message);
 
   nl_optim_config_init (&cfg.optim, kind);
   if (kind == NL_OPTIM_SGD)
@@ -272,9 +293,12 @@ nl_cli_train (int argc, char **argv)
   out.threads = nl_threads_get ();
   out.progress = json ? NULL : nl_progress_new ();
   if (!json)
-    printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g\n", net->name,
-            nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description, epochs, batch,
-            nl_optim_kind_name (kind), cfg.optim.lr);
+    {
+      g_autofree char *dev = nl_device_to_string (cfg.device);
+      printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g, %s %s\n",
+              net->name, nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description,
+              epochs, batch, nl_optim_kind_name (kind), cfg.optim.lr, dev, nl_precision_name (cfg.precision));
+    }
   status = nl_trainer_run (trainer, &cb, &error) ? 0 : nl_cli_fail (error);
   nl_progress_clear (out.progress);
   nl_progress_free (out.progress);

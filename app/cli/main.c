@@ -24,6 +24,7 @@ static const Command commands[] = {
   { "metrics", nl_cli_metrics, "print every stored metric point of a run" },
   { "export", nl_cli_export, "write a run's weights as safetensors" },
   { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
+  { "devices", nl_cli_devices, "list the CPU and the GPUs training can run on" },
 };
 
 static void

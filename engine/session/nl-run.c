@@ -1,6 +1,7 @@
 /* nl-run.c — training runs stored in a project. */
 #include "engine/session/nl-run.h"
 #include "engine/nl-checkpoint.h"
+#include "engine/nl-device.h"
 #include "engine/nl-metric.h"
 
 #include <glib/gstdio.h>
@@ -32,6 +33,7 @@ nl_run_config_keep (NlRunConfig *rc, const char *s)
   g_ptr_array_add (rc->strings, copy);
   return copy;
 }
+
 
 #define SET_STR(b, k, v) (json_builder_set_member_name (b, k), (v) ? json_builder_add_string_value (b, v) : json_builder_add_null_value (b))
 #define SET_NUM(b, k, v) (json_builder_set_member_name (b, k), json_builder_add_double_value (b, v))
@@ -81,6 +83,8 @@ nl_run_config_to_json (const NlTrainConfig *c)
   SET_INT (b, "image_height", c->data.image_height);
   SET_BOOL (b, "regression", c->data.regression);
   SET_NUM (b, "val_fraction", c->data.val_fraction);
+  SET_STR (b, "precision", nl_precision_name (c->precision));
+  SET_NUM (b, "loss_scale", c->loss_scale);
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
@@ -138,6 +142,17 @@ nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
   c->data.image_height = INT ("image_height", 0);
   c->data.regression = BOOL ("regression");
   c->data.val_fraction = NUM ("val_fraction", 0.1);
+  {
+    /* runs stored before precision existed read as fp32 */
+    const char *prec = json_object_get_string_member_with_default (o, "precision", "fp32");
+    if (!nl_precision_parse (prec, &c->precision))
+      {
+        g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                     "unknown precision '%s' in the run's settings (fp32, bf16 or fp16)", prec);
+        return FALSE;
+      }
+  }
+  c->loss_scale = (float) NUM ("loss_scale", 0);
 #undef STR
 #undef NUM
 #undef INT
@@ -420,9 +435,10 @@ create_run (NlProject *p, const char *name, const NlNetwork *net, const NlTrainC
   g_autofree char *pl = pipeline_json (cfg);
   g_autofree char *default_name = g_strdup_printf ("%s %s lr %g", net->name, nl_optim_kind_name (cfg->optim.kind),
                                                    cfg->optim.lr);
+  g_autofree char *device = nl_device_to_string (cfg->device);
   NlRunInfo info = { .name = (char *) (name ? name : default_name), .parent_run = parent_run,
                      .parent_checkpoint = parent_checkpoint, .network_name = net->name, .network_json = net_json,
-                     .pipeline_json = pl, .hparams_json = hp, .seed = (gint64) cfg->seed, .device = (char *) "cpu",
+                     .pipeline_json = pl, .hparams_json = hp, .seed = (gint64) cfg->seed, .device = device,
                      .status = (char *) "queued" };
   return nl_project_create_run (p, &info, error);
 }
@@ -436,7 +452,8 @@ nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrai
   gint64 run;
 
   g_return_val_if_fail (p != NULL && net != NULL && cfg != NULL && opts != NULL, FALSE);
-  if (!nl_run_options_check (opts, error))
+  /* an absent device is the caller's mistake, not a failed run to keep */
+  if (!nl_run_options_check (opts, error) || !nl_device_check (cfg->device, error))
     return FALSE;
   run = create_run (p, name, net, cfg, 0, 0, error);
   if (run <= 0)
@@ -453,6 +470,14 @@ nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrai
       return FALSE;
     }
   return record (p, run, t, opts, error);
+}
+
+/* The device the run row names (runs stored before devices: the CPU). */
+static void
+run_device (const NlRunInfo *info, NlRunConfig *rc)
+{
+  if (!info->device || !nl_device_parse (info->device, &rc->cfg.device, NULL))
+    rc->cfg.device = (NlDevice) { NL_DEVICE_CPU, 0 };
 }
 
 /* The trainer of a stored run, its state from checkpoint ckpt: all of it
@@ -527,6 +552,9 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, G
   nl_run_config_init (&rc);
   if (!nl_run_config_from_json (&rc, info->hparams_json, error))
     return FALSE;
+  run_device (info, &rc);
+  if (!nl_device_check (rc.cfg.device, error))
+    return FALSE;
   if (epochs > 0)
     rc.cfg.epochs = epochs;
   ckpt = nl_project_find_checkpoint (p, run, "last", error);
@@ -557,9 +585,13 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   nl_run_config_init (&rc);
   if (!nl_run_config_from_json (&rc, info->hparams_json, error))
     return FALSE;
+  /* the parent's device unless apply picks another */
+  run_device (info, &rc);
   parent_kind = rc.cfg.optim.kind;
   if (apply)
     apply (&rc, user);
+  if (!nl_device_check (rc.cfg.device, error))
+    return FALSE;
   ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", error);
   if (ckpt <= 0)
     return FALSE;

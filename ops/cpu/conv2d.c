@@ -10,7 +10,12 @@
  * stride-1, unpadded convolution skips im2col altogether.
  *
  * Backward: d(bias) and d(weight) into per-thread partial sums, added in
- * thread order at the end; d(data) by sgemm into columns, then col2im. */
+ * thread order at the end; d(data) by sgemm into columns, then col2im.
+ *
+ * In bf16/fp16 precision the data and weight (forward), and out_grad, data
+ * and weight (backward) are first rounded into cached scratch and the same
+ * float32 code runs on the copies; the bias and its gradient (from the
+ * unrounded out_grad) stay float32. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/cpu/nl-gemm.h"
 
@@ -333,6 +338,8 @@ fill_rows (float *restrict y, const float *restrict v, int64_t rows, int64_t col
 typedef struct {
   void *buf;
   size_t cap;
+  void *half;      /* rounded copies in bf16/fp16 precision */
+  size_t half_cap;
 } ConvState;
 
 static void
@@ -340,7 +347,24 @@ free_state (void *state)
 {
   ConvState *s = state;
   g_free (s->buf);
+  g_free (s->half);
   g_free (s);
+}
+
+static ConvState *
+conv_state (NlOpCtx *ctx)
+{
+  if (!*ctx->state)
+    *ctx->state = g_new0 (ConvState, 1);
+  return *ctx->state;
+}
+
+/* Room for the rounded copies of half precision: nfloats floats. */
+static float *
+half_scratch (NlOpCtx *ctx, size_t nfloats)
+{
+  ConvState *s = conv_state (ctx);
+  return nl_scratch (&s->half, &s->half_cap, MAX (nfloats, 1) * sizeof (float));
 }
 
 static size_t
@@ -353,9 +377,7 @@ round16 (size_t n)
 static float *
 scratch (NlOpCtx *ctx, int nthr, size_t per, size_t *stride)
 {
-  ConvState *s = *ctx->state;
-  if (!s)
-    *ctx->state = s = g_new0 (ConvState, 1);
+  ConvState *s = conv_state (ctx);
   *stride = round16 (per);
   return (float *) (((uintptr_t) nl_scratch (&s->buf, &s->cap, (*stride * nthr + 16) * sizeof (float)) + 63)
                     & ~(uintptr_t) 63);
@@ -384,6 +406,15 @@ forward (NlOpCtx *ctx, GError **error)
   gboolean ok = TRUE;
 
   geom_init (&g, ctx->p, &xs);
+  if (ctx->precision != NL_PRECISION_F32)
+    {
+      int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.ckk;
+      float *xr = half_scratch (ctx, nx + nw), *wr = xr + nx;
+      nl_round_array (ctx->precision, xr, x, nx);
+      nl_round_array (ctx->precision, wr, w, nw);
+      x = xr;
+      w = wr;
+    }
   nthr = image_threads (&g);
   buf = g.direct ? NULL : scratch (ctx, nthr, g.ckk * g.ohw, &stride);
 
@@ -434,6 +465,7 @@ backward (NlOpCtx *ctx, GError **error)
   NlShape xs = nl_tensor_get_shape (ctx->in[0]);
   const float *x = nl_tensor_f32 (ctx->in[0]), *w = nl_tensor_f32 (ctx->in[1]);
   const float *dy = nl_tensor_f32 (ctx->out_grad[0]);
+  const float *dyh = dy; /* what the products read: dy, or its rounded copy */
   float *dx = ctx->in_grad[0] ? nl_tensor_f32 (ctx->in_grad[0]) : NULL;
   float *dw = ctx->in_grad[1] ? nl_tensor_f32 (ctx->in_grad[1]) : NULL;
   float *db = ctx->in[2] && ctx->in_grad[2] ? nl_tensor_f32 (ctx->in_grad[2]) : NULL;
@@ -444,6 +476,19 @@ backward (NlOpCtx *ctx, GError **error)
   gboolean ok = TRUE;
 
   geom_init (&g, ctx->p, &xs);
+  if (ctx->precision != NL_PRECISION_F32 && (dw || dx))
+    {
+      /* round only what the products read: x for d(weight), W for d(data);
+       * d(bias) sums the float32 out_grad */
+      int64_t ny = g.n * g.o * g.ohw, nx = dw ? g.n * g.c * g.h * g.w : 0, nw = dx ? g.o * g.ckk : 0;
+      float *dyr = half_scratch (ctx, ny + nx + nw), *xr = dyr + ny, *wr = xr + nx;
+      nl_round_array (ctx->precision, dyr, dy, ny);
+      nl_round_array (ctx->precision, xr, x, nx);
+      nl_round_array (ctx->precision, wr, w, nw);
+      dyh = dyr;
+      x = xr;
+      w = wr;
+    }
   nthr = image_threads (&g);
   /* per thread: a column buffer, then partial d(weight) and d(bias) */
   col_n = g.direct ? 0 : round16 (g.ckk * g.ohw);
@@ -470,10 +515,10 @@ backward (NlOpCtx *ctx, GError **error)
         for (int64_t gi = 0; gi < g.groups; gi++)
           {
             const float *xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
-            const float *dyg = dy + (n * g.o + gi * g.og) * g.ohw;
+            const float *dyg = dyh + (n * g.o + gi * g.og) * g.ohw;
             if (db)
               for (int64_t o = 0; o < g.og; o++)
-                pb[gi * g.og + o] += sum_span (dyg + o * g.ohw, g.ohw);
+                pb[gi * g.og + o] += sum_span (dy + (n * g.o + gi * g.og + o) * g.ohw, g.ohw);
             if (dw)
               {
                 if (!g.direct)

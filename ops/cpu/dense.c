@@ -2,7 +2,12 @@
  *
  * W is (units, in_units). With flatten the input (N, d1, d2 ..) is read as
  * (N, d1*d2*..); without, the layer applies to the last axis and the other
- * axes are rows. Everything is one sgemm per product (see nl-gemm.h). */
+ * axes are rows. Everything is one sgemm per product (see nl-gemm.h).
+ *
+ * In bf16/fp16 precision the data and weight (forward), and out_grad, data
+ * and weight (backward) are rounded into cached scratch and the same sgemms
+ * run on the copies: the numbers of a half-input, float-accumulate GEMM.
+ * The bias and its gradient stay float32. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/cpu/nl-gemm.h"
 
@@ -77,6 +82,29 @@ infer (NlInferCtx *c, GError **error)
   return TRUE;
 }
 
+/* Scratch for the rounded copies; only half precision allocates it. */
+typedef struct {
+  void *buf;
+  size_t cap;
+} DenseState;
+
+static void
+free_state (void *state)
+{
+  DenseState *s = state;
+  g_free (s->buf);
+  g_free (s);
+}
+
+static float *
+half_scratch (NlOpCtx *c, int64_t nfloats)
+{
+  DenseState *s = *c->state;
+  if (!s)
+    *c->state = s = g_new0 (DenseState, 1);
+  return nl_scratch (&s->buf, &s->cap, MAX (nfloats, 1) * sizeof (float));
+}
+
 static gboolean
 forward (NlOpCtx *c, GError **error)
 {
@@ -84,8 +112,17 @@ forward (NlOpCtx *c, GError **error)
   NlShape xs = nl_tensor_get_shape (x);
   int64_t units = w->shape[0], rows, k;
   float *y = nl_tensor_f32 (c->out[0]);
+  const float *xp = nl_tensor_f32 (x), *wp = nl_tensor_f32 (w);
 
   as_matrix (&xs, NL_P_BOOL (c->p, P_FLATTEN), &rows, &k);
+  if (c->precision != NL_PRECISION_F32)
+    {
+      float *xr = half_scratch (c, rows * k + units * k), *wr = xr + rows * k;
+      nl_round_array (c->precision, xr, xp, rows * k);
+      nl_round_array (c->precision, wr, wp, units * k);
+      xp = xr;
+      wp = wr;
+    }
   if (b)
     {
       /* start from the bias so the sgemm adds onto it (beta = 1) */
@@ -93,8 +130,7 @@ forward (NlOpCtx *c, GError **error)
       for (int64_t r = 0; r < rows; r++)
         memcpy (y + r * units, bp, units * sizeof (float));
     }
-  if (!nl_sgemm ('N', 'T', rows, units, k, 1.0f, nl_tensor_f32 (x), k, nl_tensor_f32 (w), k,
-                 b ? 1.0f : 0.0f, y, units))
+  if (!nl_sgemm ('N', 'T', rows, units, k, 1.0f, xp, k, wp, k, b ? 1.0f : 0.0f, y, units))
     return nl_dnnl_check (dnnl_out_of_memory, "Dense forward sgemm", error);
   return TRUE;
 }
@@ -107,16 +143,28 @@ backward (NlOpCtx *c, GError **error)
   NlShape xs = nl_tensor_get_shape (x);
   int64_t units = w->shape[0], rows, k;
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  const float *dyp = dy, *xp = nl_tensor_f32 (x), *wp = nl_tensor_f32 (w);
   gboolean ok = TRUE;
 
   as_matrix (&xs, NL_P_BOOL (c->p, P_FLATTEN), &rows, &k);
+  if (c->precision != NL_PRECISION_F32 && (dw || dx))
+    {
+      /* round only what the wanted products read: x for dW, W for dx */
+      int64_t nx = dw ? rows * k : 0, nw = dx ? units * k : 0;
+      float *dyr = half_scratch (c, rows * units + nx + nw);
+      float *xr = dyr + rows * units, *wr = xr + nx;
+      nl_round_array (c->precision, dyr, dy, rows * units);
+      nl_round_array (c->precision, xr, xp, nx);
+      nl_round_array (c->precision, wr, wp, nw);
+      dyp = dyr;
+      xp = xr;
+      wp = wr;
+    }
   if (dw) /* dW = dy^T x */
-    ok = ok && nl_sgemm ('T', 'N', units, k, rows, 1.0f, dy, units, nl_tensor_f32 (x), k,
-                         0.0f, nl_tensor_f32 (dw), k);
+    ok = ok && nl_sgemm ('T', 'N', units, k, rows, 1.0f, dyp, units, xp, k, 0.0f, nl_tensor_f32 (dw), k);
   if (dx) /* dx = dy W */
-    ok = ok && nl_sgemm ('N', 'N', rows, k, units, 1.0f, dy, units, nl_tensor_f32 (w), k,
-                         0.0f, nl_tensor_f32 (dx), k);
-  if (db && c->in[2]) /* column sums of dy */
+    ok = ok && nl_sgemm ('N', 'N', rows, k, units, 1.0f, dyp, units, wp, k, 0.0f, nl_tensor_f32 (dx), k);
+  if (db && c->in[2]) /* column sums of the float32 dy */
     {
       float *g = nl_tensor_f32 (db);
       memset (g, 0, units * sizeof (float));
@@ -152,4 +200,5 @@ const NlOpDef nl_op_dense = {
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,
+  .free_state = free_state,
 };

@@ -1,4 +1,4 @@
-/* nl-cpu-util.c — oneDNN engine/streams, counter-based RNG, scratch. */
+/* nl-cpu-util.c — oneDNN engine/streams, counter-based RNG, scratch, half rounding. */
 #include "ops/cpu/nl-cpu-util.h"
 
 static dnnl_engine_t engine;
@@ -73,4 +73,38 @@ nl_scratch (void **slot, size_t *capacity, size_t nbytes)
       *capacity = nbytes;
     }
   return *slot;
+}
+
+void
+nl_round_bf16_array (float *dst, const float *src, int64_t n)
+{
+#pragma omp parallel for simd schedule (static) if (n >= NL_PAR_MIN)
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = nl_round_bf16 (src[i]);
+}
+
+void
+nl_round_fp16_array (float *dst, const float *src, int64_t n)
+{
+#pragma omp parallel for simd schedule (static) if (n >= NL_PAR_MIN)
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = nl_round_fp16 (src[i]);
+}
+
+void
+nl_round_array (NlPrecision precision, float *dst, const float *src, int64_t n)
+{
+  switch (precision)
+    {
+    case NL_PRECISION_BF16:
+      nl_round_bf16_array (dst, src, n);
+      break;
+    case NL_PRECISION_F16:
+      nl_round_fp16_array (dst, src, n);
+      break;
+    default:
+      if (dst != src)
+        memcpy (dst, src, n * sizeof (float));
+      break;
+    }
 }

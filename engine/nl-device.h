@@ -1,0 +1,50 @@
+/* nl-device.h — the devices a run can train on: the CPU and every CUDA GPU
+ * the runtime sees. `netloom-cli devices`, the GUI's device selector and
+ * `--device` all go through this one list. */
+#pragma once
+
+#include <glib.h>
+
+#include "engine/nl-tensor.h"
+
+G_BEGIN_DECLS
+
+#define NL_DEVICE_ERROR (nl_device_error_quark ())
+GQuark nl_device_error_quark (void);
+typedef enum {
+  NL_DEVICE_ERROR_PARSE,       /* not "cpu", "cuda" or "cuda:N" */
+  NL_DEVICE_ERROR_UNAVAILABLE, /* no such device here (the message says why) */
+} NlDeviceError;
+
+typedef struct {
+  NlDevice device;
+  char *id;                /* "cpu", "cuda:0": what --device takes */
+  char *name;              /* "AMD EPYC 7B13", "NVIDIA H100 80GB HBM3" */
+  guint64 memory_bytes;    /* CPU: MemTotal; CUDA: the device's memory */
+  guint64 free_bytes;      /* CPU: MemAvailable; CUDA: free now */
+  int cores;               /* CPU: online cores; CUDA: multiprocessors */
+  int cc_major, cc_minor;  /* CUDA compute capability; 0 for the CPU */
+} NlDeviceInfo;
+
+void nl_device_info_free (NlDeviceInfo *info);
+
+/* The CPU first, then cuda:0, cuda:1 ... (NlDeviceInfo *, freed with the
+ * array). When no GPU is listed, *cuda_reason (if not NULL; free it) says
+ * why: built without CUDA, no driver, no device. */
+GPtrArray *nl_device_list (char **cuda_reason);
+/* "cpu", "cuda" (= cuda:0) or "cuda:N"; says nothing about presence. */
+gboolean nl_device_parse (const char *text, NlDevice *device, GError **error);
+/* "cpu" or "cuda:N" (free it). */
+char *nl_device_to_string (NlDevice device);
+/* TRUE when the device is here; else NL_DEVICE_ERROR_UNAVAILABLE naming it
+ * and why ("cuda:0: no CUDA device: netloom was built without CUDA ...";
+ * "cuda:3: no such device (there are 2: cuda:0, cuda:1)"). */
+gboolean nl_device_check (NlDevice device, GError **error);
+/* {"devices":[{"id":"cpu","type":"cpu","name":...,"memory_bytes":...,
+ *  "free_bytes":...,"cores":...}, {"id":"cuda:0","type":"cuda",...,
+ *  "compute_capability":"9.0","multiprocessors":132}], "cuda_reason": "..."|null} */
+char *nl_device_list_to_json (GPtrArray *list, const char *cuda_reason);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlDeviceInfo, nl_device_info_free)
+
+G_END_DECLS

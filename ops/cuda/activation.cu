@@ -1,0 +1,205 @@
+/* activation.cu — Activation (relu, sigmoid, tanh, softrelu) and LeakyReLU
+ * on CUDA, the same formulas as ops/cpu/activation.c.
+ *
+ * Both ops may run in place (y over x) and their backward may overwrite
+ * out_grad (dx over dy), so no pointer here is __restrict__: every thread
+ * reads element i before writing it, which keeps aliasing safe. Backward is
+ * written in terms of the output, as on the CPU. */
+#include <cuda_runtime.h>
+
+#include "ops/cuda/nl-cuda.h"
+#include "ops/nl-op-registry.h"
+
+namespace {
+
+enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU };
+
+const int kThreads = 256;
+
+/* Grid-stride loops cover any n; a few blocks per SM is enough to saturate
+ * memory bandwidth. */
+unsigned int
+grid_for (int64_t n)
+{
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return (unsigned int) (blocks < 8192 ? blocks : 8192);
+}
+
+/* Value of a parameter of the op by name (the CPU file's enum is private). */
+gboolean
+param_index (const NlOpCtx *c, const char *name, int *k, GError **error)
+{
+  *k = nl_op_param_index (c->def, name);
+  if (*k >= 0)
+    return TRUE;
+  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter %s", c->def->name, name);
+  return FALSE;
+}
+
+gboolean
+enter (const NlOpCtx *c, cudaStream_t *stream, GError **error)
+{
+  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  if (!nl_cuda_ctx_enter (dev, error))
+    return FALSE;
+  *stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
+  return TRUE;
+}
+
+#define GRID_STRIDE(i, n)                                                                                   \
+  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
+       i += (int64_t) gridDim.x * blockDim.x)
+
+__global__ void
+act_forward_kernel (const float *x, float *y, int64_t n, int type)
+{
+  /* one switch outside the loop keeps each loop body branch-free */
+  switch (type)
+    {
+    case ACT_RELU:
+      GRID_STRIDE (i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      break;
+    case ACT_SIGMOID:
+      GRID_STRIDE (i, n) y[i] = 1.0f / (1.0f + expf (-x[i]));
+      break;
+    case ACT_TANH:
+      GRID_STRIDE (i, n) y[i] = tanhf (x[i]);
+      break;
+    case ACT_SOFTRELU:
+      /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
+      GRID_STRIDE (i, n)
+      {
+        float v = x[i];
+        y[i] = fmaxf (v, 0.0f) + log1pf (expf (-fabsf (v)));
+      }
+      break;
+    }
+}
+
+__global__ void
+act_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, int type)
+{
+  switch (type)
+    {
+    case ACT_RELU:
+      GRID_STRIDE (i, n) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+      break;
+    case ACT_SIGMOID:
+      GRID_STRIDE (i, n)
+      {
+        float s = y[i];
+        dx[i] = dy[i] * s * (1.0f - s);
+      }
+      break;
+    case ACT_TANH:
+      GRID_STRIDE (i, n)
+      {
+        float t = y[i];
+        dx[i] = dy[i] * (1.0f - t * t);
+      }
+      break;
+    case ACT_SOFTRELU:
+      /* sigmoid(x) = 1 - exp(-softrelu(x)); -expm1 keeps it exact for tiny y */
+      GRID_STRIDE (i, n) dx[i] = -dy[i] * expm1f (-y[i]);
+      break;
+    }
+}
+
+__global__ void
+leaky_forward_kernel (const float *x, float *y, int64_t n, float alpha)
+{
+  GRID_STRIDE (i, n)
+  {
+    float v = x[i];
+    /* the CPU's two selects, so a NaN input gives 0 on both devices */
+    y[i] = (v > 0.0f ? v : 0.0f) + alpha * (v < 0.0f ? v : 0.0f);
+  }
+}
+
+__global__ void
+leaky_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, float alpha)
+{
+  /* alpha >= 0, so y > 0 exactly when x > 0 */
+  GRID_STRIDE (i, n)
+  {
+    float g = dy[i];
+    float pos = y[i] > 0.0f ? g : 0.0f;
+    dx[i] = pos + alpha * (y[i] > 0.0f ? 0.0f : g);
+  }
+}
+
+gboolean
+act_forward (NlOpCtx *c, GError **error)
+{
+  int64_t n = nl_tensor_numel (c->in[0]);
+  cudaStream_t stream;
+  int k;
+
+  if (!param_index (c, "act_type", &k, error) || !enter (c, &stream, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  act_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
+                                                               n, (int) c->p[k].i);
+  return nl_cuda_check_launch ("Activation forward", error);
+}
+
+gboolean
+act_backward (NlOpCtx *c, GError **error)
+{
+  int64_t n = nl_tensor_numel (c->out[0]);
+  cudaStream_t stream;
+  int k;
+
+  if (!c->in_grad[0])
+    return TRUE;
+  if (!param_index (c, "act_type", &k, error) || !enter (c, &stream, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  act_backward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->out[0]),
+                                                                nl_tensor_f32 (c->out_grad[0]),
+                                                                nl_tensor_f32 (c->in_grad[0]), n, (int) c->p[k].i);
+  return nl_cuda_check_launch ("Activation backward", error);
+}
+
+gboolean
+leaky_forward (NlOpCtx *c, GError **error)
+{
+  int64_t n = nl_tensor_numel (c->in[0]);
+  cudaStream_t stream;
+  int k;
+
+  if (!param_index (c, "alpha", &k, error) || !enter (c, &stream, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  leaky_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
+                                                                 n, (float) c->p[k].f);
+  return nl_cuda_check_launch ("LeakyReLU forward", error);
+}
+
+gboolean
+leaky_backward (NlOpCtx *c, GError **error)
+{
+  int64_t n = nl_tensor_numel (c->out[0]);
+  cudaStream_t stream;
+  int k;
+
+  if (!c->in_grad[0])
+    return TRUE;
+  if (!param_index (c, "alpha", &k, error) || !enter (c, &stream, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  leaky_backward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->out[0]),
+                                                                  nl_tensor_f32 (c->out_grad[0]),
+                                                                  nl_tensor_f32 (c->in_grad[0]), n,
+                                                                  (float) c->p[k].f);
+  return nl_cuda_check_launch ("LeakyReLU backward", error);
+}
+
+} // namespace
+
+extern "C" const NlOpKernels nl_op_cuda_activation = { act_forward, act_backward, NULL };
+extern "C" const NlOpKernels nl_op_cuda_leaky_relu = { leaky_forward, leaky_backward, NULL };

@@ -1,0 +1,136 @@
+/* dropout.cu — Dropout on CUDA, drawing the very mask the CPU draws.
+ *
+ * ops/cpu/dropout.c keeps element i when nl_rand_uniform (seed, step, i)
+ * >= rate and saves the mask already scaled (0 or 1 / (1 - rate)). The hash
+ * below is nl_mix64 / nl_rand_uniform of ops/cpu/nl-cpu-util.c with the
+ * same 64-bit integer arithmetic, so for the same (seed, step) the saved
+ * mask, the output and the input gradient are bit-identical to the CPU's:
+ * (h >> 40) < 2^24 converts to float exactly, the scale by 2^-24 is exact,
+ * and x * m is one correctly rounded multiply on both devices.
+ *
+ * The per-launch part of the hash's argument, seed ^ mix64 (step + golden),
+ * is the same for every element and is computed once on the host (XOR is
+ * associative, so the argument is unchanged). */
+#include <cuda_runtime.h>
+
+#include "ops/cuda/nl-cuda.h"
+#include "ops/nl-op-registry.h"
+
+namespace {
+
+const int kThreads = 256;
+
+unsigned int
+grid_for (int64_t n)
+{
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return (unsigned int) (blocks < 8192 ? blocks : 8192);
+}
+
+#define GRID_STRIDE(i, n)                                                                                   \
+  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
+       i += (int64_t) gridDim.x * blockDim.x)
+
+/* nl_mix64: the splitmix64 finaliser, bit for bit. */
+__host__ __device__ inline unsigned long long
+mix64 (unsigned long long z)
+{
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* nl_rand_uniform (seed, stream, index) given key = seed ^ mix64 (stream + golden). */
+__host__ __device__ inline float
+rand_uniform (unsigned long long key, unsigned long long index)
+{
+  unsigned long long h = mix64 (key ^ mix64 (index * 0xd1342543de82ef95ULL + 1));
+  return (float) (h >> 40) * (1.0f / 16777216.0f);
+}
+
+__global__ void
+dropout_forward_kernel (const float *x, float *y, float *mask, int64_t n, unsigned long long key, float rate,
+                        float scale)
+{
+  /* y may be x (in place): element i is read before it is written */
+  GRID_STRIDE (i, n)
+  {
+    float m = rand_uniform (key, (unsigned long long) i) >= rate ? scale : 0.0f;
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
+}
+
+__global__ void
+dropout_backward_kernel (const float *dy, const float *mask, float *dx, int64_t n)
+{
+  GRID_STRIDE (i, n) dx[i] = dy[i] * mask[i];
+}
+
+gboolean
+copy_if_distinct (NlCudaCtx *dev, float *dst, const float *src, int64_t n, GError **error)
+{
+  if (dst == src || n == 0)
+    return TRUE;
+  return nl_cuda_check (cudaMemcpyAsync (dst, src, (size_t) n * sizeof (float), cudaMemcpyDeviceToDevice,
+                                         (cudaStream_t) nl_cuda_ctx_stream (dev)),
+                        "Dropout copy", error);
+}
+
+gboolean
+forward (NlOpCtx *c, GError **error)
+{
+  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  const float *x = nl_tensor_f32 (c->in[0]);
+  float *y = nl_tensor_f32 (c->out[0]);
+  int64_t n = nl_tensor_numel (c->in[0]);
+  int k = nl_op_param_index (c->def, "rate");
+  float rate, scale;
+  unsigned long long key;
+
+  if (k < 0)
+    {
+      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter rate", c->def->name);
+      return FALSE;
+    }
+  /* NL_P_FLOAT, then the CPU's own float expression for the scale */
+  rate = (float) c->p[k].f;
+  scale = 1.0f / (1.0f - rate);
+  if (!nl_cuda_ctx_enter (dev, error))
+    return FALSE;
+  if (!c->training)
+    return copy_if_distinct (dev, y, x, n, error);
+  g_return_val_if_fail (c->saved[0] != NULL, FALSE);
+  if (n == 0)
+    return TRUE;
+  key = (unsigned long long) c->seed ^ mix64 ((unsigned long long) c->step + 0x9e3779b97f4a7c15ULL);
+  dropout_forward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+    x, y, nl_tensor_f32 (c->saved[0]), n, key, rate, scale);
+  return nl_cuda_check_launch ("Dropout forward", error);
+}
+
+gboolean
+backward (NlOpCtx *c, GError **error)
+{
+  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  int64_t n = nl_tensor_numel (c->out_grad[0]);
+  float *dx;
+
+  if (!c->in_grad[0])
+    return TRUE;
+  dx = nl_tensor_f32 (c->in_grad[0]);
+  if (!nl_cuda_ctx_enter (dev, error))
+    return FALSE;
+  if (!c->training)
+    return copy_if_distinct (dev, dx, dy, n, error); /* forward was the identity */
+  if (n == 0)
+    return TRUE;
+  dropout_backward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+    dy, nl_tensor_f32 (c->saved[0]), dx, n);
+  return nl_cuda_check_launch ("Dropout backward", error);
+}
+
+} // namespace
+
+extern "C" const NlOpKernels nl_op_cuda_dropout = { forward, backward, NULL };

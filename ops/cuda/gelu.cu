@@ -1,0 +1,129 @@
+/* gelu.cu — GELU on CUDA, x * Phi(x) exact (erf) or with the tanh
+ * approximation; the same formulas and constants as ops/cpu/gelu.c.
+ * Backward reads the input (GELU is not monotone). Forward may run in place
+ * and backward may overwrite out_grad, so nothing is __restrict__: each
+ * thread reads element i before writing it. */
+#include <cuda_runtime.h>
+
+#include "ops/cuda/nl-cuda.h"
+#include "ops/nl-op-registry.h"
+
+namespace {
+
+enum { APPROX_ERF, APPROX_TANH };
+
+#define SQRT1_2 0.70710678118654752f    /* 1 / sqrt(2) */
+#define INV_SQRT_2PI 0.39894228040143268f /* 1 / sqrt(2 pi) */
+#define SQRT_2_PI 0.79788456080286536f  /* sqrt(2 / pi) */
+#define TANH_C 0.044715f
+
+const int kThreads = 256;
+
+unsigned int
+grid_for (int64_t n)
+{
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return (unsigned int) (blocks < 8192 ? blocks : 8192);
+}
+
+#define GRID_STRIDE(i, n)                                                                                   \
+  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
+       i += (int64_t) gridDim.x * blockDim.x)
+
+__global__ void
+gelu_forward_kernel (const float *x, float *y, int64_t n, int approx)
+{
+  if (approx == APPROX_ERF)
+    {
+      GRID_STRIDE (i, n)
+      {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + erff (v * SQRT1_2));
+      }
+    }
+  else
+    {
+      GRID_STRIDE (i, n)
+      {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf (SQRT_2_PI * (v + TANH_C * v * v * v)));
+      }
+    }
+}
+
+__global__ void
+gelu_backward_kernel (const float *x, const float *dy, float *dx, int64_t n, int approx)
+{
+  if (approx == APPROX_ERF)
+    {
+      /* d/dx x Phi(x) = Phi(x) + x phi(x) */
+      GRID_STRIDE (i, n)
+      {
+        float v = x[i];
+        float cdf = 0.5f * (1.0f + erff (v * SQRT1_2));
+        float pdf = INV_SQRT_2PI * expf (-0.5f * v * v);
+        dx[i] = dy[i] * (cdf + v * pdf);
+      }
+    }
+  else
+    {
+      GRID_STRIDE (i, n)
+      {
+        float v = x[i];
+        float t = tanhf (SQRT_2_PI * (v + TANH_C * v * v * v));
+        float du = SQRT_2_PI * (1.0f + 3.0f * TANH_C * v * v);
+        dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+      }
+    }
+}
+
+gboolean
+approximation (const NlOpCtx *c, int *approx, GError **error)
+{
+  int k = nl_op_param_index (c->def, "approximation");
+  if (k < 0)
+    {
+      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter approximation", c->def->name);
+      return FALSE;
+    }
+  *approx = (int) c->p[k].i;
+  return TRUE;
+}
+
+gboolean
+forward (NlOpCtx *c, GError **error)
+{
+  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  int64_t n = nl_tensor_numel (c->in[0]);
+  int approx;
+
+  if (!approximation (c, &approx, error) || !nl_cuda_ctx_enter (dev, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  gelu_forward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+    nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), n, approx);
+  return nl_cuda_check_launch ("GELU forward", error);
+}
+
+gboolean
+backward (NlOpCtx *c, GError **error)
+{
+  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  int64_t n = nl_tensor_numel (c->in[0]);
+  int approx;
+
+  if (!c->in_grad[0])
+    return TRUE;
+  if (!approximation (c, &approx, error) || !nl_cuda_ctx_enter (dev, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  gelu_backward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+    nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), n, approx);
+  return nl_cuda_check_launch ("GELU backward", error);
+}
+
+} // namespace
+
+extern "C" const NlOpKernels nl_op_cuda_gelu = { forward, backward, NULL };

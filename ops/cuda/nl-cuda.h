@@ -1,0 +1,122 @@
+/* nl-cuda.h — the CUDA backend as C sees it: devices, one context per
+ * device (one stream, a cuBLAS and a cuDNN handle, a memory pool, a
+ * workspace), copies, pinned host memory, and the small device kernels the
+ * engine needs besides the ops (fill, sums, optimizer updates, casts).
+ *
+ * Everything here links on every machine: built without CUDA
+ * (nl-cuda-none.c) or run where there is no driver or no device, the calls
+ * fail with NL_CUDA_ERROR_UNAVAILABLE and a reason a person can act on, and
+ * nl_cuda_device_count() returns 0 with that reason.
+ *
+ * Ordering: every kernel and copy of a device goes to its one stream, in the
+ * order the scheduler pushes them, so no call here synchronises except
+ * nl_cuda_sync() and copies to pageable host memory. Op kernels (ops/cuda/
+ * <op>.cu) find the context in NlOpCtx.device. */
+#pragma once
+
+#include <glib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/nl-optim.h"
+#include "engine/nl-tensor.h"
+#include "ops/nl-pool.h"
+
+G_BEGIN_DECLS
+
+#define NL_CUDA_ERROR (nl_cuda_error_quark ())
+GQuark nl_cuda_error_quark (void);
+typedef enum {
+  NL_CUDA_ERROR_UNAVAILABLE, /* built without CUDA, no driver, no such device */
+  NL_CUDA_ERROR_NOMEM,       /* device memory (the pool's error is NL_POOL_ERROR_NOMEM) */
+  NL_CUDA_ERROR_FAILED,      /* a CUDA, cuBLAS or cuDNN call failed */
+} NlCudaError;
+
+typedef struct {
+  int index;
+  char name[256];            /* "NVIDIA H100 80GB HBM3" */
+  size_t total_bytes, free_bytes;
+  int cc_major, cc_minor;    /* compute capability */
+  int multiprocessors;
+} NlCudaDeviceInfo;
+
+/* TRUE when this build has the CUDA backend. */
+gboolean nl_cuda_compiled (void);
+/* How many devices the runtime sees; 0 with *reason (free it) when none:
+ * "netloom was built without CUDA", "no NVIDIA driver (CUDA driver version
+ * is insufficient for CUDA runtime version)", "no CUDA device". reason may be NULL. */
+int nl_cuda_device_count (char **reason);
+gboolean nl_cuda_device_info (int index, NlCudaDeviceInfo *info, GError **error);
+
+typedef struct NlCudaCtx NlCudaCtx;
+
+/* The device's context, made on first use and kept for the process.
+ * Thread-safe. */
+NlCudaCtx *nl_cuda_ctx (int index, GError **error);
+int nl_cuda_ctx_index (NlCudaCtx *c);
+/* Raw handles for kernels: cudaStream_t, cublasHandle_t, cudnnHandle_t.
+ * Kernels also call cudaSetDevice through nl_cuda_ctx_enter. */
+void *nl_cuda_ctx_stream (NlCudaCtx *c);
+void *nl_cuda_ctx_cublas (NlCudaCtx *c);
+void *nl_cuda_ctx_cudnn (NlCudaCtx *c);
+/* Makes the context's device current on the calling thread. */
+gboolean nl_cuda_ctx_enter (NlCudaCtx *c, GError **error);
+/* A device scratch buffer of at least nbytes, shared by the kernels of this
+ * context (they run one at a time on its stream); grows, never shrinks. */
+void *nl_cuda_ctx_workspace (NlCudaCtx *c, size_t nbytes, GError **error);
+NlPool *nl_cuda_ctx_pool (NlCudaCtx *c);
+
+/* Device memory from the context's pool; what names the asker in the
+ * out-of-memory error. */
+void *nl_cuda_alloc (NlCudaCtx *c, size_t nbytes, const char *what, GError **error);
+void nl_cuda_release (NlCudaCtx *c, void *ptr);
+
+typedef enum {
+  NL_CUDA_H2D,
+  NL_CUDA_D2H,
+  NL_CUDA_D2D,
+} NlCudaCopyKind;
+/* Queued on the stream; D2H into pageable memory waits for it. */
+gboolean nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind,
+                       GError **error);
+gboolean nl_cuda_memset0 (NlCudaCtx *c, void *dst, size_t nbytes, GError **error);
+/* Waits for everything queued on the stream; reports an asynchronous
+ * kernel failure (an illegal address ...) once, as an error. */
+gboolean nl_cuda_sync (NlCudaCtx *c, GError **error);
+
+/* Page-locked host memory, so copies to the device run asynchronously and
+ * overlap compute. NULL when it cannot be had (the caller falls back to
+ * g_malloc'd memory and synchronous copies). */
+void *nl_cuda_host_alloc (size_t nbytes);
+void nl_cuda_host_free (void *ptr);
+
+/* TRUE when status (a cudaError_t, cublasStatus_t or cudnnStatus_t, per
+ * kind) is success; else an NL_CUDA_ERROR_FAILED naming what. Kernels call
+ * nl_cuda_check_launch after a <<<>>> launch. */
+gboolean nl_cuda_check (int status, const char *what, GError **error);
+gboolean nl_cublas_check (int status, const char *what, GError **error);
+gboolean nl_cudnn_check (int status, const char *what, GError **error);
+gboolean nl_cuda_check_launch (const char *what, GError **error);
+
+/* ---- device kernels the engine needs besides the ops (nl-cuda-math.cu);
+ * all float32, queued on c's stream. ---- */
+gboolean nl_cuda_fill (NlCudaCtx *c, float *x, int64_t n, float value, GError **error);
+/* dst = sum of src[0..n_src-1] (dst may be src[0]) */
+gboolean nl_cuda_sum_n (NlCudaCtx *c, float *dst, const float *const *src, int n_src, int64_t n, GError **error);
+/* *acc_dev (one double on the device) += sum of x[i]^2; a NaN or Inf
+ * element makes it NaN/Inf. */
+gboolean nl_cuda_sumsq (NlCudaCtx *c, const float *x, int64_t n, double *acc_dev, GError **error);
+/* Rounds x in place to bf16 (bits = 16) or fp16 (bits = 15: 5-bit exponent,
+ * overflow to Inf past 65504) and back to float, round to nearest even:
+ * what a cast to the half type and back gives. */
+gboolean nl_cuda_round_half (NlCudaCtx *c, float *x, int64_t n, gboolean fp16, GError **error);
+/* The same update as nl_optim_update (engine/nl-optim.c), fused in one
+ * kernel over one weight: w, g and the nl_optim_n_states(cfg) state arrays
+ * (NULL entries beyond it) of n floats each. grad_scale_dev: NULL, or a
+ * float on the device multiplied into grad_scale (global-norm clipping and
+ * loss scaling computed on the device without a round trip). */
+gboolean nl_cuda_optim_update (NlCudaCtx *c, const NlOptimConfig *cfg, float lr, int64_t t, float grad_scale,
+                               const float *grad_scale_dev, float *w, const float *g, float *const *state,
+                               int64_t n, GError **error);
+
+G_END_DECLS

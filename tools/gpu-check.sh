@@ -1,0 +1,43 @@
+#!/bin/bash
+# gpu-check.sh — every check issue 7 asks for on a GPU, in one call on the
+# device machine (see tools/gpu-pack.sh). Results go to $OUT (or ./gpu-out):
+#   nvidia-smi, netloom-cli devices, test-cuda (every op forward/backward
+#   against the CPU, the math helpers, the pool), compute-sanitizer memcheck
+#   of a training run, LeNet and ResNet-small accuracy on cuda:0 against the
+#   CPU (same seed, epochs, settings), and the ResNet-20 benchmark against
+#   PyTorch (bench/bench-gpu.sh). Each part prints a line "== part: rc".
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$src/gpu-out}
+mkdir -p "$out"
+work=$(mktemp -d)
+tar -C "$work" -xJf "$src/.carry/gpu.tar.xz"
+g=$work/gpu
+export LD_LIBRARY_PATH=$g/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export NETLOOM_SOURCE_DIR=$src PATH=/usr/local/cuda/bin:$PATH
+cli=$g/bin/netloom-cli
+part () { local name=$1; shift; echo "== $name"; "$@" > "$out/$name.log" 2>&1; local rc=$?; tail -n 25 "$out/$name.log"; echo "== $name: rc $rc"; }
+ds=fashion-mnist:$g/data
+if want tests; then
+part nvidia-smi nvidia-smi
+part devices "$cli" devices
+part devices-json "$cli" devices --json
+part test-cuda "$g/bin/test-cuda" --tap
+[ -x "$g/bin/test-cuda-runtime" ] && part test-cuda-runtime "$g/bin/test-cuda-runtime" --tap
+[ -x "$g/bin/test-mixed-train" ] && part test-mixed-train "$g/bin/test-mixed-train" --tap
+fi
+want memcheck && part memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+  "$cli" train --network "$src/data/networks/lenet.json" --dataset "$ds" --epochs 1 --batch-size 512 \
+  --device cuda:0 --workers 0
+want accuracy && for net in lenet:0.05 resnet-small:0.05; do
+  IFS=: read -r n lr <<<"$net"
+  for dev in cuda:0 cpu; do
+    for prec in fp32 bf16; do
+      [ "$dev" = cpu ] && [ "$prec" = bf16 ] && continue
+      part "acc-$n-$dev-$prec" "$cli" train --network "$src/data/networks/$n.json" --dataset "$ds" --epochs 3 \
+        --batch-size 128 --lr "$lr" --seed 1 --device "$dev" --precision "$prec" --json
+    done
+  done
+done
+want bench && part bench bash "$src/bench/bench-gpu.sh" "$g" cuda:0 3
+rm -rf "$work"

@@ -31,6 +31,9 @@ nl_model_free (NlModel *m)
   g_free (m->dev_weights);
   g_free (m->dev_aux);
   g_free (m->dev_opt_state);
+  /* give the device's memory back to other processes once a run is over */
+  if (m->cuda)
+    nl_pool_trim (nl_cuda_ctx_pool (m->cuda));
   g_free (m->weight_var);
   g_free (m->aux_var);
   g_free (m->weights);

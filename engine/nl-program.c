@@ -60,6 +60,8 @@ struct NlProgram {
   NlTensor *host_input, *host_label, *host_pred, *host_loss; /* GPU: CPU mirrors */
   double *sumsq_dev;       /* GPU: one double for gradient norms */
   float loss_scale;        /* the head gradient's factor (1: none) */
+  float update_loss_scale; /* what the pushed updates divide out: set with lr and t, so
+                              the next step's nl_program_set_loss_scale cannot race them */
 };
 
 static void
@@ -189,8 +191,11 @@ make_mirrors (NlProgram *p, GError **error)
   if (!p->host_input || !p->host_pred || (g->label_value >= 0 && !p->host_label)
       || (g->loss_value >= 0 && !p->host_loss))
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-                   "out of memory: the CPU copies of the batch for batch %d", g->opts.batch);
+      g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM,
+                   "out of memory: the CPU copies of input, label, prediction and loss for batch %d "
+                   "(%zu bytes)", g->opts.batch, (size_t) (nl_shape_numel (&nl_graph_value (g, g->input_value)->shape)
+                                                         + nl_shape_numel (&nl_graph_value (g, g->pred_value)->shape)
+                                                         + 2 * g->opts.batch) * sizeof (float));
       return FALSE;
     }
   return TRUE;
@@ -474,10 +479,12 @@ push_step (NlProgram *p, int s)
 static gboolean
 mirror_copy (NlProgram *p, NlTensor *host, int v, gboolean up, GError **error)
 {
-  NlTensor *dev = p->values[v];
-  size_t nbytes = (size_t) nl_tensor_numel (dev) * sizeof (float);
-  if (!host)
+  NlTensor *dev;
+  size_t nbytes;
+  if (!host || v < 0)
     return TRUE;
+  dev = p->values[v];
+  nbytes = (size_t) nl_tensor_numel (dev) * sizeof (float);
   return up ? nl_cuda_copy (p->cuda, nl_tensor_f32 (dev), nl_tensor_f32 (host), nbytes, NL_CUDA_H2D, error)
             : nl_cuda_copy (p->cuda, nl_tensor_f32 (host), nl_tensor_f32 (dev), nbytes, NL_CUDA_D2H, error);
 }
@@ -508,6 +515,8 @@ nl_program_forward (NlProgram *p, guint64 step, GError **error)
         return FALSE;
     }
   p->step = step;
+  if (p->cuda && g->opts.training)
+    p->model->device_newer = TRUE; /* running statistics move even on a skipped step */
   for (int s = 0; s < g->n_forward_steps; s++)
     push_step (p, s);
   p->runs++;
@@ -533,37 +542,41 @@ nl_program_backward (NlProgram *p, GError **error)
   return wait_all (p, error);
 }
 
-/* The sum of squares of every weight gradient (double accumulation). */
+/* The global L2 norm of every weight gradient (double accumulation). */
 static gboolean
-grad_sumsq (NlProgram *p, double *out, GError **error)
+grad_norm (NlProgram *p, double *out, GError **error)
 {
-  NlTensor *grads[256];
-  int n = 0;
+  g_autoptr (GPtrArray) grads = g_ptr_array_new ();
   for (guint i = 0; i < p->graph->nodes->len; i++)
-    for (int k = 0; k < NL_GRAPH_MAX_SLOTS && n < 256; k++)
+    for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
       if (p->bind[i].weight_grad[k])
-        grads[n++] = p->bind[i].weight_grad[k];
+        g_ptr_array_add (grads, p->bind[i].weight_grad[k]);
   if (!p->cuda)
     {
-      double norm = nl_optim_global_norm (grads, n);
-      *out = norm * norm;
+      *out = nl_optim_global_norm ((NlTensor *const *) grads->pdata, (int) grads->len);
       return TRUE;
     }
   if (!nl_cuda_memset0 (p->cuda, p->sumsq_dev, sizeof (double), error))
     return FALSE;
-  for (int i = 0; i < n; i++)
-    if (!nl_cuda_sumsq (p->cuda, nl_tensor_f32 (grads[i]), nl_tensor_numel (grads[i]), p->sumsq_dev, error))
-      return FALSE;
-  return nl_cuda_copy (p->cuda, out, p->sumsq_dev, sizeof (double), NL_CUDA_D2H, error);
+  for (guint i = 0; i < grads->len; i++)
+    {
+      NlTensor *g = g_ptr_array_index (grads, i);
+      if (!nl_cuda_sumsq (p->cuda, nl_tensor_f32 (g), nl_tensor_numel (g), p->sumsq_dev, error))
+        return FALSE;
+    }
+  if (!nl_cuda_copy (p->cuda, out, p->sumsq_dev, sizeof (double), NL_CUDA_D2H, error))
+    return FALSE;
+  *out = sqrt (*out);
+  return TRUE;
 }
 
 gboolean
 nl_program_grads_finite (NlProgram *p, gboolean *finite, GError **error)
 {
-  double ss = 0;
-  if (!wait_all (p, error) || !grad_sumsq (p, &ss, error))
+  double norm = 0;
+  if (!wait_all (p, error) || !grad_norm (p, &norm, error))
     return FALSE;
-  *finite = isfinite (ss);
+  *finite = isfinite (norm);
   return TRUE;
 }
 
@@ -571,11 +584,11 @@ static gboolean
 run_global_norm (gpointer data, GError **error)
 {
   NlProgram *p = data;
-  double ss, norm;
-  if (!grad_sumsq (p, &ss, error))
+  double norm;
+  if (!grad_norm (p, &norm, error))
     return FALSE;
   /* gradients of a scaled loss: the norm of the true gradients */
-  norm = sqrt (ss) / p->loss_scale;
+  norm /= p->update_loss_scale;
   if (!isfinite (norm))
     {
       g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME, "the gradient norm is not finite");
@@ -592,7 +605,7 @@ run_update (gpointer data, GError **error)
   NlProgram *p = task->p;
   int i = task->index / NL_GRAPH_MAX_SLOTS, k = task->index % NL_GRAPH_MAX_SLOTS;
   int slot = NL_MODEL_SLOT (nl_graph_node (p->graph, i)->net_index, k);
-  float scale = p->scale / p->loss_scale;
+  float scale = p->scale / p->update_loss_scale;
   if (p->cuda)
     {
       NlTensor *w = nl_model_weight_for_device (p->model, slot), *g = p->bind[i].weight_grad[k];
@@ -614,20 +627,21 @@ gboolean
 nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, GError **error)
 {
   NlGraph *g = p->graph;
-  NlVar *grad_vars[256];
-  int n_grads = 0;
+  g_autoptr (GPtrArray) grad_vars = g_ptr_array_new ();
 
   p->cfg = cfg;
   p->lr = lr;
   p->t = t;
   p->scale = 1.0f;
+  p->update_loss_scale = p->loss_scale;
   p->model->device_newer = p->cuda != NULL;
   for (guint i = 0; i < g->nodes->len; i++)
     for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
-      if (p->bind[i].weight_grad[k] && n_grads < 256)
-        grad_vars[n_grads++] = p->block_var[p->plan->block[nl_graph_node (g, i)->wgrad_v[k]]];
+      if (p->bind[i].weight_grad[k])
+        g_ptr_array_add (grad_vars, p->block_var[p->plan->block[nl_graph_node (g, i)->wgrad_v[k]]]);
   if (cfg->clip_global_norm > 0)
-    nl_engine_push (p->model->engine, "global norm", run_global_norm, p, NULL, grad_vars, n_grads, &p->scale_var, 1, 1);
+    nl_engine_push (p->model->engine, "global norm", run_global_norm, p, NULL, (NlVar **) grad_vars->pdata,
+                    (int) grad_vars->len, &p->scale_var, 1, 1);
   /* one op per weight: it writes the weight, so the next forward that reads
    * it waits for it, and nothing else has to */
   for (guint i = 0; i < g->nodes->len; i++)

@@ -357,13 +357,14 @@ test_sumsq (void)
   const int64_t n = (1 << 20) + 7;
   g_autofree float *h = g_new (float, n);
   g_autoptr (GError) error = NULL;
-  GRand *r = g_rand_new_with_seed (5);
+  GRand *r;
   double acc, want = 0.25;
   float *d;
   double *dacc;
 
   if (!need_device ())
     return;
+  r = g_rand_new_with_seed (5);
   fill_uniform (h, n, r, -2, 2);
   for (int64_t i = 0; i < n; i++)
     want += (double) h[i] * h[i];

@@ -175,6 +175,7 @@ state_free (void *data)
         cudaEventSynchronize (s->copied);
       cudaEventDestroy (s->copied);
     }
+  cudaGetLastError (); /* a failure above is not a later launch's */
   if (s->pinned)
     nl_cuda_host_free (s->host);
   else

@@ -370,7 +370,14 @@ sce_free_state (void *p)
     return;
   nl_cuda_ctx_enter (st->dev, NULL);
   if (st->copied)
-    cudaEventDestroy (st->copied);
+    {
+      /* a copy into rec_host may still be queued: it must land before the
+       * pinned memory goes back */
+      if (st->pending)
+        cudaEventSynchronize (st->copied);
+      cudaEventDestroy (st->copied);
+    }
+  cudaGetLastError (); /* a failure above is not a later launch's */
   nl_cuda_host_free (st->rec_host);
   nl_cuda_release (st->dev, st->rec_dev);
   g_free (st);

@@ -102,16 +102,15 @@ nl_cuda_sum_n (NlCudaCtx *c, float *dst, const float *const *src, int n_src, int
    * dst would be read after it changed */
   for (int k = MAX_SRC; k < n_src; k++)
     g_return_val_if_fail (src[k] != dst, FALSE);
-  if (n == 0)
+  if (n == 0 || (n_src == 1 && src[0] == dst))
     return TRUE;
-  if (n_src == 0)
-    return nl_cuda_memset0 (c, dst, (size_t) n * sizeof (float), error);
-  if (n_src == 1 && src[0] == dst)
-    return TRUE;
-  if (n_src == 1)
-    return nl_cuda_copy (c, dst, src[0], (size_t) n * sizeof (float), NL_CUDA_D2D, error);
+  /* the memset and copy below go to c's stream too, which belongs to c's device */
   if (!enter (c, error))
     return FALSE;
+  if (n_src == 0)
+    return nl_cuda_memset0 (c, dst, (size_t) n * sizeof (float), error);
+  if (n_src == 1)
+    return nl_cuda_copy (c, dst, src[0], (size_t) n * sizeof (float), NL_CUDA_D2D, error);
 
   for (int first = 0; first < n_src; first += MAX_SRC)
     {

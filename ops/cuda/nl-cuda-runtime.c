@@ -439,6 +439,9 @@ nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCop
 
   g_return_val_if_fail (c != NULL, FALSE);
   g_return_val_if_fail ((unsigned) kind <= NL_CUDA_D2D, FALSE);
+  /* a thread that never ran a kernel may have another device current */
+  if (!nl_cuda_ctx_enter (c, error))
+    return FALSE;
   if (nbytes == 0)
     return TRUE;
   g_return_val_if_fail (dst != NULL && src != NULL, FALSE);
@@ -455,6 +458,8 @@ nl_cuda_memset0 (NlCudaCtx *c, void *dst, size_t nbytes, GError **error)
   g_return_val_if_fail (c != NULL, FALSE);
   if (nbytes == 0)
     return TRUE;
+  if (!nl_cuda_ctx_enter (c, error))
+    return FALSE;
   return nl_cuda_check (cudaMemsetAsync (dst, 0, nbytes, c->stream), "cudaMemsetAsync", error);
 }
 
@@ -464,14 +469,19 @@ nl_cuda_sync (NlCudaCtx *c, GError **error)
   cudaError_t e;
 
   g_return_val_if_fail (c != NULL, FALSE);
+  if (!nl_cuda_ctx_enter (c, error))
+    return FALSE;
   e = cudaStreamSynchronize (c->stream);
   if (e == cudaSuccess)
     return TRUE;
   cudaGetLastError ();
   /* usually a kernel that failed after its launch was accepted; the name
-   * (cudaErrorIllegalAddress ...) is what a bug report needs */
-  g_set_error (error, NL_CUDA_ERROR, NL_CUDA_ERROR_FAILED, "%s: a queued kernel or copy failed: %s (%s)", c->name,
-               cudaGetErrorName (e), cudaGetErrorString (e));
+   * (cudaErrorIllegalAddress ...) is what a bug report needs; such errors
+   * stick to the process's CUDA context */
+  g_set_error (error, NL_CUDA_ERROR, NL_CUDA_ERROR_FAILED,
+               "%s: a queued kernel or copy failed: %s (%s); run with CUDA_LAUNCH_BLOCKING=1 to name the op, "
+               "and restart netloom before training on this GPU again", c->name, cudaGetErrorName (e),
+               cudaGetErrorString (e));
   return FALSE;
 }
 

@@ -34,14 +34,14 @@ struct Geom {
 /* Max or sum over a group of GROUP threads (a warp, or a block of GROUP
  * threads), the result in every thread. For GROUP > 32 every thread of
  * the block must call it. */
-template <int GROUP, bool MAX>
+template <int GROUP, bool IS_MAX>
 __device__ __forceinline__ float
 group_reduce (float v)
 {
   for (int off = 16; off > 0; off /= 2)
     {
       float o = __shfl_xor_sync (0xffffffffu, v, off);
-      v = MAX ? fmaxf (v, o) : v + o;
+      v = IS_MAX ? fmaxf (v, o) : v + o;
     }
   if (GROUP > 32)
     {
@@ -51,7 +51,7 @@ group_reduce (float v)
       __syncthreads ();
       v = part[0];
       for (int k = 1; k < GROUP / 32; k++)
-        v = MAX ? fmaxf (v, part[k]) : v + part[k];
+        v = IS_MAX ? fmaxf (v, part[k]) : v + part[k];
       __syncthreads (); /* part is reused by the next reduction */
     }
   return v;

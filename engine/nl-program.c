@@ -485,8 +485,12 @@ mirror_copy (NlProgram *p, NlTensor *host, int v, gboolean up, GError **error)
     return TRUE;
   dev = p->values[v];
   nbytes = (size_t) nl_tensor_numel (dev) * sizeof (float);
-  return up ? nl_cuda_copy (p->cuda, nl_tensor_f32 (dev), nl_tensor_f32 (host), nbytes, NL_CUDA_H2D, error)
-            : nl_cuda_copy (p->cuda, nl_tensor_f32 (host), nl_tensor_f32 (dev), nbytes, NL_CUDA_D2H, error);
+  /* down: queued only, when the mirror is page-locked; every caller then
+   * waits for the stream once (wait_all) before the mirror is read */
+  if (up)
+    return nl_cuda_copy (p->cuda, nl_tensor_f32 (dev), nl_tensor_f32 (host), nbytes, NL_CUDA_H2D, error);
+  return nl_cuda_copy (p->cuda, nl_tensor_f32 (host), nl_tensor_f32 (dev), nbytes,
+                       host->storage->pinned ? NL_CUDA_D2H_ASYNC : NL_CUDA_D2H, error);
 }
 
 /* Every pushed op done; on a GPU also the stream (the CPU mirrors are then
@@ -524,7 +528,7 @@ nl_program_forward (NlProgram *p, guint64 step, GError **error)
     return TRUE;
   if (!nl_engine_wait_for_all (p->model->engine, error))
     return FALSE;
-  return !p->cuda || (mirror_copy (p, p->host_pred, g->pred_value, FALSE, error) && nl_cuda_sync (p->cuda, error));
+  return !p->cuda || (mirror_copy (p, p->host_pred, g->pred_value, FALSE, error) && wait_all (p, error));
 }
 
 gboolean

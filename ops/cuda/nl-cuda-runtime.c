@@ -430,15 +430,17 @@ nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCop
     [NL_CUDA_H2D] = cudaMemcpyHostToDevice,
     [NL_CUDA_D2H] = cudaMemcpyDeviceToHost,
     [NL_CUDA_D2D] = cudaMemcpyDeviceToDevice,
+    [NL_CUDA_D2H_ASYNC] = cudaMemcpyDeviceToHost,
   };
   static const char *const names[] = {
     [NL_CUDA_H2D] = "copy to the device",
     [NL_CUDA_D2H] = "copy from the device",
     [NL_CUDA_D2D] = "copy on the device",
+    [NL_CUDA_D2H_ASYNC] = "copy from the device",
   };
 
   g_return_val_if_fail (c != NULL, FALSE);
-  g_return_val_if_fail ((unsigned) kind <= NL_CUDA_D2D, FALSE);
+  g_return_val_if_fail ((unsigned) kind <= NL_CUDA_D2H_ASYNC, FALSE);
   /* a thread that never ran a kernel may have another device current */
   if (!nl_cuda_ctx_enter (c, error))
     return FALSE;

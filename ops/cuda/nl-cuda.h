@@ -75,8 +75,10 @@ typedef enum {
   NL_CUDA_H2D,
   NL_CUDA_D2H,
   NL_CUDA_D2D,
+  NL_CUDA_D2H_ASYNC, /* into pinned memory, not waited for: read it after nl_cuda_sync */
 } NlCudaCopyKind;
-/* Queued on the stream; D2H into pageable memory waits for it. */
+/* Queued on the stream; D2H waits for it (so the host can read the result
+ * on return), D2H_ASYNC does not. */
 gboolean nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind,
                        GError **error);
 gboolean nl_cuda_memset0 (NlCudaCtx *c, void *dst, size_t nbytes, GError **error);

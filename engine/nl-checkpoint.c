@@ -3,6 +3,7 @@
  * before copying, and the trainer position in the metadata. */
 #include "engine/nl-checkpoint.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "engine/nl-safetensors.h"
@@ -148,6 +149,13 @@ nl_checkpoint_save (const NlModel *m, const NlTrainPosition *pos, GError **error
   nl_safetensors_writer_set_metadata (w, "network_hash", hash);
   if (pos->extra_json)
     nl_safetensors_writer_set_metadata (w, "extra", pos->extra_json);
+  if (pos->loss_scale > 0)
+    {
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      g_autofree char *skipped = g_strdup_printf ("%" G_GINT64_FORMAT, pos->skipped);
+      nl_safetensors_writer_set_metadata (w, "loss_scale", g_ascii_dtostr (buf, sizeof buf, pos->loss_scale));
+      nl_safetensors_writer_set_metadata (w, "skipped_steps", skipped);
+    }
   add_entries (w, entries);
   return nl_safetensors_writer_finish (w, error);
 }
@@ -210,8 +218,9 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
   g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
   g_autofree const NlStTensor **found = NULL;
   const char *optimizer, *hash;
-  gint64 epoch, updates;
+  gint64 epoch, updates, skipped = 0;
   guint64 seed;
+  double loss_scale = 0;
 
   if (!nl_model_sync (m, error))
     return FALSE;
@@ -226,6 +235,18 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
       || !meta_int (st, "updates", FALSE, 0, G_MAXINT64, &updates, NULL, error)
       || !meta_int (st, "seed", TRUE, 0, 0, NULL, &seed, error))
     return FALSE;
+  if (nl_safetensors_metadata (st, "loss_scale"))
+    {
+      /* written by fp16 runs only */
+      const char *v = nl_safetensors_metadata (st, "loss_scale");
+      char *end = NULL;
+      loss_scale = g_ascii_strtod (v, &end);
+      if (end == v || *end || !(loss_scale > 0) || !isfinite (loss_scale))
+        return format_error (error, NL_CHECKPOINT_ERROR_FORMAT,
+                             "checkpoint metadata 'loss_scale' is '%s', not a number > 0", v);
+      if (!meta_int (st, "skipped_steps", FALSE, 0, G_MAXINT64, &skipped, NULL, error))
+        return FALSE;
+    }
   optimizer = nl_safetensors_metadata (st, "optimizer");
   if (!optimizer)
     return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "checkpoint metadata 'optimizer' is missing");
@@ -283,6 +304,8 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
       pos_out->seed = seed;
       pos_out->optimizer = g_strdup (optimizer);
       pos_out->extra_json = g_strdup (nl_safetensors_metadata (st, "extra"));
+      pos_out->loss_scale = loss_scale;
+      pos_out->skipped = skipped;
     }
   return TRUE;
 }

@@ -48,6 +48,8 @@ typedef struct {
   guint64 seed;
   char *optimizer;    /* kind name ("adam"); NULL saves as "" */
   char *extra_json;   /* opaque to the checkpoint (schedule state ...); NULL: none */
+  double loss_scale;  /* fp16's dynamic loss scale for the next step; 0: none (not stored) */
+  gint64 skipped;     /* fp16 steps skipped for overflow so far (with loss_scale) */
 } NlTrainPosition;
 
 void nl_train_position_clear (NlTrainPosition *pos);

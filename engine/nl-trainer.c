@@ -185,6 +185,16 @@ nl_trainer_get_loss_scale (NlTrainer *t, float *scale, guint64 *skipped)
   *skipped = t->scaler.skipped;
 }
 
+void
+nl_trainer_set_loss_scale (NlTrainer *t, float scale, guint64 skipped)
+{
+  if (!t->scaler.dynamic || !(scale > 0))
+    return;
+  t->scaler.scale = scale;
+  t->scaler.skipped = skipped;
+  t->scaler.good_steps = t->scaler.bad_steps = 0;
+}
+
 const NlDataset *
 nl_trainer_get_train_set (NlTrainer *t)
 {
@@ -300,7 +310,9 @@ apply_update (NlTrainer *t, NlProgram *p, float lr, GError **error)
       if (!nl_loss_scale_update (&t->scaler, finite))
         return TRUE;
     }
-  return nl_program_update (p, &t->cfg.optim, lr, t->updates, error);
+  /* a skipped step is no optimizer step (Adam's bias correction counts
+   * only applied ones), as with PyTorch's GradScaler */
+  return nl_program_update (p, &t->cfg.optim, lr, t->updates - (int64_t) t->scaler.skipped, error);
 }
 
 static gboolean

@@ -83,6 +83,9 @@ const NlTrainConfig *nl_trainer_get_config (NlTrainer *t);
  * many steps were skipped because their gradients overflowed (1 and 0 for
  * fp32 and bf16). */
 void nl_trainer_get_loss_scale (NlTrainer *t, float *scale, guint64 *skipped);
+/* Resuming an fp16 run: the scale and skip count its checkpoint saved
+ * (ignored unless the run's loss scale is dynamic, or scale <= 0). */
+void nl_trainer_set_loss_scale (NlTrainer *t, float scale, guint64 skipped);
 const NlDataset *nl_trainer_get_train_set (NlTrainer *t);
 
 G_END_DECLS

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/nl-checkpoint.h"
 #include "engine/nl-trainer.h"
 #include "nl-test-util.h"
 
@@ -569,6 +570,71 @@ test_fp16_clipping_unscaled (void)
     }
 }
 
+/* A resumed fp16 run goes on bit for bit as if never stopped: the
+ * checkpoint keeps the loss scale and the skipped steps (which Adam's bias
+ * correction does not count), and a resume that forgot them would start
+ * over at 2^24, skip again, and end elsewhere. */
+static void
+test_fp16_resume_bit_exact (void)
+{
+  NlTrainConfig cfg, first;
+  g_autoptr (NlTrainer) whole = NULL, part = NULL, resumed = NULL, forgetful = NULL;
+  g_autoptr (GArray) w_whole = NULL, s_whole = NULL, w_resumed = NULL, s_resumed = NULL, w_forgot = NULL;
+  g_autoptr (GBytes) blob = NULL;
+  g_autoptr (GError) error = NULL;
+  NlTrainPosition pos = { 0 }, loaded = { 0 };
+  int64_t updates;
+  float scale;
+  guint64 skipped;
+  Run r = { 0 };
+
+  config (&cfg, data_spec, NL_PRECISION_F16, 16777216.0f);
+  nl_optim_config_init (&cfg.optim, NL_OPTIM_ADAM);
+  cfg.optim.lr = 0.01f;
+  cfg.epochs = 2;
+  whole = new_trainer (mlp_json, &cfg);
+  run (whole, &r);
+  w_whole = weights_of (whole);
+  s_whole = collect (whole, TRUE);
+
+  first = cfg;
+  first.epochs = 1;
+  part = new_trainer (mlp_json, &first);
+  run (part, &r);
+  nl_trainer_get_position (part, &pos.epoch, &updates);
+  pos.updates = updates;
+  nl_trainer_get_loss_scale (part, &scale, &skipped);
+  g_assert_cmpuint (skipped, >=, 3);
+  pos.loss_scale = scale;
+  pos.skipped = (gint64) skipped;
+  blob = nl_checkpoint_save (nl_trainer_get_model (part), &pos, &error);
+  g_assert_no_error (error);
+
+  for (int forget = 0; forget < 2; forget++)
+    {
+      NlTrainer *t = new_trainer (mlp_json, &cfg);
+      g_assert_true (nl_checkpoint_load (nl_trainer_get_model (t), blob, FALSE, &loaded, &error));
+      g_assert_no_error (error);
+      g_assert_cmpfloat (loaded.loss_scale, ==, scale);
+      g_assert_cmpint (loaded.skipped, ==, (gint64) skipped);
+      nl_trainer_set_position (t, loaded.epoch, loaded.updates);
+      if (!forget)
+        nl_trainer_set_loss_scale (t, (float) loaded.loss_scale, (guint64) loaded.skipped);
+      nl_train_position_clear (&loaded);
+      run (t, &r);
+      if (forget)
+        forgetful = t;
+      else
+        resumed = t;
+    }
+  w_resumed = weights_of (resumed);
+  s_resumed = collect (resumed, TRUE);
+  g_assert_true (bytes_equal (w_resumed, w_whole));
+  g_assert_true (bytes_equal (s_resumed, s_whole));
+  w_forgot = weights_of (forgetful);
+  g_assert_false (bytes_equal (w_forgot, w_whole));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -585,6 +651,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/mixed-train/precisions-train", test_precisions_train);
   g_test_add_func ("/mixed-train/one-step-reference", test_one_step_reference);
+  g_test_add_func ("/mixed-train/fp16-resume-bit-exact", test_fp16_resume_bit_exact);
   g_test_add_func ("/mixed-train/fp16-overflow-backs-off", test_fp16_overflow_backs_off);
   g_test_add_func ("/mixed-train/fp16-skipped-step-untouched", test_fp16_skipped_step_untouched);
   g_test_add_func ("/mixed-train/fp16-scale-choices", test_fp16_scale_choices);

@@ -315,6 +315,14 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
   pos.updates = updates;
   pos.seed = r->cfg->seed;
   pos.optimizer = (char *) nl_optim_kind_name (r->cfg->optim.kind);
+  if (r->cfg->precision == NL_PRECISION_F16)
+    {
+      float scale;
+      guint64 skipped;
+      nl_trainer_get_loss_scale (t, &scale, &skipped);
+      pos.loss_scale = scale;
+      pos.skipped = (gint64) skipped;
+    }
   blob = nl_checkpoint_save (nl_trainer_get_model (t), &pos, error);
   /* metrics first, so a checkpoint never exists without its epoch's points */
   if (!blob || !nl_metric_writer_flush (r->writer, error))
@@ -506,6 +514,7 @@ trainer_from (NlProject *p, const NlRunInfo *info, NlRunConfig *rc, gint64 ckpt,
       if (!nl_checkpoint_load (nl_trainer_get_model (t), blob, FALSE, &pos, error))
         return NULL;
       nl_trainer_set_position (t, pos.epoch, pos.updates);
+      nl_trainer_set_loss_scale (t, (float) pos.loss_scale, (guint64) pos.skipped);
       nl_train_position_clear (&pos);
     }
   else

@@ -1,7 +1,10 @@
 /* nl-op-registry.c — the operator table and parameter handling shared by
- * every op. Symbols are weak so a partial tree still links while ops are
- * being written; tests/test-registry asserts that every op is present. */
+ * every op (nl_op_param_index is in nl-op-param.c). Symbols are weak so a
+ * partial tree still links while ops are being written; tests/test-registry
+ * asserts that every op is present. CUDA kernels come from the CUDA module
+ * (nl_cuda_op_kernels). */
 #include "ops/nl-op-registry.h"
+#include "ops/cuda/nl-cuda.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -18,17 +21,6 @@ static const NlOpDef *const registry[] = {
 #undef NL_OP
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (registry) == NL_OP_COUNT);
-
-#define NL_OP(c) extern const NlOpKernels nl_op_cuda_##c __attribute__ ((weak));
-#include "ops/nl-op-list.h"
-#undef NL_OP
-
-static const NlOpKernels *const cuda_registry[] = {
-#define NL_OP(c) &nl_op_cuda_##c,
-#include "ops/nl-op-list.h"
-#undef NL_OP
-};
-G_STATIC_ASSERT (G_N_ELEMENTS (cuda_registry) == NL_OP_COUNT);
 
 static const char *const precision_names[NL_PRECISION_COUNT] = { "fp32", "bf16", "fp16" };
 
@@ -55,9 +47,15 @@ nl_op_kernels (const NlOpDef *def, NlDeviceType device)
 {
   if (device == NL_DEVICE_CPU)
     return (NlOpKernels) { def->forward, def->backward, def->free_state };
+  /* the CUDA module's table (loaded here if it is not yet) */
   for (int i = 0; i < NL_OP_COUNT; i++)
-    if (registry[i] == def && cuda_registry[i])
-      return *cuda_registry[i];
+    if (registry[i] == def)
+      {
+        const NlOpKernels *k = nl_cuda_op_kernels (i);
+        if (k)
+          return *k;
+        break;
+      }
   return (NlOpKernels) { NULL, NULL, NULL };
 }
 
@@ -69,8 +67,6 @@ nl_op_count_on (NlDeviceType device)
     n += registry[i] && nl_op_kernels (registry[i], device).forward != NULL;
   return n;
 }
-
-G_DEFINE_QUARK (nl-op-error-quark, nl_op_error)
 
 const NlOpDef *
 nl_op_get (NlOpId id)
@@ -95,15 +91,6 @@ nl_op_count_registered (void)
   for (int i = 0; i < NL_OP_COUNT; i++)
     n += registry[i] != NULL;
   return n;
-}
-
-int
-nl_op_param_index (const NlOpDef *def, const char *name)
-{
-  for (int i = 0; i < def->n_params; i++)
-    if (strcmp (def->params[i].name, name) == 0)
-      return i;
-  return -1;
 }
 
 gboolean

@@ -6,7 +6,11 @@
 #   of a training run, LeNet and ResNet-small accuracy on cuda:0 against the
 #   CPU (same seed, epochs, settings), and the ResNet-20 benchmark against
 #   PyTorch (bench/bench-gpu.sh). Each part prints a line "== part: rc".
+#   tools/gpu-check.sh [tests|memcheck|accuracy|bench|all]   (default all;
+#   one call has 10 minutes, so the parts can go in separate calls)
 set -u
+what=${1:-all}
+want () { [ "$what" = all ] || [ "$what" = "$1" ]; }
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$src/gpu-out}
 mkdir -p "$out"
@@ -15,6 +19,8 @@ tar -C "$work" -xJf "$src/.carry/gpu.tar.xz"
 g=$work/gpu
 export LD_LIBRARY_PATH=$g/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NETLOOM_SOURCE_DIR=$src PATH=/usr/local/cuda/bin:$PATH
+# the programs load the CUDA backend from here, not from the build tree's path
+export NETLOOM_CUDA_MODULE=$g/lib/libnetloom-cuda.so
 cli=$g/bin/netloom-cli
 part () { local name=$1; shift; echo "== $name"; "$@" > "$out/$name.log" 2>&1; local rc=$?; tail -n 25 "$out/$name.log"; echo "== $name: rc $rc"; }
 ds=fashion-mnist:$g/data

@@ -1,8 +1,9 @@
 #!/bin/bash
 # gpu-pack.sh — build here and pack what the GPU machine needs into
-# .carry/gpu.tar.xz (ignored by git): the programs, the non-CUDA shared
-# libraries they load (the GPU machine has CUDA, cuDNN and PyTorch but no
-# apt), the networks, bench scripts and Fashion-MNIST. Then, on the device:
+# .carry/gpu.tar.xz (ignored by git): the programs, the CUDA backend
+# module, the non-CUDA shared libraries they load (the GPU machine has
+# CUDA, cuDNN and PyTorch but no apt), the networks, bench scripts and
+# Fashion-MNIST. Then, on the device:
 #     run(carry=[".carry"], command="bash tools/gpu-check.sh")
 #   tools/gpu-pack.sh [BUILD_DIR]      (default build-gpu, release)
 set -eu
@@ -10,7 +11,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-gpu}
 [ -d "$build" ] || meson setup "$build" "$src" -Dgui=disabled -Dbuildtype=release
 meson configure "$build" | grep -q "cuda.*enabled\|cuda.*auto" || true
-ninja -C "$build" app/netloom-cli tests/test-cuda tests/test-train bench/bench-resnet20
+ninja -C "$build" ops/libnetloom-cuda.so app/netloom-cli tests/test-cuda tests/test-train bench/bench-resnet20
 stage=$(mktemp -d)
 mkdir -p "$stage/gpu/bin" "$stage/gpu/lib" "$stage/gpu/data"
 bins="$build/app/netloom-cli $build/tests/test-cuda $build/tests/test-train $build/bench/bench-resnet20"
@@ -18,8 +19,11 @@ for t in test-cuda-runtime test-mixed-train; do
   [ -x "$build/tests/$t" ] && bins="$bins $build/tests/$t"
 done
 cp $bins "$stage/gpu/bin/"
+# the CUDA backend, which the programs load on first use (gpu-check.sh
+# points NETLOOM_CUDA_MODULE at it)
+cp "$build/ops/libnetloom-cuda.so" "$stage/gpu/lib/"
 # every library outside glibc and CUDA (which the GPU machine has)
-for b in $bins; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
+for b in $bins "$build/ops/libnetloom-cuda.so"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
   case "$lib" in
     /usr/local/cuda*|*/libc.so*|*/libm.so*|*/libpthread.so*|*/libdl.so*|*/librt.so*|*/ld-linux*) ;;
     *) cp -L "$lib" "$stage/gpu/lib/" ;;

@@ -1,7 +1,8 @@
 /* nl-cuda-runtime.c — the CUDA backend's host side: devices, contexts
  * (stream, cuBLAS, cuDNN, memory pool, workspace), copies, pinned memory and
  * error reporting. Plain C over the runtime, cuBLAS and cuDNN C APIs; the
- * kernels are in nl-cuda-math.cu and ops/cuda/<op>.cu.
+ * kernels are in nl-cuda-math.cu and ops/cuda/<op>.cu. All of it is the
+ * CUDA module, called through nl-cuda-loader.c (nl-cuda-module.c).
  *
  * A failed runtime call also becomes the thread's "last error", which
  * cudaGetLastError() would later hand to nl_cuda_check_launch() as if a
@@ -125,8 +126,6 @@ explain_no_device (cudaError_t e)
                             visible ? "; CUDA_VISIBLE_DEVICES=\"" : "", visible ? visible : "", visible ? "\"" : "");
   return g_strdup_printf ("CUDA cannot be used (%s: %s)", cudaGetErrorName (e), cudaGetErrorString (e));
 }
-
-gboolean nl_cuda_compiled (void) { return TRUE; }
 
 int
 nl_cuda_device_count (char **reason)

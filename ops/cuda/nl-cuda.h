@@ -3,9 +3,12 @@
  * workspace), copies, pinned host memory, and the small device kernels the
  * engine needs besides the ops (fill, sums, optimizer updates, casts).
  *
- * Everything here links on every machine: built without CUDA
- * (nl-cuda-none.c) or run where there is no driver or no device, the calls
- * fail with NL_CUDA_ERROR_UNAVAILABLE and a reason a person can act on, and
+ * Everything here links on every machine: the calls are trampolines
+ * (nl-cuda-loader.c) into the CUDA module, libnetloom-cuda.so
+ * (nl-cuda-runtime.c, nl-cuda-math.cu, the ops' .cu), loaded on first use.
+ * Built without CUDA, when the module or the CUDA libraries cannot be
+ * loaded, or run where there is no driver or no device, the calls fail with
+ * NL_CUDA_ERROR_UNAVAILABLE and a reason a person can act on, and
  * nl_cuda_device_count() returns 0 with that reason.
  *
  * Ordering: every kernel and copy of a device goes to its one stream, in the
@@ -20,6 +23,7 @@
 
 #include "engine/nl-optim.h"
 #include "engine/nl-tensor.h"
+#include "ops/nl-op.h"
 #include "ops/nl-pool.h"
 
 G_BEGIN_DECLS
@@ -40,12 +44,17 @@ typedef struct {
   int multiprocessors;
 } NlCudaDeviceInfo;
 
-/* TRUE when this build has the CUDA backend. */
+/* TRUE when this build has the CUDA backend (whether or not its module
+ * can be loaded here). */
 gboolean nl_cuda_compiled (void);
 /* How many devices the runtime sees; 0 with *reason (free it) when none:
- * "netloom was built without CUDA", "no NVIDIA driver (CUDA driver version
+ * "netloom was built without CUDA", "the CUDA backend could not be loaded:
+ * libcublas.so.13: cannot open ...", "no NVIDIA driver (CUDA driver version
  * is insufficient for CUDA runtime version)", "no CUDA device". reason may be NULL. */
 int nl_cuda_device_count (char **reason);
+/* The CUDA kernels of the op of that NlOpId (ops/nl-op-registry.h), NULL
+ * when it has none or the module cannot be loaded; nl_op_kernels() asks. */
+const NlOpKernels *nl_cuda_op_kernels (int op_id);
 gboolean nl_cuda_device_info (int index, NlCudaDeviceInfo *info, GError **error);
 
 typedef struct NlCudaCtx NlCudaCtx;

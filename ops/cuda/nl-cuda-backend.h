@@ -1,0 +1,80 @@
+/* nl-cuda-backend.h — what the CUDA module (libnetloom-cuda.so) hands the
+ * loader: every call of nl-cuda.h and every op's kernels. Private to
+ * nl-cuda-loader.c (the trampolines of libnlops) and nl-cuda-module.c (the
+ * module's one exported symbol); both expand NL_CUDA_FUNCS, so the table,
+ * what fills it and what calls through it cannot drift apart.
+ *
+ * NL_CUDA_FUNCS (F, V): F (ret, name, params, args, fallback) for a call
+ * returning a value, V (name, params, args) for one returning nothing.
+ * fallback is what the loader returns when the module cannot be loaded
+ * (what a build without CUDA answers); it may name the call's parameters and the
+ * loader's unavailable (), unavailable_null () and no_devices (). */
+#pragma once
+
+#include "ops/cuda/nl-cuda.h"
+#include "ops/nl-op-registry.h"
+
+G_BEGIN_DECLS
+
+#define NL_CUDA_FUNCS(F, V) \
+  F (int, nl_cuda_device_count, (char **reason), (reason), no_devices (reason)) \
+  F (gboolean, nl_cuda_device_info, (int index, NlCudaDeviceInfo *info, GError **error), (index, info, error), \
+     unavailable (error)) \
+  F (NlCudaCtx *, nl_cuda_ctx, (int index, GError **error), (index, error), unavailable_null (error)) \
+  F (int, nl_cuda_ctx_index, (NlCudaCtx *c), (c), -1) \
+  F (void *, nl_cuda_ctx_stream, (NlCudaCtx *c), (c), NULL) \
+  F (void *, nl_cuda_ctx_cublas, (NlCudaCtx *c), (c), NULL) \
+  F (void *, nl_cuda_ctx_cudnn, (NlCudaCtx *c), (c), NULL) \
+  F (gboolean, nl_cuda_ctx_enter, (NlCudaCtx *c, GError **error), (c, error), unavailable (error)) \
+  F (void *, nl_cuda_ctx_workspace, (NlCudaCtx *c, size_t nbytes, GError **error), (c, nbytes, error), \
+     unavailable_null (error)) \
+  F (NlPool *, nl_cuda_ctx_pool, (NlCudaCtx *c), (c), NULL) \
+  F (void *, nl_cuda_alloc, (NlCudaCtx *c, size_t nbytes, const char *what, GError **error), \
+     (c, nbytes, what, error), unavailable_null (error)) \
+  V (nl_cuda_release, (NlCudaCtx *c, void *ptr), (c, ptr)) \
+  F (gboolean, nl_cuda_copy, \
+     (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind, GError **error), \
+     (c, dst, src, nbytes, kind, error), unavailable (error)) \
+  F (gboolean, nl_cuda_memset0, (NlCudaCtx *c, void *dst, size_t nbytes, GError **error), (c, dst, nbytes, error), \
+     unavailable (error)) \
+  F (gboolean, nl_cuda_sync, (NlCudaCtx *c, GError **error), (c, error), unavailable (error)) \
+  F (void *, nl_cuda_host_alloc, (size_t nbytes), (nbytes), NULL) \
+  V (nl_cuda_host_free, (void *ptr), (ptr)) \
+  F (gboolean, nl_cuda_check, (int status, const char *what, GError **error), (status, what, error), \
+     status == 0 || unavailable (error)) \
+  F (gboolean, nl_cublas_check, (int status, const char *what, GError **error), (status, what, error), \
+     status == 0 || unavailable (error)) \
+  F (gboolean, nl_cudnn_check, (int status, const char *what, GError **error), (status, what, error), \
+     status == 0 || unavailable (error)) \
+  F (gboolean, nl_cuda_check_launch, (const char *what, GError **error), (what, error), unavailable (error)) \
+  F (gboolean, nl_cuda_fill, (NlCudaCtx *c, float *x, int64_t n, float value, GError **error), \
+     (c, x, n, value, error), unavailable (error)) \
+  F (gboolean, nl_cuda_sum_n, \
+     (NlCudaCtx *c, float *dst, const float *const *src, int n_src, int64_t n, GError **error), \
+     (c, dst, src, n_src, n, error), unavailable (error)) \
+  F (gboolean, nl_cuda_sumsq, (NlCudaCtx *c, const float *x, int64_t n, double *acc_dev, GError **error), \
+     (c, x, n, acc_dev, error), unavailable (error)) \
+  F (gboolean, nl_cuda_round_half, (NlCudaCtx *c, float *x, int64_t n, gboolean fp16, GError **error), \
+     (c, x, n, fp16, error), unavailable (error)) \
+  F (gboolean, nl_cuda_optim_update, \
+     (NlCudaCtx *c, const NlOptimConfig *cfg, float lr, int64_t t, float grad_scale, \
+      const float *grad_scale_dev, float *w, const float *g, float *const *state, int64_t n, GError **error), \
+     (c, cfg, lr, t, grad_scale, grad_scale_dev, w, g, state, n, error), unavailable (error))
+
+#define NL_CUDA_BACKEND_FIELD(ret, name, params, args, fallback) ret (*name) params;
+#define NL_CUDA_BACKEND_VFIELD(name, params, args) void (*name) params;
+
+typedef struct {
+  /* sizeof (NlCudaBackend) where the module was built: the loader refuses
+   * a module of another netloom (NETLOOM_CUDA_MODULE can name any file) */
+  gsize size;
+  NL_CUDA_FUNCS (NL_CUDA_BACKEND_FIELD, NL_CUDA_BACKEND_VFIELD)
+  /* by NlOpId; NULL for an op without CUDA kernels */
+  const NlOpKernels *op_kernels[NL_OP_COUNT];
+} NlCudaBackend;
+
+/* The module's entry point, looked up by this name. */
+#define NL_CUDA_BACKEND_ENTRY "nl_cuda_backend_get"
+typedef const NlCudaBackend *(*NlCudaBackendGetFunc) (void);
+
+G_END_DECLS

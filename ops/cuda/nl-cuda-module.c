@@ -1,0 +1,34 @@
+/* nl-cuda-module.c — the one symbol libnetloom-cuda.so exports (the rest
+ * is built with hidden visibility): the table nl-cuda-loader.c calls the
+ * runtime, the engine's device helpers and the op kernels through. */
+#include <gmodule.h>
+
+#include "ops/cuda/nl-cuda-backend.h"
+
+/* weak: a tree where an op's .cu is still being written links, and that
+ * op's entry is NULL (test-cuda reports it); hidden: never bound to a
+ * symbol of another library */
+#define NL_OP(c) extern const NlOpKernels nl_op_cuda_##c __attribute__ ((weak, visibility ("hidden")));
+#include "ops/nl-op-list.h"
+#undef NL_OP
+
+G_MODULE_EXPORT const NlCudaBackend *nl_cuda_backend_get (void);
+
+const NlCudaBackend *
+nl_cuda_backend_get (void)
+{
+#define FN(ret, name, params, args, fallback) .name = name,
+#define VFN(name, params, args) .name = name,
+  static const NlCudaBackend backend = {
+    .size = sizeof (NlCudaBackend),
+    NL_CUDA_FUNCS (FN, VFN)
+    .op_kernels = {
+#define NL_OP(c) [NL_OP_ID_##c] = &nl_op_cuda_##c,
+#include "ops/nl-op-list.h"
+#undef NL_OP
+    },
+  };
+#undef FN
+#undef VFN
+  return &backend;
+}

@@ -1,0 +1,18 @@
+/* nl-op-param.c — the registry's pieces an op kernel calls, alone so that
+ * the CUDA module (ops/cuda, whose kernels look parameters up by name) has
+ * them without the registry's table of CPU ops. */
+#include "ops/nl-op-registry.h"
+
+#include <string.h>
+
+/* interned: the module's copy is the same GQuark */
+G_DEFINE_QUARK (nl-op-error-quark, nl_op_error)
+
+int
+nl_op_param_index (const NlOpDef *def, const char *name)
+{
+  for (int i = 0; i < def->n_params; i++)
+    if (strcmp (def->params[i].name, name) == 0)
+      return i;
+  return -1;
+}

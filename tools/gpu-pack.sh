@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-gpu}
 [ -d "$build" ] || meson setup "$build" "$src" -Dgui=disabled -Dbuildtype=release
 meson configure "$build" | grep -q "cuda.*enabled\|cuda.*auto" || true
-ninja -C "$build" ops/libnetloom-cuda.so app/netloom-cli tests/test-cuda tests/test-train bench/bench-resnet20
+ninja -C "$build" ops/libnetloom-cuda.so app/netloom-cli tests/test-cuda tests/test-cuda-runtime tests/test-mixed-train tests/test-train bench/bench-resnet20
 stage=$(mktemp -d)
 mkdir -p "$stage/gpu/bin" "$stage/gpu/lib" "$stage/gpu/data"
 bins="$build/app/netloom-cli $build/tests/test-cuda $build/tests/test-train $build/bench/bench-resnet20"

@@ -70,10 +70,14 @@ init_weight (NlTensor *w, NlInitHint hint, guint64 seed, guint64 stream)
   nl_initializer_apply (&init, w, seed, stream);
 }
 
+/* "out of memory: fc1.weight (Dense) asked for 3,136,000,000 bytes (2990.7 MiB)" */
 static gboolean
-oom (GError **error, const char *what)
+oom (GError **error, const char *name, const char *op, const NlShape *shape)
 {
-  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "out of memory allocating %s", what);
+  size_t nbytes = (size_t) nl_shape_numel (shape) * sizeof (float);
+  g_autofree char *bytes = nl_pool_format_bytes (nbytes);
+  g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM, "out of memory: %s (%s) asked for %s bytes (%.1f MiB)", name,
+               op, bytes, nbytes / 1048576.0);
   return FALSE;
 }
 
@@ -219,7 +223,8 @@ nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, G
             NlTensor *w = nl_tensor_new_shape (NL_DTYPE_F32, &n->weights[k]);
             if (!w)
               {
-                oom (error, "weights");
+                g_autofree char *name = g_strdup_printf ("%s.%s", n->id, n->def->weights[k]);
+                oom (error, name, n->def->name, &n->weights[k]);
                 return NULL;
               }
             init_weight (w, n->def->weight_init ? n->def->weight_init[k] : NL_INIT_DEFAULT, seed,
@@ -233,7 +238,8 @@ nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, G
             aux_list[k] = m->aux[NL_MODEL_SLOT (n->net_index, k)] = nl_tensor_zeros (NL_DTYPE_F32, &n->aux[k]);
             if (!aux_list[k])
               {
-                oom (error, "running statistics");
+                g_autofree char *name = g_strdup_printf ("%s.%s", n->id, n->def->aux[k]);
+                oom (error, name, n->def->name, &n->aux[k]);
                 return NULL;
               }
           }
@@ -258,7 +264,10 @@ nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error
             NlShape shape = nl_tensor_get_shape (m->weights[i]);
             *slot = nl_tensor_zeros (NL_DTYPE_F32, &shape);
             if (!*slot)
-              return oom (error, "optimizer state");
+              {
+                g_autofree char *name = nl_model_weight_name (m, i / NL_GRAPH_MAX_SLOTS, i % NL_GRAPH_MAX_SLOTS);
+                return oom (error, name, "optimizer state", &shape);
+              }
           }
       }
   if (m->cuda)

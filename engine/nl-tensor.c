@@ -129,8 +129,11 @@ nl_storage_new_device (size_t nbytes, NlDevice device, const char *what, GError 
     {
       NlStorage *s = nl_storage_new (nbytes, device);
       if (!s)
-        g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM, "out of memory: %s asked for %zu bytes (%.1f MiB)",
-                     what, nbytes, nbytes / 1048576.0);
+        {
+          g_autofree char *bytes = nl_pool_format_bytes (nbytes);
+          g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM, "out of memory: %s asked for %s bytes (%.1f MiB)",
+                       what, bytes, nbytes / 1048576.0);
+        }
       return s;
     }
   c = nl_cuda_ctx (device.index, error);

@@ -196,19 +196,19 @@ best_fit (GTree *tree, size_t size)
   return node ? g_tree_node_key (node) : NULL;
 }
 
-/* "1,073,741,824" */
-static char *
-with_separators (guint64 v)
+char *
+nl_pool_format_bytes (guint64 v)
 {
   char digits[32];
   g_snprintf (digits, sizeof digits, "%" G_GUINT64_FORMAT, v);
   size_t n = strlen (digits);
   GString *s = g_string_sized_new (n + n / 3);
-  for (size_t i = 0; i < n; i++) {
-    if (i > 0 && (n - i) % 3 == 0)
-      g_string_append_c (s, ',');
-    g_string_append_c (s, digits[i]);
-  }
+  for (size_t i = 0; i < n; i++)
+    {
+      if (i > 0 && (n - i) % 3 == 0)
+        g_string_append_c (s, ',');
+      g_string_append_c (s, digits[i]);
+    }
   return g_string_free (s, FALSE);
 }
 
@@ -226,7 +226,7 @@ human_bytes (size_t v)
 static void
 set_nomem (NlPool *pool, size_t nbytes, const char *what, GError **error)
 {
-  g_autofree char *asked = with_separators (nbytes);
+  g_autofree char *asked = nl_pool_format_bytes (nbytes);
   g_autofree char *held = human_bytes (pool->stats.reserved);
   g_autofree char *used = human_bytes (pool->stats.in_use);
   g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM,

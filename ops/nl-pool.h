@@ -65,6 +65,8 @@ void nl_pool_release (NlPool *pool, void *ptr);
 /* Returns every wholly free backend allocation to the backend. */
 void nl_pool_trim (NlPool *pool);
 void nl_pool_get_stats (NlPool *pool, NlPoolStats *stats);
+/* "1,073,741,824": how the errors write byte counts (free it). */
+char *nl_pool_format_bytes (guint64 nbytes);
 /* The rounding every request gets (a multiple of 512). */
 size_t nl_pool_round (size_t nbytes);
 

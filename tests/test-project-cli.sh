@@ -130,6 +130,17 @@ eid=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r[
 out=$("$cli" train --dataset "$D" --network mlp --early-stop train_loss 2>&1); [ $? -eq 2 ] && grep -q "needs --project" <<<"$out" \
   && ok "--early-stop without --project is a usage error" || not_ok "early stop without project" "$out"
 
+# a network too large for memory: one message naming the tensor and the
+# bytes, the run marked failed, the project still consistent
+cat >"$tmp/huge.json" <<'EOF'
+{"format":"netloom.network","version":1,"name":"huge","nodes":[{"id":"data","op":"Input"},{"id":"fc1","op":"Dense","params":{"units":1000000000000}},{"id":"fc2","op":"Dense","params":{"units":10}}],"edges":["data:0 -> fc1:0","fc1:0 -> fc2:0"]}
+EOF
+out=$(train --network "$tmp/huge.json" --epochs 1 --name huge 2>&1); s=$?
+st=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["status"] for r in map(json.loads, sys.stdin) if r["name"] == "huge"][0])' 2>/dev/null)
+[ $s -eq 1 ] && grep -q "out of memory: fc1.weight (Dense) asked for 3,136,000,000,000,000 bytes" <<<"$out" \
+  && [ "$st" = failed ] && "$cli" project info "$P" | grep -q "integrity ok" \
+  && ok "out of memory names the tensor and the bytes, the run is failed, the project intact" || not_ok "out of memory" "$out (status $st)"
+
 printf 'not a database at all' >"$tmp/foreign.netloom"; before=$(sha256sum "$tmp/foreign.netloom")
 out=$("$cli" runs --project "$tmp/foreign.netloom" 2>&1); s=$?
 [ $s -eq 1 ] && grep -q "not a netloom project" <<<"$out" && [ "$before" = "$(sha256sum "$tmp/foreign.netloom")" ] \

@@ -50,6 +50,17 @@ assert abs(child["lr"] - 0.05) < 1e-9 and child["epochs_done"] == 6, child
 assert runs[1]["best_test_accuracy"] is not None and runs[1]["status"] == "finished"
 ' && [ "$(grep -c '^{' <<<"$out")" -eq 2 ] && ok "fork from the last checkpoint with --lr records lineage and trains epochs 5-6" || not_ok "fork" "$out"
 
+out=$("$cli" fork --project "$P" --run 1 --checkpoint last --epochs 5 --precision bf16 --device cpu --name bf16-fork 2>&1)
+"$cli" runs --project "$P" --json | python3 -c '
+import json, sys
+child = [r for r in map(json.loads, sys.stdin) if r["name"] == "bf16-fork"][0]
+assert child["precision"] == "bf16" and child["device"] == "cpu" and child["status"] == "finished", child
+' && ok "fork --precision bf16 --device cpu trains and stores both" || not_ok "fork precision" "$out"
+n_before=$("$cli" runs --project "$P" --json | wc -l)
+out=$("$cli" fork --project "$P" --run 1 --device cuda:7 2>&1); s=$?
+[ $s -eq 2 ] && grep -q "cuda:7" <<<"$out" && [ "$n_before" -eq "$("$cli" runs --project "$P" --json | wc -l)" ] \
+  && ok "fork --device to a missing GPU is refused before any run" || not_ok "fork missing device" "$out"
+
 "$cli" metrics --project "$P" --run 1 --csv | python3 -c '
 import csv, sys
 rows = list(csv.DictReader(sys.stdin))

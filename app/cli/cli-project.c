@@ -7,6 +7,7 @@
 
 #include "cli-common.h"
 #include "engine/nl-checkpoint.h"
+#include "engine/nl-device.h"
 #include "engine/session/nl-run.h"
 
 static gboolean
@@ -129,11 +130,13 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
       g_autofree char *name = g_strescape (r->name ? r->name : "", NULL);
       printf ("{\"id\":%" G_GINT64_FORMAT ",\"name\":\"%s\",\"status\":\"%s\",\"network\":\"%s\",\"optimizer\":\"%s\","
               "\"lr\":%g,\"batch_size\":%d,\"epochs\":%d,\"epochs_done\":%d,\"parent_run\":%" G_GINT64_FORMAT
-              ",\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f}\n",
+              ",\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f,"
+              "\"device\":\"%s\",\"precision\":\"%s\"}\n",
               r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.cfg.optim.kind),
               rc.cfg.optim.lr, rc.cfg.batch_size, rc.cfg.epochs, r->epochs_done, r->parent_run,
               json_number (b1, sizeof b1, acc_best), json_number (b2, sizeof b2, acc_last),
-              json_number (b3, sizeof b3, loss_last), dur);
+              json_number (b3, sizeof b3, loss_last), dur, r->device ? r->device : "cpu",
+              nl_precision_name (rc.cfg.precision));
     }
   else
     printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %.4f last %.4f"
@@ -171,7 +174,9 @@ nl_cli_runs (int argc, char **argv)
 typedef struct {
   double lr, momentum, wd;
   int epochs, batch;
-  char *optimizer, *schedule;
+  char *optimizer, *schedule, *device_s, *precision_s;
+  NlDevice device;          /* parsed from device_s */
+  NlPrecision precision;    /* parsed from precision_s */
 } Overrides;
 
 static void
@@ -196,6 +201,10 @@ apply_overrides (NlRunConfig *rc, gpointer user)
     rc->cfg.batch_size = o->batch;
   if (o->schedule)
     rc->cfg.lr_schedule = nl_run_config_keep (rc, o->schedule);
+  if (o->device_s)
+    rc->cfg.device = o->device;
+  if (o->precision_s)
+    rc->cfg.precision = o->precision;
 }
 
 static int
@@ -204,7 +213,7 @@ run_command (int argc, char **argv, gboolean fork)
   g_autofree char *path = NULL, *checkpoint = NULL, *name = NULL;
   gint64 run = 0;
   gboolean json = FALSE;
-  Overrides o = { NAN, NAN, NAN, 0, 0, NULL, NULL };
+  Overrides o = { NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL };
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
@@ -218,6 +227,8 @@ run_command (int argc, char **argv, gboolean fork)
     { "wd", 0, 0, G_OPTION_ARG_DOUBLE, &o.wd, "fork: weight decay", "W" },
     { "batch-size", 'b', 0, G_OPTION_ARG_INT, &o.batch, "fork: batch size", "B" },
     { "lr-schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedule, "fork: learning-rate schedule", "SPEC" },
+    { "device", 0, 0, G_OPTION_ARG_STRING, &o.device_s, "fork: cpu, cuda or cuda:N (default: the parent's)", "DEVICE" },
+    { "precision", 0, 0, G_OPTION_ARG_STRING, &o.precision_s, "fork: fp32, bf16 or fp16", "P" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (fork ? "- a new run from a checkpoint of a run"
@@ -236,8 +247,12 @@ run_command (int argc, char **argv, gboolean fork)
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
   if (!fork && (checkpoint || name || !isnan (o.lr) || o.optimizer || !isnan (o.momentum) || !isnan (o.wd) || o.batch
-                || o.schedule))
+                || o.schedule || o.device_s || o.precision_s))
     return nl_cli_usage_error ("resume continues a run as it was; to change its settings, fork it");
+  if (o.precision_s && !nl_precision_parse (o.precision_s, &o.precision))
+    return nl_cli_usage_error ("--precision must be fp32, bf16 or fp16, not '%s'", o.precision_s);
+  if (o.device_s && (!nl_device_parse (o.device_s, &o.device, &error) || !nl_device_check (o.device, &error)))
+    return nl_cli_usage_error ("--device: %s", error->message);
   if (o.optimizer && !nl_optim_kind_parse (o.optimizer, &kind, &error))
     return nl_cli_usage_error ("%s", error->message);
   if ((!isnan (o.lr) && !(o.lr > 0)) || o.epochs < 0 || o.batch < 0)
@@ -271,6 +286,8 @@ run_command (int argc, char **argv, gboolean fork)
   nl_progress_free (out.progress);
   g_free (o.optimizer);
   g_free (o.schedule);
+  g_free (o.device_s);
+  g_free (o.precision_s);
   if (!json)
     printf ("run %" G_GINT64_FORMAT " %s\n", fork ? out.run : run, ok ? "finished" : "did not finish");
   return ok ? 0 : nl_cli_fail (error);

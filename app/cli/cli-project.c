@@ -180,6 +180,16 @@ typedef struct {
 } Overrides;
 
 static void
+overrides_clear (Overrides *o)
+{
+  g_clear_pointer (&o->optimizer, g_free);
+  g_clear_pointer (&o->schedule, g_free);
+  g_clear_pointer (&o->device_s, g_free);
+  g_clear_pointer (&o->precision_s, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Overrides, overrides_clear)
+
+static void
 apply_overrides (NlRunConfig *rc, gpointer user)
 {
   Overrides *o = user;
@@ -213,7 +223,7 @@ run_command (int argc, char **argv, gboolean fork)
   g_autofree char *path = NULL, *checkpoint = NULL, *name = NULL;
   gint64 run = 0;
   gboolean json = FALSE;
-  Overrides o = { NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL };
+  g_auto (Overrides) o = { NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL };
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
@@ -284,10 +294,6 @@ run_command (int argc, char **argv, gboolean fork)
     ok = nl_run_resume (p, run, o.epochs, &ro, &error);
   nl_progress_clear (out.progress);
   nl_progress_free (out.progress);
-  g_free (o.optimizer);
-  g_free (o.schedule);
-  g_free (o.device_s);
-  g_free (o.precision_s);
   if (!json)
     printf ("run %" G_GINT64_FORMAT " %s\n", fork ? out.run : run, ok ? "finished" : "did not finish");
   return ok ? 0 : nl_cli_fail (error);

@@ -7,6 +7,7 @@
  * (page-locked) that the trainer fills and reads: forward copies the batch
  * up first, backward (or an inference forward) copies loss and prediction
  * down last and waits for the stream. */
+#include "engine/nl-device.h"
 #include "engine/nl-graph.h"
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/cuda/nl-cuda.h"
@@ -149,7 +150,7 @@ bind_kernels (NlProgram *p, GError **error)
       n = nl_graph_node (p->graph, st->node);
       if (!(st->kind == NL_STEP_FORWARD ? p->bind[st->node].kernels.forward : p->bind[st->node].kernels.backward))
         {
-          g_autofree char *d = dev.type == NL_DEVICE_CPU ? g_strdup ("cpu") : g_strdup_printf ("cuda:%d", dev.index);
+          g_autofree char *d = nl_device_to_string (dev);
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
                        "%s (%s) cannot run on %s: the op has no kernels there", n->id, n->def->name, d);
           return FALSE;
@@ -167,9 +168,9 @@ pinned_like (NlProgram *p, int v)
   NlTensor *t;
   if (!st)
     return NULL;
+  memset (st->data, 0, st->nbytes);
   t = nl_tensor_new_on (st, 0, NL_DTYPE_F32, shape);
   nl_storage_unref (st);
-  memset (nl_tensor_f32 (t), 0, st->nbytes);
   return t;
 }
 

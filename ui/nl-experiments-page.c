@@ -231,7 +231,8 @@ same_ids (GArray *a, GArray *b)
 {
   g_array_sort (a, compare_ids);
   g_array_sort (b, compare_ids);
-  return a->len == b->len && memcmp (a->data, b->data, a->len * sizeof (gint64)) == 0;
+  /* empty arrays may have no data at all (memcmp must not see NULL) */
+  return a->len == b->len && (a->len == 0 || memcmp (a->data, b->data, a->len * sizeof (gint64)) == 0);
 }
 
 /* Rows update in place and the filter and sort re-run over them: the

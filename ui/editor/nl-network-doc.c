@@ -594,6 +594,6 @@ gboolean
 nl_network_doc_is_selected (NlNetworkDoc *doc, int node)
 {
   g_return_val_if_fail (NL_IS_NETWORK_DOC (doc), FALSE);
-  return bsearch (&node, doc->sel->data, doc->sel->len, sizeof (int), nl_doc_cmp_int) != NULL;
+  return doc->sel->len > 0 && bsearch (&node, doc->sel->data, doc->sel->len, sizeof (int), nl_doc_cmp_int) != NULL;
 }
 

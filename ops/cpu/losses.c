@@ -7,6 +7,7 @@
  * writes d(loss_n)/d(pred) * out_grad[n]; the trainer puts 1/N in out_grad
  * to get the batch mean. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-loss-elementwise.h"
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -421,10 +422,6 @@ const NlOpDef nl_op_softmax_cross_entropy = {
 
 /* ---- elementwise losses ------------------------------------------------- */
 
-typedef enum { EL_SBCE_LOGITS, EL_SBCE_SIGMOID, EL_L2, EL_L1, EL_HUBER } ElKind;
-
-#define SBCE_EPS 1e-12f /* Gluon's eps for from_sigmoid */
-
 /* Same shape, or both a vector of N values: (N) against (N, 1). */
 static gboolean
 el_infer (const char *op, NlInferCtx *c, GError **error)
@@ -442,52 +439,6 @@ el_infer (const char *op, NlInferCtx *c, GError **error)
                               op, fmt_shape (label, a), fmt_shape (pred, b));
   set_loss_out (c);
   return TRUE;
-}
-
-static inline float
-el_loss (ElKind k, float x, float z, float rho)
-{
-  float d = x - z, ad = fabsf (d);
-  switch (k)
-    {
-    case EL_SBCE_LOGITS:
-      /* max(x, 0) - x z + log(1 + exp(-|x|)): finite for any x */
-      return fmaxf (x, 0.0f) - x * z + log1pf (expf (-fabsf (x)));
-    case EL_SBCE_SIGMOID:
-      return -(logf (x + SBCE_EPS) * z + logf (1.0f - x + SBCE_EPS) * (1.0f - z));
-    case EL_L2:
-      return 0.5f * d * d;
-    case EL_L1:
-      return ad;
-    case EL_HUBER:
-      return ad < rho ? 0.5f / rho * d * d : ad - 0.5f * rho;
-    }
-  return 0;
-}
-
-static inline float
-el_grad (ElKind k, float x, float z, float rho)
-{
-  float d = x - z;
-  switch (k)
-    {
-    case EL_SBCE_LOGITS:
-      {
-        /* sigmoid(x) - z, with exp of a non-positive argument only */
-        float e = expf (-fabsf (x));
-        float s = x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
-        return s - z;
-      }
-    case EL_SBCE_SIGMOID:
-      return -(z / (x + SBCE_EPS) - (1.0f - z) / (1.0f - x + SBCE_EPS));
-    case EL_L2:
-      return d;
-    case EL_L1:
-      return (float) ((d > 0) - (d < 0));
-    case EL_HUBER:
-      return fabsf (d) < rho ? d / rho : (float) ((d > 0) - (d < 0));
-    }
-  return 0;
 }
 
 static gboolean

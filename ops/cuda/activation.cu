@@ -7,48 +7,13 @@
  * written in terms of the output, as on the CPU. */
 #include <cuda_runtime.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
 
 enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU };
-
-const int kThreads = 256;
-
-/* Grid-stride loops cover any n; a few blocks per SM is enough to saturate
- * memory bandwidth. */
-unsigned int
-grid_for (int64_t n)
-{
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return (unsigned int) (blocks < 8192 ? blocks : 8192);
-}
-
-/* Value of a parameter of the op by name (the CPU file's enum is private). */
-gboolean
-param_index (const NlOpCtx *c, const char *name, int *k, GError **error)
-{
-  *k = nl_op_param_index (c->def, name);
-  if (*k >= 0)
-    return TRUE;
-  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter %s", c->def->name, name);
-  return FALSE;
-}
-
-gboolean
-enter (const NlOpCtx *c, cudaStream_t *stream, GError **error)
-{
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
-  *stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
-  return TRUE;
-}
-
-#define GRID_STRIDE(i, n)                                                                                   \
-  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
-       i += (int64_t) gridDim.x * blockDim.x)
 
 __global__ void
 act_forward_kernel (const float *x, float *y, int64_t n, int type)

@@ -19,12 +19,12 @@
  * finalize (running stats, saved, affine map), apply. */
 #include <cuda_runtime.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
 
-const int kThreads = 256;
 const int64_t kTargetBlocks = 2048;  /* enough slices to fill the GPU with few channels */
 const int64_t kMinSlice = 4096;      /* values per slice at least (16 per thread) */
 
@@ -32,13 +32,6 @@ enum { W_GAMMA, W_BETA };
 enum { A_MEAN, A_VAR };
 enum { S_MEAN, S_INVSTD };
 enum { SUM_X, SUM_SQDEV, SUM_GRAD };
-
-unsigned int
-grid_for (int64_t n, int64_t cap)
-{
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return (unsigned int) (blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
-}
 
 struct Dims {
   int64_t n, c, s; /* batch, channels, spatial size per channel */
@@ -259,16 +252,6 @@ bwd_apply_kernel (const float *__restrict__ x, const float *__restrict__ dy, flo
          non-finite x still gives NaN there as here */
       dx[i] = k[ch] * (dy[i] - mg[ch] - (x[i] - mean[ch]) * inv[ch] * mgx[ch]);
     }
-}
-
-gboolean
-param_index (const NlOpCtx *c, const char *name, int *k, GError **error)
-{
-  *k = nl_op_param_index (c->def, name);
-  if (*k >= 0)
-    return TRUE;
-  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter %s", c->def->name, name);
-  return FALSE;
 }
 
 /* Scratch from the context's workspace: the partial sums (two doubles per

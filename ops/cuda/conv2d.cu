@@ -27,23 +27,16 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
 
-const int kThreads = 256;
 /* Algorithms wanting more scratch than this are passed over: the context's
  * workspace grows to the largest request and never shrinks. */
 const size_t kMaxWorkspace = (size_t) 256 << 20;
 const int kPlans = 4; /* shapes remembered per node (training and evaluation batches) */
-
-unsigned int
-grid_for (int64_t n)
-{
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return (unsigned int) (blocks < 8192 ? (blocks > 0 ? blocks : 1) : 8192);
-}
 
 /* dst = src rounded to bf16 or fp16 (round to nearest even, fp16 overflows
  * to Inf) and back: what nl_cuda_round_half does in place. */
@@ -105,16 +98,6 @@ conv_free_state (void *state)
   for (int i = 0; i < kPlans; i++)
     destroy_plan (&s->plans[i]);
   delete s;
-}
-
-gboolean
-param_index (const NlOpCtx *c, const char *name, int *k, GError **error)
-{
-  *k = nl_op_param_index (c->def, name);
-  if (*k >= 0)
-    return TRUE;
-  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter %s", c->def->name, name);
-  return FALSE;
 }
 
 gboolean

@@ -32,23 +32,11 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-const int kThreads = 256;
-
-unsigned int
-grid_for (int64_t n)
-{
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return (unsigned int) (blocks < 8192 ? blocks : 8192);
-}
-
-#define GRID_STRIDE(i, n)                                                                                   \
-  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
-       i += (int64_t) gridDim.x * blockDim.x)
 
 /* What the host learns about the first bad index. key == 0: none. */
 struct Report

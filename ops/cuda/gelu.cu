@@ -5,6 +5,7 @@
  * thread reads element i before writing it. */
 #include <cuda_runtime.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
@@ -16,19 +17,6 @@ enum { APPROX_ERF, APPROX_TANH };
 #define INV_SQRT_2PI 0.39894228040143268f /* 1 / sqrt(2 pi) */
 #define SQRT_2_PI 0.79788456080286536f  /* sqrt(2 / pi) */
 #define TANH_C 0.044715f
-
-const int kThreads = 256;
-
-unsigned int
-grid_for (int64_t n)
-{
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return (unsigned int) (blocks < 8192 ? blocks : 8192);
-}
-
-#define GRID_STRIDE(i, n)                                                                                   \
-  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
-       i += (int64_t) gridDim.x * blockDim.x)
 
 __global__ void
 gelu_forward_kernel (const float *x, float *y, int64_t n, int approx)

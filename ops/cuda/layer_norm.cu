@@ -11,68 +11,15 @@
 
 #include <cuda_runtime.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
 
-const int kBlock = 256;
-
 /* inputs after the data: gamma, beta (either may be NULL); saved: mean, inverse std */
 enum { W_GAMMA = 1, W_BETA = 2 };
 enum { S_MEAN, S_INVSTD };
-
-struct Sum
-{
-  __device__ float operator() (float a, float b) const { return a + b; }
-};
-
-/* Reduces v over the G threads of a row group (G = 1, 32 or kBlock); every
- * thread of the group gets the result. The xor butterfly combines the same
- * pairs on every lane, so all lanes agree bit for bit. */
-template <int G, typename Op>
-__device__ float
-group_reduce (float v, Op op)
-{
-  if constexpr (G > 1)
-    {
-#pragma unroll
-      for (int o = (G < 32 ? G : 32) / 2; o > 0; o >>= 1)
-        v = op (v, __shfl_xor_sync (0xffffffffu, v, o));
-    }
-  if constexpr (G > 32)
-    {
-      __shared__ float part[G / 32];
-      __syncthreads (); /* the previous call's readers are done with part */
-      if (threadIdx.x % 32 == 0)
-        part[threadIdx.x / 32] = v;
-      __syncthreads ();
-      v = part[0];
-#pragma unroll
-      for (int i = 1; i < G / 32; i++)
-        v = op (v, part[i]);
-    }
-  return v;
-}
-
-/* Rows r handled by this thread's group; the trip count is the same for
- * every thread of a group, as the shuffles and barriers need. */
-#define ROW_LOOP(G, r, rows)                                                                                \
-  for (int64_t r = (int64_t) blockIdx.x * (kBlock / (G)) + threadIdx.x / (G); r < (rows);                   \
-       r += (int64_t) gridDim.x * (kBlock / (G)))
-
-int
-group_for (int64_t len)
-{
-  return len < 32 ? 1 : len <= 1024 ? 32 : kBlock;
-}
-
-unsigned int
-row_blocks (int64_t rows, int g)
-{
-  int64_t per = kBlock / g, b = (rows + per - 1) / per;
-  return (unsigned int) (b < 65536 ? b : 65536);
-}
 
 template <int G>
 __global__ void
@@ -190,16 +137,6 @@ ln_wgrad_final_kernel (const float *part, float *dgamma, float *dbeta, int64_t d
     }
 }
 
-gboolean
-enter (const NlOpCtx *c, cudaStream_t *stream, GError **error)
-{
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
-  *stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
-  return TRUE;
-}
-
 const float *
 opt_f32 (const NlTensor *t)
 {
@@ -232,11 +169,11 @@ ln_forward (NlOpCtx *c, GError **error)
   const int g = group_for (dim);
   const unsigned int blocks = row_blocks (rows, g);
   if (g == 1)
-    ln_forward_kernel<1><<<blocks, kBlock, 0, stream>>> (x, y, gamma, beta, smean, sinv, rows, dim, eps);
+    ln_forward_kernel<1><<<blocks, kThreads, 0, stream>>> (x, y, gamma, beta, smean, sinv, rows, dim, eps);
   else if (g == 32)
-    ln_forward_kernel<32><<<blocks, kBlock, 0, stream>>> (x, y, gamma, beta, smean, sinv, rows, dim, eps);
+    ln_forward_kernel<32><<<blocks, kThreads, 0, stream>>> (x, y, gamma, beta, smean, sinv, rows, dim, eps);
   else
-    ln_forward_kernel<kBlock><<<blocks, kBlock, 0, stream>>> (x, y, gamma, beta, smean, sinv, rows, dim, eps);
+    ln_forward_kernel<kThreads><<<blocks, kThreads, 0, stream>>> (x, y, gamma, beta, smean, sinv, rows, dim, eps);
   return nl_cuda_check_launch ("LayerNorm forward", error);
 }
 
@@ -288,9 +225,7 @@ ln_backward (NlOpCtx *c, GError **error)
       gboolean ok = nl_cuda_check_launch ("LayerNorm backward (gamma/beta partial sums)", error);
       if (ok)
         {
-          int64_t b = (dim + kBlock - 1) / kBlock;
-          ln_wgrad_final_kernel<<<(unsigned int) (b < 8192 ? b : 8192), kBlock, 0, stream>>> (part, dgamma, dbeta,
-                                                                                               dim, chunks);
+          ln_wgrad_final_kernel<<<grid_for (dim), kThreads, 0, stream>>> (part, dgamma, dbeta, dim, chunks);
           ok = nl_cuda_check_launch ("LayerNorm backward (gamma/beta sums)", error);
         }
       /* stream-ordered pool: safe to hand back before the kernels have run */
@@ -304,11 +239,11 @@ ln_backward (NlOpCtx *c, GError **error)
       const int g = group_for (dim);
       const unsigned int blocks = row_blocks (rows, g);
       if (g == 1)
-        ln_backward_dx_kernel<1><<<blocks, kBlock, 0, stream>>> (x, dy, gamma, smean, sinv, dx, rows, dim);
+        ln_backward_dx_kernel<1><<<blocks, kThreads, 0, stream>>> (x, dy, gamma, smean, sinv, dx, rows, dim);
       else if (g == 32)
-        ln_backward_dx_kernel<32><<<blocks, kBlock, 0, stream>>> (x, dy, gamma, smean, sinv, dx, rows, dim);
+        ln_backward_dx_kernel<32><<<blocks, kThreads, 0, stream>>> (x, dy, gamma, smean, sinv, dx, rows, dim);
       else
-        ln_backward_dx_kernel<kBlock><<<blocks, kBlock, 0, stream>>> (x, dy, gamma, smean, sinv, dx, rows, dim);
+        ln_backward_dx_kernel<kThreads><<<blocks, kThreads, 0, stream>>> (x, dy, gamma, smean, sinv, dx, rows, dim);
       if (!nl_cuda_check_launch ("LayerNorm backward", error))
         return FALSE;
     }

@@ -22,81 +22,12 @@
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-loss-elementwise.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-const int kBlock = 256;
-
-#define GRID_STRIDE(i, n)                                                                                   \
-  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
-       i += (int64_t) gridDim.x * blockDim.x)
-
-unsigned int
-grid_for (int64_t n)
-{
-  int64_t blocks = (n + kBlock - 1) / kBlock;
-  return (unsigned int) (blocks < 8192 ? blocks : 8192);
-}
-
-struct Sum
-{
-  __device__ float operator() (float a, float b) const { return a + b; }
-};
-
-struct Max
-{
-  /* fmaxf ignores a NaN operand; a NaN logit still makes the row's
-   * exponential sum, hence its loss, NaN */
-  __device__ float operator() (float a, float b) const { return fmaxf (a, b); }
-};
-
-/* Reduces v over the G threads of a row group (G = 1, 32 or kBlock); every
- * thread of the group gets the same result. */
-template <int G, typename Op>
-__device__ float
-group_reduce (float v, Op op)
-{
-  if constexpr (G > 1)
-    {
-#pragma unroll
-      for (int o = (G < 32 ? G : 32) / 2; o > 0; o >>= 1)
-        v = op (v, __shfl_xor_sync (0xffffffffu, v, o));
-    }
-  if constexpr (G > 32)
-    {
-      __shared__ float part[G / 32];
-      __syncthreads (); /* the previous call's readers are done with part */
-      if (threadIdx.x % 32 == 0)
-        part[threadIdx.x / 32] = v;
-      __syncthreads ();
-      v = part[0];
-#pragma unroll
-      for (int i = 1; i < G / 32; i++)
-        v = op (v, part[i]);
-    }
-  return v;
-}
-
-/* Rows r of this thread's group; the same trip count for the whole group. */
-#define ROW_LOOP(G, r, rows)                                                                                \
-  for (int64_t r = (int64_t) blockIdx.x * (kBlock / (G)) + threadIdx.x / (G); r < (rows);                   \
-       r += (int64_t) gridDim.x * (kBlock / (G)))
-
-int
-group_for (int64_t len)
-{
-  return len < 32 ? 1 : len <= 1024 ? 32 : kBlock;
-}
-
-unsigned int
-row_blocks (int64_t rows, int g)
-{
-  int64_t per = kBlock / g, b = (rows + per - 1) / per;
-  return (unsigned int) (b < 65536 ? b : 65536);
-}
 
 /* Launches kernel<G> with G chosen from the row length. */
 #define LAUNCH_ROWS(kernel, len, rows, stream, ...)                                                         \
@@ -105,23 +36,13 @@ row_blocks (int64_t rows, int g)
       const int g_ = group_for (len);                                                                       \
       const unsigned int b_ = row_blocks (rows, g_);                                                        \
       if (g_ == 1)                                                                                          \
-        kernel<1><<<b_, kBlock, 0, stream>>> (__VA_ARGS__);                                                 \
+        kernel<1><<<b_, kThreads, 0, stream>>> (__VA_ARGS__);                                                 \
       else if (g_ == 32)                                                                                    \
-        kernel<32><<<b_, kBlock, 0, stream>>> (__VA_ARGS__);                                                \
+        kernel<32><<<b_, kThreads, 0, stream>>> (__VA_ARGS__);                                                \
       else                                                                                                  \
-        kernel<kBlock><<<b_, kBlock, 0, stream>>> (__VA_ARGS__);                                            \
+        kernel<kThreads><<<b_, kThreads, 0, stream>>> (__VA_ARGS__);                                            \
     }                                                                                                       \
   while (0)
-
-gboolean
-enter (const NlOpCtx *c, cudaStream_t *stream, GError **error)
-{
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
-  *stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
-  return TRUE;
-}
 
 gboolean
 param (const NlOpCtx *c, const char *name, const NlParamValue **v, GError **error)
@@ -493,7 +414,7 @@ sce_forward (NlOpCtx *c, GError **error)
   gboolean ok = nl_cuda_check_launch ("SoftmaxCrossEntropy forward", error);
   if (ok && s.M > 1)
     {
-      sce_sample_kernel<<<grid_for (s.N), kBlock, 0, stream>>> (rowloss, loss, s.N, s.M, 1.0f / (float) s.M);
+      sce_sample_kernel<<<grid_for (s.N), kThreads, 0, stream>>> (rowloss, loss, s.N, s.M, 1.0f / (float) s.M);
       ok = nl_cuda_check_launch ("SoftmaxCrossEntropy forward (per sample)", error);
     }
   if (rowloss != loss)
@@ -589,7 +510,7 @@ el_backward (NlOpCtx *c, int k, float rho, GError **error)
     return TRUE;
   if (!enter (c, &stream, error))
     return FALSE;
-  el_backward_kernel<<<grid_for (N * M), kBlock, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->in[1]),
+  el_backward_kernel<<<grid_for (N * M), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->in[1]),
                                                                 nl_tensor_f32 (c->out_grad[0]),
                                                                 nl_tensor_f32 (c->in_grad[0]), N * M, M,
                                                                 1.0f / (float) M, k, rho);

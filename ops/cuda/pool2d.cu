@@ -15,39 +15,17 @@
  * result is deterministic and the sums run in the CPU's order. */
 #include <cuda_runtime.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-const int kThreads = 256;
-
-unsigned int
-grid_for (int64_t n)
-{
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return (unsigned int) (blocks < 16384 ? (blocks > 0 ? blocks : 1) : 16384);
-}
-
-#define GRID_STRIDE(i, n)                                                                                   \
-  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
-       i += (int64_t) gridDim.x * blockDim.x)
 
 struct Geom {
   int64_t planes, h, w, oh, ow;
   int64_t kh, kw, sh, sw, ph, pw;
   int include_pad;
 };
-
-gboolean
-param_index (const NlOpCtx *c, const char *name, int *k, GError **error)
-{
-  *k = nl_op_param_index (c->def, name);
-  if (*k >= 0)
-    return TRUE;
-  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter %s", c->def->name, name);
-  return FALSE;
-}
 
 /* x: the input-shaped tensor (backward: the input gradient), y: the
  * output-shaped one. */
@@ -156,7 +134,7 @@ max_forward (NlOpCtx *c, GError **error)
   if (n == 0)
     return TRUE;
   float *arg = c->training && c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
-  max_forward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+  max_forward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
     nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), arg, g);
   return nl_cuda_check_launch ("MaxPool2D forward", error);
 }
@@ -180,7 +158,7 @@ max_backward (NlOpCtx *c, GError **error)
   const int64_t n = nl_tensor_numel (c->in_grad[0]);
   if (n == 0)
     return TRUE;
-  max_backward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+  max_backward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
     nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->saved[0]), nl_tensor_f32 (c->in_grad[0]), g);
   return nl_cuda_check_launch ("MaxPool2D backward", error);
 }
@@ -265,7 +243,7 @@ avg_forward (NlOpCtx *c, GError **error)
   const int64_t n = nl_tensor_numel (c->out[0]);
   if (n == 0)
     return TRUE;
-  avg_forward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+  avg_forward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
     nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), g, is_2x2s2 (g));
   return nl_cuda_check_launch ("AvgPool2D forward", error);
 }
@@ -282,7 +260,7 @@ avg_backward (NlOpCtx *c, GError **error)
   const int64_t n = nl_tensor_numel (c->in_grad[0]);
   if (n == 0)
     return TRUE;
-  avg_backward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+  avg_backward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
     nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), g);
   return nl_cuda_check_launch ("AvgPool2D backward", error);
 }
@@ -372,7 +350,7 @@ global_backward (NlOpCtx *c, GError **error)
   const int64_t n = nl_tensor_numel (t), isz = t->shape[2] * t->shape[3];
   if (n == 0)
     return TRUE;
-  global_backward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+  global_backward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
     nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (t), n, isz, 1.0f / (float) isz);
   return nl_cuda_check_launch ("GlobalAvgPool2D backward", error);
 }

@@ -18,12 +18,12 @@
  * the reductions. */
 #include <cuda_runtime.h>
 
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
 
-const int kThreads = 256;
 const int kLongRow = 1024; /* rows longer than this get a block each */
 const int kRowBlock = 512;
 

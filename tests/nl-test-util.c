@@ -134,3 +134,28 @@ nl_test_tiny_train_config (NlTrainConfig *cfg, const char *dataset)
   cfg->workers = 0;
   cfg->seed = 5;
 }
+
+NlShape
+nl_test_parse_shape (const char *s)
+{
+  g_auto (GStrv) parts = g_strsplit (s, "x", -1);
+  NlShape shape = { .ndim = (int) g_strv_length (parts) };
+  g_assert_cmpint (shape.ndim, <=, NL_MAX_DIMS);
+  for (int i = 0; i < shape.ndim; i++)
+    shape.d[i] = g_ascii_strtoll (parts[i], NULL, 10);
+  return shape;
+}
+
+gboolean
+nl_test_params_choose (const char *const *params, const NlParamSpec *s, int j)
+{
+  gboolean given = FALSE;
+  for (int i = 0; params[i]; i += 2)
+    if (strcmp (params[i], s->name) == 0)
+      {
+        given = TRUE;
+        if (g_ascii_strcasecmp (params[i + 1], s->enum_values[j]) == 0)
+          return TRUE;
+      }
+  return !given && (int) s->def == j;
+}

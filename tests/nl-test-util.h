@@ -16,6 +16,12 @@ double nl_test_close_ratio (const float *a, const float *b, int64_t n, double at
   nl_test_assert_close_impl (__FILE__, __LINE__, #a, (a), (b), (n), (atol), (rtol))
 void nl_test_assert_close_impl (const char *file, int line, const char *what,
                                 const float *a, const float *b, int64_t n, double atol, double rtol);
+/* "8x3x30x30" as a shape (the case tables of test-gradcheck and test-cuda). */
+NlShape nl_test_parse_shape (const char *s);
+/* Whether a case whose parameters are params (name, value pairs, NULL-
+ * ended) runs choice j of the enum parameter s: given by name, or left out
+ * and j is the default. */
+gboolean nl_test_params_choose (const char *const *params, const NlParamSpec *s, int j);
 /* Path under the source tree: nl_test_source_path ("data/networks/mlp.json") */
 char *nl_test_source_path (const char *rel);
 /* Delete a directory and everything in it (symlinks are not followed). */

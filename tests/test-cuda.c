@@ -210,17 +210,6 @@ static const Case cases[] = {
   { "HuberLoss", "rho 0.3 large", P ("rho", "0.3"), { "8x1100", "8x1100" } },
 };
 
-static NlShape
-parse_shape (const char *s)
-{
-  g_auto (GStrv) parts = g_strsplit (s, "x", -1);
-  NlShape shape = { .ndim = (int) g_strv_length (parts) };
-  g_assert_cmpint (shape.ndim, <=, NL_MAX_DIMS);
-  for (int i = 0; i < shape.ndim; i++)
-    shape.d[i] = g_ascii_strtoll (parts[i], NULL, 10);
-  return shape;
-}
-
 static void
 fill_uniform (float *p, int64_t n, GRand *r, double lo, double hi)
 {
@@ -470,7 +459,7 @@ run_case (const NlOpDef *def, const Case *c, Dev *d)
 
   while (n_data < MAX_DATA && c->in[n_data])
     {
-      shapes[n_data] = parse_shape (c->in[n_data]);
+      shapes[n_data] = nl_test_parse_shape (c->in[n_data]);
       n_data++;
     }
   inst = nl_op_instance_new (def, c->params, n_data, shapes, !c->predict, &error);
@@ -662,22 +651,8 @@ static gboolean
 enum_choice_covered (const NlOpDef *def, const NlParamSpec *s, int j)
 {
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
-    {
-      const char *const *p = cases[c].params;
-      gboolean given = FALSE;
-
-      if (strcmp (cases[c].op, def->name) != 0)
-        continue;
-      for (int i = 0; p[i]; i += 2)
-        if (strcmp (p[i], s->name) == 0)
-          {
-            given = TRUE;
-            if (g_ascii_strcasecmp (p[i + 1], s->enum_values[j]) == 0)
-              return TRUE;
-          }
-      if (!given && (int) s->def == j)
-        return TRUE;
-    }
+    if (strcmp (cases[c].op, def->name) == 0 && nl_test_params_choose (cases[c].params, s, j))
+      return TRUE;
   return FALSE;
 }
 

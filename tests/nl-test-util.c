@@ -1,5 +1,6 @@
 /* nl-test-util.c — helpers shared by the test programs. */
 #include "nl-test-util.h"
+#include "ops/cuda/nl-cuda.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -158,4 +159,36 @@ nl_test_params_choose (const char *const *params, const NlParamSpec *s, int j)
           return TRUE;
       }
   return !given && (int) s->def == j;
+}
+
+void
+nl_test_ok_or_die (gboolean ok, GError *error, const char *what)
+{
+  if (!ok)
+    g_error ("%s failed: %s", what, error ? error->message : "(no error set)");
+}
+
+NlCudaCtx *
+nl_test_cuda_open (char **reason)
+{
+  g_autoptr (GError) error = NULL;
+  NlCudaCtx *cuda;
+
+  if (nl_cuda_device_count (reason) <= 0)
+    return NULL;
+  cuda = nl_cuda_ctx (0, &error);
+  if (cuda && nl_cuda_ctx_enter (cuda, &error))
+    return cuda;
+  g_free (*reason);
+  *reason = g_strdup_printf ("cuda:0 is there, but its context failed: %s", error->message);
+  return NULL;
+}
+
+gboolean
+nl_test_need_cuda (NlCudaCtx *cuda, const char *reason)
+{
+  if (cuda)
+    return TRUE;
+  g_test_skip_printf ("no CUDA device: %s", reason);
+  return FALSE;
 }

@@ -16,6 +16,13 @@ double nl_test_close_ratio (const float *a, const float *b, int64_t n, double at
   nl_test_assert_close_impl (__FILE__, __LINE__, #a, (a), (b), (n), (atol), (rtol))
 void nl_test_assert_close_impl (const char *file, int line, const char *what,
                                 const float *a, const float *b, int64_t n, double atol, double rtol);
+/* Ends the test program when ok is FALSE, naming what failed and why. */
+void nl_test_ok_or_die (gboolean ok, GError *error, const char *what);
+/* The context of cuda:0, or NULL with *reason saying why there is none (no
+ * device, or a device whose context failed). */
+struct NlCudaCtx *nl_test_cuda_open (char **reason);
+/* TRUE when cuda is there; else skips the test, printing the reason. */
+gboolean nl_test_need_cuda (struct NlCudaCtx *cuda, const char *reason);
 /* "8x3x30x30" as a shape (the case tables of test-gradcheck and test-cuda). */
 NlShape nl_test_parse_shape (const char *s);
 /* Whether a case whose parameters are params (name, value pairs, NULL-

@@ -22,17 +22,7 @@ static char *cuda_reason;
 static gboolean
 need_device (void)
 {
-  if (cuda)
-    return TRUE;
-  g_test_skip_printf ("no CUDA device: %s", cuda_reason);
-  return FALSE;
-}
-
-static void
-ok_or_die (gboolean ok, GError *error, const char *what)
-{
-  if (!ok)
-    g_error ("%s failed: %s", what, error ? error->message : "(no error set)");
+  return nl_test_need_cuda (cuda, cuda_reason);
 }
 
 static void *
@@ -40,7 +30,7 @@ dev_new (size_t nbytes)
 {
   g_autoptr (GError) error = NULL;
   void *p = nl_cuda_alloc (cuda, nbytes, "test-cuda-runtime", &error);
-  ok_or_die (p != NULL, error, "nl_cuda_alloc");
+  nl_test_ok_or_die (p != NULL, error, "nl_cuda_alloc");
   return p;
 }
 
@@ -49,15 +39,15 @@ static void
 copy (void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind)
 {
   g_autoptr (GError) error = NULL;
-  ok_or_die (nl_cuda_copy (cuda, dst, src, nbytes, kind, &error), error, "nl_cuda_copy");
-  ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
+  nl_test_ok_or_die (nl_cuda_copy (cuda, dst, src, nbytes, kind, &error), error, "nl_cuda_copy");
+  nl_test_ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
 }
 
 static void
 sync_or_die (gboolean ok, GError *error, const char *what)
 {
-  ok_or_die (ok, error, what);
-  ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
+  nl_test_ok_or_die (ok, error, what);
+  nl_test_ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
 }
 
 static void
@@ -298,8 +288,8 @@ test_fill_copy (void)
   copy (b, a, total * sizeof (float), NL_CUDA_D2D);
   pinned = nl_cuda_host_alloc (total * sizeof (float));
   g_assert_nonnull (pinned);
-  ok_or_die (nl_cuda_copy (cuda, pinned, b, total * sizeof (float), NL_CUDA_D2H, &error), error, "copy to pinned");
-  ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
+  nl_test_ok_or_die (nl_cuda_copy (cuda, pinned, b, total * sizeof (float), NL_CUDA_D2H, &error), error, "copy to pinned");
+  nl_test_ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
   g_assert_cmpmem (pinned, total * sizeof (float), h, total * sizeof (float));
   nl_cuda_host_free (pinned);
   nl_cuda_release (cuda, a);
@@ -455,7 +445,7 @@ run_optim_case (const OptCase *oc)
     {
       st[i] = nl_tensor_zeros (NL_DTYPE_F32, &shape);
       dst[i] = dev_new (n * sizeof (float));
-      ok_or_die (nl_cuda_memset0 (cuda, dst[i], n * sizeof (float), &error), error, "nl_cuda_memset0");
+      nl_test_ok_or_die (nl_cuda_memset0 (cuda, dst[i], n * sizeof (float), &error), error, "nl_cuda_memset0");
     }
   if (oc->scale_dev)
     {
@@ -531,12 +521,12 @@ test_pool (void)
       for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
         {
           p[i] = nl_cuda_alloc (cuda, sizes[i], "test-cuda-runtime step", &error);
-          ok_or_die (p[i] != NULL, error, "nl_cuda_alloc");
+          nl_test_ok_or_die (p[i] != NULL, error, "nl_cuda_alloc");
           for (guint j = 0; j < i; j++)
             g_assert_true (p[j] != p[i]);
         }
       /* the memory is usable */
-      ok_or_die (nl_cuda_memset0 (cuda, p[4], sizes[4], &error), error, "nl_cuda_memset0");
+      nl_test_ok_or_die (nl_cuda_memset0 (cuda, p[4], sizes[4], &error), error, "nl_cuda_memset0");
       for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
         nl_cuda_release (cuda, p[G_N_ELEMENTS (sizes) - 1 - i]);
       nl_pool_get_stats (pool, &s);
@@ -545,7 +535,7 @@ test_pool (void)
       g_assert_cmpuint (s.backend_allocs, ==, first.backend_allocs);
       g_assert_cmpuint (s.in_use, ==, before.in_use);
     }
-  ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
+  nl_test_ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
   g_test_message ("%" G_GUINT64_FORMAT " backend allocations for the first step, none after; %zu bytes reserved",
                   first.backend_allocs - before.backend_allocs, s.reserved);
 }
@@ -576,19 +566,8 @@ test_oom (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (GError) error = NULL;
-
   g_test_init (&argc, &argv, NULL);
-  if (nl_cuda_device_count (&cuda_reason) > 0)
-    {
-      cuda = nl_cuda_ctx (0, &error);
-      if (!cuda || !nl_cuda_ctx_enter (cuda, &error))
-        {
-          cuda = NULL;
-          g_free (cuda_reason);
-          cuda_reason = g_strdup_printf ("cuda:0 is there, but its context failed: %s", error->message);
-        }
-    }
+  cuda = nl_test_cuda_open (&cuda_reason);
   g_test_add_func ("/cuda-runtime/device", test_device);
   g_test_add_func ("/cuda-runtime/round-reference", test_round_reference);
   g_test_add_func ("/cuda-runtime/round-half", test_round_half);

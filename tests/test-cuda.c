@@ -29,17 +29,7 @@ static char *cuda_reason;
 static gboolean
 need_device (void)
 {
-  if (cuda)
-    return TRUE;
-  g_test_skip_printf ("no CUDA device: %s", cuda_reason);
-  return FALSE;
-}
-
-static void
-ok_or_die (gboolean ok, GError *error, const char *what)
-{
-  if (!ok)
-    g_error ("%s failed: %s", what, error ? error->message : "(no error set)");
+  return nl_test_need_cuda (cuda, cuda_reason);
 }
 
 /* ---- the cases ---- */
@@ -286,9 +276,9 @@ dev_write (Dev *d, NlTensor *t, const NlTensor *h, gboolean nan)
       memcpy (nl_tensor_f32 (t), nl_tensor_f32 (src), nb);
       return;
     }
-  ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (t), nl_tensor_f32 (src), nb, NL_CUDA_H2D, &error), error, "upload");
+  nl_test_ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (t), nl_tensor_f32 (src), nb, NL_CUDA_H2D, &error), error, "upload");
   /* src is pageable and freed on return */
-  ok_or_die (nl_cuda_sync (d->cuda, &error), error, "sync after upload");
+  nl_test_ok_or_die (nl_cuda_sync (d->cuda, &error), error, "sync after upload");
 }
 
 /* A copy of h on the device (NaN-filled when nan), from the pool. */
@@ -309,7 +299,7 @@ dev_upload (Dev *d, const NlTensor *h, gboolean nan)
     {
       st = nl_storage_new_device ((size_t) nl_tensor_numel (h) * sizeof (float),
                                   (NlDevice) { NL_DEVICE_CUDA, nl_cuda_ctx_index (d->cuda) }, "test-cuda tensor", &error);
-      ok_or_die (st != NULL, error, "nl_storage_new_device");
+      nl_test_ok_or_die (st != NULL, error, "nl_storage_new_device");
       t = nl_tensor_new_on (st, 0, NL_DTYPE_F32, &s);
       nl_storage_unref (st); /* the tensor holds it */
     }
@@ -432,7 +422,7 @@ compare_dev (Report *rep, const Case *c, Dev *d, const char *name, NlTensor *dev
   s = nl_tensor_get_shape (dev);
   h = d->cuda ? nl_tensor_new_shape (NL_DTYPE_F32, &s) : nl_tensor_ref (dev);
   if (d->cuda)
-    ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (h), nl_tensor_f32 (dev),
+    nl_test_ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (h), nl_tensor_f32 (dev),
                              (size_t) nl_tensor_numel (dev) * sizeof (float), NL_CUDA_D2H, &error), error, "download");
   compare (rep, c, name, h, cpu, tol, exact);
 }
@@ -489,12 +479,12 @@ run_case (const NlOpDef *def, const Case *c, Dev *d)
   aux0 = dev_upload_all (&host, inst->aux, def->n_aux, FALSE);
   hc = make_ctx (inst, &hs, c, NULL);
   dc = make_ctx (inst, &ds, c, d->cuda);
-  ok_or_die (hk.forward (&hc, &error), error, "CPU forward");
+  nl_test_ok_or_die (hk.forward (&hc, &error), error, "CPU forward");
   for (int i = 0; i < inst->n_in; i++)
     if (inst->in_grad[i])
       nl_tensor_fill (inst->in_grad[i], NAN);
   if (hk.backward)
-    ok_or_die (hk.backward (&hc, &error), error, "CPU backward");
+    nl_test_ok_or_die (hk.backward (&hc, &error), error, "CPU backward");
 
   /* Twice: the second pass runs on what the kernels cached in *state in
    * the first (descriptors, algorithms), from the same aux and NaN. */
@@ -742,19 +732,8 @@ test_op (gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (GError) error = NULL;
-
   g_test_init (&argc, &argv, NULL);
-  if (nl_cuda_device_count (&cuda_reason) > 0)
-    {
-      cuda = nl_cuda_ctx (0, &error);
-      if (!cuda || !nl_cuda_ctx_enter (cuda, &error))
-        {
-          cuda = NULL;
-          g_free (cuda_reason);
-          cuda_reason = g_strdup_printf ("cuda:0 is there, but its context failed: %s", error->message);
-        }
-    }
+  cuda = nl_test_cuda_open (&cuda_reason);
 
   g_test_add_func ("/cuda/coverage", test_coverage);
   g_test_add_func ("/cuda/harness/mirror", test_mirror);

@@ -343,13 +343,6 @@ generate (NlTensor *t, Gen gen, int k, GRand *r)
     }
 }
 
-static void
-run_or_die (gboolean ok, GError *error, const char *what)
-{
-  if (!ok)
-    g_error ("%s failed: %s", what, error ? error->message : "(no error set)");
-}
-
 /* L = sum over outputs of out * R, in double. */
 static double
 objective (NlOpInstance *inst, NlTensor **R)
@@ -357,7 +350,7 @@ objective (NlOpInstance *inst, NlTensor **R)
   GError *error = NULL;
   double s = 0;
 
-  run_or_die (nl_op_instance_forward (inst, &error), error, "forward");
+  nl_test_ok_or_die (nl_op_instance_forward (inst, &error), error, "forward");
   for (int o = 0; o < inst->def->n_outputs; o++)
     {
       const float *y = nl_tensor_f32 (inst->out[o]), *r = nl_tensor_f32 (R[o]);
@@ -396,14 +389,14 @@ run_backward (NlOpInstance *inst, NlTensor **R)
 {
   GError *error = NULL;
 
-  run_or_die (nl_op_instance_forward (inst, &error), error, "forward");
+  nl_test_ok_or_die (nl_op_instance_forward (inst, &error), error, "forward");
   for (int o = 0; o < inst->def->n_outputs; o++)
     memcpy (nl_tensor_f32 (inst->out_grad[o]), nl_tensor_f32 (R[o]), nl_tensor_numel (R[o]) * sizeof (float));
   /* NaN everywhere first: backward must overwrite every element (grad req "write"). */
   for (int i = 0; i < inst->n_in; i++)
     if (inst->in_grad[i])
       nl_tensor_fill (inst->in_grad[i], NAN);
-  run_or_die (nl_op_instance_backward (inst, &error), error, "backward");
+  nl_test_ok_or_die (nl_op_instance_backward (inst, &error), error, "backward");
 }
 
 static char *
@@ -480,7 +473,7 @@ check_case (const NlOpDef *def, const GradCase *gc)
       for (int i = 0; i < inst->n_in; i++)
         g_assert_null (inst->in_grad[i]);
       g_assert_cmpint (inst->n_in, ==, n_data);
-      run_or_die (nl_op_instance_forward (inst, &error), error, "forward");
+      nl_test_ok_or_die (nl_op_instance_forward (inst, &error), error, "forward");
       nl_op_instance_free (inst);
       g_rand_free (r);
       return rep;

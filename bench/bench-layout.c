@@ -7,65 +7,15 @@
  *   remove_ms / remove_undo_ms  removing one middle node (and its edges)
  *   snapshot_ms    nl_network_copy + free: what a snapshot-per-step undo
  *                  would pay on every edit (why the doc stores inverses)
+ * The networks are the layout tests' (nl_test_generated_network).
  * Medians of REPEAT runs.  Usage: bench-layout [sizes...] */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "ui/editor/nl-network-doc.h"
+#include "tests/nl-test-util.h"
 
 #define REPEAT 7
-
-static NlNetwork *
-generate (int n)
-{
-  NlNetwork *net = nl_network_new ("generated");
-  int prev = nl_network_add_node (net, "data", "Input", NULL), k = 0;
-  char id[32];
-
-  while (nl_network_n_nodes (net) < n)
-    {
-      int kind = k++ % 3;
-      if (kind == 0)
-        {
-          int d;
-          g_snprintf (id, sizeof id, "fc%d", k);
-          d = nl_network_add_node (net, id, "Dense", NULL);
-          nl_network_connect (net, prev, 0, d, 0, NULL);
-          prev = d;
-        }
-      else if (kind == 1)
-        {
-          int a, b, s;
-          g_snprintf (id, sizeof id, "a%d", k);
-          a = nl_network_add_node (net, id, "Dense", NULL);
-          g_snprintf (id, sizeof id, "b%d", k);
-          b = nl_network_add_node (net, id, "Activation", NULL);
-          g_snprintf (id, sizeof id, "add%d", k);
-          s = nl_network_add_node (net, id, "Add", NULL);
-          nl_network_connect (net, prev, 0, a, 0, NULL);
-          nl_network_connect (net, a, 0, b, 0, NULL);
-          nl_network_connect (net, prev, 0, s, 0, NULL);
-          nl_network_connect (net, b, 0, s, 1, NULL);
-          prev = s;
-        }
-      else
-        {
-          int cat;
-          g_snprintf (id, sizeof id, "cat%d", k);
-          cat = nl_network_add_node (net, id, "Concat", NULL);
-          for (int j = 0; j < 3; j++)
-            {
-              int d;
-              g_snprintf (id, sizeof id, "br%d_%d", k, j);
-              d = nl_network_add_node (net, id, "Dense", NULL);
-              nl_network_connect (net, prev, 0, d, 0, NULL);
-              nl_network_connect (net, d, 0, cat, j, NULL);
-            }
-          prev = cat;
-        }
-    }
-  return net;
-}
 
 static int
 cmp_double (const void *a, const void *b)
@@ -92,7 +42,7 @@ bench (int n)
 {
   double layout[REPEAT], doc_layout[REPEAT], undo[REPEAT], redo[REPEAT], rem[REPEAT], rem_undo[REPEAT],
     snap[REPEAT];
-  NlNetwork *net = generate (n);
+  NlNetwork *net = nl_test_generated_network (n);
   int nn = nl_network_n_nodes (net), ne = net->edges->len;
   g_autofree double *xy = g_new (double, 2 * nn);
 

@@ -192,3 +192,54 @@ nl_test_need_cuda (NlCudaCtx *cuda, const char *reason)
   g_test_skip_printf ("no CUDA device: %s", reason);
   return FALSE;
 }
+
+NlNetwork *
+nl_test_generated_network (int n)
+{
+  NlNetwork *net = nl_network_new ("generated");
+  int prev = nl_network_add_node (net, "data", "Input", NULL), k = 0;
+
+  while (nl_network_n_nodes (net) < n)
+    {
+      char id[32];
+      int kind = k++ % 3;
+      if (kind == 0)
+        {
+          g_snprintf (id, sizeof id, "fc%d", k);
+          int d = nl_network_add_node (net, id, "Dense", NULL);
+          g_assert_true (nl_network_connect (net, prev, 0, d, 0, NULL));
+          prev = d;
+        }
+      else if (kind == 1)
+        {
+          int a, b, s;
+          g_snprintf (id, sizeof id, "a%d", k);
+          a = nl_network_add_node (net, id, "Dense", NULL);
+          g_snprintf (id, sizeof id, "b%d", k);
+          b = nl_network_add_node (net, id, "Activation", NULL);
+          g_snprintf (id, sizeof id, "add%d", k);
+          s = nl_network_add_node (net, id, "Add", NULL);
+          g_assert_true (nl_network_connect (net, prev, 0, a, 0, NULL));
+          g_assert_true (nl_network_connect (net, a, 0, b, 0, NULL));
+          g_assert_true (nl_network_connect (net, prev, 0, s, 0, NULL));
+          g_assert_true (nl_network_connect (net, b, 0, s, 1, NULL));
+          prev = s;
+        }
+      else
+        {
+          int cat;
+          g_snprintf (id, sizeof id, "cat%d", k);
+          cat = nl_network_add_node (net, id, "Concat", NULL);
+          for (int j = 0; j < 3; j++)
+            {
+              int d;
+              g_snprintf (id, sizeof id, "br%d_%d", k, j);
+              d = nl_network_add_node (net, id, "Dense", NULL);
+              g_assert_true (nl_network_connect (net, prev, 0, d, 0, NULL));
+              g_assert_true (nl_network_connect (net, d, 0, cat, j, NULL));
+            }
+          prev = cat;
+        }
+    }
+  return net;
+}

@@ -23,6 +23,9 @@ void nl_test_ok_or_die (gboolean ok, GError *error, const char *what);
 struct NlCudaCtx *nl_test_cuda_open (char **reason);
 /* TRUE when cuda is there; else skips the test, printing the reason. */
 gboolean nl_test_need_cuda (struct NlCudaCtx *cuda, const char *reason);
+/* A chain of n nodes (at least) with Dense/Activation/Add residual blocks
+ * and 3-way Concat branches: what the layout tests and bench-layout use. */
+NlNetwork *nl_test_generated_network (int n);
 /* "8x3x30x30" as a shape (the case tables of test-gradcheck and test-cuda). */
 NlShape nl_test_parse_shape (const char *s);
 /* Whether a case whose parameters are params (name, value pairs, NULL-

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/nl-device.h"
-#include "engine/nl-graph.h"
+#include "core/nl-device.h"
+#include "engine/nl-program.h"
 #include "engine/nl-loss-scale.h"
 
 static int

@@ -23,7 +23,7 @@
 
 #include <glib.h>
 
-#include "engine/nl-graph.h"
+#include "engine/nl-model.h"
 
 G_BEGIN_DECLS
 

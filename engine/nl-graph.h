@@ -3,18 +3,14 @@
  *   NlNetwork --nl_graph_compile--> NlGraph   (topological order, inferred
  *                                              shapes, explicit backward steps
  *                                              with gradient-sum nodes)
- *   NlGraph + NlModel --nl_program_new--> NlProgram (tensors bound; runs)
- *
- * NlModel holds what outlives one batch shape: weights, auxiliary states
- * (running statistics) and optimizer state, by node. Several programs (the
- * training batch, a smaller last batch, evaluation) share one model. */
+ *   NlGraph --nl_memory_plan_new--> NlMemoryPlan (nl-memory-plan.h)
+ *   NlGraph + NlModel --nl_program_new--> NlProgram (nl-model.h, nl-program.h) */
 #pragma once
 
 #include <glib.h>
 
-#include "engine/nl-engine.h"
 #include "engine/nl-network.h"
-#include "engine/nl-optim.h"
+#include "ops/nl-op.h"
 
 G_BEGIN_DECLS
 
@@ -131,123 +127,5 @@ void nl_graph_step_access (const NlGraph *g, int s, int *reads, int *n_reads, in
  * that must keep their contents across steps (head gradient, weight
  * gradients read by the update): the planner never reuses their memory. */
 gboolean nl_graph_value_is_persistent (const NlGraph *g, int v);
-
-/* ---- static memory plan ---- */
-
-typedef struct {
-  int n_values;
-  int64_t *offset;        /* per value: bytes into the arena */
-  int *block;             /* per value: the block it lives in */
-  int *first, *last;      /* per value: steps of its first write and last read (lifetime) */
-  int n_blocks;
-  int64_t *block_offset, *block_size;
-  int64_t planned_bytes;  /* the arena */
-  int64_t naive_bytes;    /* every value in its own buffer */
-  int n_inplace;          /* outputs written over their input */
-} NlMemoryPlan;
-
-/* Simulates allocation over the step order: reference counts from the
- * steps' reads, in-place reuse where the op allows it and the input has no
- * later reader, blocks returned to a pool at their last read and reused
- * best-fit. Nothing is allocated. naive: one block per value. */
-NlMemoryPlan *nl_memory_plan_new (const NlGraph *g, gboolean naive);
-void nl_memory_plan_free (NlMemoryPlan *plan);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlMemoryPlan, nl_memory_plan_free)
-
-/* ---- parameters ---- */
-
-typedef struct {
-  NlNetwork *net;                 /* owned copy */
-  NlShape sample_shape;
-  int n_nodes;                    /* = network nodes; indexed by network node index */
-  NlTensor **weights;             /* [n_nodes * NL_GRAPH_MAX_SLOTS], NULL when absent */
-  NlTensor **aux;                 /* [n_nodes * NL_GRAPH_MAX_SLOTS] */
-  NlTensor **opt_state;           /* [n_nodes * NL_GRAPH_MAX_SLOTS * 4] */
-  int64_t n_params;               /* learnable scalars */
-  guint64 seed;
-  /* The dependency scheduler every program of this model pushes to: weights
-   * and running statistics are its variables, so an update of a weight is
-   * ordered before the next read of it by any program, and nothing else
-   * synchronises. */
-  NlEngine *engine;
-  NlVar **weight_var;             /* [n_nodes * NL_GRAPH_MAX_SLOTS] (also covers optimizer state) */
-  NlVar **aux_var;
-  /* On a GPU (nl_model_set_device): device copies of weights, aux and
-   * optimizer state, which the programs read and update. The CPU tensors
-   * above stay the model's face to checkpoints and exports: nl_model_sync
-   * brings them up to date, and nl_model_host_changed marks them as newer
-   * (a checkpoint was loaded into them) so the next step uploads them. */
-  NlDevice device;
-  struct NlCudaCtx *cuda;
-  NlTensor **dev_weights, **dev_aux, **dev_opt_state;
-  gboolean host_newer, device_newer;
-} NlModel;
-
-#define NL_MODEL_SLOT(node, k) ((node) * NL_GRAPH_MAX_SLOTS + (k))
-
-/* Infers weight shapes and allocates weights initialised from seed
- * (Xavier uniform for weights, the op's hints for the rest). */
-NlModel *nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GError **error);
-void nl_model_free (NlModel *m);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlModel, nl_model_free)
-/* Allocates optimizer state for every weight (zeros). */
-gboolean nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error);
-/* "conv1.weight" for slot k of node i; NULL when absent. */
-char *nl_model_weight_name (const NlModel *m, int node, int k);
-/* Scheduler workers: 0 (default) runs ops inline in push order; N > 0 lets
- * independent branches run at once on N threads. Before any program exists. */
-void nl_model_set_scheduler_workers (NlModel *m, int n_workers);
-/* Wait for every pushed op (updates included); the first failure, once.
- * On a GPU it then copies what the device changed back into the CPU tensors. */
-gboolean nl_model_sync (NlModel *m, GError **error);
-/* Moves the model to device (before any program exists): makes the device
- * copies (optimizer state too, once prepared) and uploads them. An
- * unavailable device or too little memory is an error naming it. */
-gboolean nl_model_set_device (NlModel *m, NlDevice device, GError **error);
-/* The CPU tensors were written (checkpoint, import): upload before the next step. */
-void nl_model_host_changed (NlModel *m);
-/* Uploads the CPU tensors when they are newer; TRUE on the CPU. */
-gboolean nl_model_upload (NlModel *m, GError **error);
-/* The tensor programs use for slot (weights, aux) or state s of slot. */
-NlTensor *nl_model_weight_for_device (NlModel *m, int slot);
-NlTensor *nl_model_aux_for_device (NlModel *m, int slot);
-NlTensor *nl_model_state_for_device (NlModel *m, int slot, int s);
-
-/* ---- executable programs ---- */
-
-typedef struct NlProgram NlProgram;
-
-NlProgram *nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error);
-void nl_program_free (NlProgram *p);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlProgram, nl_program_free)
-
-const NlGraph *nl_program_get_graph (NlProgram *p);
-/* On a GPU these four are CPU mirrors of the device values: input and
- * label are copied up by forward, pred and loss down by backward (or by an
- * inference forward). */
-NlTensor *nl_program_input (NlProgram *p);   /* (batch, sample_shape...) fill before forward */
-NlTensor *nl_program_label (NlProgram *p);   /* (batch) */
-NlTensor *nl_program_pred (NlProgram *p);    /* the network's output */
-NlTensor *nl_program_loss (NlProgram *p);    /* (batch) per-sample loss, NULL without loss */
-/* Each phase pushes its steps to the model's scheduler. forward waits for
- * its results only in inference programs (training goes on to backward);
- * backward waits for the loss and every gradient; update does not wait.
- * step feeds random ops (Dropout) together with the model seed. */
-gboolean nl_program_forward (NlProgram *p, guint64 step, GError **error);
-gboolean nl_program_backward (NlProgram *p, GError **error);
-/* One optimizer update of every weight: lr this step's rate, t counts updates from 1.
- * cfg must stay valid until the updates ran (nl_model_sync). */
-gboolean nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, GError **error);
-/* Dynamic loss scaling: the loss gradient becomes scale / batch (the
- * per-sample losses themselves are unscaled) and updates divide it out. */
-gboolean nl_program_set_loss_scale (NlProgram *p, float scale, GError **error);
-/* After backward: whether every weight gradient is finite (waits). */
-gboolean nl_program_grads_finite (NlProgram *p, gboolean *finite, GError **error);
-/* Gradient of weight slot k of network node i in this program (after
- * backward); a device tensor on a GPU. */
-NlTensor *nl_program_weight_grad (NlProgram *p, int node, int k);
-/* Bytes of activations, gradients and saved tensors this program holds. */
-size_t nl_program_bytes (NlProgram *p);
-const NlMemoryPlan *nl_program_get_plan (NlProgram *p);
 
 G_END_DECLS

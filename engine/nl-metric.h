@@ -38,7 +38,7 @@
 
 #include <glib.h>
 
-#include "engine/nl-tensor.h"
+#include "core/nl-tensor.h"
 
 G_BEGIN_DECLS
 

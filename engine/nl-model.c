@@ -1,39 +1,50 @@
 /* nl-model.c — the parameters of a network, by node: weights, auxiliary
  * states and optimizer state. Shapes come from compiling the network for a
  * batch of one; they do not depend on the batch size. */
+#include "engine/nl-model.h"
 #include "engine/nl-graph.h"
 #include "engine/nl-init.h"
-#include "ops/cuda/nl-cuda.h"
+
+/* Which tensor of the model on_device entry i mirrors (see NlModel). */
+static NlTensor **
+host_tensor (NlModel *m, int i)
+{
+  int slots = m->n_nodes * NL_GRAPH_MAX_SLOTS;
+  if (i < slots)
+    return &m->weights[i];
+  if (i < 2 * slots)
+    return &m->aux[i - slots];
+  return &m->opt_state[i - 2 * slots];
+}
+
+static int
+n_model_tensors (const NlModel *m)
+{
+  return m->n_nodes * NL_GRAPH_MAX_SLOTS * 6;
+}
 
 void
 nl_model_free (NlModel *m)
 {
   if (!m)
     return;
-  if (m->engine)
-    nl_engine_free (m->engine); /* waits for pending work, frees the vars */
-  if (m->cuda)
-    nl_cuda_sync (m->cuda, NULL); /* kernels may still read the device copies */
+  if (m->scheduler)
+    nl_scheduler_free (m->scheduler); /* waits for pending work, frees the vars */
+  if (m->backend)
+    nl_backend_synchronize (m->backend, NULL); /* kernels may still read the device copies */
+  for (int i = 0; m->on_device && i < n_model_tensors (m); i++)
+    nl_tensor_unref (m->on_device[i]);
   for (int i = 0; i < m->n_nodes * NL_GRAPH_MAX_SLOTS; i++)
     {
       nl_tensor_unref (m->weights[i]);
       nl_tensor_unref (m->aux[i]);
       for (int s = 0; s < 4; s++)
         nl_tensor_unref (m->opt_state[i * 4 + s]);
-      if (m->dev_weights)
-        {
-          nl_tensor_unref (m->dev_weights[i]);
-          nl_tensor_unref (m->dev_aux[i]);
-          for (int s = 0; s < 4; s++)
-            nl_tensor_unref (m->dev_opt_state[i * 4 + s]);
-        }
     }
-  g_free (m->dev_weights);
-  g_free (m->dev_aux);
-  g_free (m->dev_opt_state);
+  g_free (m->on_device);
   /* give the device's memory back to other processes once a run is over */
-  if (m->cuda)
-    nl_pool_trim (nl_cuda_ctx_pool (m->cuda));
+  if (m->backend)
+    nl_backend_trim (m->backend);
   g_free (m->weight_var);
   g_free (m->aux_var);
   g_free (m->weights);
@@ -75,96 +86,99 @@ static gboolean
 oom (GError **error, const char *name, const char *op, const NlShape *shape)
 {
   size_t nbytes = (size_t) nl_shape_numel (shape) * sizeof (float);
-  g_autofree char *bytes = nl_pool_format_bytes (nbytes);
-  g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM, "out of memory: %s (%s) asked for %s bytes (%.1f MiB)", name,
-               op, bytes, nbytes / 1048576.0);
-  return FALSE;
+  g_autofree char *what = g_strdup_printf ("%s (%s)", name, op);
+  return nl_backend_set_nomem (error, what, nbytes);
 }
 
-/* A device tensor of t's shape holding t's values. */
-static NlTensor *
-device_copy (NlModel *m, const NlTensor *t, const char *what, GError **error)
+/* The tensor programs use for host tensor h (on_device entry i): h itself
+ * on a host-visible backend, else a device copy of it. */
+static gboolean
+make_on_device (NlModel *m, int i, GError **error)
 {
-  NlShape shape = nl_tensor_get_shape (t);
-  size_t nbytes = (size_t) nl_tensor_numel (t) * sizeof (float);
-  g_autofree char *label = g_strdup_printf ("the model's %s", what);
-  NlStorage *st = nl_storage_new_device (nbytes, m->device, label, error);
-  NlTensor *d;
+  static const char *const what[] = { "weights", "running statistics", "optimizer state" };
+  int slots = m->n_nodes * NL_GRAPH_MAX_SLOTS;
+  NlTensor *h = *host_tensor (m, i);
+  NlShape shape;
+  NlStorage *st;
+  g_autofree char *label = NULL;
+
+  g_clear_pointer (&m->on_device[i], nl_tensor_unref);
+  if (!h)
+    return TRUE;
+  if (m->backend->iface->host_visible)
+    {
+      m->on_device[i] = nl_tensor_ref (h);
+      return TRUE;
+    }
+  shape = nl_tensor_get_shape (h);
+  label = g_strdup_printf ("the model's %s", what[MIN (i / slots, 2)]);
+  st = nl_storage_new_device ((size_t) nl_tensor_numel (h) * sizeof (float), m->backend->device, label, error);
   if (!st)
-    return NULL;
-  d = nl_tensor_new_on (st, 0, NL_DTYPE_F32, &shape);
+    return FALSE;
+  m->on_device[i] = nl_tensor_new_on (st, 0, NL_DTYPE_F32, &shape);
   nl_storage_unref (st);
-  if (!nl_cuda_copy (m->cuda, nl_tensor_f32 (d), nl_tensor_f32 (t), nbytes, NL_CUDA_H2D, error))
-    g_clear_pointer (&d, nl_tensor_unref);
-  return d;
+  return nl_backend_copy (m->backend, nl_tensor_f32 (m->on_device[i]), nl_tensor_f32 (h),
+                          (size_t) nl_tensor_numel (h) * sizeof (float), NL_COPY_HOST_TO_DEVICE, error);
 }
 
-/* Every CPU tensor with a device copy, copied one way (to the device: up). */
+/* Every host tensor with a device copy, copied one way (to the device: up);
+ * nothing to do where they are the same tensors. */
 static gboolean
 copy_all (NlModel *m, gboolean up, GError **error)
 {
-  int slots = m->n_nodes * NL_GRAPH_MAX_SLOTS;
-  for (int i = 0; i < slots * 6; i++)
+  for (int i = 0; i < n_model_tensors (m); i++)
     {
-      NlTensor *h, *d;
-      if (i < slots)
-        h = m->weights[i], d = m->dev_weights[i];
-      else if (i < 2 * slots)
-        h = m->aux[i - slots], d = m->dev_aux[i - slots];
-      else
-        h = m->opt_state[i - 2 * slots], d = m->dev_opt_state[i - 2 * slots];
-      if (!h || !d)
+      NlTensor *h = *host_tensor (m, i), *d = m->on_device[i];
+      size_t nbytes;
+      if (!h || !d || h->storage == d->storage)
         continue;
-      size_t nbytes = (size_t) nl_tensor_numel (h) * sizeof (float);
-      if (!(up ? nl_cuda_copy (m->cuda, nl_tensor_f32 (d), nl_tensor_f32 (h), nbytes, NL_CUDA_H2D, error)
-               : nl_cuda_copy (m->cuda, nl_tensor_f32 (h), nl_tensor_f32 (d), nbytes, NL_CUDA_D2H, error)))
+      nbytes = (size_t) nl_tensor_numel (h) * sizeof (float);
+      if (!(up ? nl_backend_copy (m->backend, nl_tensor_f32 (d), nl_tensor_f32 (h), nbytes, NL_COPY_HOST_TO_DEVICE,
+                                  error)
+               : nl_backend_copy (m->backend, nl_tensor_f32 (h), nl_tensor_f32 (d), nbytes, NL_COPY_DEVICE_TO_HOST,
+                                  error)))
         return FALSE;
     }
-  return up ? nl_cuda_sync (m->cuda, error) : TRUE;
+  return up ? nl_backend_synchronize (m->backend, error) : TRUE;
+}
+
+static gboolean
+make_all_on_device (NlModel *m, GError **error)
+{
+  for (int i = 0; i < n_model_tensors (m); i++)
+    if (!make_on_device (m, i, error))
+      return FALSE;
+  return nl_backend_synchronize (m->backend, error);
 }
 
 gboolean
 nl_model_set_device (NlModel *m, NlDevice device, GError **error)
 {
-  int slots = m->n_nodes * NL_GRAPH_MAX_SLOTS;
-  if (device.type == NL_DEVICE_CPU)
-    return TRUE;
-  g_return_val_if_fail (m->cuda == NULL, FALSE);
-  m->cuda = nl_cuda_ctx (device.index, error);
-  if (!m->cuda)
+  NlBackend *b = nl_backend_get (device, error);
+  if (!b)
     return FALSE;
-  m->device = device;
-  m->dev_weights = g_new0 (NlTensor *, slots);
-  m->dev_aux = g_new0 (NlTensor *, slots);
-  m->dev_opt_state = g_new0 (NlTensor *, slots * 4);
-  for (int i = 0; i < slots; i++)
-    {
-      if (m->weights[i] && !(m->dev_weights[i] = device_copy (m, m->weights[i], "weights", error)))
-        return FALSE;
-      if (m->aux[i] && !(m->dev_aux[i] = device_copy (m, m->aux[i], "running statistics", error)))
-        return FALSE;
-      for (int s = 0; s < 4; s++)
-        if (m->opt_state[i * 4 + s]
-            && !(m->dev_opt_state[i * 4 + s] = device_copy (m, m->opt_state[i * 4 + s], "optimizer state", error)))
-          return FALSE;
-    }
-  /* the programs' ops then queue in push order on the device's one stream */
-  nl_model_set_scheduler_workers (m, 0);
-  return nl_cuda_sync (m->cuda, error);
+  if (b == m->backend)
+    return TRUE;
+  m->backend = b;
+  /* a backend that runs its work in order on one queue takes the programs'
+   * ops in push order */
+  if (b->iface->in_order)
+    nl_model_set_scheduler_workers (m, 0);
+  return make_all_on_device (m, error);
 }
 
 void
 nl_model_host_changed (NlModel *m)
 {
-  m->host_newer = m->cuda != NULL;
+  m->host_newer = !m->backend->iface->host_visible;
 }
 
 gboolean
 nl_model_upload (NlModel *m, GError **error)
 {
-  if (!m->cuda || !m->host_newer)
+  if (!m->host_newer)
     return TRUE;
-  if (!nl_engine_wait_for_all (m->engine, error) || !copy_all (m, TRUE, error))
+  if (!nl_scheduler_wait_for_all (m->scheduler, error) || !copy_all (m, TRUE, error))
     return FALSE;
   m->host_newer = m->device_newer = FALSE;
   return TRUE;
@@ -173,19 +187,19 @@ nl_model_upload (NlModel *m, GError **error)
 NlTensor *
 nl_model_weight_for_device (NlModel *m, int slot)
 {
-  return m->dev_weights ? m->dev_weights[slot] : m->weights[slot];
+  return m->on_device[slot];
 }
 
 NlTensor *
 nl_model_aux_for_device (NlModel *m, int slot)
 {
-  return m->dev_aux ? m->dev_aux[slot] : m->aux[slot];
+  return m->on_device[m->n_nodes * NL_GRAPH_MAX_SLOTS + slot];
 }
 
 NlTensor *
 nl_model_state_for_device (NlModel *m, int slot, int s)
 {
-  return m->dev_opt_state ? m->dev_opt_state[slot * 4 + s] : m->opt_state[slot * 4 + s];
+  return m->on_device[2 * m->n_nodes * NL_GRAPH_MAX_SLOTS + slot * 4 + s];
 }
 
 NlModel *
@@ -246,6 +260,10 @@ nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, G
       if (n->def->init_aux)
         n->def->init_aux (aux_list, n->params);
     }
+  m->backend = nl_backend_cpu ();
+  m->on_device = g_new0 (NlTensor *, n_model_tensors (m));
+  if (!make_all_on_device (m, error))
+    return NULL;
   return g_steal_pointer (&m);
 }
 
@@ -270,38 +288,32 @@ nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error
               }
           }
       }
-  if (m->cuda)
-    {
-      /* new state on the device too: zeros, like the CPU's */
-      for (int i = 0; i < m->n_nodes * NL_GRAPH_MAX_SLOTS * 4; i++)
-        {
-          g_clear_pointer (&m->dev_opt_state[i], nl_tensor_unref);
-          if (m->opt_state[i] && !(m->dev_opt_state[i] = device_copy (m, m->opt_state[i], "optimizer state", error)))
-            return FALSE;
-        }
-    }
+  /* the new state where the programs use it: zeros, like the CPU's */
+  for (int i = 2 * m->n_nodes * NL_GRAPH_MAX_SLOTS; i < n_model_tensors (m); i++)
+    if (!make_on_device (m, i, error))
+      return FALSE;
   return TRUE;
 }
 
 void
 nl_model_set_scheduler_workers (NlModel *m, int n_workers)
 {
-  if (m->engine)
-    nl_engine_free (m->engine);
-  m->engine = nl_engine_new (n_workers);
+  if (m->scheduler)
+    nl_scheduler_free (m->scheduler);
+  m->scheduler = nl_scheduler_new (n_workers);
   for (int i = 0; i < m->n_nodes * NL_GRAPH_MAX_SLOTS; i++)
     {
-      m->weight_var[i] = nl_engine_new_var (m->engine, "weight");
-      m->aux_var[i] = nl_engine_new_var (m->engine, "running statistics");
+      m->weight_var[i] = nl_scheduler_new_var (m->scheduler, "weight");
+      m->aux_var[i] = nl_scheduler_new_var (m->scheduler, "running statistics");
     }
 }
 
 gboolean
 nl_model_sync (NlModel *m, GError **error)
 {
-  if (!nl_engine_wait_for_all (m->engine, error))
+  if (!nl_scheduler_wait_for_all (m->scheduler, error))
     return FALSE;
-  if (!m->cuda || !m->device_newer || m->host_newer)
+  if (!m->device_newer || m->host_newer)
     return TRUE;
   /* the copies queue behind the last update; the D2H copies wait for them */
   if (!copy_all (m, FALSE, error))

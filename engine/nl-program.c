@@ -1,16 +1,16 @@
 /* nl-program.c — a compiled graph bound to tensors, run step by step.
  *
  * Every value lives in one arena at the offset the static memory plan gave
- * it (nl-planner.c); tensors are views into it. On a GPU the arena is
- * device memory from the pool, the ops queue on the device's one stream in
+ * it (nl-memory-plan.c); tensors are views into it. The arena is the
+ * model's backend's memory and every step goes through that backend. Where
+ * its memory is not the CPU's (a GPU), the ops queue on its one queue in
  * push order, and the input, label, prediction and loss have CPU mirrors
- * (page-locked) that the trainer fills and reads: forward copies the batch
- * up first, backward (or an inference forward) copies loss and prediction
- * down last and waits for the stream. */
-#include "engine/nl-device.h"
-#include "engine/nl-graph.h"
-#include "ops/cpu/nl-cpu-util.h"
-#include "ops/cuda/nl-cuda.h"
+ * (page-locked where the backend can) that the trainer fills and reads:
+ * forward copies the batch up first, backward (or an inference forward)
+ * copies loss and prediction down last and waits. */
+#include "core/nl-device.h"
+#include "core/nl-random.h"
+#include "engine/nl-program.h"
 #include "ops/nl-op-registry.h"
 
 #include <math.h>
@@ -57,9 +57,9 @@ struct NlProgram {
   double *fwd_us, *bwd_us;
   guint64 runs;
   guint64 step;            /* of the last forward, for backward's random ops */
-  NlCudaCtx *cuda;         /* NULL on the CPU */
-  NlTensor *host_input, *host_label, *host_pred, *host_loss; /* GPU: CPU mirrors */
-  double *sumsq_dev;       /* GPU: one double for gradient norms */
+  NlBackend *backend;      /* the model's */
+  gboolean mirrored;       /* the backend's memory is not the CPU's: input, label, pred and loss have mirrors */
+  NlTensor *host_input, *host_label, *host_pred, *host_loss; /* the trainer's view of them */
   float loss_scale;        /* the head gradient's factor (1: none) */
   float update_loss_scale; /* what the pushed updates divide out: set with lr and t, so
                               the next step's nl_program_set_loss_scale cannot race them */
@@ -90,13 +90,13 @@ nl_program_free (NlProgram *p)
   if (p->model && p->block_var)
     {
       /* our ops must be done before the memory and the vars go */
-      nl_engine_wait_for_all (p->model->engine, NULL);
+      nl_scheduler_wait_for_all (p->model->scheduler, NULL);
       for (int b = 0; b < p->plan->n_blocks; b++)
-        nl_engine_delete_var (p->model->engine, p->block_var[b], NULL, NULL);
-      nl_engine_delete_var (p->model->engine, p->scale_var, NULL, NULL);
+        nl_scheduler_delete_var (p->model->scheduler, p->block_var[b], NULL, NULL);
+      nl_scheduler_delete_var (p->model->scheduler, p->scale_var, NULL, NULL);
       for (guint i = 0; p->graph && i < p->graph->nodes->len; i++)
-        nl_engine_delete_var (p->model->engine, p->bind[i].state_var, NULL, NULL);
-      nl_engine_wait_for_all (p->model->engine, NULL);
+        nl_scheduler_delete_var (p->model->scheduler, p->bind[i].state_var, NULL, NULL);
+      nl_scheduler_wait_for_all (p->model->scheduler, NULL);
     }
   g_free (p->block_var);
   g_free (p->step_tasks);
@@ -105,8 +105,8 @@ nl_program_free (NlProgram *p)
     profile_report (p);
   g_free (p->fwd_us);
   g_free (p->bwd_us);
-  if (p->cuda)
-    nl_cuda_sync (p->cuda, NULL); /* kernels may still use the arena */
+  if (p->backend)
+    nl_backend_synchronize (p->backend, NULL); /* kernels may still use the arena */
   if (p->graph)
     {
       for (guint i = 0; i < p->graph->nodes->len; i++)
@@ -124,8 +124,6 @@ nl_program_free (NlProgram *p)
   g_clear_pointer (&p->host_label, nl_tensor_unref);
   g_clear_pointer (&p->host_pred, nl_tensor_unref);
   g_clear_pointer (&p->host_loss, nl_tensor_unref);
-  if (p->sumsq_dev)
-    nl_cuda_release (p->cuda, p->sumsq_dev);
   nl_memory_plan_free (p->plan);
   if (p->arena)
     nl_storage_unref (p->arena);
@@ -140,7 +138,7 @@ bind_kernels (NlProgram *p, GError **error)
 {
   NlDevice dev = p->graph->opts.device;
   for (guint i = 0; i < p->graph->nodes->len; i++)
-    p->bind[i].kernels = nl_op_kernels (nl_graph_node (p->graph, i)->def, dev.type);
+    p->bind[i].kernels = nl_op_kernels (nl_graph_node (p->graph, i)->def, p->backend);
   for (guint s = 0; s < p->graph->steps->len; s++)
     {
       const NlStep *st = &g_array_index (p->graph->steps, NlStep, s);
@@ -159,12 +157,13 @@ bind_kernels (NlProgram *p, GError **error)
   return TRUE;
 }
 
-/* A CPU tensor the shape of v, page-locked for fast copies. */
+/* A CPU tensor the shape of v, page-locked for fast copies where the
+ * backend can give such memory. */
 static NlTensor *
 pinned_like (NlProgram *p, int v)
 {
   const NlShape *shape = &nl_graph_value (p->graph, v)->shape;
-  NlStorage *st = nl_storage_new_pinned ((size_t) nl_shape_numel (shape) * sizeof (float));
+  NlStorage *st = nl_storage_new_pinned (p->backend, (size_t) nl_shape_numel (shape) * sizeof (float));
   NlTensor *t;
   if (!st)
     return NULL;
@@ -174,25 +173,28 @@ pinned_like (NlProgram *p, int v)
   return t;
 }
 
+/* The trainer's view of v: the value itself where the backend's memory is
+ * the CPU's, else a mirror. */
+static NlTensor *
+host_view (NlProgram *p, int v)
+{
+  if (v < 0)
+    return NULL;
+  return p->mirrored ? pinned_like (p, v) : nl_tensor_ref (p->values[v]);
+}
+
 static gboolean
 make_mirrors (NlProgram *p, GError **error)
 {
   const NlGraph *g = p->graph;
-  if (!p->cuda)
-    return TRUE;
-  p->host_input = pinned_like (p, g->input_value);
-  p->host_pred = pinned_like (p, g->pred_value);
-  if (g->label_value >= 0)
-    p->host_label = pinned_like (p, g->label_value);
-  if (g->loss_value >= 0)
-    p->host_loss = pinned_like (p, g->loss_value);
-  p->sumsq_dev = nl_cuda_alloc (p->cuda, sizeof (double), "the gradient norm", error);
-  if (!p->sumsq_dev)
-    return FALSE;
+  p->host_input = host_view (p, g->input_value);
+  p->host_pred = host_view (p, g->pred_value);
+  p->host_label = host_view (p, g->label_value);
+  p->host_loss = host_view (p, g->loss_value);
   if (!p->host_input || !p->host_pred || (g->label_value >= 0 && !p->host_label)
       || (g->loss_value >= 0 && !p->host_loss))
     {
-      g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM,
+      g_set_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_NOMEM,
                    "out of memory: the CPU copies of input, label, prediction and loss for batch %d "
                    "(%zu bytes)", g->opts.batch, (size_t) (nl_shape_numel (&nl_graph_value (g, g->input_value)->shape)
                                                          + nl_shape_numel (&nl_graph_value (g, g->pred_value)->shape)
@@ -210,14 +212,9 @@ nl_program_set_loss_scale (NlProgram *p, float scale, GError **error)
   p->loss_scale = scale;
   if (g->head_grad_value < 0)
     return TRUE;
-  if (!p->cuda)
-    {
-      nl_tensor_fill (p->values[g->head_grad_value], v);
-      return TRUE;
-    }
   /* queued behind the last backward that read it */
-  return nl_cuda_fill (p->cuda, nl_tensor_f32 (p->values[g->head_grad_value]),
-                       nl_tensor_numel (p->values[g->head_grad_value]), v, error);
+  return nl_backend_fill (p->backend, nl_tensor_f32 (p->values[g->head_grad_value]),
+                          nl_tensor_numel (p->values[g->head_grad_value]), v, error);
 }
 
 NlProgram *
@@ -239,8 +236,10 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
 
   p->plan = nl_memory_plan_new (g, opts->naive_memory || g_strcmp0 (g_getenv ("NETLOOM_NAIVE_MEMORY"), "1") == 0);
   p->bytes = p->plan->planned_bytes;
-  p->cuda = model->cuda;
-  g_return_val_if_fail (opts->device.type == model->device.type && opts->device.index == model->device.index, NULL);
+  p->backend = model->backend;
+  p->mirrored = !p->backend->iface->host_visible;
+  g_return_val_if_fail (opts->device.type == p->backend->device.type && opts->device.index == p->backend->device.index,
+                        NULL);
   if (!bind_kernels (p, error))
     return NULL;
   {
@@ -248,11 +247,7 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
                                              opts->training ? "training" : "inference", opts->batch);
     p->arena = nl_storage_new_device (p->bytes, opts->device, what, error);
   }
-  if (!p->arena)
-    return NULL;
-  if (!p->cuda)
-    memset (p->arena->data, 0, p->bytes);
-  else if (!nl_cuda_memset0 (p->cuda, p->arena->data, p->bytes, error))
+  if (!p->arena || !nl_backend_memset0 (p->backend, p->arena->data, p->bytes, error))
     return NULL;
   for (guint v = 0; v < g->values->len; v++)
     p->values[v] = nl_tensor_new_on (p->arena, p->plan->offset[v] / sizeof (float), NL_DTYPE_F32,
@@ -261,8 +256,8 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
     return NULL;
   p->block_var = g_new0 (NlVar *, MAX (p->plan->n_blocks, 1));
   for (int b = 0; b < p->plan->n_blocks; b++)
-    p->block_var[b] = nl_engine_new_var (model->engine, "activation memory");
-  p->scale_var = nl_engine_new_var (model->engine, "gradient scale");
+    p->block_var[b] = nl_scheduler_new_var (model->scheduler, "activation memory");
+  p->scale_var = nl_scheduler_new_var (model->scheduler, "gradient scale");
   p->step_tasks = g_new0 (Task, g->steps->len);
   for (guint s = 0; s < g->steps->len; s++)
     p->step_tasks[s] = (Task) { p, (int) s };
@@ -274,7 +269,7 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
       NodeBinding *b = &p->bind[i];
       int nd = n->n_data;
       b->seed = nl_mix64 (model->seed * 0x9e3779b97f4a7c15ULL + (guint64) (n->net_index + 1) + 0x632be59bd9b4e019ULL);
-      b->state_var = nl_engine_new_var (model->engine, n->id);
+      b->state_var = nl_scheduler_new_var (model->scheduler, n->id);
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
         p->update_tasks[i * NL_GRAPH_MAX_SLOTS + k] = (Task) { p, (int) (i * NL_GRAPH_MAX_SLOTS + k) };
       for (int k = 0; k < nd; k++)
@@ -316,29 +311,25 @@ nl_program_get_graph (NlProgram *p)
 NlTensor *
 nl_program_input (NlProgram *p)
 {
-  return p->cuda ? p->host_input : p->values[p->graph->input_value];
+  return p->host_input;
 }
 
 NlTensor *
 nl_program_label (NlProgram *p)
 {
-  if (p->graph->label_value < 0)
-    return NULL;
-  return p->cuda ? p->host_label : p->values[p->graph->label_value];
+  return p->host_label;
 }
 
 NlTensor *
 nl_program_pred (NlProgram *p)
 {
-  return p->cuda ? p->host_pred : p->values[p->graph->pred_value];
+  return p->host_pred;
 }
 
 NlTensor *
 nl_program_loss (NlProgram *p)
 {
-  if (p->graph->loss_value < 0)
-    return NULL;
-  return p->cuda ? p->host_loss : p->values[p->graph->loss_value];
+  return p->host_loss;
 }
 
 size_t
@@ -364,31 +355,17 @@ make_ctx (NlProgram *p, int i, guint64 step)
   return (NlOpCtx) { .def = n->def, .p = n->params, .n_data = n->n_data, .in = b->in, .out = b->out,
                      .aux = b->aux, .saved = b->saved, .out_grad = b->out_grad, .in_grad = b->in_grad,
                      .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state,
-                     .device = p->cuda, .precision = p->graph->opts.precision };
+                     .backend = p->backend, .precision = p->graph->opts.precision };
 }
 
 static gboolean
 grad_sum (NlProgram *p, const NlStep *st, GError **error)
 {
-  float *dst = nl_tensor_f32 (p->values[st->dst]);
-  int64_t n = nl_tensor_numel (p->values[st->dst]);
-  const float *a = nl_tensor_f32 (p->values[st->src[0]]);
-  if (p->cuda)
-    {
-      const float *src[NL_MAX_PORTS * 2];
-      for (int k = 0; k < st->n_src; k++)
-        src[k] = nl_tensor_f32 (p->values[st->src[k]]);
-      return nl_cuda_sum_n (p->cuda, dst, src, st->n_src, n, error);
-    }
-  memcpy (dst, a, n * sizeof (float));
-  for (int k = 1; k < st->n_src; k++)
-    {
-      const float *b = nl_tensor_f32 (p->values[st->src[k]]);
-#pragma omp parallel for if (n > 65536)
-      for (int64_t i = 0; i < n; i++)
-        dst[i] += b[i];
-    }
-  return TRUE;
+  const float *src[NL_MAX_PORTS * 2];
+  for (int k = 0; k < st->n_src; k++)
+    src[k] = nl_tensor_f32 (p->values[st->src[k]]);
+  return nl_backend_sum_n (p->backend, nl_tensor_f32 (p->values[st->dst]), src, st->n_src,
+                           nl_tensor_numel (p->values[st->dst]), error);
 }
 
 static gboolean
@@ -473,35 +450,37 @@ push_step (NlProgram *p, int s)
       if (!written)
         add_var (rv, &nrv, v);
     }
-  nl_engine_push (p->model->engine, name, run_step, &p->step_tasks[s], NULL, rv, nrv, wv, nwv, 0);
+  nl_scheduler_push (p->model->scheduler, name, run_step, &p->step_tasks[s], NULL, rv, nrv, wv, nwv, 0);
 }
 
-/* GPU: a CPU mirror to its device value, or back. */
+/* A CPU mirror to its device value, or back; nothing where the trainer's
+ * view is the value itself. */
 static gboolean
 mirror_copy (NlProgram *p, NlTensor *host, int v, gboolean up, GError **error)
 {
   NlTensor *dev;
   size_t nbytes;
-  if (!host || v < 0)
+  if (!p->mirrored || !host || v < 0)
     return TRUE;
   dev = p->values[v];
   nbytes = (size_t) nl_tensor_numel (dev) * sizeof (float);
   /* down: queued only, when the mirror is page-locked; every caller then
    * waits for the stream once (wait_all) before the mirror is read */
   if (up)
-    return nl_cuda_copy (p->cuda, nl_tensor_f32 (dev), nl_tensor_f32 (host), nbytes, NL_CUDA_H2D, error);
-  return nl_cuda_copy (p->cuda, nl_tensor_f32 (host), nl_tensor_f32 (dev), nbytes,
-                       host->storage->pinned ? NL_CUDA_D2H_ASYNC : NL_CUDA_D2H, error);
+    return nl_backend_copy (p->backend, nl_tensor_f32 (dev), nl_tensor_f32 (host), nbytes, NL_COPY_HOST_TO_DEVICE,
+                            error);
+  return nl_backend_copy (p->backend, nl_tensor_f32 (host), nl_tensor_f32 (dev), nbytes,
+                          host->storage->pinned ? NL_COPY_DEVICE_TO_HOST_ASYNC : NL_COPY_DEVICE_TO_HOST, error);
 }
 
-/* Every pushed op done; on a GPU also the stream (the CPU mirrors are then
- * filled). */
+/* Every pushed op done, and everything the backend queued (the CPU
+ * mirrors are then filled). */
 static gboolean
 wait_all (NlProgram *p, GError **error)
 {
-  if (!nl_engine_wait_for_all (p->model->engine, error))
+  if (!nl_scheduler_wait_for_all (p->model->scheduler, error))
     return FALSE;
-  return !p->cuda || nl_cuda_sync (p->cuda, error);
+  return nl_backend_synchronize (p->backend, error);
 }
 
 gboolean
@@ -509,27 +488,24 @@ nl_program_forward (NlProgram *p, guint64 step, GError **error)
 {
   const NlGraph *g = p->graph;
   /* the previous step's ops read p->step; it may change once they are done */
-  if (g->opts.training && !nl_engine_wait_for_all (p->model->engine, error))
+  if (g->opts.training && !nl_scheduler_wait_for_all (p->model->scheduler, error))
     return FALSE;
-  if (p->cuda)
-    {
-      /* ops run inline on a GPU model (one stream), so these copies queue
-       * after the previous step and before this one's kernels */
-      if (!nl_model_upload (p->model, error) || !mirror_copy (p, p->host_input, g->input_value, TRUE, error)
-          || !mirror_copy (p, p->host_label, g->label_value, TRUE, error))
-        return FALSE;
-    }
+  /* a mirrored backend runs ops inline, in order (one queue), so these
+   * copies queue after the previous step and before this one's kernels */
+  if (!nl_model_upload (p->model, error) || !mirror_copy (p, p->host_input, g->input_value, TRUE, error)
+      || !mirror_copy (p, p->host_label, g->label_value, TRUE, error))
+    return FALSE;
   p->step = step;
-  if (p->cuda && g->opts.training)
+  if (p->mirrored && g->opts.training)
     p->model->device_newer = TRUE; /* running statistics move even on a skipped step */
   for (int s = 0; s < g->n_forward_steps; s++)
     push_step (p, s);
   p->runs++;
   if (g->opts.training)
     return TRUE;
-  if (!nl_engine_wait_for_all (p->model->engine, error))
+  if (!nl_scheduler_wait_for_all (p->model->scheduler, error))
     return FALSE;
-  return !p->cuda || (mirror_copy (p, p->host_pred, g->pred_value, FALSE, error) && wait_all (p, error));
+  return !p->mirrored || (mirror_copy (p, p->host_pred, g->pred_value, FALSE, error) && wait_all (p, error));
 }
 
 gboolean
@@ -539,39 +515,35 @@ nl_program_backward (NlProgram *p, GError **error)
   g_return_val_if_fail (g->opts.training, FALSE);
   for (guint s = g->n_forward_steps; s < g->steps->len; s++)
     push_step (p, s);
-  if (!nl_engine_wait_for_all (p->model->engine, error))
+  if (!nl_scheduler_wait_for_all (p->model->scheduler, error))
     return FALSE;
-  if (p->cuda && !(mirror_copy (p, p->host_loss, g->loss_value, FALSE, error)
-                   && mirror_copy (p, p->host_pred, g->pred_value, FALSE, error)))
+  if (!(mirror_copy (p, p->host_loss, g->loss_value, FALSE, error)
+        && mirror_copy (p, p->host_pred, g->pred_value, FALSE, error)))
     return FALSE;
   return wait_all (p, error);
 }
 
-/* The global L2 norm of every weight gradient (double accumulation). */
+/* The global L2 norm of every weight gradient (double accumulation, in a
+ * fixed order). */
 static gboolean
 grad_norm (NlProgram *p, double *out, GError **error)
 {
-  g_autoptr (GPtrArray) grads = g_ptr_array_new ();
+  g_autoptr (GArray) x = g_array_new (FALSE, FALSE, sizeof (const float *));
+  g_autoptr (GArray) n = g_array_new (FALSE, FALSE, sizeof (int64_t));
+  double sum = 0;
   for (guint i = 0; i < p->graph->nodes->len; i++)
     for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
       if (p->bind[i].weight_grad[k])
-        g_ptr_array_add (grads, p->bind[i].weight_grad[k]);
-  if (!p->cuda)
-    {
-      *out = nl_optim_global_norm ((NlTensor *const *) grads->pdata, (int) grads->len);
-      return TRUE;
-    }
-  if (!nl_cuda_memset0 (p->cuda, p->sumsq_dev, sizeof (double), error))
+        {
+          const float *data = nl_tensor_f32 (p->bind[i].weight_grad[k]);
+          int64_t len = nl_tensor_numel (p->bind[i].weight_grad[k]);
+          g_array_append_val (x, data);
+          g_array_append_val (n, len);
+        }
+  if (!nl_backend_sum_squares (p->backend, (const float *const *) x->data, (const int64_t *) n->data, (int) x->len,
+                               &sum, error))
     return FALSE;
-  for (guint i = 0; i < grads->len; i++)
-    {
-      NlTensor *g = g_ptr_array_index (grads, i);
-      if (!nl_cuda_sumsq (p->cuda, nl_tensor_f32 (g), nl_tensor_numel (g), p->sumsq_dev, error))
-        return FALSE;
-    }
-  if (!nl_cuda_copy (p->cuda, out, p->sumsq_dev, sizeof (double), NL_CUDA_D2H, error))
-    return FALSE;
-  *out = sqrt (*out);
+  *out = sqrt (sum);
   return TRUE;
 }
 
@@ -611,21 +583,15 @@ run_update (gpointer data, GError **error)
   int i = task->index / NL_GRAPH_MAX_SLOTS, k = task->index % NL_GRAPH_MAX_SLOTS;
   int slot = NL_MODEL_SLOT (nl_graph_node (p->graph, i)->net_index, k);
   float scale = p->scale / p->update_loss_scale;
-  if (p->cuda)
+  NlTensor *w = nl_model_weight_for_device (p->model, slot), *g = p->bind[i].weight_grad[k];
+  float *state[4];
+  for (int s = 0; s < 4; s++)
     {
-      NlTensor *w = nl_model_weight_for_device (p->model, slot), *g = p->bind[i].weight_grad[k];
-      float *state[4];
-      for (int s = 0; s < 4; s++)
-        {
-          NlTensor *st = nl_model_state_for_device (p->model, slot, s);
-          state[s] = st ? nl_tensor_f32 (st) : NULL;
-        }
-      return nl_cuda_optim_update (p->cuda, p->cfg, p->lr, p->t, scale, NULL, nl_tensor_f32 (w), nl_tensor_f32 (g),
-                                   state, nl_tensor_numel (w), error);
+      NlTensor *st = nl_model_state_for_device (p->model, slot, s);
+      state[s] = st ? nl_tensor_f32 (st) : NULL;
     }
-  nl_optim_update (p->cfg, p->lr, p->t, scale, p->model->weights[slot], p->bind[i].weight_grad[k],
-                   &p->model->opt_state[slot * 4]);
-  return TRUE;
+  return nl_backend_optim_update (p->backend, p->cfg, p->lr, p->t, scale, nl_tensor_f32 (w), nl_tensor_f32 (g), state,
+                                  nl_tensor_numel (w), error);
 }
 
 gboolean
@@ -639,13 +605,13 @@ nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, 
   p->t = t;
   p->scale = 1.0f;
   p->update_loss_scale = p->loss_scale;
-  p->model->device_newer = p->cuda != NULL;
+  p->model->device_newer = p->mirrored;
   for (guint i = 0; i < g->nodes->len; i++)
     for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
       if (p->bind[i].weight_grad[k])
         g_ptr_array_add (grad_vars, p->block_var[p->plan->block[nl_graph_node (g, i)->wgrad_v[k]]]);
   if (cfg->clip_global_norm > 0)
-    nl_engine_push (p->model->engine, "global norm", run_global_norm, p, NULL, (NlVar **) grad_vars->pdata,
+    nl_scheduler_push (p->model->scheduler, "global norm", run_global_norm, p, NULL, (NlVar **) grad_vars->pdata,
                     (int) grad_vars->len, &p->scale_var, 1, 1);
   /* one op per weight: it writes the weight, so the next forward that reads
    * it waits for it, and nothing else has to */
@@ -659,7 +625,7 @@ nl_program_update (NlProgram *p, const NlOptimConfig *cfg, float lr, int64_t t, 
             NlVar *reads[2] = { p->block_var[p->plan->block[n->wgrad_v[k]]], p->scale_var };
             char name[128];
             g_snprintf (name, sizeof name, "update %s.%s", n->id, n->def->weights[k]);
-            nl_engine_push (p->model->engine, name, run_update, &p->update_tasks[i * NL_GRAPH_MAX_SLOTS + k], NULL,
+            nl_scheduler_push (p->model->scheduler, name, run_update, &p->update_tasks[i * NL_GRAPH_MAX_SLOTS + k], NULL,
                             reads, 2, &p->model->weight_var[slot], 1, 0);
           }
     }

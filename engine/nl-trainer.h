@@ -6,7 +6,7 @@
 #include <glib.h>
 
 #include "engine/data/nl-dataset.h"
-#include "engine/nl-graph.h"
+#include "engine/nl-program.h"
 #include "engine/nl-optim.h"
 
 G_BEGIN_DECLS
@@ -37,7 +37,7 @@ typedef struct {
                                 its timed loop, so the loop is fed from memory */
   const char *augment;       /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
   const char *val_dataset;   /* evaluate on this dataset (all of it) instead of the test split */
-  NlDevice device;           /* cpu (default) or cuda:N (engine/nl-device.h) */
+  NlDevice device;           /* cpu (default) or cuda:N (core/nl-device.h) */
   NlPrecision precision;     /* fp32 (default), bf16 or fp16 autocast of Dense and Conv2D */
   float loss_scale;          /* fp16: the first dynamic loss scale (0: 65536); bf16 and fp32 need none */
 } NlTrainConfig;

@@ -4,7 +4,6 @@
  * asserts that every op is present. CUDA kernels come from the CUDA module
  * (nl_cuda_op_kernels). */
 #include "ops/nl-op-registry.h"
-#include "ops/cuda/nl-cuda.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -43,15 +42,14 @@ nl_precision_parse (const char *text, NlPrecision *precision)
 }
 
 NlOpKernels
-nl_op_kernels (const NlOpDef *def, NlDeviceType device)
+nl_op_kernels (const NlOpDef *def, NlBackend *backend)
 {
-  if (device == NL_DEVICE_CPU)
+  if (!backend->iface->op_kernels)
     return (NlOpKernels) { def->forward, def->backward, def->free_state };
-  /* the CUDA module's table (loaded here if it is not yet) */
   for (int i = 0; i < NL_OP_COUNT; i++)
     if (registry[i] == def)
       {
-        const NlOpKernels *k = nl_cuda_op_kernels (i);
+        const NlOpKernels *k = nl_backend_op_kernels (backend, i);
         if (k)
           return *k;
         break;
@@ -60,11 +58,11 @@ nl_op_kernels (const NlOpDef *def, NlDeviceType device)
 }
 
 int
-nl_op_count_on (NlDeviceType device)
+nl_op_count_on (NlBackend *backend)
 {
   int n = 0;
   for (int i = 0; i < NL_OP_COUNT; i++)
-    n += registry[i] && nl_op_kernels (registry[i], device).forward != NULL;
+    n += registry[i] && nl_op_kernels (registry[i], backend).forward != NULL;
   return n;
 }
 

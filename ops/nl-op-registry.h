@@ -18,11 +18,11 @@ const NlOpDef *nl_op_lookup (const char *name);
 const NlOpDef *nl_op_get (NlOpId id);
 /* Number of ops registered (== NL_OP_COUNT in a complete build). */
 int nl_op_count_registered (void);
-/* The kernels of def on a device type: for NL_DEVICE_CPU the NlOpDef's own;
- * NULL when the op has none there. */
-NlOpKernels nl_op_kernels (const NlOpDef *def, NlDeviceType device);
-/* How many ops of the registry have kernels on device. */
-int nl_op_count_on (NlDeviceType device);
+/* The kernels of def on a backend: the NlOpDef's own where the backend
+ * has no op table (the CPU); NULL members when the op has none there. */
+NlOpKernels nl_op_kernels (const NlOpDef *def, NlBackend *backend);
+/* How many ops of the registry have kernels on backend. */
+int nl_op_count_on (NlBackend *backend);
 /* Index of a parameter by name, -1 if none. */
 int nl_op_param_index (const NlOpDef *def, const char *name);
 

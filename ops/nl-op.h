@@ -28,7 +28,9 @@
 
 #include <glib.h>
 
-#include "engine/nl-tensor.h"
+#include "core/nl-backend.h"
+#include "core/nl-tensor.h"
+#include "core/nl-threads.h"
 
 G_BEGIN_DECLS
 
@@ -137,7 +139,7 @@ typedef struct {
   guint64 seed;               /* for random ops: with step, a counter-based stream */
   guint64 step;
   void **state;               /* per-node kernel cache, freed by def->free_state */
-  void *device;               /* NULL on the CPU; the NlCudaCtx on CUDA (ops/cuda/nl-cuda.h) */
+  NlBackend *backend;         /* the device's (core/nl-backend.h); on CUDA its context is the NlCudaCtx */
   NlPrecision precision;
 } NlOpCtx;
 
@@ -187,9 +189,5 @@ struct NlOpDef {
 
 /* Set an error about shapes: nl_op_shape_error (error, "expected 4 dims, got %d", n) */
 gboolean nl_op_shape_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
-
-/* Shared threading: number of threads plain-C kernels may use (OpenMP). */
-int nl_threads_get (void);
-void nl_threads_set (int n); /* OpenMP, which oneDNN's sgemm uses too */
 
 G_END_DECLS

@@ -1,6 +1,6 @@
 /* nl-test-util.c — helpers shared by the test programs. */
 #include "nl-test-util.h"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 
 #include <glib/gstdio.h>
 #include <math.h>

@@ -4,7 +4,7 @@
 #include <glib.h>
 
 #include "engine/nl-network.h"
-#include "engine/nl-tensor.h"
+#include "core/nl-tensor.h"
 #include "engine/nl-trainer.h"
 
 /* Fill with uniform values in [lo, hi) from a fixed seed. */

@@ -1,5 +1,5 @@
 /* test-cuda-runtime.c — the CUDA context, the engine's device math and the
- * device memory pool (test-cuda compares the op kernels).
+ * device memory allocator (test-cuda compares the op kernels).
  *
  * Device results are compared with CPU references: nl_cuda_optim_update
  * with nl_optim_update for every optimizer kind (1e-6), nl_cuda_sumsq with
@@ -14,7 +14,7 @@
 #include "engine/nl-optim.h"
 #include "nl-test-util.h"
 #include "ops/cpu/nl-cpu-util.h"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 
 static NlCudaCtx *cuda; /* NULL: no device here */
 static char *cuda_reason;
@@ -36,7 +36,7 @@ dev_new (size_t nbytes)
 
 /* Copies and waits: the host side may be freed or read right after. */
 static void
-copy (void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind)
+copy (void *dst, const void *src, size_t nbytes, NlCopyKind kind)
 {
   g_autoptr (GError) error = NULL;
   nl_test_ok_or_die (nl_cuda_copy (cuda, dst, src, nbytes, kind, &error), error, "nl_cuda_copy");
@@ -249,9 +249,9 @@ test_round_half (void)
   for (int fp16 = 0; fp16 < 2; fp16++)
     {
       int64_t bad = 0;
-      copy (d, x, n * sizeof (float), NL_CUDA_H2D);
+      copy (d, x, n * sizeof (float), NL_COPY_HOST_TO_DEVICE);
       sync_or_die (nl_cuda_round_half (cuda, d, n, fp16, &error), error, "nl_cuda_round_half");
-      copy (y, d, n * sizeof (float), NL_CUDA_D2H);
+      copy (y, d, n * sizeof (float), NL_COPY_DEVICE_TO_HOST);
       for (int64_t i = 0; i < n; i++)
         if (!same_float (y[i], ref_round_half (x[i], fp16)) && bad++ < 5)
           g_printerr ("%s of %a (0x%08x): device %a, reference %a\n", fp16 ? "fp16" : "bf16", x[i], f2u (x[i]), y[i],
@@ -279,16 +279,16 @@ test_fill_copy (void)
   b = dev_new (total * sizeof (float));
   sync_or_die (nl_cuda_memset0 (cuda, a, total * sizeof (float), &error), error, "nl_cuda_memset0");
   sync_or_die (nl_cuda_fill (cuda, a, n, 3.25f, &error), error, "nl_cuda_fill");
-  copy (h, a, total * sizeof (float), NL_CUDA_D2H);
+  copy (h, a, total * sizeof (float), NL_COPY_DEVICE_TO_HOST);
   for (int64_t i = 0; i < total; i++)
     if (h[i] != (i < n ? 3.25f : 0.0f))
       g_error ("after fill, element %" G_GINT64_FORMAT " is %g", i, h[i]);
   sync_or_die (nl_cuda_fill (cuda, a + 7, 0, -1.0f, &error), error, "nl_cuda_fill of nothing");
   /* device to device, then into pinned memory asynchronously */
-  copy (b, a, total * sizeof (float), NL_CUDA_D2D);
+  copy (b, a, total * sizeof (float), NL_COPY_DEVICE_TO_DEVICE);
   pinned = nl_cuda_host_alloc (total * sizeof (float));
   g_assert_nonnull (pinned);
-  nl_test_ok_or_die (nl_cuda_copy (cuda, pinned, b, total * sizeof (float), NL_CUDA_D2H, &error), error, "copy to pinned");
+  nl_test_ok_or_die (nl_cuda_copy (cuda, pinned, b, total * sizeof (float), NL_COPY_DEVICE_TO_HOST, &error), error, "copy to pinned");
   nl_test_ok_or_die (nl_cuda_sync (cuda, &error), error, "nl_cuda_sync");
   g_assert_cmpmem (pinned, total * sizeof (float), h, total * sizeof (float));
   nl_cuda_host_free (pinned);
@@ -314,7 +314,7 @@ test_sum_n (void)
   d = dev_new (K * n * sizeof (float));
   dst = dev_new (n * sizeof (float));
   fill_uniform (h, K * n, r, -1, 1);
-  copy (d, h, K * n * sizeof (float), NL_CUDA_H2D);
+  copy (d, h, K * n * sizeof (float), NL_COPY_HOST_TO_DEVICE);
   for (int k = 0; k < K; k++)
     src[k] = d + k * n;
   for (guint c = 0; c < G_N_ELEMENTS (counts) * 2; c++)
@@ -330,11 +330,11 @@ test_sum_n (void)
             want[i] += h[k * n + i];
         }
       sync_or_die (nl_cuda_sum_n (cuda, out, src, n_src, n, &error), error, "nl_cuda_sum_n");
-      copy (got, out, n * sizeof (float), NL_CUDA_D2H);
+      copy (got, out, n * sizeof (float), NL_COPY_DEVICE_TO_HOST);
       g_test_message ("sum of %d%s", n_src, in_place ? " in place" : "");
       nl_test_assert_close (got, want, n, 1e-6, 1e-6);
       if (in_place) /* src[0] changed: restore it */
-        copy (d, h, n * sizeof (float), NL_CUDA_H2D);
+        copy (d, h, n * sizeof (float), NL_COPY_HOST_TO_DEVICE);
     }
   nl_cuda_release (cuda, d);
   nl_cuda_release (cuda, dst);
@@ -360,23 +360,23 @@ test_sumsq (void)
     want += (double) h[i] * h[i];
   d = dev_new (n * sizeof (float));
   dacc = dev_new (sizeof (double));
-  copy (d, h, n * sizeof (float), NL_CUDA_H2D);
+  copy (d, h, n * sizeof (float), NL_COPY_HOST_TO_DEVICE);
   acc = 0.25; /* it adds to what is there */
-  copy (dacc, &acc, sizeof acc, NL_CUDA_H2D);
+  copy (dacc, &acc, sizeof acc, NL_COPY_HOST_TO_DEVICE);
   sync_or_die (nl_cuda_sumsq (cuda, d, n, dacc, &error), error, "nl_cuda_sumsq");
   sync_or_die (nl_cuda_sumsq (cuda, d, 0, dacc, &error), error, "nl_cuda_sumsq of nothing");
-  copy (&acc, dacc, sizeof acc, NL_CUDA_D2H);
+  copy (&acc, dacc, sizeof acc, NL_COPY_DEVICE_TO_HOST);
   g_test_message ("sum of squares %.17g, reference %.17g", acc, want);
   g_assert_cmpfloat_with_epsilon (acc, want, 1e-6 * want);
   /* a NaN or an Inf anywhere shows in the sum (an overflowed gradient) */
   for (int k = 0; k < 2; k++)
     {
       float bad = k ? INFINITY : NAN;
-      copy (d + n / 3, &bad, sizeof bad, NL_CUDA_H2D);
+      copy (d + n / 3, &bad, sizeof bad, NL_COPY_HOST_TO_DEVICE);
       acc = 0;
-      copy (dacc, &acc, sizeof acc, NL_CUDA_H2D);
+      copy (dacc, &acc, sizeof acc, NL_COPY_HOST_TO_DEVICE);
       sync_or_die (nl_cuda_sumsq (cuda, d, n, dacc, &error), error, "nl_cuda_sumsq");
-      copy (&acc, dacc, sizeof acc, NL_CUDA_D2H);
+      copy (&acc, dacc, sizeof acc, NL_COPY_DEVICE_TO_HOST);
       g_assert_true (k ? isinf (acc) && acc > 0 : isnan (acc));
     }
   nl_cuda_release (cuda, d);
@@ -440,7 +440,7 @@ run_optim_case (const OptCase *oc)
   fill_uniform (nl_tensor_f32 (w), n, r, -1, 1);
   dw = dev_new (n * sizeof (float));
   dg = dev_new (n * sizeof (float));
-  copy (dw, nl_tensor_f32 (w), n * sizeof (float), NL_CUDA_H2D);
+  copy (dw, nl_tensor_f32 (w), n * sizeof (float), NL_COPY_HOST_TO_DEVICE);
   for (int i = 0; i < ns; i++)
     {
       st[i] = nl_tensor_zeros (NL_DTYPE_F32, &shape);
@@ -450,27 +450,27 @@ run_optim_case (const OptCase *oc)
   if (oc->scale_dev)
     {
       dscale = dev_new (sizeof (float));
-      copy (dscale, &quarter, sizeof quarter, NL_CUDA_H2D);
+      copy (dscale, &quarter, sizeof quarter, NL_COPY_HOST_TO_DEVICE);
     }
   /* a larger rate than the defaults, so the update is not lost in w */
   for (int64_t t = 1; t <= 3; t++)
     {
       float lr = 0.05f * (float) t;
       fill_uniform (nl_tensor_f32 (g), n, r, -1, 1);
-      copy (dg, nl_tensor_f32 (g), n * sizeof (float), NL_CUDA_H2D);
+      copy (dg, nl_tensor_f32 (g), n * sizeof (float), NL_COPY_HOST_TO_DEVICE);
       nl_optim_update (&cfg, lr, t, 0.5f, w, g, st);
       /* with a device scale: 2 * 0.25, the same 0.5 */
       sync_or_die (nl_cuda_optim_update (cuda, &cfg, lr, t, oc->scale_dev ? 2.0f : 0.5f, dscale, dw, dg, dst, n, &error),
                    error, "nl_cuda_optim_update");
     }
   g_test_message ("%s (%d states)", oc->what, ns);
-  copy (got, dw, n * sizeof (float), NL_CUDA_D2H);
+  copy (got, dw, n * sizeof (float), NL_COPY_DEVICE_TO_HOST);
   /* an ulp or two apart (FMA contraction on the device): 1e-6 relative, and
    * 1e-7 absolute for values near 0 after a larger update */
   nl_test_assert_close (got, nl_tensor_f32 (w), n, 1e-7, 1e-6);
   for (int i = 0; i < ns; i++)
     {
-      copy (got, dst[i], n * sizeof (float), NL_CUDA_D2H);
+      copy (got, dst[i], n * sizeof (float), NL_COPY_DEVICE_TO_HOST);
       nl_test_assert_close (got, nl_tensor_f32 (st[i]), n, 1e-7, 1e-6);
       nl_tensor_unref (st[i]);
       nl_cuda_release (cuda, dst[i]);
@@ -498,24 +498,24 @@ test_optim (void)
     run_optim_case (&opt_cases[c]);
 }
 
-/* ---- the pool on the device ---- */
+/* ---- the allocator on the device ---- */
 
 /* A training step asks for the same sizes every time: after the first, the
- * pool serves them from its cache, without cudaMalloc. */
+ * allocator serves them from its cache, without cudaMalloc. */
 static void
 test_pool (void)
 {
   static const size_t sizes[] = { 1, 1000, 4096, 1 << 20, (3 << 20) + 5, 512, 77777, 0 };
   g_autoptr (GError) error = NULL;
   void *p[G_N_ELEMENTS (sizes)];
-  NlPoolStats before, first = { 0 }, s;
-  NlPool *pool;
+  NlDeviceAllocatorStats before, first = { 0 }, s;
+  NlDeviceAllocator *allocator;
 
   if (!need_device ())
     return;
-  pool = nl_cuda_ctx_pool (cuda);
-  g_assert_nonnull (pool);
-  nl_pool_get_stats (pool, &before);
+  allocator = nl_cuda_ctx_allocator (cuda);
+  g_assert_nonnull (allocator);
+  nl_device_allocator_get_stats (allocator, &before);
   for (int step = 0; step < 100; step++)
     {
       for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
@@ -529,7 +529,7 @@ test_pool (void)
       nl_test_ok_or_die (nl_cuda_memset0 (cuda, p[4], sizes[4], &error), error, "nl_cuda_memset0");
       for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
         nl_cuda_release (cuda, p[G_N_ELEMENTS (sizes) - 1 - i]);
-      nl_pool_get_stats (pool, &s);
+      nl_device_allocator_get_stats (allocator, &s);
       if (step == 0)
         first = s;
       g_assert_cmpuint (s.backend_allocs, ==, first.backend_allocs);
@@ -544,21 +544,21 @@ static void
 test_oom (void)
 {
   g_autoptr (GError) error = NULL;
-  NlPoolStats before, after;
+  NlDeviceAllocatorStats before, after;
   void *p;
 
   if (!need_device ())
     return;
-  nl_pool_get_stats (nl_cuda_ctx_pool (cuda), &before);
+  nl_device_allocator_get_stats (nl_cuda_ctx_allocator (cuda), &before);
   p = nl_cuda_alloc (cuda, (size_t) 1 << 50, "the 1 PiB tensor", &error);
   g_assert_null (p);
-  g_assert_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM);
+  g_assert_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_NOMEM);
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, "the 1 PiB tensor"));
   g_assert_nonnull (strstr (error->message, "cuda:0"));
-  nl_pool_get_stats (nl_cuda_ctx_pool (cuda), &after);
+  nl_device_allocator_get_stats (nl_cuda_ctx_allocator (cuda), &after);
   g_assert_cmpuint (after.in_use, ==, before.in_use);
-  /* the pool still serves */
+  /* the allocator still serves */
   p = dev_new (1 << 20);
   nl_cuda_release (cuda, p);
 }
@@ -575,7 +575,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda-runtime/sum-n", test_sum_n);
   g_test_add_func ("/cuda-runtime/sumsq", test_sumsq);
   g_test_add_func ("/cuda-runtime/optim", test_optim);
-  g_test_add_func ("/cuda-runtime/pool", test_pool);
+  g_test_add_func ("/cuda-runtime/allocator", test_pool);
   g_test_add_func ("/cuda-runtime/oom", test_oom);
   return g_test_run ();
 }

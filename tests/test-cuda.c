@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "nl-test-util.h"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-instance.h"
 #include "ops/nl-op-registry.h"
 
@@ -276,7 +276,7 @@ dev_write (Dev *d, NlTensor *t, const NlTensor *h, gboolean nan)
       memcpy (nl_tensor_f32 (t), nl_tensor_f32 (src), nb);
       return;
     }
-  nl_test_ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (t), nl_tensor_f32 (src), nb, NL_CUDA_H2D, &error), error, "upload");
+  nl_test_ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (t), nl_tensor_f32 (src), nb, NL_COPY_HOST_TO_DEVICE, &error), error, "upload");
   /* src is pageable and freed on return */
   nl_test_ok_or_die (nl_cuda_sync (d->cuda, &error), error, "sync after upload");
 }
@@ -423,7 +423,7 @@ compare_dev (Report *rep, const Case *c, Dev *d, const char *name, NlTensor *dev
   h = d->cuda ? nl_tensor_new_shape (NL_DTYPE_F32, &s) : nl_tensor_ref (dev);
   if (d->cuda)
     nl_test_ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (h), nl_tensor_f32 (dev),
-                             (size_t) nl_tensor_numel (dev) * sizeof (float), NL_CUDA_D2H, &error), error, "download");
+                             (size_t) nl_tensor_numel (dev) * sizeof (float), NL_COPY_DEVICE_TO_HOST, &error), error, "download");
   compare (rep, c, name, h, cpu, tol, exact);
 }
 

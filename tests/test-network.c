@@ -2,7 +2,7 @@
  * kind of broken network gets a message naming the node. */
 #include <string.h>
 
-#include "engine/nl-graph.h"
+#include "engine/nl-program.h"
 #include "ops/nl-op-registry.h"
 #include "nl-test-util.h"
 

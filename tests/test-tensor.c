@@ -1,7 +1,7 @@
 /* test-tensor.c — tensors and shapes: layout, lifetime, views. */
 #include <string.h>
 
-#include "engine/nl-tensor.h"
+#include "core/nl-tensor.h"
 #include "nl-test-util.h"
 
 static void
@@ -79,7 +79,7 @@ test_bad_reshape (void)
 static void
 test_offsets_and_fill (void)
 {
-  NlStorage *st = nl_storage_new (100 * sizeof (float), (NlDevice) { NL_DEVICE_CPU, 0 });
+  NlStorage *st = nl_storage_new (100 * sizeof (float));
   NlShape s = nl_shape_of (2, (int64_t) 3, (int64_t) 10);
   g_autoptr (NlTensor) a = nl_tensor_new_on (st, 0, NL_DTYPE_F32, &s);
   g_autoptr (NlTensor) b = nl_tensor_new_on (st, 30, NL_DTYPE_F32, &s);

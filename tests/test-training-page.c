@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/nl-device.h"
+#include "core/nl-device.h"
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"

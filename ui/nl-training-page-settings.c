@@ -4,7 +4,7 @@
  * changed), the pipeline's part (in the worker thread), and a stored run's
  * settings back into the form. */
 #include "ui/nl-training-page-private.h"
-#include "engine/nl-device.h"
+#include "core/nl-device.h"
 #include "engine/session/nl-data-preview.h"
 #include "engine/session/nl-run.h"
 

@@ -1,8 +1,9 @@
 /* cli-devices.c — netloom-cli devices: what --device can name here. */
+#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "cli-common.h"
-#include "engine/nl-device.h"
+#include "core/nl-device.h"
 
 /* "23.4 GiB" with a plain space (g_format_size puts a no-break space,
  * which scripts splitting on blanks do not expect) */
@@ -19,6 +20,62 @@ size_text (guint64 bytes)
     }
   return u == 0 ? g_strdup_printf ("%" G_GUINT64_FORMAT " bytes", bytes) : g_strdup_printf ("%.1f %s", v, units[u]);
 }
+
+/* {"devices":[{"id":"cpu","type":"cpu","name":...,"memory_bytes":...,
+ *  "free_bytes":...,"cores":...}, {"id":"cuda:0","type":"cuda",...,
+ *  "compute_capability":"9.0","multiprocessors":132}], "cuda_reason": "..."|null} */
+static char *
+device_list_to_json (GPtrArray *list, const char *cuda_reason)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "devices");
+  json_builder_begin_array (b);
+  for (guint i = 0; list && i < list->len; i++)
+    {
+      const NlDeviceInfo *d = g_ptr_array_index (list, i);
+      gboolean cuda = d->device.type == NL_DEVICE_CUDA;
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "id");
+      json_builder_add_string_value (b, d->id);
+      json_builder_set_member_name (b, "type");
+      json_builder_add_string_value (b, cuda ? "cuda" : "cpu");
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, d->name);
+      json_builder_set_member_name (b, "memory_bytes");
+      json_builder_add_int_value (b, (gint64) d->memory_bytes);
+      json_builder_set_member_name (b, "free_bytes");
+      json_builder_add_int_value (b, (gint64) d->free_bytes);
+      if (cuda)
+        {
+          g_autofree char *cc = g_strdup_printf ("%d.%d", d->cc_major, d->cc_minor);
+          json_builder_set_member_name (b, "compute_capability");
+          json_builder_add_string_value (b, cc);
+          json_builder_set_member_name (b, "multiprocessors");
+          json_builder_add_int_value (b, d->cores);
+        }
+      else
+        {
+          json_builder_set_member_name (b, "cores");
+          json_builder_add_int_value (b, d->cores);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "cuda_reason");
+  if (cuda_reason)
+    json_builder_add_string_value (b, cuda_reason);
+  else
+    json_builder_add_null_value (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
 
 int
 nl_cli_devices (int argc, char **argv)
@@ -44,7 +101,7 @@ nl_cli_devices (int argc, char **argv)
   list = nl_device_list (&reason);
   if (json)
     {
-      g_autofree char *text = nl_device_list_to_json (list, reason);
+      g_autofree char *text = device_list_to_json (list, reason);
       printf ("%s\n", text);
       return 0;
     }

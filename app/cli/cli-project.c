@@ -7,7 +7,7 @@
 
 #include "cli-common.h"
 #include "engine/nl-checkpoint.h"
-#include "engine/nl-device.h"
+#include "core/nl-device.h"
 #include "engine/session/nl-run.h"
 
 static gboolean

@@ -5,7 +5,7 @@
 #include <sys/resource.h>
 
 #include "cli-common.h"
-#include "engine/nl-device.h"
+#include "core/nl-device.h"
 #include "engine/session/nl-run.h"
 
 static double

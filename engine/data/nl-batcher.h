@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "engine/data/nl-dataset.h"
-#include "engine/nl-tensor.h"
+#include "core/nl-tensor.h"
 
 G_BEGIN_DECLS
 

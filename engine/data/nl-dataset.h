@@ -11,7 +11,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "engine/nl-tensor.h"
+#include "core/nl-tensor.h"
 
 G_BEGIN_DECLS
 

@@ -16,7 +16,7 @@
 #include "engine/data/nl-batcher.h"
 #include "engine/data/nl-dataset.h"
 #include "engine/data/nl-transform.h"
-#include "engine/nl-tensor.h"
+#include "core/nl-tensor.h"
 
 G_BEGIN_DECLS
 

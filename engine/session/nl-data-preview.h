@@ -8,7 +8,7 @@
 
 #include <gio/gio.h>
 
-#include "engine/nl-tensor.h"
+#include "core/nl-tensor.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS

@@ -1,7 +1,7 @@
 /* nl-run.c — training runs stored in a project. */
 #include "engine/session/nl-run.h"
 #include "engine/nl-checkpoint.h"
-#include "engine/nl-device.h"
+#include "core/nl-device.h"
 #include "engine/nl-metric.h"
 
 #include <glib/gstdio.h>

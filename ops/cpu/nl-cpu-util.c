@@ -1,4 +1,4 @@
-/* nl-cpu-util.c — oneDNN engine/streams, counter-based RNG, scratch, half rounding. */
+/* nl-cpu-util.c — oneDNN engine/streams, scratch, half rounding. */
 #include "ops/cpu/nl-cpu-util.h"
 
 static dnnl_engine_t engine;
@@ -45,22 +45,6 @@ nl_dnnl_check (dnnl_status_t st, const char *what, GError **error)
   g_set_error (error, NL_OP_ERROR, st == dnnl_out_of_memory ? NL_OP_ERROR_NOMEM : NL_OP_ERROR_RUNTIME,
                "oneDNN failed in %s (status %d)", what, (int) st);
   return FALSE;
-}
-
-guint64
-nl_mix64 (guint64 z)
-{
-  /* splitmix64 finaliser: a good bijective hash of the counter */
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-float
-nl_rand_uniform (guint64 seed, guint64 stream, guint64 index)
-{
-  guint64 h = nl_mix64 (seed ^ nl_mix64 (stream + 0x9e3779b97f4a7c15ULL) ^ nl_mix64 (index * 0xd1342543de82ef95ULL + 1));
-  return (float) (h >> 40) * (1.0f / 16777216.0f);
 }
 
 void *

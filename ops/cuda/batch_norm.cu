@@ -20,7 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -278,7 +278,7 @@ unit_grid (const Dims &d)
 gboolean
 bn_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   int k_eps, k_mom, k_ugs;
   if (!nl_cuda_ctx_enter (dev, error) || !param_index (c, "epsilon", &k_eps, error)
       || !param_index (c, "momentum", &k_mom, error) || !param_index (c, "use_global_stats", &k_ugs, error))
@@ -332,7 +332,7 @@ bn_forward (NlOpCtx *c, GError **error)
 gboolean
 bn_backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   int k_ugs;
   if (!c->saved[S_MEAN] || !c->saved[S_INVSTD])
     {

@@ -28,7 +28,7 @@
 #include <cudnn.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -336,7 +336,7 @@ is_rounded (const NlOpCtx *c)
 float *
 rounded_copy (NlOpCtx *c, const NlTensor *t, const char *what, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (t);
   float *r = (float *) nl_cuda_alloc (dev, (size_t) n * sizeof (float), what, error);
   if (!r)
@@ -368,7 +368,7 @@ struct Scratch {
 gboolean
 conv_forward (NlOpCtx *ctx, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) ctx->device;
+  NlCudaCtx *dev = cuda_ctx (ctx);
   const bool rounded = is_rounded (ctx);
   const float one = 1.0f, zero = 0.0f;
   Geom g;
@@ -412,7 +412,7 @@ conv_forward (NlOpCtx *ctx, GError **error)
 gboolean
 conv_backward (NlOpCtx *ctx, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) ctx->device;
+  NlCudaCtx *dev = cuda_ctx (ctx);
   const bool rounded = is_rounded (ctx);
   const float one = 1.0f, zero = 0.0f;
   float *dx = ctx->in_grad[0] ? nl_tensor_f32 (ctx->in_grad[0]) : NULL;

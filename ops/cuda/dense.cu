@@ -16,7 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -64,7 +64,7 @@ typedef struct {
 gboolean
 enter (const NlOpCtx *c, Env *e, GError **error)
 {
-  e->dev = (NlCudaCtx *) c->device;
+  e->dev = cuda_ctx (c);
   if (!nl_cuda_ctx_enter (e->dev, error))
     return FALSE;
   e->stream = (cudaStream_t) nl_cuda_ctx_stream (e->dev);

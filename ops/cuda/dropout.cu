@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -68,7 +68,7 @@ copy_if_distinct (NlCudaCtx *dev, float *dst, const float *src, int64_t n, GErro
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_tensor_numel (c->in[0]);
@@ -100,7 +100,7 @@ forward (NlOpCtx *c, GError **error)
 gboolean
 backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   int64_t n = nl_tensor_numel (c->out_grad[0]);
   float *dx;

@@ -33,7 +33,7 @@
 #include <stdio.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -175,7 +175,7 @@ state_free (void *data)
 State *
 state_get (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   State *s = (State *) *c->state;
 
   if (s)
@@ -288,7 +288,7 @@ send_report (NlOpCtx *c, State *s, GError **error)
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *idx = c->in[0];
   int64_t n = nl_tensor_numel (idx), vocab, dim;
   cudaStream_t stream;
@@ -319,7 +319,7 @@ forward (NlOpCtx *c, GError **error)
 gboolean
 backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (c->in[0]), vocab, dim;
   cudaStream_t stream;
   State *s;

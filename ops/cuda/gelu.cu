@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -81,7 +81,7 @@ approximation (const NlOpCtx *c, int *approx, GError **error)
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (c->in[0]);
   int approx;
 
@@ -97,7 +97,7 @@ forward (NlOpCtx *c, GError **error)
 gboolean
 backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (c->in[0]);
   int approx;
 

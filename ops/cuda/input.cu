@@ -4,7 +4,7 @@
  * no gradient, so it has no backward. */
 #include <cuda_runtime.h>
 
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op.h"
 
 namespace {
@@ -12,7 +12,7 @@ namespace {
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   float *y = nl_tensor_f32 (c->out[0]);
   const float *x = nl_tensor_f32 (c->in[0]);
   int64_t n = nl_tensor_numel (c->in[0]);

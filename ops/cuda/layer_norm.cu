@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -185,7 +185,7 @@ ln_backward (NlOpCtx *c, GError **error)
   float *dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL;
   float *dgamma = c->in_grad[W_GAMMA] ? nl_tensor_f32 (c->in_grad[W_GAMMA]) : NULL;
   float *dbeta = c->in_grad[W_BETA] ? nl_tensor_f32 (c->in_grad[W_BETA]) : NULL;
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   cudaStream_t stream;
 
   if (!dx && !dgamma && !dbeta)

@@ -23,7 +23,7 @@
 #include <math.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-loss-elementwise.h"
 #include "ops/nl-op-registry.h"
 
@@ -314,7 +314,7 @@ sce_state (NlOpCtx *c, cudaStream_t stream, GError **error)
   if (st)
     return st;
   st = g_new0 (SceState, 1);
-  st->dev = (NlCudaCtx *) c->device;
+  st->dev = cuda_ctx (c);
   st->rec_dev = (LabelRecord *) nl_cuda_alloc (st->dev, sizeof (LabelRecord),
                                                "SoftmaxCrossEntropy (label check)", error);
   if (!st->rec_dev)
@@ -388,7 +388,7 @@ sce_forward (NlOpCtx *c, GError **error)
   const float *x = nl_tensor_f32 (c->in[0]), *z = nl_tensor_f32 (c->in[1]);
   float *loss = nl_tensor_f32 (c->out[0]);
   float *prob = c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   LabelRecord *rec = NULL;
   cudaStream_t stream;
   SceState *st = NULL;

@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -38,11 +38,18 @@ param_index (const NlOpCtx *c, const char *name, int *k, GError **error)
   return FALSE;
 }
 
+/* The op's device context (the backend's). */
+inline NlCudaCtx *
+cuda_ctx (const NlOpCtx *c)
+{
+  return (NlCudaCtx *) c->backend->context;
+}
+
 /* Makes the op's device current on this thread; its one stream. */
 inline gboolean
 enter (const NlOpCtx *c, cudaStream_t *stream, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   *stream = (cudaStream_t) nl_cuda_ctx_stream (dev);

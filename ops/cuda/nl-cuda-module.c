@@ -3,7 +3,8 @@
  * runtime, the engine's device helpers and the op kernels through. */
 #include <gmodule.h>
 
-#include "ops/cuda/nl-cuda-backend.h"
+#include "core/cuda/nl-cuda-module.h"
+#include "ops/nl-op-registry.h"
 
 /* weak: a tree where an op's .cu is still being written links, and that
  * op's entry is NULL (test-cuda reports it); hidden: never bound to a
@@ -12,23 +13,27 @@
 #include "ops/nl-op-list.h"
 #undef NL_OP
 
-G_MODULE_EXPORT const NlCudaBackend *nl_cuda_backend_get (void);
+G_MODULE_EXPORT const NlCudaModule *nl_cuda_module_get (void);
 
-const NlCudaBackend *
-nl_cuda_backend_get (void)
-{
-#define FN(ret, name, params, args, fallback) .name = name,
-#define VFN(name, params, args) .name = name,
-  static const NlCudaBackend backend = {
-    .size = sizeof (NlCudaBackend),
-    NL_CUDA_FUNCS (FN, VFN)
-    .op_kernels = {
+/* by NlOpId */
+static const void *const op_kernels[NL_OP_COUNT] = {
 #define NL_OP(c) [NL_OP_ID_##c] = &nl_op_cuda_##c,
 #include "ops/nl-op-list.h"
 #undef NL_OP
-    },
+};
+
+const NlCudaModule *
+nl_cuda_module_get (void)
+{
+#define FN(ret, name, params, args, fallback) .name = name,
+#define VFN(name, params, args) .name = name,
+  static const NlCudaModule module = {
+    .size = sizeof (NlCudaModule),
+    NL_CUDA_FUNCS (FN, VFN)
+    .op_kernels = op_kernels,
+    .n_op_kernels = NL_OP_COUNT,
   };
 #undef FN
 #undef VFN
-  return &backend;
+  return &module;
 }

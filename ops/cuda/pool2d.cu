@@ -16,7 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -126,7 +126,7 @@ max_backward_kernel (const float *__restrict__ dy, const float *__restrict__ arg
 gboolean
 max_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in[0], c->out[0], false, &g, error))
     return FALSE;
@@ -144,7 +144,7 @@ max_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   if (!c->saved[0])
     {
@@ -236,7 +236,7 @@ avg_backward_kernel (const float *__restrict__ dy, float *__restrict__ dx, Geom 
 gboolean
 avg_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in[0], c->out[0], true, &g, error))
     return FALSE;
@@ -253,7 +253,7 @@ avg_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in_grad[0], c->out_grad[0], true, &g, error))
     return FALSE;
@@ -311,7 +311,7 @@ global_backward_kernel (const float *__restrict__ dy, float *__restrict__ dx, in
 gboolean
 global_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *t = c->in[0];
   if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
@@ -343,7 +343,7 @@ global_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *t = c->in_grad[0]; /* the input itself is not needed, maybe not kept */
   if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;

@@ -19,7 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -230,7 +230,7 @@ geom_of (const NlOpCtx *c, const NlTensor *t, Geom *g, GError **error)
 gboolean
 run_forward (NlOpCtx *c, bool logp, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in[0], &g, error))
     return FALSE;
@@ -251,7 +251,7 @@ run_forward (NlOpCtx *c, bool logp, GError **error)
 gboolean
 run_backward (NlOpCtx *c, bool logp, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   if (!c->in_grad[0])
     return TRUE;

@@ -11,7 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -31,7 +31,7 @@ copy_floats (NlCudaCtx *dev, float *dst, const float *src, int64_t n, const char
 gboolean
 copy_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   return nl_cuda_ctx_enter (dev, error)
          && copy_floats (dev, nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->in[0]), nl_tensor_numel (c->in[0]),
                          c->def->name, error);
@@ -40,7 +40,7 @@ copy_forward (NlOpCtx *c, GError **error)
 gboolean
 copy_backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   if (!c->in_grad[0])
     return TRUE;
   return nl_cuda_ctx_enter (dev, error)
@@ -102,7 +102,7 @@ concat_axis (const NlOpCtx *c, int ndim, GError **error)
 gboolean
 concat_copy (NlOpCtx *c, NlTensor *const *parts, float *whole, bool gather, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *t0 = parts[0] ? parts[0] : c->in[0];
   int dim = concat_axis (c, t0->ndim, error);
   int64_t outer = 1, inner = 1, row = 0;
@@ -175,7 +175,7 @@ add_kernel (AddInputs a, float *y, int64_t n)
 gboolean
 add_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_tensor_numel (c->out[0]);
   AddInputs a = {};
@@ -202,7 +202,7 @@ add_forward (NlOpCtx *c, GError **error)
 gboolean
 add_backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = (NlCudaCtx *) c->device;
+  NlCudaCtx *dev = cuda_ctx (c);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   int64_t n = nl_tensor_numel (c->out_grad[0]);
 

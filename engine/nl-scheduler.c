@@ -1,20 +1,20 @@
-/* nl-engine.c — dependency tracking plus two execution policies.
+/* nl-scheduler.c — dependency tracking plus two execution policies.
  *
  * Tracking: each var keeps a FIFO of ops that have not been granted it yet;
  * its head is granted when compatible with the running holders (any number
  * of readers, or one writer). Each op counts its ungranted vars and becomes
  * ready at zero. Ready ops go to a priority heap. Policy: worker threads pop
  * the heap, or (inline) whichever thread made ops ready drains it, one op at
- * a time. One engine-wide mutex guards everything; ops run outside it.
+ * a time. One scheduler-wide mutex guards everything; ops run outside it.
  *
  * Waiting on a var pushes a stack-allocated "marker" that writes the var: it
  * is granted only once every earlier op on the var finished, and is retired
  * right at grant time, so waits never need a worker. */
-#include "engine/nl-engine.h"
+#include "engine/nl-scheduler.h"
 
 #include <string.h>
 
-G_DEFINE_QUARK (nl-engine-error-quark, nl_engine_error)
+G_DEFINE_QUARK (nl-scheduler-error-quark, nl_scheduler_error)
 
 typedef enum { OP_SYNC, OP_ASYNC, OP_DELETE, OP_MARKER } OpKind;
 
@@ -34,7 +34,7 @@ struct Dep {
  * pushed before it are still skipped, so what runs does not depend on
  * timing. Vars drop stale refs lazily. */
 typedef struct {
-  int ref; /* under the engine lock */
+  int ref; /* under the scheduler lock */
   gboolean reported;
   guint64 report_seq; /* first op seq pushed after the report */
   GError *error;
@@ -43,8 +43,8 @@ typedef struct {
 struct Op {
   OpKind kind;
   union {
-    NlEngineFn fn;
-    NlEngineAsyncFn afn;
+    NlSchedulerFn fn;
+    NlSchedulerAsyncFn afn;
   };
   gpointer data;
   GDestroyNotify destroy; /* for OP_DELETE: on_delete */
@@ -60,7 +60,7 @@ struct Op {
 };
 
 struct NlVar {
-  NlEngine *engine;
+  NlScheduler *scheduler;
   char *name;
   Dep *head, *tail; /* ungranted claims, push order */
   int n_readers;    /* granted readers still running */
@@ -69,7 +69,7 @@ struct NlVar {
   Failure *failure;
 };
 
-struct NlEngine {
+struct NlScheduler {
   GMutex lock;
   GCond work_cond; /* workers: heap non-empty or stopping */
   GCond done_cond; /* waiters: marker granted, nothing pending, drain ended */
@@ -84,10 +84,10 @@ struct NlEngine {
   guint64 next_seq;
   gint64 n_pending;  /* pushed ops not finished (markers excluded) */
   GQueue failures;   /* unreported, oldest first, each holding a ref */
-  GHashTable *vars;  /* live vars, freed with the engine */
+  GHashTable *vars;  /* live vars, freed with the scheduler */
 };
 
-/* The engine whose op runs on this thread, to refuse waits from inside ops. */
+/* The scheduler whose op runs on this thread, to refuse waits from inside ops. */
 static GPrivate in_op;
 
 /* ---- failures ------------------------------------------------------------ */
@@ -154,7 +154,7 @@ op_before (const Op *a, const Op *b)
 }
 
 static void
-heap_push (NlEngine *e, Op *op)
+heap_push (NlScheduler *e, Op *op)
 {
   if (e->heap_len == e->heap_cap)
     {
@@ -171,7 +171,7 @@ heap_push (NlEngine *e, Op *op)
 }
 
 static Op *
-heap_pop (NlEngine *e)
+heap_pop (NlScheduler *e)
 {
   Op *top = e->heap[0];
   Op *last = e->heap[--e->heap_len];
@@ -196,14 +196,14 @@ heap_pop (NlEngine *e)
 /* ---- tracking (lock held) ------------------------------------------------ */
 
 static void
-wake_waiters (NlEngine *e)
+wake_waiters (NlScheduler *e)
 {
   if (e->n_waiting > 0)
     g_cond_broadcast (&e->done_cond);
 }
 
 static void
-wait_done (NlEngine *e)
+wait_done (NlScheduler *e)
 {
   e->n_waiting++;
   g_cond_wait (&e->done_cond, &e->lock);
@@ -211,7 +211,7 @@ wait_done (NlEngine *e)
 }
 
 static void
-op_dep_met (NlEngine *e, Op *op)
+op_dep_met (NlScheduler *e, Op *op)
 {
   if (--op->wait > 0)
     return;
@@ -221,7 +221,7 @@ op_dep_met (NlEngine *e, Op *op)
 }
 
 static void
-marker_grant (NlEngine *e, NlVar *v, Op *m)
+marker_grant (NlScheduler *e, NlVar *v, Op *m)
 {
   Failure *f = v->failure;
   v->failure = NULL;
@@ -240,7 +240,7 @@ marker_grant (NlEngine *e, NlVar *v, Op *m)
 
 /* Grant v to the head of its queue for as long as that is compatible. */
 static void
-var_grant (NlEngine *e, NlVar *v)
+var_grant (NlScheduler *e, NlVar *v)
 {
   Dep *d;
   while ((d = v->head) != NULL && !v->writer)
@@ -264,7 +264,7 @@ var_grant (NlEngine *e, NlVar *v)
 }
 
 static void
-var_enqueue (NlEngine *e, Dep *d)
+var_enqueue (NlScheduler *e, Dep *d)
 {
   NlVar *v = d->var;
   d->next = NULL;
@@ -287,13 +287,13 @@ var_free (NlVar *v)
 
 /* ---- execution ----------------------------------------------------------- */
 
-static void op_execute (NlEngine *e, Op *op, Failure *upstream);
+static void op_execute (NlScheduler *e, Op *op, Failure *upstream);
 
 /* Lock held. The inline policy runs ready ops here, on the calling thread;
  * the draining flag keeps that serial and non-recursive (an op that pushes
  * or completes just queues work for the loop already running). */
 static void
-dispatch (NlEngine *e)
+dispatch (NlScheduler *e)
 {
   if (e->n_workers > 0 || e->draining)
     return;
@@ -307,13 +307,13 @@ dispatch (NlEngine *e)
       g_mutex_lock (&e->lock);
     }
   e->draining = FALSE;
-  wake_waiters (e); /* nl_engine_free waits for this */
+  wake_waiters (e); /* nl_scheduler_free waits for this */
 }
 
 /* The op ran, failed (err, owned) or was skipped (upstream, owned ref):
  * destroy its data, poison or release its vars, dispatch what became ready. */
 static void
-op_finish (NlEngine *e, Op *op, GError *err, Failure *upstream)
+op_finish (NlScheduler *e, Op *op, GError *err, Failure *upstream)
 {
   GError *wrapped = NULL;
   if (op->destroy)
@@ -366,7 +366,7 @@ op_finish (NlEngine *e, Op *op, GError *err, Failure *upstream)
 }
 
 static void
-op_execute (NlEngine *e, Op *op, Failure *upstream)
+op_execute (NlScheduler *e, Op *op, Failure *upstream)
 {
   if (upstream)
     {
@@ -383,7 +383,7 @@ op_execute (NlEngine *e, Op *op, Failure *upstream)
         if (!op->fn (op->data, &err))
           {
             if (!err)
-              err = g_error_new_literal (NL_ENGINE_ERROR, NL_ENGINE_ERROR_FAILED,
+              err = g_error_new_literal (NL_SCHEDULER_ERROR, NL_SCHEDULER_ERROR_FAILED,
                                          "returned FALSE without an error");
           }
         else
@@ -408,7 +408,7 @@ op_execute (NlEngine *e, Op *op, Failure *upstream)
 static gpointer
 worker_main (gpointer p)
 {
-  NlEngine *e = p;
+  NlScheduler *e = p;
   g_mutex_lock (&e->lock);
   for (;;)
     {
@@ -432,10 +432,10 @@ worker_main (gpointer p)
 
 /* ---- public API ---------------------------------------------------------- */
 
-NlEngine *
-nl_engine_new (int n_workers)
+NlScheduler *
+nl_scheduler_new (int n_workers)
 {
-  NlEngine *e = g_new0 (NlEngine, 1);
+  NlScheduler *e = g_new0 (NlScheduler, 1);
   g_mutex_init (&e->lock);
   g_cond_init (&e->work_cond);
   g_cond_init (&e->done_cond);
@@ -446,14 +446,14 @@ nl_engine_new (int n_workers)
   for (int i = 0; i < e->n_workers; i++)
     {
       char name[32];
-      g_snprintf (name, sizeof name, "nl-engine-%d", i);
+      g_snprintf (name, sizeof name, "nl-sched-%d", i);
       e->workers[i] = g_thread_new (name, worker_main, e);
     }
   return e;
 }
 
 void
-nl_engine_free (NlEngine *e)
+nl_scheduler_free (NlScheduler *e)
 {
   if (!e)
     return;
@@ -469,7 +469,7 @@ nl_engine_free (NlEngine *e)
 
   Failure *f;
   if (e->failures.length > 0)
-    g_debug ("engine freed with %u unreported failure(s)", e->failures.length);
+    g_debug ("scheduler freed with %u unreported failure(s)", e->failures.length);
   while ((f = g_queue_pop_head (&e->failures)))
     failure_unref (f);
   GHashTableIter it;
@@ -487,18 +487,18 @@ nl_engine_free (NlEngine *e)
 }
 
 int
-nl_engine_n_workers (NlEngine *e)
+nl_scheduler_n_workers (NlScheduler *e)
 {
   g_return_val_if_fail (e, 0);
   return e->n_workers;
 }
 
 NlVar *
-nl_engine_new_var (NlEngine *e, const char *name)
+nl_scheduler_new_var (NlScheduler *e, const char *name)
 {
   g_return_val_if_fail (e, NULL);
   NlVar *v = g_new0 (NlVar, 1);
-  v->engine = e;
+  v->scheduler = e;
   v->name = g_strdup (name ? name : "(unnamed)");
   g_mutex_lock (&e->lock);
   g_hash_table_add (e->vars, v);
@@ -507,17 +507,17 @@ nl_engine_new_var (NlEngine *e, const char *name)
 }
 
 const char *
-nl_engine_var_name (NlVar *v)
+nl_scheduler_var_name (NlVar *v)
 {
   g_return_val_if_fail (v, NULL);
   return v->name;
 }
 
 static gboolean
-var_ok (NlEngine *e, NlVar *v)
+var_ok (NlScheduler *e, NlVar *v)
 {
   /* deleted is only set by the thread owning v's last use, so no lock */
-  return v && v->engine == e && !v->deleted;
+  return v && v->scheduler == e && !v->deleted;
 }
 
 static gboolean
@@ -531,7 +531,7 @@ deps_contain (const Dep *deps, int n, const NlVar *v)
 
 /* One allocation: the op, its deduplicated deps, its name. */
 static Op *
-op_new (NlEngine *e, OpKind kind, const char *name, NlVar *const *reads, int n_reads,
+op_new (NlScheduler *e, OpKind kind, const char *name, NlVar *const *reads, int n_reads,
         NlVar *const *writes, int n_writes)
 {
   if (!name)
@@ -553,7 +553,7 @@ op_new (NlEngine *e, OpKind kind, const char *name, NlVar *const *reads, int n_r
   for (int i = 0; i < n; i++)
     if (!var_ok (e, op->deps[i].var))
       {
-        g_critical ("op '%s': var %d is NULL, deleted or from another engine", name, i);
+        g_critical ("op '%s': var %d is NULL, deleted or from another scheduler", name, i);
         g_free (op);
         return NULL;
       }
@@ -561,7 +561,7 @@ op_new (NlEngine *e, OpKind kind, const char *name, NlVar *const *reads, int n_r
 }
 
 static void
-op_submit (NlEngine *e, Op *op)
+op_submit (NlScheduler *e, Op *op)
 {
   g_mutex_lock (&e->lock);
   op->seq = e->next_seq++;
@@ -575,7 +575,7 @@ op_submit (NlEngine *e, Op *op)
 }
 
 void
-nl_engine_push (NlEngine *e, const char *name, NlEngineFn fn, gpointer data,
+nl_scheduler_push (NlScheduler *e, const char *name, NlSchedulerFn fn, gpointer data,
                 GDestroyNotify destroy, NlVar *const *reads, int n_reads,
                 NlVar *const *writes, int n_writes, int priority)
 {
@@ -591,7 +591,7 @@ nl_engine_push (NlEngine *e, const char *name, NlEngineFn fn, gpointer data,
 }
 
 void
-nl_engine_push_async (NlEngine *e, const char *name, NlEngineAsyncFn fn, gpointer data,
+nl_scheduler_push_async (NlScheduler *e, const char *name, NlSchedulerAsyncFn fn, gpointer data,
                       GDestroyNotify destroy, NlVar *const *reads, int n_reads,
                       NlVar *const *writes, int n_writes, int priority)
 {
@@ -607,7 +607,7 @@ nl_engine_push_async (NlEngine *e, const char *name, NlEngineAsyncFn fn, gpointe
 }
 
 void
-nl_engine_complete (NlEngine *e, gpointer token, GError *error)
+nl_scheduler_complete (NlScheduler *e, gpointer token, GError *error)
 {
   g_return_if_fail (e && token);
   Op *op = token;
@@ -616,13 +616,13 @@ nl_engine_complete (NlEngine *e, gpointer token, GError *error)
 }
 
 gboolean
-nl_engine_wait_for_var (NlEngine *e, NlVar *v, GError **error)
+nl_scheduler_wait_for_var (NlScheduler *e, NlVar *v, GError **error)
 {
   g_return_val_if_fail (e && var_ok (e, v), FALSE);
   if (g_private_get (&in_op) == e)
     {
-      g_critical ("nl_engine_wait_for_var ('%s') called from inside an op", v->name);
-      g_set_error (error, NL_ENGINE_ERROR, NL_ENGINE_ERROR_MISUSE, "waited from inside an op");
+      g_critical ("nl_scheduler_wait_for_var ('%s') called from inside an op", v->name);
+      g_set_error (error, NL_SCHEDULER_ERROR, NL_SCHEDULER_ERROR_MISUSE, "waited from inside an op");
       return FALSE;
     }
   Dep d = { .var = v, .write = TRUE };
@@ -643,13 +643,13 @@ nl_engine_wait_for_var (NlEngine *e, NlVar *v, GError **error)
 }
 
 gboolean
-nl_engine_wait_for_all (NlEngine *e, GError **error)
+nl_scheduler_wait_for_all (NlScheduler *e, GError **error)
 {
   g_return_val_if_fail (e, FALSE);
   if (g_private_get (&in_op) == e)
     {
-      g_critical ("nl_engine_wait_for_all called from inside an op");
-      g_set_error (error, NL_ENGINE_ERROR, NL_ENGINE_ERROR_MISUSE, "waited from inside an op");
+      g_critical ("nl_scheduler_wait_for_all called from inside an op");
+      g_set_error (error, NL_SCHEDULER_ERROR, NL_SCHEDULER_ERROR_MISUSE, "waited from inside an op");
       return FALSE;
     }
   GError *err = NULL;
@@ -681,7 +681,7 @@ nl_engine_wait_for_all (NlEngine *e, GError **error)
 }
 
 void
-nl_engine_delete_var (NlEngine *e, NlVar *v, GDestroyNotify on_delete, gpointer data)
+nl_scheduler_delete_var (NlScheduler *e, NlVar *v, GDestroyNotify on_delete, gpointer data)
 {
   g_return_if_fail (e && var_ok (e, v));
   Op *op = op_new (e, OP_DELETE, "delete var", NULL, 0, &v, 1);

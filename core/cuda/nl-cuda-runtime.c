@@ -1,5 +1,5 @@
 /* nl-cuda-runtime.c — the CUDA backend's host side: devices, contexts
- * (stream, cuBLAS, cuDNN, memory pool, workspace), copies, pinned memory and
+ * (stream, cuBLAS, cuDNN, memory allocator, workspace), copies, pinned memory and
  * error reporting. Plain C over the runtime, cuBLAS and cuDNN C APIs; the
  * kernels are in nl-cuda-math.cu and ops/cuda/<op>.cu. All of it is the
  * CUDA module, called through nl-cuda-loader.c (nl-cuda-module.c).
@@ -8,7 +8,7 @@
  * cudaGetLastError() would later hand to nl_cuda_check_launch() as if a
  * kernel launch had failed; every failure handled here is therefore
  * cleared with cudaGetLastError() once reported. */
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -19,12 +19,12 @@ G_DEFINE_QUARK (nl-cuda-error-quark, nl_cuda_error)
 
 struct NlCudaCtx {
   int index;
-  char name[32]; /* "cuda:N", the pool's device name */
+  char name[32]; /* "cuda:N", the allocator's device name */
   cudaStream_t stream;
   cublasHandle_t cublas;
   cudnnHandle_t cudnn;
-  NlPoolBackend backend; /* kept here: the pool may hold a pointer to it */
-  NlPool *pool;
+  NlDeviceAllocatorBackend backend; /* kept here: the allocator may hold a pointer to it */
+  NlDeviceAllocator *allocator;
   GMutex ws_lock;
   void *ws;
   size_t ws_size;
@@ -183,7 +183,7 @@ device_exists (int index, GError **error)
 }
 
 /* Runs with index's device current on this thread, then puts back the one
- * that was: the pool and device_info may be called from any thread. */
+ * that was: the allocator and device_info may be called from any thread. */
 typedef struct {
   int saved;
 } DeviceScope;
@@ -242,7 +242,7 @@ nl_cuda_device_info (int index, NlCudaDeviceInfo *info, GError **error)
 /* ---- contexts ---- */
 
 static void *
-pool_backend_alloc (gpointer user, size_t nbytes)
+allocator_backend_alloc (gpointer user, size_t nbytes)
 {
   NlCudaCtx *c = user;
   DeviceScope scope;
@@ -256,7 +256,7 @@ pool_backend_alloc (gpointer user, size_t nbytes)
   if (e != cudaSuccess)
     {
       cudaGetLastError ();
-      /* the pool reports "out of memory" (after trimming and retrying);
+      /* the allocator reports "out of memory" (after trimming and retrying);
        * anything else, such as an earlier kernel's sticky fault, would be
        * hidden behind that message, so say it here */
       if (e != cudaErrorMemoryAllocation)
@@ -268,7 +268,7 @@ pool_backend_alloc (gpointer user, size_t nbytes)
 }
 
 static void
-pool_backend_free (gpointer user, void *ptr)
+allocator_backend_free (gpointer user, void *ptr)
 {
   NlCudaCtx *c = user;
   DeviceScope scope;
@@ -291,8 +291,8 @@ static NlCudaCtx **ctxs; /* nl_cuda_device_count () entries, made on demand, kep
 static void
 ctx_destroy (NlCudaCtx *c)
 {
-  if (c->pool)
-    nl_pool_free (c->pool);
+  if (c->allocator)
+    nl_device_allocator_free (c->allocator);
   if (c->cudnn)
     cudnnDestroy (c->cudnn);
   if (c->cublas)
@@ -329,10 +329,10 @@ ctx_create (int index, GError **error)
       ctx_destroy (c);
       return NULL;
     }
-  c->backend.alloc = pool_backend_alloc;
-  c->backend.free = pool_backend_free;
+  c->backend.alloc = allocator_backend_alloc;
+  c->backend.free = allocator_backend_free;
   c->backend.user = c;
-  c->pool = nl_pool_new (&c->backend, c->name);
+  c->allocator = nl_device_allocator_new (&c->backend, c->name);
   return c;
 }
 
@@ -367,7 +367,14 @@ int nl_cuda_ctx_index (NlCudaCtx *c) { return c ? c->index : -1; }
 void *nl_cuda_ctx_stream (NlCudaCtx *c) { return c ? (void *) c->stream : NULL; }
 void *nl_cuda_ctx_cublas (NlCudaCtx *c) { return c ? (void *) c->cublas : NULL; }
 void *nl_cuda_ctx_cudnn (NlCudaCtx *c) { return c ? (void *) c->cudnn : NULL; }
-NlPool *nl_cuda_ctx_pool (NlCudaCtx *c) { return c ? c->pool : NULL; }
+NlDeviceAllocator *nl_cuda_ctx_allocator (NlCudaCtx *c) { return c ? c->allocator : NULL; }
+
+void
+nl_cuda_ctx_trim (NlCudaCtx *c)
+{
+  if (c)
+    nl_device_allocator_trim (c->allocator);
+}
 
 gboolean
 nl_cuda_ctx_enter (NlCudaCtx *c, GError **error)
@@ -386,15 +393,15 @@ nl_cuda_ctx_workspace (NlCudaCtx *c, size_t nbytes, GError **error)
   if (c->ws == NULL || nbytes > c->ws_size)
     {
       /* Releasing the old buffer at once is safe although kernels queued
-       * on the stream may still use it: the pool is stream-ordered and
+       * on the stream may still use it: the allocator is stream-ordered and
        * this context has one stream, so whatever takes the block next runs
        * after them. */
-      nl_pool_release (c->pool, c->ws);
+      nl_device_allocator_release (c->allocator, c->ws);
       c->ws = NULL;
       c->ws_size = 0;
-      c->ws = nl_pool_alloc (c->pool, nbytes, "the CUDA workspace", error);
+      c->ws = nl_device_allocator_alloc (c->allocator, nbytes, "the CUDA workspace", error);
       if (c->ws)
-        c->ws_size = nl_pool_round (nbytes);
+        c->ws_size = nl_device_allocator_round (nbytes);
     }
   p = c->ws;
   g_mutex_unlock (&c->ws_lock);
@@ -405,14 +412,14 @@ void *
 nl_cuda_alloc (NlCudaCtx *c, size_t nbytes, const char *what, GError **error)
 {
   g_return_val_if_fail (c != NULL, NULL);
-  return nl_pool_alloc (c->pool, nbytes, what, error);
+  return nl_device_allocator_alloc (c->allocator, nbytes, what, error);
 }
 
 void
 nl_cuda_release (NlCudaCtx *c, void *ptr)
 {
   if (c && ptr)
-    nl_pool_release (c->pool, ptr);
+    nl_device_allocator_release (c->allocator, ptr);
 }
 
 /* ---- copies ---- */
@@ -423,23 +430,23 @@ nl_cuda_release (NlCudaCtx *c, void *ptr)
  * waits for the stream, so the host can read dst when this returns (it is
  * how results come back; the wait is what makes that safe, pinned or not). */
 gboolean
-nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind, GError **error)
+nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCopyKind kind, GError **error)
 {
   static const enum cudaMemcpyKind kinds[] = {
-    [NL_CUDA_H2D] = cudaMemcpyHostToDevice,
-    [NL_CUDA_D2H] = cudaMemcpyDeviceToHost,
-    [NL_CUDA_D2D] = cudaMemcpyDeviceToDevice,
-    [NL_CUDA_D2H_ASYNC] = cudaMemcpyDeviceToHost,
+    [NL_COPY_HOST_TO_DEVICE] = cudaMemcpyHostToDevice,
+    [NL_COPY_DEVICE_TO_HOST] = cudaMemcpyDeviceToHost,
+    [NL_COPY_DEVICE_TO_DEVICE] = cudaMemcpyDeviceToDevice,
+    [NL_COPY_DEVICE_TO_HOST_ASYNC] = cudaMemcpyDeviceToHost,
   };
   static const char *const names[] = {
-    [NL_CUDA_H2D] = "copy to the device",
-    [NL_CUDA_D2H] = "copy from the device",
-    [NL_CUDA_D2D] = "copy on the device",
-    [NL_CUDA_D2H_ASYNC] = "copy from the device",
+    [NL_COPY_HOST_TO_DEVICE] = "copy to the device",
+    [NL_COPY_DEVICE_TO_HOST] = "copy from the device",
+    [NL_COPY_DEVICE_TO_DEVICE] = "copy on the device",
+    [NL_COPY_DEVICE_TO_HOST_ASYNC] = "copy from the device",
   };
 
   g_return_val_if_fail (c != NULL, FALSE);
-  g_return_val_if_fail ((unsigned) kind <= NL_CUDA_D2H_ASYNC, FALSE);
+  g_return_val_if_fail ((unsigned) kind <= NL_COPY_DEVICE_TO_HOST_ASYNC, FALSE);
   /* a thread that never ran a kernel may have another device current */
   if (!nl_cuda_ctx_enter (c, error))
     return FALSE;
@@ -448,7 +455,7 @@ nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCop
   g_return_val_if_fail (dst != NULL && src != NULL, FALSE);
   if (!nl_cuda_check (cudaMemcpyAsync (dst, src, nbytes, kinds[kind], c->stream), names[kind], error))
     return FALSE;
-  if (kind == NL_CUDA_D2H)
+  if (kind == NL_COPY_DEVICE_TO_HOST)
     return nl_cuda_sync (c, error);
   return TRUE;
 }

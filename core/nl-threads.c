@@ -1,8 +1,6 @@
-/* nl-threads.c — one thread count for the engine: every kernel threads
- * with OpenMP (oneDNN's sgemm included), one pool for the process. */
-#include "ops/nl-op.h"
+/* nl-threads.c — the process-wide OpenMP thread count (nl-threads.h). */
+#include "core/nl-threads.h"
 
-#include <dnnl.h>
 #include <omp.h>
 
 static int n_threads = 0;

@@ -1,18 +1,18 @@
-/* test-engine.c — the dependency scheduler. Ordering is checked against a
+/* test-scheduler.c — the dependency scheduler. Ordering is checked against a
  * sequential replay in push order (each op carries the values it must see);
  * parallelism is proved by rendezvous between ops (timeouts only guard
  * against hanging); priorities, async completion from other threads, error
  * propagation and once-only reporting, var deletion and shutdown with
  * pending work. Every test runs inline (0 workers) and with a worker pool.
- * `test-engine -m perf` adds a push-overhead benchmark. */
+ * `test-scheduler -m perf` adds a push-overhead benchmark. */
 #include <string.h>
 
-#include "engine/nl-engine.h"
+#include "engine/nl-scheduler.h"
 
 #define N_WORKERS 3
 #define TIMEOUT_S 10.0
 
-#define TEST_ERROR (g_quark_from_static_string ("test-engine-error"))
+#define TEST_ERROR (g_quark_from_static_string ("test-scheduler-error"))
 
 static int n_destroyed; /* atomic; reset by each test */
 
@@ -29,12 +29,12 @@ count_destroy_free (gpointer data)
   g_atomic_int_inc (&n_destroyed);
 }
 
-static NlEngine *
+static NlScheduler *
 mode_engine (gconstpointer mode)
 {
   n_destroyed = 0;
-  NlEngine *e = nl_engine_new (GPOINTER_TO_INT (mode));
-  g_assert_cmpint (nl_engine_n_workers (e), ==, GPOINTER_TO_INT (mode));
+  NlScheduler *e = nl_scheduler_new (GPOINTER_TO_INT (mode));
+  g_assert_cmpint (nl_scheduler_n_workers (e), ==, GPOINTER_TO_INT (mode));
   return e;
 }
 
@@ -183,8 +183,8 @@ hz_run (gpointer data, GError **error)
 static void
 test_hazards (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *v = nl_engine_new_var (e, "v");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *v = nl_scheduler_new_var (e, "v");
   GRand *rand = g_rand_new_with_seed (7);
   memset (&hz, 0, sizeof hz);
   int n = 3000, writers = 0;
@@ -195,16 +195,16 @@ test_hazards (gconstpointer mode)
       op->expect_version = writers;
       writers += op->write;
       if (op->write)
-        nl_engine_push (e, "hz write", hz_run, op, g_free, NULL, 0, &v, 1, 0);
+        nl_scheduler_push (e, "hz write", hz_run, op, g_free, NULL, 0, &v, 1, 0);
       else
-        nl_engine_push (e, "hz read", hz_run, op, g_free, &v, 1, NULL, 0, g_rand_int_range (rand, -2, 3));
+        nl_scheduler_push (e, "hz read", hz_run, op, g_free, &v, 1, NULL, 0, g_rand_int_range (rand, -2, 3));
     }
-  g_assert_true (nl_engine_wait_for_var (e, v, NULL));
+  g_assert_true (nl_scheduler_wait_for_var (e, v, NULL));
   g_assert_cmpint (hz.ran, ==, n);
   g_assert_cmpint (hz.bad, ==, 0);
   g_assert_cmpint (hz.version, ==, writers);
   g_rand_free (rand);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- randomised stress against a sequential replay ----------------------- */
@@ -222,7 +222,7 @@ static struct {
   guint64 cur[ST_VARS];
   int readers[ST_VARS], writers[ST_VARS];
   int bad, ran;
-  NlEngine *e;
+  NlScheduler *e;
   /* two completer threads fed by a queue (not GThreadPool: its internal
    * locking is invisible to ThreadSanitizer) */
   GMutex lock;
@@ -301,7 +301,7 @@ st_completer (gpointer data)
         }
       g_mutex_unlock (&st.lock);
       st_body (job->op);
-      nl_engine_complete (st.e, job->token, NULL);
+      nl_scheduler_complete (st.e, job->token, NULL);
       g_free (job);
       g_mutex_lock (&st.lock);
     }
@@ -310,7 +310,7 @@ st_completer (gpointer data)
 }
 
 static void
-st_async (NlEngine *e, gpointer data, gpointer token)
+st_async (NlScheduler *e, gpointer data, gpointer token)
 {
   StJob *job = g_new (StJob, 1);
   job->op = data;
@@ -338,7 +338,7 @@ pick_unused (GRand *rand, const int *used, int n_used)
 static void
 test_stress (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
+  NlScheduler *e = mode_engine (mode);
   NlVar *vars[ST_VARS];
   guint64 sim[ST_VARS];
   memset (&st, 0, sizeof st);
@@ -351,7 +351,7 @@ test_stress (gconstpointer mode)
     {
       char name[16];
       g_snprintf (name, sizeof name, "v%d", i);
-      vars[i] = nl_engine_new_var (e, name);
+      vars[i] = nl_scheduler_new_var (e, name);
       sim[i] = st.cur[i] = mix (1000 + i);
     }
   GRand *rand = g_rand_new_with_seed (1234);
@@ -377,7 +377,7 @@ test_stress (gconstpointer mode)
           sim[op->w[i]] = op->new_w[i] = mix (sum * 31 + op->w[i]);
         }
 
-      /* the engine's lists, sometimes with duplicates */
+      /* the scheduler's lists, sometimes with duplicates */
       NlVar *rv[4], *wv[3];
       int nr = 0, nw = 0;
       for (int i = 0; i < op->n_r; i++)
@@ -392,19 +392,19 @@ test_stress (gconstpointer mode)
       if (g_rand_int_range (rand, 0, 10) == 0)
         {
           n_async++;
-          nl_engine_push_async (e, "st async", st_async, op, count_destroy_free, rv, nr, wv, nw, prio);
+          nl_scheduler_push_async (e, "st async", st_async, op, count_destroy_free, rv, nr, wv, nw, prio);
         }
       else
-        nl_engine_push (e, "st sync", st_sync, op, count_destroy_free, rv, nr, wv, nw, prio);
+        nl_scheduler_push (e, "st sync", st_sync, op, count_destroy_free, rv, nr, wv, nw, prio);
 
       if (k % 250 == 249)
         {
           int v = g_rand_int_range (rand, 0, ST_VARS);
-          g_assert_true (nl_engine_wait_for_var (e, vars[v], NULL));
+          g_assert_true (nl_scheduler_wait_for_var (e, vars[v], NULL));
           g_assert_cmpuint (st.cur[v], ==, sim[v]);
         }
     }
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   g_assert_cmpint (st.ran, ==, ST_OPS);
   g_assert_cmpint (st.bad, ==, 0);
   g_assert_cmpint (g_atomic_int_get (&n_destroyed), ==, ST_OPS);
@@ -420,7 +420,7 @@ test_stress (gconstpointer mode)
   g_mutex_clear (&st.lock);
   g_cond_clear (&st.cond);
   g_rand_free (rand);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- parallelism: ops that can only finish if they overlap ---------------- */
@@ -463,15 +463,15 @@ meet_run (gpointer data, GError **error)
 
 /* Push two meet ops with the given lists; return how many met the other. */
 static int
-meet_pair (NlEngine *e, double timeout, NlVar *r1, NlVar *w1, NlVar *r2, NlVar *w2)
+meet_pair (NlScheduler *e, double timeout, NlVar *r1, NlVar *w1, NlVar *r2, NlVar *w2)
 {
   Rendezvous rv = { 0 };
   g_mutex_init (&rv.m);
   g_cond_init (&rv.c);
   Meet a = { &rv, timeout, 0 }, b = { &rv, timeout, 0 };
-  nl_engine_push (e, "meet a", meet_run, &a, NULL, &r1, r1 != NULL, &w1, w1 != NULL, 0);
-  nl_engine_push (e, "meet b", meet_run, &b, NULL, &r2, r2 != NULL, &w2, w2 != NULL, 0);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  nl_scheduler_push (e, "meet a", meet_run, &a, NULL, &r1, r1 != NULL, &w1, w1 != NULL, 0);
+  nl_scheduler_push (e, "meet b", meet_run, &b, NULL, &r2, r2 != NULL, &w2, w2 != NULL, 0);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   g_mutex_clear (&rv.m);
   g_cond_clear (&rv.c);
   return a.met + b.met;
@@ -480,19 +480,19 @@ meet_pair (NlEngine *e, double timeout, NlVar *r1, NlVar *w1, NlVar *r2, NlVar *
 static void
 test_parallel (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *a = nl_engine_new_var (e, "a"), *b = nl_engine_new_var (e, "b");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *a = nl_scheduler_new_var (e, "a"), *b = nl_scheduler_new_var (e, "b");
   /* independent ops overlap */
   g_assert_cmpint (meet_pair (e, TIMEOUT_S, NULL, a, NULL, b), ==, 2);
   /* readers of one var overlap, also when granted together after a writer */
-  nl_engine_push (e, "w", noop_run, NULL, NULL, NULL, 0, &a, 1, 0);
+  nl_scheduler_push (e, "w", noop_run, NULL, NULL, NULL, 0, &a, 1, 0);
   g_assert_cmpint (meet_pair (e, TIMEOUT_S, a, b, a, NULL), ==, 2);
   /* a writer excludes everything else on its var: neither can meet the
    * other (a correct engine makes this pass whatever the timing) */
   g_assert_cmpint (meet_pair (e, 0.05, NULL, a, NULL, a), ==, 0);
   g_assert_cmpint (meet_pair (e, 0.05, a, NULL, NULL, a), ==, 0);
   g_assert_cmpint (meet_pair (e, 0.05, NULL, a, a, b), ==, 0);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- priority ------------------------------------------------------------ */
@@ -539,7 +539,7 @@ static gpointer held_token;
 static Latch held_latch;
 
 static void
-hold_async (NlEngine *e, gpointer data, gpointer token)
+hold_async (NlScheduler *e, gpointer data, gpointer token)
 {
   g_atomic_pointer_set (&held_token, token);
   latch_inc (&held_latch);
@@ -548,27 +548,27 @@ hold_async (NlEngine *e, gpointer data, gpointer token)
 static void
 test_priority_one_worker (void)
 {
-  NlEngine *e = nl_engine_new (1);
-  NlVar *x = nl_engine_new_var (e, "x"), *vs[G_N_ELEMENTS (prios)];
+  NlScheduler *e = nl_scheduler_new (1);
+  NlVar *x = nl_scheduler_new_var (e, "x"), *vs[G_N_ELEMENTS (prios)];
   order_log = g_array_new (FALSE, FALSE, sizeof (int));
   Blocker b;
   latch_init (&b.started);
   latch_init (&b.gate);
-  nl_engine_push (e, "blocker", blocker_run, &b, NULL, NULL, 0, &x, 1, -100);
+  nl_scheduler_push (e, "blocker", blocker_run, &b, NULL, NULL, 0, &x, 1, -100);
   g_assert_true (latch_wait (&b.started, 1, TIMEOUT_S));
   /* the only worker is busy: these all sit in the ready queue */
   for (guint i = 0; i < G_N_ELEMENTS (prios); i++)
     {
-      vs[i] = nl_engine_new_var (e, "p");
-      nl_engine_push (e, "p", log_run, GINT_TO_POINTER (i), NULL, NULL, 0, &vs[i], 1, prios[i]);
+      vs[i] = nl_scheduler_new_var (e, "p");
+      nl_scheduler_push (e, "p", log_run, GINT_TO_POINTER (i), NULL, NULL, 0, &vs[i], 1, prios[i]);
     }
   latch_inc (&b.gate);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   check_prio_order ();
   g_array_free (order_log, TRUE);
   latch_clear (&b.started);
   latch_clear (&b.gate);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* Ops waiting on one async writer become ready together when it completes. */
@@ -576,27 +576,27 @@ static void
 test_priority_release (gconstpointer mode)
 {
   int n_workers = GPOINTER_TO_INT (mode) > 0 ? 1 : 0; /* one worker keeps the order total */
-  NlEngine *e = nl_engine_new (n_workers);
-  NlVar *x = nl_engine_new_var (e, "x");
+  NlScheduler *e = nl_scheduler_new (n_workers);
+  NlVar *x = nl_scheduler_new_var (e, "x");
   order_log = g_array_new (FALSE, FALSE, sizeof (int));
   latch_init (&held_latch);
-  nl_engine_push_async (e, "hold", hold_async, NULL, NULL, NULL, 0, &x, 1, 0);
+  nl_scheduler_push_async (e, "hold", hold_async, NULL, NULL, NULL, 0, &x, 1, 0);
   g_assert_true (latch_wait (&held_latch, 1, TIMEOUT_S));
   for (guint i = 0; i < G_N_ELEMENTS (prios); i++)
-    nl_engine_push (e, "p", log_run, GINT_TO_POINTER (i), NULL, &x, 1, NULL, 0, prios[i]);
+    nl_scheduler_push (e, "p", log_run, GINT_TO_POINTER (i), NULL, &x, 1, NULL, 0, prios[i]);
   g_assert_cmpuint (order_log->len, ==, 0);
-  nl_engine_complete (e, g_atomic_pointer_get (&held_token), NULL);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  nl_scheduler_complete (e, g_atomic_pointer_get (&held_token), NULL);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   check_prio_order ();
   g_array_free (order_log, TRUE);
   latch_clear (&held_latch);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- async ops completed from other threads ------------------------------ */
 
 typedef struct {
-  NlEngine *e;
+  NlScheduler *e;
   gpointer token;
   int *val;
   int expect, set_to; /* set_to < 0: a reader */
@@ -613,12 +613,12 @@ ajob_thread (gpointer data)
     g_atomic_int_inc (j->bad);
   if (j->set_to >= 0)
     g_atomic_int_set (j->val, j->set_to);
-  nl_engine_complete (j->e, j->token, NULL);
+  nl_scheduler_complete (j->e, j->token, NULL);
   return NULL;
 }
 
 static void
-ajob_start (NlEngine *e, gpointer data, gpointer token)
+ajob_start (NlScheduler *e, gpointer data, gpointer token)
 {
   AJob *j = data;
   j->e = e;
@@ -640,16 +640,16 @@ check_run (gpointer data, GError **error)
 }
 
 static void
-complete_now (NlEngine *e, gpointer data, gpointer token)
+complete_now (NlScheduler *e, gpointer data, gpointer token)
 {
-  nl_engine_complete (e, token, NULL);
+  nl_scheduler_complete (e, token, NULL);
 }
 
 static void
 test_async (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *v = nl_engine_new_var (e, "v");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *v = nl_scheduler_new_var (e, "v");
   GRand *rand = g_rand_new_with_seed (99);
   int val = 0, bad = 0, n = 40;
   AJob *jobs = g_new0 (AJob, 2 * n);
@@ -662,20 +662,20 @@ test_async (gconstpointer mode)
       *r = (AJob) { .val = &val, .expect = i + 1, .set_to = -1, .bad = &bad,
                     .delay_us = g_rand_int_range (rand, 0, 400) };
       checks[i] = (Check) { &val, i + 1, &bad };
-      nl_engine_push_async (e, "async write", ajob_start, w, count_destroy, NULL, 0, &v, 1, 0);
+      nl_scheduler_push_async (e, "async write", ajob_start, w, count_destroy, NULL, 0, &v, 1, 0);
       /* an async and a sync reader, both after the write and before the next */
-      nl_engine_push_async (e, "async read", ajob_start, r, count_destroy, &v, 1, NULL, 0, 0);
-      nl_engine_push (e, "sync read", check_run, &checks[i], count_destroy, &v, 1, NULL, 0, 0);
+      nl_scheduler_push_async (e, "async read", ajob_start, r, count_destroy, &v, 1, NULL, 0, 0);
+      nl_scheduler_push (e, "sync read", check_run, &checks[i], count_destroy, &v, 1, NULL, 0, 0);
     }
-  g_assert_true (nl_engine_wait_for_var (e, v, NULL));
+  g_assert_true (nl_scheduler_wait_for_var (e, v, NULL));
   g_assert_cmpint (g_atomic_int_get (&val), ==, n);
   g_assert_cmpint (bad, ==, 0);
   g_assert_cmpint (g_atomic_int_get (&n_destroyed), ==, 3 * n);
 
   /* an async op that completes before its function returns */
-  nl_engine_push_async (e, "instant", complete_now, NULL, NULL, NULL, 0, &v, 1, 0);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
-  nl_engine_free (e);
+  nl_scheduler_push_async (e, "instant", complete_now, NULL, NULL, NULL, 0, &v, 1, 0);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
+  nl_scheduler_free (e);
   join_spawned ();
   g_free (jobs);
   g_free (checks);
@@ -685,7 +685,7 @@ test_async (gconstpointer mode)
 /* ---- errors -------------------------------------------------------------- */
 
 typedef struct {
-  NlEngine *e;
+  NlScheduler *e;
   gpointer token;
   GError *err;
 } FailJob;
@@ -695,12 +695,12 @@ failjob_thread (gpointer data)
 {
   FailJob *j = data;
   g_usleep (2000);
-  nl_engine_complete (j->e, j->token, j->err);
+  nl_scheduler_complete (j->e, j->token, j->err);
   return NULL;
 }
 
 static void
-failjob_start (NlEngine *e, gpointer data, gpointer token)
+failjob_start (NlScheduler *e, gpointer data, gpointer token)
 {
   FailJob *j = data;
   j->e = e;
@@ -726,31 +726,31 @@ assert_error (GError *err, GQuark domain, int code, const char *msg)
 static void
 test_errors (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *a = nl_engine_new_var (e, "a"), *b = nl_engine_new_var (e, "b");
-  NlVar *c = nl_engine_new_var (e, "c"), *d = nl_engine_new_var (e, "d");
-  NlVar *x = nl_engine_new_var (e, "x");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *a = nl_scheduler_new_var (e, "a"), *b = nl_scheduler_new_var (e, "b");
+  NlVar *c = nl_scheduler_new_var (e, "c"), *d = nl_scheduler_new_var (e, "d");
+  NlVar *x = nl_scheduler_new_var (e, "x");
   enum { F, K, G, H, R, U, V, G2, F2, RA, P, X1, Y1, NOPS };
   int ran[NOPS] = { 0 }, pushed = 0;
   GError *err = NULL;
 
   /* F fails writing a; everything downstream of a is skipped */
-  nl_engine_push (e, "F", fail_run, &ran[F], count_destroy, NULL, 0, &a, 1, 0);
-  nl_engine_push (e, "K", mark_run, &ran[K], count_destroy, NULL, 0, &a, 1, 0);
-  nl_engine_push (e, "G", mark_run, &ran[G], count_destroy, &a, 1, &b, 1, 0);
-  nl_engine_push (e, "H", mark_run, &ran[H], count_destroy, &b, 1, &c, 1, 5);
-  nl_engine_push (e, "R", mark_run, &ran[R], count_destroy, &c, 1, NULL, 0, 0);
-  nl_engine_push (e, "U", mark_run, &ran[U], count_destroy, NULL, 0, &d, 1, 0);
-  nl_engine_push (e, "V", mark_run, &ran[V], count_destroy, &d, 1, &x, 1, 0);
+  nl_scheduler_push (e, "F", fail_run, &ran[F], count_destroy, NULL, 0, &a, 1, 0);
+  nl_scheduler_push (e, "K", mark_run, &ran[K], count_destroy, NULL, 0, &a, 1, 0);
+  nl_scheduler_push (e, "G", mark_run, &ran[G], count_destroy, &a, 1, &b, 1, 0);
+  nl_scheduler_push (e, "H", mark_run, &ran[H], count_destroy, &b, 1, &c, 1, 5);
+  nl_scheduler_push (e, "R", mark_run, &ran[R], count_destroy, &c, 1, NULL, 0, 0);
+  nl_scheduler_push (e, "U", mark_run, &ran[U], count_destroy, NULL, 0, &d, 1, 0);
+  nl_scheduler_push (e, "V", mark_run, &ran[V], count_destroy, &d, 1, &x, 1, 0);
   pushed += 7;
-  g_assert_false (nl_engine_wait_for_var (e, c, &err));
+  g_assert_false (nl_scheduler_wait_for_var (e, c, &err));
   assert_error (err, TEST_ERROR, 42, "op 'F' failed: boom");
   g_clear_error (&err);
   /* reported once: clean on every var it reached */
-  g_assert_true (nl_engine_wait_for_var (e, c, &err));
-  g_assert_true (nl_engine_wait_for_var (e, a, &err));
-  g_assert_true (nl_engine_wait_for_var (e, b, &err));
-  g_assert_true (nl_engine_wait_for_all (e, &err));
+  g_assert_true (nl_scheduler_wait_for_var (e, c, &err));
+  g_assert_true (nl_scheduler_wait_for_var (e, a, &err));
+  g_assert_true (nl_scheduler_wait_for_var (e, b, &err));
+  g_assert_true (nl_scheduler_wait_for_all (e, &err));
   g_assert_no_error (err);
   g_assert_cmpint (g_atomic_int_get (&n_destroyed), ==, pushed);
   g_assert_cmpint (ran[F], ==, 1);
@@ -758,62 +758,62 @@ test_errors (gconstpointer mode)
   g_assert_cmpint (ran[U], ==, 1);
   g_assert_cmpint (ran[V], ==, 1);
   /* the vars work again */
-  nl_engine_push (e, "G2", mark_run, &ran[G2], count_destroy, &a, 1, &b, 1, 0);
+  nl_scheduler_push (e, "G2", mark_run, &ran[G2], count_destroy, &a, 1, &b, 1, 0);
   pushed++;
-  g_assert_true (nl_engine_wait_for_var (e, b, NULL));
+  g_assert_true (nl_scheduler_wait_for_var (e, b, NULL));
   g_assert_cmpint (ran[G2], ==, 1);
 
   /* a failing op does not poison what it only reads */
-  nl_engine_push (e, "F2", fail_run, &ran[F2], count_destroy, &a, 1, &b, 1, 0);
-  nl_engine_push (e, "RA", mark_run, &ran[RA], count_destroy, NULL, 0, &a, 1, 0);
+  nl_scheduler_push (e, "F2", fail_run, &ran[F2], count_destroy, &a, 1, &b, 1, 0);
+  nl_scheduler_push (e, "RA", mark_run, &ran[RA], count_destroy, NULL, 0, &a, 1, 0);
   pushed += 2;
-  g_assert_true (nl_engine_wait_for_var (e, a, NULL));
+  g_assert_true (nl_scheduler_wait_for_var (e, a, NULL));
   g_assert_cmpint (ran[RA], ==, 1);
-  g_assert_false (nl_engine_wait_for_var (e, b, &err));
+  g_assert_false (nl_scheduler_wait_for_var (e, b, &err));
   assert_error (err, TEST_ERROR, 42, "op 'F2' failed: boom");
   g_clear_error (&err);
 
   /* an async op failing from another thread; found by wait_for_all, once */
   FailJob fj = { .err = g_error_new (TEST_ERROR, 7, "late %d", 7) };
-  nl_engine_push_async (e, "async fail", failjob_start, &fj, count_destroy, &d, 1, &a, 1, 0);
-  nl_engine_push (e, "P", mark_run, &ran[P], count_destroy, &a, 1, &b, 1, 0);
+  nl_scheduler_push_async (e, "async fail", failjob_start, &fj, count_destroy, &d, 1, &a, 1, 0);
+  nl_scheduler_push (e, "P", mark_run, &ran[P], count_destroy, &a, 1, &b, 1, 0);
   pushed += 2;
-  g_assert_false (nl_engine_wait_for_all (e, &err));
+  g_assert_false (nl_scheduler_wait_for_all (e, &err));
   assert_error (err, TEST_ERROR, 7, "op 'async fail' failed: late 7");
   g_clear_error (&err);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
-  g_assert_true (nl_engine_wait_for_var (e, b, NULL));
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
+  g_assert_true (nl_scheduler_wait_for_var (e, b, NULL));
   g_assert_cmpint (ran[P], ==, 0);
 
   /* two failures: wait_for_all reports the first and counts the other */
-  nl_engine_push (e, "X1", fail_run, &ran[X1], count_destroy, NULL, 0, &a, 1, 0);
-  nl_engine_push (e, "Y1", fail_run, &ran[Y1], count_destroy, &x, 1, &d, 1, 0);
+  nl_scheduler_push (e, "X1", fail_run, &ran[X1], count_destroy, NULL, 0, &a, 1, 0);
+  nl_scheduler_push (e, "Y1", fail_run, &ran[Y1], count_destroy, &x, 1, &d, 1, 0);
   pushed += 2;
-  g_assert_false (nl_engine_wait_for_all (e, &err));
+  g_assert_false (nl_scheduler_wait_for_all (e, &err));
   g_assert_true (g_str_has_prefix (err->message, "op '"));
   g_assert_true (g_str_has_suffix (err->message, "' failed: boom (and 1 more failed op(s))"));
   g_clear_error (&err);
-  g_assert_true (nl_engine_wait_for_var (e, a, NULL));
-  g_assert_true (nl_engine_wait_for_var (e, d, NULL));
+  g_assert_true (nl_scheduler_wait_for_var (e, a, NULL));
+  g_assert_true (nl_scheduler_wait_for_var (e, d, NULL));
 
   /* FALSE without an error still fails, with a message */
-  nl_engine_push (e, "lazy", lazy_run, NULL, count_destroy, NULL, 0, &c, 1, 0);
+  nl_scheduler_push (e, "lazy", lazy_run, NULL, count_destroy, NULL, 0, &c, 1, 0);
   pushed++;
-  g_assert_false (nl_engine_wait_for_var (e, c, &err));
-  assert_error (err, NL_ENGINE_ERROR, NL_ENGINE_ERROR_FAILED,
+  g_assert_false (nl_scheduler_wait_for_var (e, c, &err));
+  assert_error (err, NL_SCHEDULER_ERROR, NL_SCHEDULER_ERROR_FAILED,
                 "op 'lazy' failed: returned FALSE without an error");
   g_clear_error (&err);
 
   /* a failure with no outputs is still reported by wait_for_all */
-  nl_engine_push (e, "lonely", fail_run, NULL, count_destroy, &c, 1, NULL, 0, 0);
+  nl_scheduler_push (e, "lonely", fail_run, NULL, count_destroy, &c, 1, NULL, 0, 0);
   pushed++;
-  g_assert_true (nl_engine_wait_for_var (e, c, NULL));
-  g_assert_false (nl_engine_wait_for_all (e, &err));
+  g_assert_true (nl_scheduler_wait_for_var (e, c, NULL));
+  g_assert_false (nl_scheduler_wait_for_all (e, &err));
   assert_error (err, TEST_ERROR, 42, "op 'lonely' failed: boom");
   g_clear_error (&err);
 
   g_assert_cmpint (g_atomic_int_get (&n_destroyed), ==, pushed);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
   join_spawned ();
 }
 
@@ -822,37 +822,37 @@ test_errors (gconstpointer mode)
 static void
 test_error_report_order (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *a = nl_engine_new_var (e, "a"), *b = nl_engine_new_var (e, "b");
-  NlVar *c = nl_engine_new_var (e, "c");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *a = nl_scheduler_new_var (e, "a"), *b = nl_scheduler_new_var (e, "b");
+  NlVar *c = nl_scheduler_new_var (e, "c");
   int ran_c = 0, ran_g = 0, ran_g3 = 0;
   GError *err = NULL;
   latch_init (&held_latch);
-  nl_engine_push_async (e, "hold", hold_async, NULL, count_destroy, NULL, 0, &b, 1, 0);
+  nl_scheduler_push_async (e, "hold", hold_async, NULL, count_destroy, NULL, 0, &b, 1, 0);
   g_assert_true (latch_wait (&held_latch, 1, TIMEOUT_S));
-  nl_engine_push (e, "F", fail_run, NULL, count_destroy, NULL, 0, &a, 1, 0);
-  nl_engine_push (e, "C", mark_run, &ran_c, count_destroy, &a, 1, &c, 1, 0);
-  nl_engine_push (e, "G", mark_run, &ran_g, count_destroy, &c, 1, &b, 1, 0);
-  g_assert_false (nl_engine_wait_for_var (e, a, &err));
+  nl_scheduler_push (e, "F", fail_run, NULL, count_destroy, NULL, 0, &a, 1, 0);
+  nl_scheduler_push (e, "C", mark_run, &ran_c, count_destroy, &a, 1, &c, 1, 0);
+  nl_scheduler_push (e, "G", mark_run, &ran_g, count_destroy, &c, 1, &b, 1, 0);
+  g_assert_false (nl_scheduler_wait_for_var (e, a, &err));
   assert_error (err, TEST_ERROR, 42, "op 'F' failed: boom");
   g_clear_error (&err);
-  nl_engine_push (e, "G3", mark_run, &ran_g3, count_destroy, &c, 1, &b, 1, 0);
-  nl_engine_complete (e, g_atomic_pointer_get (&held_token), NULL);
-  g_assert_true (nl_engine_wait_for_var (e, b, &err));
+  nl_scheduler_push (e, "G3", mark_run, &ran_g3, count_destroy, &c, 1, &b, 1, 0);
+  nl_scheduler_complete (e, g_atomic_pointer_get (&held_token), NULL);
+  g_assert_true (nl_scheduler_wait_for_var (e, b, &err));
   g_assert_no_error (err);
   g_assert_cmpint (ran_c + ran_g, ==, 0);
   g_assert_cmpint (ran_g3, ==, 1);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   g_assert_cmpint (g_atomic_int_get (&n_destroyed), ==, 5);
   latch_clear (&held_latch);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- delete_var ---------------------------------------------------------- */
 
 typedef struct {
   int finished, deleted, saw_finished, n_deletes, bad; /* atomic */
-  NlEngine *e;
+  NlScheduler *e;
 } Del;
 
 static void
@@ -873,7 +873,7 @@ del_sync_reader (gpointer data, GError **error)
 
 typedef struct {
   Del *s;
-  NlEngine *e;
+  NlScheduler *e;
   gpointer token;
 } DelJob;
 
@@ -882,13 +882,13 @@ del_thread (gpointer data)
 {
   DelJob *j = data;
   del_reader_body (j->s);
-  nl_engine_complete (j->e, j->token, NULL);
+  nl_scheduler_complete (j->e, j->token, NULL);
   g_free (j);
   return NULL;
 }
 
 static void
-del_async_reader (NlEngine *e, gpointer data, gpointer token)
+del_async_reader (NlScheduler *e, gpointer data, gpointer token)
 {
   DelJob *j = g_new (DelJob, 1);
   *j = (DelJob) { data, e, token };
@@ -907,20 +907,20 @@ on_delete (gpointer data)
 static void
 test_delete_var (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *v = nl_engine_new_var (e, "v"), *u = nl_engine_new_var (e, "u");
-  NlVar *w = nl_engine_new_var (e, "w"), *z = nl_engine_new_var (e, "z");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *v = nl_scheduler_new_var (e, "v"), *u = nl_scheduler_new_var (e, "u");
+  NlVar *w = nl_scheduler_new_var (e, "w"), *z = nl_scheduler_new_var (e, "z");
   Del s = { 0 };
   int ran_u = 0;
-  nl_engine_push (e, "write v", noop_run, NULL, NULL, NULL, 0, &v, 1, 0);
-  nl_engine_push (e, "sync read", del_sync_reader, &s, NULL, &v, 1, NULL, 0, 0);
-  nl_engine_push_async (e, "async read", del_async_reader, &s, NULL, &v, 1, NULL, 0, 0);
-  nl_engine_push_async (e, "async read", del_async_reader, &s, NULL, &v, 1, NULL, 0, 0);
-  nl_engine_push (e, "sync read", del_sync_reader, &s, NULL, &v, 1, &u, 1, 0);
-  nl_engine_delete_var (e, v, on_delete, &s);
-  nl_engine_delete_var (e, w, NULL, NULL);
-  nl_engine_push (e, "after", mark_run, &ran_u, NULL, &u, 1, NULL, 0, 0);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  nl_scheduler_push (e, "write v", noop_run, NULL, NULL, NULL, 0, &v, 1, 0);
+  nl_scheduler_push (e, "sync read", del_sync_reader, &s, NULL, &v, 1, NULL, 0, 0);
+  nl_scheduler_push_async (e, "async read", del_async_reader, &s, NULL, &v, 1, NULL, 0, 0);
+  nl_scheduler_push_async (e, "async read", del_async_reader, &s, NULL, &v, 1, NULL, 0, 0);
+  nl_scheduler_push (e, "sync read", del_sync_reader, &s, NULL, &v, 1, &u, 1, 0);
+  nl_scheduler_delete_var (e, v, on_delete, &s);
+  nl_scheduler_delete_var (e, w, NULL, NULL);
+  nl_scheduler_push (e, "after", mark_run, &ran_u, NULL, &u, 1, NULL, 0, 0);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   g_assert_cmpint (s.n_deletes, ==, 1);
   g_assert_cmpint (s.saw_finished, ==, 4);
   g_assert_cmpint (s.bad, ==, 0);
@@ -928,21 +928,21 @@ test_delete_var (gconstpointer mode)
 
   /* deleting a poisoned var still deletes; the failure is still reported */
   Del s2 = { 0 };
-  nl_engine_push (e, "Fz", fail_run, NULL, NULL, NULL, 0, &z, 1, 0);
-  nl_engine_delete_var (e, z, on_delete, &s2);
+  nl_scheduler_push (e, "Fz", fail_run, NULL, NULL, NULL, 0, &z, 1, 0);
+  nl_scheduler_delete_var (e, z, on_delete, &s2);
   GError *err = NULL;
-  g_assert_false (nl_engine_wait_for_all (e, &err));
+  g_assert_false (nl_scheduler_wait_for_all (e, &err));
   assert_error (err, TEST_ERROR, 42, "op 'Fz' failed: boom");
   g_clear_error (&err);
   g_assert_cmpint (s2.n_deletes, ==, 1);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
   join_spawned ();
 }
 
 /* ---- wait_for_var waits for readers too ---------------------------------- */
 
 typedef struct {
-  NlEngine *e;
+  NlScheduler *e;
   NlVar *v;
   int reader_done, returned, ok; /* atomic */
 } Waiter;
@@ -951,7 +951,7 @@ static gpointer
 waiter_thread (gpointer data)
 {
   Waiter *w = data;
-  gboolean ok = nl_engine_wait_for_var (w->e, w->v, NULL);
+  gboolean ok = nl_scheduler_wait_for_var (w->e, w->v, NULL);
   g_atomic_int_set (&w->ok, ok && g_atomic_int_get (&w->reader_done));
   g_atomic_int_set (&w->returned, 1);
   return NULL;
@@ -960,21 +960,21 @@ waiter_thread (gpointer data)
 static void
 test_wait_readers (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *v = nl_engine_new_var (e, "v");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *v = nl_scheduler_new_var (e, "v");
   Waiter w = { e, v, 0, 0, 0 };
   latch_init (&held_latch);
-  nl_engine_push_async (e, "slow reader", hold_async, NULL, NULL, &v, 1, NULL, 0, 0);
+  nl_scheduler_push_async (e, "slow reader", hold_async, NULL, NULL, &v, 1, NULL, 0, 0);
   g_assert_true (latch_wait (&held_latch, 1, TIMEOUT_S));
   GThread *t = g_thread_new ("waiter", waiter_thread, &w);
   g_usleep (20000); /* give a wrong engine the chance to return early */
   g_assert_cmpint (g_atomic_int_get (&w.returned), ==, 0);
   g_atomic_int_set (&w.reader_done, 1);
-  nl_engine_complete (e, g_atomic_pointer_get (&held_token), NULL);
+  nl_scheduler_complete (e, g_atomic_pointer_get (&held_token), NULL);
   g_thread_join (t);
   g_assert_cmpint (w.ok, ==, 1);
   latch_clear (&held_latch);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- duplicates and a var listed as both read and written ---------------- */
@@ -982,32 +982,32 @@ test_wait_readers (gconstpointer mode)
 static void
 test_duplicates (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *a = nl_engine_new_var (e, "a"), *b = nl_engine_new_var (e, "b");
-  g_assert_cmpstr (nl_engine_var_name (a), ==, "a");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *a = nl_scheduler_new_var (e, "a"), *b = nl_scheduler_new_var (e, "b");
+  g_assert_cmpstr (nl_scheduler_var_name (a), ==, "a");
   NlVar *reads[] = { a, a, b }, *writes[] = { b, b };
   memset (&hz, 0, sizeof hz);
   HzOp before = { TRUE, 0 }, both = { TRUE, 1 }, after = { FALSE, 2 };
   /* `both` writes b (it is also in its reads): it must be exclusive */
-  nl_engine_push (e, "w", hz_run, &before, count_destroy, NULL, 0, &b, 1, 0);
-  nl_engine_push (e, "dups", hz_run, &both, count_destroy, reads, 3, writes, 2, 0);
-  nl_engine_push (e, "r", hz_run, &after, count_destroy, reads, 3, NULL, 0, 0);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  nl_scheduler_push (e, "w", hz_run, &before, count_destroy, NULL, 0, &b, 1, 0);
+  nl_scheduler_push (e, "dups", hz_run, &both, count_destroy, reads, 3, writes, 2, 0);
+  nl_scheduler_push (e, "r", hz_run, &after, count_destroy, reads, 3, NULL, 0, 0);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   g_assert_cmpint (hz.ran, ==, 3);
   g_assert_cmpint (hz.bad, ==, 0);
   g_assert_cmpint (g_atomic_int_get (&n_destroyed), ==, 3);
   /* an op touching no var at all */
   int ran = 0;
-  nl_engine_push (e, "none", mark_run, &ran, NULL, NULL, 0, NULL, 0, 0);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  nl_scheduler_push (e, "none", mark_run, &ran, NULL, NULL, 0, NULL, 0, 0);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   g_assert_cmpint (ran, ==, 1);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- misuse: waiting from inside an op is refused, not a deadlock -------- */
 
 typedef struct {
-  NlEngine *e;
+  NlScheduler *e;
   NlVar *v;
   int refused;
 } Nested;
@@ -1017,8 +1017,8 @@ nested_wait_run (gpointer data, GError **error)
 {
   Nested *n = data;
   GError *err = NULL;
-  n->refused = !nl_engine_wait_for_var (n->e, n->v, &err)
-               && g_error_matches (err, NL_ENGINE_ERROR, NL_ENGINE_ERROR_MISUSE);
+  n->refused = !nl_scheduler_wait_for_var (n->e, n->v, &err)
+               && g_error_matches (err, NL_SCHEDULER_ERROR, NL_SCHEDULER_ERROR_MISUSE);
   g_clear_error (&err);
   return TRUE;
 }
@@ -1026,15 +1026,15 @@ nested_wait_run (gpointer data, GError **error)
 static void
 test_wait_in_op (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *v = nl_engine_new_var (e, "v");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *v = nl_scheduler_new_var (e, "v");
   Nested n = { e, v, 0 };
   g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_CRITICAL, "*inside an op*");
-  nl_engine_push (e, "nested", nested_wait_run, &n, NULL, NULL, 0, &v, 1, 0);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+  nl_scheduler_push (e, "nested", nested_wait_run, &n, NULL, NULL, 0, &v, 1, 0);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   g_test_assert_expected_messages ();
   g_assert_cmpint (n.refused, ==, 1);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 /* ---- shutdown with pending work ------------------------------------------ */
@@ -1050,7 +1050,7 @@ sleep_run (gpointer data, GError **error)
 }
 
 typedef struct {
-  NlEngine *e;
+  NlScheduler *e;
   gpointer token;
 } ShutJob;
 
@@ -1060,13 +1060,13 @@ shut_thread (gpointer data)
   ShutJob *j = data;
   g_usleep (10000);
   g_atomic_int_inc (&shut_ran);
-  nl_engine_complete (j->e, j->token, NULL); /* the engine may be freed right after */
+  nl_scheduler_complete (j->e, j->token, NULL); /* the scheduler may be freed right after */
   g_free (j);
   return NULL;
 }
 
 static void
-shut_async (NlEngine *e, gpointer data, gpointer token)
+shut_async (NlScheduler *e, gpointer data, gpointer token)
 {
   ShutJob *j = g_new (ShutJob, 1);
   *j = (ShutJob) { e, token };
@@ -1076,19 +1076,19 @@ shut_async (NlEngine *e, gpointer data, gpointer token)
 static void
 test_shutdown (gconstpointer mode)
 {
-  NlEngine *e = mode_engine (mode);
-  NlVar *chain = nl_engine_new_var (e, "chain");
+  NlScheduler *e = mode_engine (mode);
+  NlVar *chain = nl_scheduler_new_var (e, "chain");
   shut_ran = 0;
   for (int i = 0; i < 8; i++)
     {
-      NlVar *own = nl_engine_new_var (e, "own");
-      nl_engine_push (e, "chain", sleep_run, NULL, count_destroy, NULL, 0, &chain, 1, 0);
-      nl_engine_push (e, "own", sleep_run, NULL, count_destroy, &chain, 1, &own, 1, 0);
+      NlVar *own = nl_scheduler_new_var (e, "own");
+      nl_scheduler_push (e, "chain", sleep_run, NULL, count_destroy, NULL, 0, &chain, 1, 0);
+      nl_scheduler_push (e, "own", sleep_run, NULL, count_destroy, &chain, 1, &own, 1, 0);
     }
   for (int i = 0; i < 3; i++)
-    nl_engine_push_async (e, "async", shut_async, NULL, count_destroy, NULL, 0, &chain, 1, 0);
-  nl_engine_push (e, "failing", fail_run, NULL, count_destroy, &chain, 1, NULL, 0, 0);
-  nl_engine_free (e);
+    nl_scheduler_push_async (e, "async", shut_async, NULL, count_destroy, NULL, 0, &chain, 1, 0);
+  nl_scheduler_push (e, "failing", fail_run, NULL, count_destroy, &chain, 1, NULL, 0, 0);
+  nl_scheduler_free (e);
   g_assert_cmpint (g_atomic_int_get (&shut_ran), ==, 19);
   g_assert_cmpint (g_atomic_int_get (&n_destroyed), ==, 20);
   join_spawned ();
@@ -1099,20 +1099,20 @@ test_shutdown (gconstpointer mode)
 static void
 bench_one (int n_workers, const char *what, int n_vars, int n)
 {
-  NlEngine *e = nl_engine_new (n_workers);
+  NlScheduler *e = nl_scheduler_new (n_workers);
   NlVar *vars[64];
   for (int i = 0; i < n_vars; i++)
-    vars[i] = nl_engine_new_var (e, "v");
+    vars[i] = nl_scheduler_new_var (e, "v");
   gint64 t0 = g_get_monotonic_time ();
   for (int i = 0; i < n; i++)
     if (n_vars > 0)
-      nl_engine_push (e, "noop", noop_run, NULL, NULL, NULL, 0, &vars[i % n_vars], 1, 0);
+      nl_scheduler_push (e, "noop", noop_run, NULL, NULL, NULL, 0, &vars[i % n_vars], 1, 0);
     else
-      nl_engine_push (e, "noop", noop_run, NULL, NULL, NULL, 0, NULL, 0, 0);
-  g_assert_true (nl_engine_wait_for_all (e, NULL));
+      nl_scheduler_push (e, "noop", noop_run, NULL, NULL, NULL, 0, NULL, 0, 0);
+  g_assert_true (nl_scheduler_wait_for_all (e, NULL));
   double s = (g_get_monotonic_time () - t0) / 1e6;
   g_test_message ("%d workers, %-28s %7.0f ns/op  %9.0f ops/s", n_workers, what, s / n * 1e9, n / s);
-  nl_engine_free (e);
+  nl_scheduler_free (e);
 }
 
 static void

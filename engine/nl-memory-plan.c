@@ -13,7 +13,7 @@
  *
  * Sharing is safe with a parallel scheduler because the executor tags ops
  * by block, not by value: two ops touching one block keep their order. */
-#include "engine/nl-graph.h"
+#include "engine/nl-memory-plan.h"
 
 #include <limits.h>
 #include <string.h>

@@ -1,13 +1,24 @@
-/* nl-device.h — the devices a run can train on: the CPU and every CUDA GPU
- * the runtime sees. `netloom-cli devices`, the GUI's device selector and
+/* nl-device.h — the devices a run can train on: the CPU and every GPU a
+ * backend sees. `netloom-cli devices`, the GUI's device selector and
  * `--device` all go through this one list. */
 #pragma once
 
 #include <glib.h>
 
-#include "engine/nl-tensor.h"
-
 G_BEGIN_DECLS
+
+typedef enum {
+  NL_DEVICE_CPU,
+  NL_DEVICE_CUDA,
+} NlDeviceType;
+
+/* Which device: a type and, for GPUs, the index the runtime gives it. */
+typedef struct {
+  NlDeviceType type;
+  int index;
+} NlDevice;
+
+#define NL_DEVICE_CPU_0 ((NlDevice) { NL_DEVICE_CPU, 0 })
 
 #define NL_DEVICE_ERROR (nl_device_error_quark ())
 GQuark nl_device_error_quark (void);
@@ -40,10 +51,6 @@ char *nl_device_to_string (NlDevice device);
  * and why ("cuda:0: no CUDA device: netloom was built without CUDA ...";
  * "cuda:3: no such device (there are 2: cuda:0, cuda:1)"). */
 gboolean nl_device_check (NlDevice device, GError **error);
-/* {"devices":[{"id":"cpu","type":"cpu","name":...,"memory_bytes":...,
- *  "free_bytes":...,"cores":...}, {"id":"cuda:0","type":"cuda",...,
- *  "compute_capability":"9.0","multiprocessors":132}], "cuda_reason": "..."|null} */
-char *nl_device_list_to_json (GPtrArray *list, const char *cuda_reason);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlDeviceInfo, nl_device_info_free)
 

@@ -1,6 +1,5 @@
-/* nl-tensor.c — tensor and storage lifetime, shapes. */
-#include "nl-tensor.h"
-#include "ops/cuda/nl-cuda.h"
+/* nl-tensor.c — tensor lifetime, dtypes, shapes. */
+#include "core/nl-tensor.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,92 +87,6 @@ nl_shape_format (const NlShape *s, char *buf, size_t size)
   return buf;
 }
 
-NlStorage *
-nl_storage_new (size_t nbytes, NlDevice device)
-{
-  NlStorage *s;
-  size_t rounded = (nbytes + NL_ALIGN - 1) / NL_ALIGN * NL_ALIGN;
-  void *data;
-
-  g_return_val_if_fail (device.type == NL_DEVICE_CPU, NULL);
-  data = aligned_alloc (NL_ALIGN, rounded ? rounded : NL_ALIGN);
-  if (data == NULL)
-    return NULL;
-  s = g_new0 (NlStorage, 1);
-  g_atomic_ref_count_init (&s->ref);
-  s->data = data;
-  s->nbytes = nbytes;
-  s->device = device;
-  return s;
-}
-
-static NlStorage *
-storage_wrap (void *data, size_t nbytes, NlDevice device, gboolean pinned)
-{
-  NlStorage *s = g_new0 (NlStorage, 1);
-  g_atomic_ref_count_init (&s->ref);
-  s->data = data;
-  s->nbytes = nbytes;
-  s->device = device;
-  s->pinned = pinned;
-  return s;
-}
-
-NlStorage *
-nl_storage_new_device (size_t nbytes, NlDevice device, const char *what, GError **error)
-{
-  NlCudaCtx *c;
-  void *data;
-
-  if (device.type == NL_DEVICE_CPU)
-    {
-      NlStorage *s = nl_storage_new (nbytes, device);
-      if (!s)
-        {
-          g_autofree char *bytes = nl_pool_format_bytes (nbytes);
-          g_set_error (error, NL_POOL_ERROR, NL_POOL_ERROR_NOMEM, "out of memory: %s asked for %s bytes (%.1f MiB)",
-                       what, bytes, nbytes / 1048576.0);
-        }
-      return s;
-    }
-  c = nl_cuda_ctx (device.index, error);
-  if (!c)
-    return NULL;
-  data = nl_cuda_alloc (c, nbytes, what, error);
-  return data ? storage_wrap (data, nbytes, device, FALSE) : NULL;
-}
-
-NlStorage *
-nl_storage_new_pinned (size_t nbytes)
-{
-  void *data = nl_cuda_host_alloc (MAX (nbytes, NL_ALIGN));
-  if (!data)
-    return nl_storage_new (nbytes, (NlDevice) { NL_DEVICE_CPU, 0 });
-  return storage_wrap (data, nbytes, (NlDevice) { NL_DEVICE_CPU, 0 }, TRUE);
-}
-
-NlStorage *
-nl_storage_ref (NlStorage *s)
-{
-  g_atomic_ref_count_inc (&s->ref);
-  return s;
-}
-
-void
-nl_storage_unref (NlStorage *s)
-{
-  if (s && g_atomic_ref_count_dec (&s->ref))
-    {
-      if (s->device.type == NL_DEVICE_CUDA)
-        nl_cuda_release (nl_cuda_ctx (s->device.index, NULL), s->data);
-      else if (s->pinned)
-        nl_cuda_host_free (s->data);
-      else
-        free (s->data);
-      g_free (s);
-    }
-}
-
 static void
 set_contiguous (NlTensor *t, const NlShape *shape)
 {
@@ -208,7 +121,7 @@ nl_tensor_new_shape (NlDType dtype, const NlShape *shape)
   NlStorage *s;
   NlTensor *t;
   g_return_val_if_fail (shape->ndim >= 0 && shape->ndim <= NL_MAX_DIMS, NULL);
-  s = nl_storage_new (nl_shape_numel (shape) * nl_dtype_size (dtype), (NlDevice) { NL_DEVICE_CPU, 0 });
+  s = nl_storage_new (nl_shape_numel (shape) * nl_dtype_size (dtype));
   if (s == NULL)
     return NULL;
   t = nl_tensor_new_on (s, 0, dtype, shape);
@@ -254,15 +167,6 @@ NlShape
 nl_tensor_get_shape (const NlTensor *t)
 {
   return nl_shape_make (t->ndim, t->shape);
-}
-
-int64_t
-nl_tensor_numel (const NlTensor *t)
-{
-  int64_t n = 1;
-  for (int i = 0; i < t->ndim; i++)
-    n *= t->shape[i];
-  return n;
 }
 
 gboolean

@@ -1,5 +1,5 @@
 /* nl-cuda.h — the CUDA backend as C sees it: devices, one context per
- * device (one stream, a cuBLAS and a cuDNN handle, a memory pool, a
+ * device (one stream, a cuBLAS and a cuDNN handle, a memory allocator, a
  * workspace), copies, pinned host memory, and the small device kernels the
  * engine needs besides the ops (fill, sums, optimizer updates, casts).
  *
@@ -21,10 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/nl-optim.h"
-#include "engine/nl-tensor.h"
-#include "ops/nl-op.h"
-#include "ops/nl-pool.h"
+#include "core/nl-backend.h"
+#include "core/nl-device-allocator.h"
+#include "core/nl-optim-rule.h"
+#include "core/nl-tensor.h"
 
 G_BEGIN_DECLS
 
@@ -32,7 +32,7 @@ G_BEGIN_DECLS
 GQuark nl_cuda_error_quark (void);
 typedef enum {
   NL_CUDA_ERROR_UNAVAILABLE, /* built without CUDA, no driver, no such device */
-  NL_CUDA_ERROR_NOMEM,       /* device memory (the pool's error is NL_POOL_ERROR_NOMEM) */
+  NL_CUDA_ERROR_NOMEM,       /* device memory (the allocator's error is NL_BACKEND_ERROR_NOMEM) */
   NL_CUDA_ERROR_FAILED,      /* a CUDA, cuBLAS or cuDNN call failed */
 } NlCudaError;
 
@@ -54,7 +54,7 @@ gboolean nl_cuda_compiled (void);
 int nl_cuda_device_count (char **reason);
 /* The CUDA kernels of the op of that NlOpId (ops/nl-op-registry.h), NULL
  * when it has none or the module cannot be loaded; nl_op_kernels() asks. */
-const NlOpKernels *nl_cuda_op_kernels (int op_id);
+const void *nl_cuda_op_kernels (int op_id);
 gboolean nl_cuda_device_info (int index, NlCudaDeviceInfo *info, GError **error);
 
 typedef struct NlCudaCtx NlCudaCtx;
@@ -73,22 +73,18 @@ gboolean nl_cuda_ctx_enter (NlCudaCtx *c, GError **error);
 /* A device scratch buffer of at least nbytes, shared by the kernels of this
  * context (they run one at a time on its stream); grows, never shrinks. */
 void *nl_cuda_ctx_workspace (NlCudaCtx *c, size_t nbytes, GError **error);
-NlPool *nl_cuda_ctx_pool (NlCudaCtx *c);
+NlDeviceAllocator *nl_cuda_ctx_allocator (NlCudaCtx *c);
+/* Gives the allocator's wholly free memory back to the driver. */
+void nl_cuda_ctx_trim (NlCudaCtx *c);
 
-/* Device memory from the context's pool; what names the asker in the
+/* Device memory from the context's allocator; what names the asker in the
  * out-of-memory error. */
 void *nl_cuda_alloc (NlCudaCtx *c, size_t nbytes, const char *what, GError **error);
 void nl_cuda_release (NlCudaCtx *c, void *ptr);
 
-typedef enum {
-  NL_CUDA_H2D,
-  NL_CUDA_D2H,
-  NL_CUDA_D2D,
-  NL_CUDA_D2H_ASYNC, /* into pinned memory, not waited for: read it after nl_cuda_sync */
-} NlCudaCopyKind;
 /* Queued on the stream; D2H waits for it (so the host can read the result
  * on return), D2H_ASYNC does not. */
-gboolean nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind,
+gboolean nl_cuda_copy (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCopyKind kind,
                        GError **error);
 gboolean nl_cuda_memset0 (NlCudaCtx *c, void *dst, size_t nbytes, GError **error);
 /* Waits for everything queued on the stream; reports an asynchronous

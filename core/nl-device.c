@@ -1,9 +1,8 @@
 /* nl-device.c — the CPU (from /proc) and the CUDA devices the runtime sees
- * (ops/cuda/nl-cuda.h), as one list for the CLI, the GUI and --device. */
-#include "engine/nl-device.h"
-#include "ops/cuda/nl-cuda.h"
+ * (core/cuda/nl-cuda.h), as one list for the CLI, the GUI and --device. */
+#include "core/nl-device.h"
+#include "core/cuda/nl-cuda.h"
 
-#include <json-glib/json-glib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -192,56 +191,4 @@ nl_device_check (NlDevice device, GError **error)
       return FALSE;
     }
   return TRUE;
-}
-
-char *
-nl_device_list_to_json (GPtrArray *list, const char *cuda_reason)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "devices");
-  json_builder_begin_array (b);
-  for (guint i = 0; list && i < list->len; i++)
-    {
-      const NlDeviceInfo *d = g_ptr_array_index (list, i);
-      gboolean cuda = d->device.type == NL_DEVICE_CUDA;
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "id");
-      json_builder_add_string_value (b, d->id);
-      json_builder_set_member_name (b, "type");
-      json_builder_add_string_value (b, cuda ? "cuda" : "cpu");
-      json_builder_set_member_name (b, "name");
-      json_builder_add_string_value (b, d->name);
-      json_builder_set_member_name (b, "memory_bytes");
-      json_builder_add_int_value (b, (gint64) d->memory_bytes);
-      json_builder_set_member_name (b, "free_bytes");
-      json_builder_add_int_value (b, (gint64) d->free_bytes);
-      if (cuda)
-        {
-          g_autofree char *cc = g_strdup_printf ("%d.%d", d->cc_major, d->cc_minor);
-          json_builder_set_member_name (b, "compute_capability");
-          json_builder_add_string_value (b, cc);
-          json_builder_set_member_name (b, "multiprocessors");
-          json_builder_add_int_value (b, d->cores);
-        }
-      else
-        {
-          json_builder_set_member_name (b, "cores");
-          json_builder_add_int_value (b, d->cores);
-        }
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "cuda_reason");
-  if (cuda_reason)
-    json_builder_add_string_value (b, cuda_reason);
-  else
-    json_builder_add_null_value (b);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
 }

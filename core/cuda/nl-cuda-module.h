@@ -1,8 +1,9 @@
-/* nl-cuda-backend.h — what the CUDA module (libnetloom-cuda.so) hands the
+/* nl-cuda-module.h — what the CUDA module (libnetloom-cuda.so) hands the
  * loader: every call of nl-cuda.h and every op's kernels. Private to
- * nl-cuda-loader.c (the trampolines of libnlops) and nl-cuda-module.c (the
- * module's one exported symbol); both expand NL_CUDA_FUNCS, so the table,
- * what fills it and what calls through it cannot drift apart.
+ * core/cuda/nl-cuda-loader.c (the trampolines every binary links) and
+ * ops/cuda/nl-cuda-module.c (the module's one exported symbol); both expand
+ * NL_CUDA_FUNCS, so the table, what fills it and what calls through it
+ * cannot drift apart.
  *
  * NL_CUDA_FUNCS (F, V): F (ret, name, params, args, fallback) for a call
  * returning a value, V (name, params, args) for one returning nothing.
@@ -11,8 +12,7 @@
  * loader's unavailable (), unavailable_null () and no_devices (). */
 #pragma once
 
-#include "ops/cuda/nl-cuda.h"
-#include "ops/nl-op-registry.h"
+#include "core/cuda/nl-cuda.h"
 
 G_BEGIN_DECLS
 
@@ -28,12 +28,13 @@ G_BEGIN_DECLS
   F (gboolean, nl_cuda_ctx_enter, (NlCudaCtx *c, GError **error), (c, error), unavailable (error)) \
   F (void *, nl_cuda_ctx_workspace, (NlCudaCtx *c, size_t nbytes, GError **error), (c, nbytes, error), \
      unavailable_null (error)) \
-  F (NlPool *, nl_cuda_ctx_pool, (NlCudaCtx *c), (c), NULL) \
+  F (NlDeviceAllocator *, nl_cuda_ctx_allocator, (NlCudaCtx *c), (c), NULL) \
+  V (nl_cuda_ctx_trim, (NlCudaCtx *c), (c)) \
   F (void *, nl_cuda_alloc, (NlCudaCtx *c, size_t nbytes, const char *what, GError **error), \
      (c, nbytes, what, error), unavailable_null (error)) \
   V (nl_cuda_release, (NlCudaCtx *c, void *ptr), (c, ptr)) \
   F (gboolean, nl_cuda_copy, \
-     (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCudaCopyKind kind, GError **error), \
+     (NlCudaCtx *c, void *dst, const void *src, size_t nbytes, NlCopyKind kind, GError **error), \
      (c, dst, src, nbytes, kind, error), unavailable (error)) \
   F (gboolean, nl_cuda_memset0, (NlCudaCtx *c, void *dst, size_t nbytes, GError **error), (c, dst, nbytes, error), \
      unavailable (error)) \
@@ -61,20 +62,22 @@ G_BEGIN_DECLS
       const float *grad_scale_dev, float *w, const float *g, float *const *state, int64_t n, GError **error), \
      (c, cfg, lr, t, grad_scale, grad_scale_dev, w, g, state, n, error), unavailable (error))
 
-#define NL_CUDA_BACKEND_FIELD(ret, name, params, args, fallback) ret (*name) params;
-#define NL_CUDA_BACKEND_VFIELD(name, params, args) void (*name) params;
+#define NL_CUDA_MODULE_FIELD(ret, name, params, args, fallback) ret (*name) params;
+#define NL_CUDA_MODULE_VFIELD(name, params, args) void (*name) params;
 
 typedef struct {
-  /* sizeof (NlCudaBackend) where the module was built: the loader refuses
+  /* sizeof (NlCudaModule) where the module was built: the loader refuses
    * a module of another netloom (NETLOOM_CUDA_MODULE can name any file) */
   gsize size;
-  NL_CUDA_FUNCS (NL_CUDA_BACKEND_FIELD, NL_CUDA_BACKEND_VFIELD)
-  /* by NlOpId; NULL for an op without CUDA kernels */
-  const NlOpKernels *op_kernels[NL_OP_COUNT];
-} NlCudaBackend;
+  NL_CUDA_FUNCS (NL_CUDA_MODULE_FIELD, NL_CUDA_MODULE_VFIELD)
+  /* the ops' kernels (const NlOpKernels *, ops/nl-op.h) by registry op id;
+   * NULL for an op without CUDA kernels */
+  const void *const *op_kernels;
+  int n_op_kernels;
+} NlCudaModule;
 
 /* The module's entry point, looked up by this name. */
-#define NL_CUDA_BACKEND_ENTRY "nl_cuda_backend_get"
-typedef const NlCudaBackend *(*NlCudaBackendGetFunc) (void);
+#define NL_CUDA_MODULE_ENTRY "nl_cuda_module_get"
+typedef const NlCudaModule *(*NlCudaModuleGetFunc) (void);
 
 G_END_DECLS

@@ -2,19 +2,18 @@
  * fill, sums of gradients, the sum of squares behind global-norm clipping,
  * rounding to the half types, and the fused optimizer update.
  *
- * The optimizer update must give the same bits as nl_optim_update on the
- * CPU (engine/nl-optim.c, built -std=c17, so GCC contracts nothing into an
- * FMA there). nvcc fuses a * b + c into one FMA by default, which rounds
- * once instead of twice; the update is therefore written with the
- * explicitly rounded intrinsics (__fmul_rn ...), which nvcc never fuses,
- * in the CPU's order of operations. */
+ * The optimizer update computes core/nl-optim-rule.h's expressions, as the
+ * CPU backend does, so it gives the same bits: nvcc fuses a * b + c into
+ * one FMA by default, which rounds once instead of twice, and that header
+ * spells every operation with the explicitly rounded intrinsics
+ * (__fmul_rn ...) under nvcc, which it never fuses. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <string.h>
 
-#include "ops/cuda/nl-cuda.h"
+#include "core/cuda/nl-cuda.h"
 
 #define THREADS 256
 /* Grid-stride loops: enough blocks to fill an H100 (132 SMs x 2048
@@ -110,7 +109,7 @@ nl_cuda_sum_n (NlCudaCtx *c, float *dst, const float *const *src, int n_src, int
   if (n_src == 0)
     return nl_cuda_memset0 (c, dst, (size_t) n * sizeof (float), error);
   if (n_src == 1)
-    return nl_cuda_copy (c, dst, src[0], (size_t) n * sizeof (float), NL_CUDA_D2D, error);
+    return nl_cuda_copy (c, dst, src[0], (size_t) n * sizeof (float), NL_COPY_DEVICE_TO_DEVICE, error);
 
   for (int first = 0; first < n_src; first += MAX_SRC)
     {
@@ -207,160 +206,103 @@ nl_cuda_round_half (NlCudaCtx *c, float *x, int64_t n, gboolean fp16, GError **e
 
 /* ---- optimizer update ---- */
 
-enum Rule {
-  RULE_SGD,          /* no momentum */
-  RULE_SGD_MOMENTUM,
-  RULE_SGD_NESTEROV,
-  RULE_ADAM,         /* Adam and AdamW (decay != 1, wd 0) */
-  RULE_RMSPROP,
-  RULE_ADAGRAD,
-};
-
-/* Everything the update needs, precomputed on the host exactly as
- * nl_optim_update does; passed by value. */
+/* Everything the update needs besides the rule's scalars; passed by value. */
 struct OptimArgs {
   float *w;
   const float *g;
   float *s0, *s1, *s2;       /* the states the rule uses, in nl_optim_n_states order */
-  const float *gs_dev;       /* NULL or a device float multiplied into gs */
-  float gs, clip, wd;        /* preprocessing; clip +inf when off, wd 0 for AdamW */
-  float lr, mu, eps;
-  float b1, one_b1, b2, one_b2;         /* Adam; one_x = 1.0f - x, as the CPU rounds it */
-  float step, inv_sqrt_bc2, decay;      /* Adam */
-  float rho, one_rho;                   /* RMSProp */
-  bool centered, momentum;              /* RMSProp */
-  int rule;
+  const float *gs_dev;       /* NULL or a device float multiplied into the gradient scale */
+  NlOptimStep st;
   int64_t n;
 };
 
-#define MUL(a, b) __fmul_rn (a, b)
-#define ADD(a, b) __fadd_rn (a, b)
-#define SUB(a, b) __fsub_rn (a, b)
-#define DIV(a, b) __fdiv_rn (a, b)
-#define SQRT(a) __fsqrt_rn (a)
-
-/* prep () of nl-optim.c: rescale, clip by compare-select (NaN passes),
- * L2 decay added (even when wd is 0: 0 * Inf is NaN there too). */
-__device__ __forceinline__ float
-prep (float g, float w, float gs, float clip, float wd)
-{
-  g = MUL (g, gs);
-  g = g > clip ? clip : g;
-  g = g < -clip ? -clip : g;
-  return ADD (g, MUL (wd, w));
-}
-
 /* One kernel for every rule: the switch is on a launch constant, so every
  * thread takes the same branch and each case is a plain streaming loop.
- * Each case mirrors the CPU kernel of the same rule (k_sgd, k_adam,
- * k_rmsprop, k_adagrad) operation by operation. */
+ * Each case computes what the CPU backend's kernel of the same rule does
+ * (core/nl-backend-cpu-optim.c), element by element. */
 __global__ void
 k_optim (const OptimArgs a)
 {
-  const float gs = a.gs_dev ? MUL (a.gs, *a.gs_dev) : a.gs;
-  const float clip = a.clip, wd = a.wd, lr = a.lr, mu = a.mu, eps = a.eps;
+  const NlOptimStep st = a.st;
+  const float gs = a.gs_dev ? NL_OPT_MUL (st.gs, *a.gs_dev) : st.gs;
   float *__restrict__ w = a.w;
   const float *__restrict__ g = a.g;
 
-  switch (a.rule)
+  switch (st.rule)
     {
-    case RULE_SGD:
+    case NL_OPTIM_RULE_SGD:
       GRID_STRIDE (i, a.n)
-        w[i] = SUB (w[i], MUL (lr, prep (g[i], w[i], gs, clip, wd)));
+        w[i] = nl_optim_sgd_weight (w[i], st.lr, nl_optim_prep (g[i], w[i], gs, st.clip, st.wd));
       break;
-    case RULE_SGD_MOMENTUM:
+    case NL_OPTIM_RULE_SGD_MOMENTUM:
       GRID_STRIDE (i, a.n)
         {
           float wi = w[i];
-          float bi = ADD (MUL (mu, a.s0[i]), prep (g[i], wi, gs, clip, wd));
+          float bi = nl_optim_sgd_buffer (a.s0[i], nl_optim_prep (g[i], wi, gs, st.clip, st.wd), st.mu);
           a.s0[i] = bi;
-          w[i] = SUB (wi, MUL (lr, bi));
+          w[i] = nl_optim_sgd_weight (wi, st.lr, bi);
         }
       break;
-    case RULE_SGD_NESTEROV:
+    case NL_OPTIM_RULE_SGD_NESTEROV:
       GRID_STRIDE (i, a.n)
         {
           float wi = w[i];
-          float gi = prep (g[i], wi, gs, clip, wd);
-          float bi = ADD (MUL (mu, a.s0[i]), gi);
+          float gi = nl_optim_prep (g[i], wi, gs, st.clip, st.wd);
+          float bi = nl_optim_sgd_buffer (a.s0[i], gi, st.mu);
           a.s0[i] = bi;
-          w[i] = SUB (wi, MUL (lr, ADD (gi, MUL (mu, bi))));
+          w[i] = nl_optim_sgd_weight (wi, st.lr, nl_optim_nesterov_direction (gi, st.mu, bi));
         }
       break;
-    case RULE_ADAM:
+    case NL_OPTIM_RULE_ADAM:
       GRID_STRIDE (i, a.n)
         {
           float wi = w[i];
-          float gi = prep (g[i], wi, gs, clip, wd);
-          float mi = ADD (MUL (a.b1, a.s0[i]), MUL (a.one_b1, gi));
-          float vi = ADD (MUL (a.b2, a.s1[i]), MUL (MUL (a.one_b2, gi), gi));
+          float gi = nl_optim_prep (g[i], wi, gs, st.clip, st.wd);
+          float mi = nl_optim_adam_m (a.s0[i], gi, &st);
+          float vi = nl_optim_adam_v (a.s1[i], gi, &st);
           a.s0[i] = mi;
           a.s1[i] = vi;
-          w[i] = SUB (MUL (wi, a.decay), DIV (MUL (a.step, mi), ADD (MUL (SQRT (vi), a.inv_sqrt_bc2), eps)));
+          w[i] = nl_optim_adam_weight (wi, mi, __fsqrt_rn (vi), &st);
         }
       break;
-    case RULE_RMSPROP:
+    case NL_OPTIM_RULE_RMSPROP:
       GRID_STRIDE (i, a.n)
         {
           float wi = w[i];
-          float gi = prep (g[i], wi, gs, clip, wd);
-          float si = ADD (MUL (a.rho, a.s0[i]), MUL (MUL (a.one_rho, gi), gi));
+          float gi = nl_optim_prep (g[i], wi, gs, st.clip, st.wd);
+          float si = nl_optim_rmsprop_square (a.s0[i], gi, &st);
           float den = si;
           a.s0[i] = si;
-          if (a.centered)
+          if (st.centered)
             {
-              float ai = ADD (MUL (a.rho, a.s1[i]), MUL (a.one_rho, gi));
+              float ai = nl_optim_rmsprop_average (a.s1[i], gi, &st);
               a.s1[i] = ai;
-              den = SUB (si, MUL (ai, ai));
+              den = nl_optim_rmsprop_centered (si, ai);
             }
-          den = ADD (SQRT (den), eps);
-          if (a.momentum)
+          den = __fsqrt_rn (den);
+          if (st.momentum)
             {
-              float *b = a.centered ? a.s2 : a.s1;
-              float bi = ADD (MUL (mu, b[i]), DIV (gi, den));
+              float *b = st.centered ? a.s2 : a.s1;
+              float bi = nl_optim_rmsprop_buffer (b[i], gi, den, &st);
               b[i] = bi;
-              w[i] = SUB (wi, MUL (lr, bi));
+              w[i] = nl_optim_sgd_weight (wi, st.lr, bi);
             }
           else
-            w[i] = SUB (wi, DIV (MUL (lr, gi), den));
+            w[i] = nl_optim_scaled_step (wi, gi, den, &st);
         }
       break;
-    case RULE_ADAGRAD:
+    case NL_OPTIM_RULE_ADAGRAD:
       GRID_STRIDE (i, a.n)
         {
           float wi = w[i];
-          float gi = prep (g[i], wi, gs, clip, wd);
-          float si = ADD (a.s0[i], MUL (gi, gi));
+          float gi = nl_optim_prep (g[i], wi, gs, st.clip, st.wd);
+          float si = nl_optim_adagrad_sum (a.s0[i], gi);
           a.s0[i] = si;
-          w[i] = SUB (wi, DIV (MUL (lr, gi), ADD (SQRT (si), eps)));
+          w[i] = nl_optim_scaled_step (wi, gi, __fsqrt_rn (si), &st);
         }
       break;
     default:
       break;
-    }
-}
-
-/* nl_optim_n_states (), which lives in libnlengine: libnlops must link
- * without it (the ops' tests link libnlops alone). The order is the one
- * engine/nl-optim.h documents. */
-static int
-n_states_of (const NlOptimConfig *cfg)
-{
-  switch (cfg->kind)
-    {
-    case NL_OPTIM_SGD:
-    case NL_OPTIM_NAG:
-      return cfg->momentum != 0;
-    case NL_OPTIM_ADAM:
-    case NL_OPTIM_ADAMW:
-      return 2;
-    case NL_OPTIM_RMSPROP:
-      return 1 + (cfg->centered != 0) + (cfg->momentum != 0);
-    case NL_OPTIM_ADAGRAD:
-      return 1;
-    case NL_OPTIM_COUNT:
-    default:
-      return 0;
     }
 }
 
@@ -375,14 +317,13 @@ nl_cuda_optim_update (NlCudaCtx *c, const NlOptimConfig *cfg, float lr, int64_t 
   g_return_val_if_fail (c != NULL && cfg != NULL && w != NULL && g != NULL, FALSE);
   g_return_val_if_fail ((unsigned) cfg->kind < NL_OPTIM_COUNT, FALSE);
   g_return_val_if_fail (t >= 1 && n >= 0, FALSE);
-  n_states = n_states_of (cfg);
+  n_states = nl_optim_n_states (cfg);
   g_return_val_if_fail (n_states == 0 || state != NULL, FALSE);
   for (int k = 0; k < n_states; k++)
     g_return_val_if_fail (state[k] != NULL, FALSE);
   if (n == 0)
     return TRUE;
 
-  /* the same values, computed the same way, as nl_optim_update's Job */
   memset (&a, 0, sizeof a);
   a.w = w;
   a.g = g;
@@ -390,53 +331,8 @@ nl_cuda_optim_update (NlCudaCtx *c, const NlOptimConfig *cfg, float lr, int64_t 
   a.s1 = n_states > 1 ? state[1] : NULL;
   a.s2 = n_states > 2 ? state[2] : NULL;
   a.gs_dev = grad_scale_dev;
-  a.gs = grad_scale;
-  a.clip = cfg->clip_gradient > 0 ? cfg->clip_gradient : INFINITY;
-  a.wd = cfg->kind == NL_OPTIM_ADAMW ? 0.0f : cfg->wd;
-  a.lr = lr;
-  a.mu = cfg->momentum;
-  a.eps = cfg->epsilon;
+  a.st = nl_optim_step_make (cfg, lr, t, grad_scale);
   a.n = n;
-  switch (cfg->kind)
-    {
-    case NL_OPTIM_SGD:
-    case NL_OPTIM_NAG:
-      /* the momentum buffer exists exactly when momentum != 0 */
-      a.rule = n_states == 0 ? RULE_SGD
-               : (cfg->nesterov || cfg->kind == NL_OPTIM_NAG) ? RULE_SGD_NESTEROV
-                                                               : RULE_SGD_MOMENTUM;
-      break;
-    case NL_OPTIM_ADAM:
-    case NL_OPTIM_ADAMW:
-      {
-        /* double, as on the CPU, then rounded to float once */
-        double bc1 = 1.0 - pow ((double) cfg->beta1, (double) t);
-        double bc2 = 1.0 - pow ((double) cfg->beta2, (double) t);
-        a.b1 = cfg->beta1;
-        a.b2 = cfg->beta2;
-        a.one_b1 = 1.0f - cfg->beta1;
-        a.one_b2 = 1.0f - cfg->beta2;
-        a.step = (float) ((double) lr / bc1);
-        a.inv_sqrt_bc2 = (float) (1.0 / sqrt (bc2));
-        a.decay = cfg->kind == NL_OPTIM_ADAMW ? 1.0f - lr * cfg->wd : 1.0f;
-        a.rule = RULE_ADAM;
-      }
-      break;
-    case NL_OPTIM_RMSPROP:
-      a.rho = cfg->rho;
-      a.one_rho = 1.0f - cfg->rho;
-      a.centered = cfg->centered != FALSE;
-      a.momentum = cfg->momentum != 0;
-      a.rule = RULE_RMSPROP;
-      break;
-    case NL_OPTIM_ADAGRAD:
-      a.rule = RULE_ADAGRAD;
-      break;
-    case NL_OPTIM_COUNT:
-    default:
-      g_return_val_if_reached (FALSE);
-    }
-
   if (!enter (c, error))
     return FALSE;
   k_optim<<<blocks_for (n, MAX_BLOCKS), THREADS, 0, stream_of (c)>>> (a);

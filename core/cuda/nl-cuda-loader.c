@@ -11,7 +11,7 @@
  * unloaded: its contexts, pools and kernels live as long as the process. */
 #include <gmodule.h>
 
-#include "ops/cuda/nl-cuda-backend.h"
+#include "core/cuda/nl-cuda-module.h"
 
 /* the same interned string as the module's, hence the same GQuark */
 G_DEFINE_QUARK (nl-cuda-error-quark, nl_cuda_error)
@@ -31,8 +31,8 @@ load (gpointer data)
                      : g_file_test (NL_CUDA_MODULE_BUILD, G_FILE_TEST_EXISTS) ? NL_CUDA_MODULE_BUILD
                                                                               : NL_CUDA_MODULE_INSTALLED;
   GModule *module;
-  NlCudaBackendGetFunc get = NULL;
-  const NlCudaBackend *backend;
+  NlCudaModuleGetFunc get = NULL;
+  const NlCudaModule *backend;
 
   /* g_module_open would retry with ".so" appended and name that file */
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
@@ -48,14 +48,14 @@ load (gpointer data)
       load_reason = g_strdup_printf ("the CUDA backend could not be loaded: %s", g_module_error ());
       return NULL;
     }
-  if (!g_module_symbol (module, NL_CUDA_BACKEND_ENTRY, (gpointer *) &get))
+  if (!g_module_symbol (module, NL_CUDA_MODULE_ENTRY, (gpointer *) &get))
     {
       load_reason = g_strdup_printf ("the CUDA backend could not be loaded: %s", g_module_error ());
       g_module_close (module);
       return NULL;
     }
   backend = get ();
-  if (!backend || backend->size != sizeof (NlCudaBackend))
+  if (!backend || backend->size != sizeof (NlCudaModule))
     {
       load_reason = g_strdup_printf ("the CUDA backend could not be loaded: %s is from another version of netloom",
                                      path);
@@ -69,7 +69,7 @@ load (gpointer data)
 
 /* NULL (load_reason says why) when there is no backend; loads it once,
  * thread-safe, lock-free afterwards */
-static const NlCudaBackend *
+static const NlCudaModule *
 backend_get (void)
 {
   static GOnce once = G_ONCE_INIT;
@@ -77,7 +77,7 @@ backend_get (void)
   return g_once (&once, load, NULL);
 }
 
-/* ---- the answers without a backend (nl-cuda-backend.h's fallbacks) ---- */
+/* ---- the answers without a backend (nl-cuda-module.h's fallbacks) ---- */
 
 static gboolean
 unavailable (GError **error)
@@ -106,7 +106,7 @@ no_devices (char **reason)
 #define TRAMPOLINE(ret, name, params, args, fallback) \
   ret name params \
   { \
-    const NlCudaBackend *b = backend_get (); \
+    const NlCudaModule *b = backend_get (); \
     if (b) \
       return b->name args; \
     return fallback; \
@@ -114,7 +114,7 @@ no_devices (char **reason)
 #define VTRAMPOLINE(name, params, args) \
   void name params \
   { \
-    const NlCudaBackend *b = backend_get (); \
+    const NlCudaModule *b = backend_get (); \
     if (b) \
       b->name args; \
   }
@@ -130,12 +130,10 @@ nl_cuda_compiled (void)
 #endif
 }
 
-const NlOpKernels *
+const void *
 nl_cuda_op_kernels (int op_id)
 {
-  const NlCudaBackend *b;
+  const NlCudaModule *b = backend_get ();
 
-  g_return_val_if_fail (op_id >= 0 && op_id < NL_OP_COUNT, NULL);
-  b = backend_get ();
-  return b ? b->op_kernels[op_id] : NULL;
+  return b && op_id >= 0 && op_id < b->n_op_kernels ? b->op_kernels[op_id] : NULL;
 }

@@ -1,0 +1,153 @@
+/* nl-cuda-backend.c — a CUDA device as an NlBackend. Every member goes
+ * through nl-cuda.h's calls, which load the CUDA module on first use, so
+ * this file links everywhere (built without CUDA, nl_device_check refuses
+ * the device first). Memory comes from the device's caching allocator,
+ * work is queued on its one stream (in_order), and page-locked host memory
+ * makes the mirrors' copies asynchronous. */
+#include "core/cuda/nl-cuda-backend.h"
+#include "core/cuda/nl-cuda.h"
+
+static NlCudaCtx *
+ctx_of (NlBackend *b)
+{
+  return b->context;
+}
+
+static void *
+cuda_alloc (NlBackend *b, size_t nbytes, const char *what, GError **error)
+{
+  return nl_cuda_alloc (ctx_of (b), nbytes, what, error);
+}
+
+static void
+cuda_free (NlBackend *b, void *ptr)
+{
+  nl_cuda_release (ctx_of (b), ptr);
+}
+
+static void *
+cuda_host_alloc (NlBackend *b, size_t nbytes)
+{
+  return nl_cuda_host_alloc (nbytes);
+}
+
+static void
+cuda_host_free (NlBackend *b, void *ptr)
+{
+  nl_cuda_host_free (ptr);
+}
+
+static void
+cuda_trim (NlBackend *b)
+{
+  nl_cuda_ctx_trim (ctx_of (b));
+}
+
+static gboolean
+cuda_copy (NlBackend *b, void *dst, const void *src, size_t nbytes, NlCopyKind kind, GError **error)
+{
+  return nl_cuda_copy (ctx_of (b), dst, src, nbytes, kind, error);
+}
+
+static gboolean
+cuda_memset0 (NlBackend *b, void *dst, size_t nbytes, GError **error)
+{
+  return nl_cuda_memset0 (ctx_of (b), dst, nbytes, error);
+}
+
+static gboolean
+cuda_synchronize (NlBackend *b, GError **error)
+{
+  return nl_cuda_sync (ctx_of (b), error);
+}
+
+static gboolean
+cuda_fill (NlBackend *b, float *x, int64_t n, float value, GError **error)
+{
+  return nl_cuda_fill (ctx_of (b), x, n, value, error);
+}
+
+static gboolean
+cuda_sum_n (NlBackend *b, float *dst, const float *const *src, int n_src, int64_t n, GError **error)
+{
+  return nl_cuda_sum_n (ctx_of (b), dst, src, n_src, n, error);
+}
+
+/* Into one double on the device, brought down once. */
+static gboolean
+cuda_sum_squares (NlBackend *b, const float *const *x, const int64_t *n, int n_buffers, double *out, GError **error)
+{
+  NlCudaCtx *c = ctx_of (b);
+  double *acc = nl_cuda_alloc (c, sizeof (double), "the sum of squares", error);
+  gboolean ok;
+
+  if (!acc)
+    return FALSE;
+  ok = nl_cuda_memset0 (c, acc, sizeof (double), error);
+  for (int i = 0; ok && i < n_buffers; i++)
+    if (x[i])
+      ok = nl_cuda_sumsq (c, x[i], n[i], acc, error);
+  ok = ok && nl_cuda_copy (c, out, acc, sizeof (double), NL_COPY_DEVICE_TO_HOST, error);
+  nl_cuda_release (c, acc);
+  return ok;
+}
+
+static gboolean
+cuda_optim_update (NlBackend *b, const NlOptimConfig *cfg, float lr, int64_t t, float grad_scale, float *w,
+                   const float *g, float *const *state, int64_t n, GError **error)
+{
+  return nl_cuda_optim_update (ctx_of (b), cfg, lr, t, grad_scale, NULL, w, g, state, n, error);
+}
+
+static const void *
+cuda_op_kernels (NlBackend *b, int op_id)
+{
+  return nl_cuda_op_kernels (op_id);
+}
+
+static const NlBackendInterface cuda_iface = {
+  .name = "cuda",
+  .host_visible = FALSE,
+  .in_order = TRUE,
+  .alloc = cuda_alloc,
+  .free = cuda_free,
+  .host_alloc = cuda_host_alloc,
+  .host_free = cuda_host_free,
+  .trim = cuda_trim,
+  .copy = cuda_copy,
+  .memset0 = cuda_memset0,
+  .synchronize = cuda_synchronize,
+  .fill = cuda_fill,
+  .sum_n = cuda_sum_n,
+  .sum_squares = cuda_sum_squares,
+  .optim_update = cuda_optim_update,
+  .op_kernels = cuda_op_kernels,
+  /* collectives: NCCL plugs in here (data-parallel training) */
+};
+
+NlBackend *
+nl_cuda_backend_get (int index, GError **error)
+{
+  static GMutex lock;
+  static GHashTable *backends; /* index -> NlBackend, kept for the process */
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&lock);
+  NlBackend *b;
+  NlCudaCtx *c;
+
+  if (!nl_device_check ((NlDevice) { NL_DEVICE_CUDA, index }, error))
+    return NULL;
+  if (!backends)
+    backends = g_hash_table_new (NULL, NULL);
+  b = g_hash_table_lookup (backends, GINT_TO_POINTER (index));
+  if (b)
+    return b;
+  c = nl_cuda_ctx (index, error);
+  if (!c)
+    return NULL;
+  b = g_new0 (NlBackend, 1);
+  b->iface = &cuda_iface;
+  b->device = (NlDevice) { NL_DEVICE_CUDA, index };
+  b->context = c;
+  g_hash_table_insert (backends, GINT_TO_POINTER (index), b);
+  return b;
+}

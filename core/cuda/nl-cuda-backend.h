@@ -1,0 +1,13 @@
+/* nl-cuda-backend.h — the CUDA GPUs as backends (core/nl-backend.h): one
+ * instance per device, over the CUDA module's calls (nl-cuda.h). */
+#pragma once
+
+#include "core/nl-backend.h"
+
+G_BEGIN_DECLS
+
+/* cuda:index's backend, made on first use and kept for the process;
+ * NULL with NL_DEVICE_ERROR_UNAVAILABLE saying why when there is none. */
+NlBackend *nl_cuda_backend_get (int index, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,63 @@
+/* nl-backend.c — finding a device's backend, and what every backend
+ * shares (error texts, the optional members' defaults). */
+#include "core/nl-backend.h"
+#include "core/cuda/nl-cuda-backend.h"
+#include "core/nl-comm.h"
+
+NlBackend *
+nl_backend_get (NlDevice device, GError **error)
+{
+  switch (device.type)
+    {
+    case NL_DEVICE_CPU:
+      return nl_backend_cpu ();
+    case NL_DEVICE_CUDA:
+      return nl_cuda_backend_get (device.index, error);
+    default:
+      g_set_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_UNAVAILABLE, "no backend for device type %d",
+                   (int) device.type);
+      return NULL;
+    }
+}
+
+void
+nl_backend_trim (NlBackend *b)
+{
+  if (b->iface->trim)
+    b->iface->trim (b);
+}
+
+static gboolean
+no_collectives (NlBackend *b, GError **error)
+{
+  g_set_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_UNSUPPORTED,
+               "the %s backend has no collectives for a group of processes", b->iface->name);
+  return FALSE;
+}
+
+gboolean
+nl_backend_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **error)
+{
+  if (!comm || comm->size <= 1)
+    return TRUE;
+  if (!b->iface->allreduce_sum)
+    return no_collectives (b, error);
+  return b->iface->allreduce_sum (b, comm, x, n, error);
+}
+
+gboolean
+nl_backend_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GError **error)
+{
+  if (!comm || comm->size <= 1)
+    return TRUE;
+  if (!b->iface->broadcast)
+    return no_collectives (b, error);
+  return b->iface->broadcast (b, comm, x, nbytes, root, error);
+}
+
+const void *
+nl_backend_op_kernels (NlBackend *b, int op_id)
+{
+  g_return_val_if_fail (b->iface->op_kernels != NULL, NULL);
+  return b->iface->op_kernels (b, op_id);
+}

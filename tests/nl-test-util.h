@@ -26,7 +26,7 @@ gboolean nl_test_need_cuda (struct NlCudaCtx *cuda, const char *reason);
 /* A chain of n nodes (at least) with Dense/Activation/Add residual blocks
  * and 3-way Concat branches: what the layout tests and bench-layout use. */
 NlNetwork *nl_test_generated_network (int n);
-/* "8x3x30x30" as a shape (the case tables of test-gradcheck and test-cuda). */
+/* "8x3x30x30" as a shape (the op case table, nl-op-cases.c). */
 NlShape nl_test_parse_shape (const char *s);
 /* Whether a case whose parameters are params (name, value pairs, NULL-
  * ended) runs choice j of the enum parameter s: given by name, or left out

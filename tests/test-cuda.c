@@ -1,27 +1,25 @@
 /* test-cuda.c — every op on CUDA against the CPU.
  *
- * Each case of the table runs forward and backward on the CPU (the
+ * Each case of the one table (nl-op-cases.c) in compare mode runs forward and backward on the CPU (the
  * reference) and on the device from the same inputs; outputs, saved
  * tensors, aux states and input gradients must agree within |cuda - cpu| <=
  * tol * (|cpu| + 0.1 * max (1, max |cpu| of the tensor)): the floor grows
  * with the magnitude, as long sums (weight gradients) are rounded in another
- * order. tol: 1e-4 in float32, 1e-2 with bf16 / fp16 autocast; Dropout masks
+ * order. tol: 1e-4 in float32, the case's (1e-2) with bf16 / fp16 autocast; Dropout masks
  * are bit-identical. Device outputs and gradients start as NaN, so one left
  * unwritten or accumulated into shows. Without a device: the build's claim
- * about CUDA, the table's coverage, and the harness with the CPU standing in
+ * about CUDA, the kernels' coverage, and the harness with the CPU standing in
  * for the device, where planted bugs must show. test-cuda-runtime covers the
  * context, the device math and the pool. */
 #include <math.h>
 #include <string.h>
 
+#include "nl-op-cases.h"
 #include "nl-test-util.h"
 #include "core/cuda/nl-cuda.h"
-#include "ops/nl-op-instance.h"
 #include "ops/nl-op-registry.h"
 
-#define MAX_DATA 4
 #define F32_TOL 1e-4
-#define HALF_TOL 1e-2
 
 static NlCudaCtx *cuda; /* NULL: no device here */
 static char *cuda_reason;
@@ -30,223 +28,6 @@ static gboolean
 need_device (void)
 {
   return nl_test_need_cuda (cuda, cuda_reason);
-}
-
-/* ---- the cases ---- */
-
-typedef enum {
-  G_UNIFORM,  /* U(-1, 1) */
-  G_WIDE,     /* U(-100, 100): the overflow-safe paths of exp and log */
-  G_DISTINCT, /* distinct values 0.1 apart, scrambled: a max has one winner */
-  G_INT,      /* integers 0 .. k - 1 (class labels, Embedding indices) */
-  G_BINARY,   /* 0 or 1 */
-  G_PROB,     /* U(0.05, 0.95) */
-  G_DIST,     /* rows along the last axis that sum to 1 (dense labels) */
-} Gen;
-
-typedef struct {
-  const char *op, *what;
-  const char *params[16]; /* name, value, ..., NULL */
-  const char *in[MAX_DATA];
-  Gen gen[MAX_DATA];
-  int k;                  /* range of G_INT */
-  gboolean predict;       /* inference mode (default: training) */
-  NlPrecision precision;
-  double tol;             /* 0: F32_TOL */
-} Case;
-
-#define P(...) { __VA_ARGS__, NULL }
-#define LBL(k_) .gen = { G_UNIFORM, G_INT }, .k = (k_)
-#define BF16 .precision = NL_PRECISION_BF16, .tol = HALF_TOL
-#define FP16 .precision = NL_PRECISION_F16, .tol = HALF_TOL
-
-static const Case cases[] = {
-  { "Input", "plain", .in = { "2x3x4" } },
-  { "Dense", "2d", P ("units", "4"), { "3x5" } },
-  { "Dense", "no bias", P ("units", "3", "use_bias", "false"), { "4x6" } },
-  { "Dense", "flatten 4d", P ("units", "5"), { "2x3x2x2" } },
-  { "Dense", "flatten false 3d", P ("units", "4", "flatten", "false"), { "2x3x5" } },
-  { "Dense", "flatten false no bias", P ("units", "2", "flatten", "false", "use_bias", "false"), { "3x2x3" } },
-  { "Dense", "large", P ("units", "130"), { "64x300" } },
-  { "Dense", "bf16", P ("units", "33"), { "16x70" }, BF16 },
-  { "Dense", "fp16 no bias", P ("units", "17", "use_bias", "false"), { "8x2x20" }, FP16 },
-
-  { "Conv2D", "3x3", P ("channels", "4", "kernel", "3"), { "2x3x6x6" } },
-  { "Conv2D", "stride 2 pad 1", P ("channels", "3", "kernel", "3", "stride", "2", "padding", "1"), { "1x2x7x5" } },
-  { "Conv2D", "pad 2 5x5", P ("channels", "2", "kernel", "5", "padding", "2"), { "2x2x5x6" } },
-  { "Conv2D", "dilation 2", P ("channels", "3", "kernel", "3", "dilation", "2", "padding", "2"), { "1x2x9x8" } },
-  { "Conv2D", "groups 2", P ("channels", "6", "kernel", "3", "groups", "2", "padding", "1"), { "2x4x5x5" } },
-  { "Conv2D", "depthwise", P ("channels", "3", "kernel", "3", "groups", "3", "padding", "1"), { "1x3x6x6" } },
-  { "Conv2D", "no bias", P ("channels", "2", "kernel", "3", "use_bias", "false"), { "2x2x5x5" } },
-  { "Conv2D", "kernel 3x2", P ("channels", "3", "kernel", "3,2", "stride", "1,2", "padding", "1,0"), { "2x2x6x7" } },
-  { "Conv2D", "1x1 stride 2", P ("channels", "2", "kernel", "1", "stride", "2"), { "3x5x7x7" } },
-  { "Conv2D", "large", P ("channels", "32", "kernel", "3", "padding", "1"), { "8x16x32x32" } },
-  { "Conv2D", "bf16", P ("channels", "8", "kernel", "3", "padding", "1"), { "2x4x9x9" }, BF16 },
-  { "Conv2D", "fp16 stride 2 no bias", P ("channels", "8", "kernel", "3", "stride", "2", "use_bias", "false"),
-    { "2x8x11x11" }, FP16 },
-
-  { "MaxPool2D", "2x2", P ("pool_size", "2"), { "2x3x6x6" }, { G_DISTINCT } },
-  { "MaxPool2D", "3 stride 2", P ("pool_size", "3", "strides", "2"), { "1x2x7x7" }, { G_DISTINCT } },
-  { "MaxPool2D", "3 stride 1 pad 1", P ("pool_size", "3", "strides", "1", "padding", "1"), { "1x2x5x5" },
-    { G_DISTINCT } },
-  { "MaxPool2D", "ceil pad 3 stride 2", P ("pool_size", "3", "strides", "2", "padding", "1", "ceil_mode", "true"),
-    { "2x1x6x7" }, { G_DISTINCT } },
-  { "MaxPool2D", "2x3 stride 1x2", P ("pool_size", "2,3", "strides", "1,2"), { "1x3x5x7" }, { G_DISTINCT } },
-  { "MaxPool2D", "large", P ("pool_size", "3", "strides", "2", "padding", "1"), { "2x4x64x64" }, { G_DISTINCT } },
-
-  { "AvgPool2D", "2x2", P ("pool_size", "2"), { "2x3x6x6" } },
-  { "AvgPool2D", "pad 1 include pad", P ("pool_size", "3", "strides", "1", "padding", "1"), { "1x2x5x5" } },
-  { "AvgPool2D", "pad 1 exclude pad", P ("pool_size", "3", "strides", "2", "padding", "1", "count_include_pad", "false"),
-    { "2x2x5x6" } },
-  { "AvgPool2D", "ceil exclude pad",
-    P ("pool_size", "3", "strides", "2", "padding", "1", "ceil_mode", "true", "count_include_pad", "false"),
-    { "1x2x6x6" } },
-  { "AvgPool2D", "ceil include pad", P ("pool_size", "3", "strides", "2", "padding", "1", "ceil_mode", "true"),
-    { "1x2x6x6" } },
-  { "AvgPool2D", "2x3 stride 1x2", P ("pool_size", "2,3", "strides", "1,2"), { "1x3x5x7" } },
-
-  { "GlobalAvgPool2D", "4x5", .in = { "2x3x4x5" } },
-  { "GlobalAvgPool2D", "1x1 plane", .in = { "3x2x1x1" } },
-  { "GlobalAvgPool2D", "large", .in = { "2x4x65x64" } },
-
-  { "BatchNorm", "training nchw", .in = { "2x3x4x4" } },
-  { "BatchNorm", "training 2d", .in = { "5x4" } },
-  { "BatchNorm", "training one sample", .in = { "1x3" } }, /* count 1: the biased variance goes to running_var */
-  { "BatchNorm", "training no center", P ("center", "false", "momentum", "0.7"), { "4x3x2x3" } },
-  { "BatchNorm", "training no scale", P ("scale", "false", "epsilon", "0.01"), { "2x2x3x3" } },
-  { "BatchNorm", "training neither", P ("center", "false", "scale", "false"), { "6x3" } },
-  { "BatchNorm", "training global stats", P ("use_global_stats", "true"), { "2x3x3x3" } },
-  { "BatchNorm", "training large", .in = { "16x64x16x17" } },
-  { "BatchNorm", "predict nchw", .in = { "2x3x4x4" }, .predict = TRUE },
-  { "BatchNorm", "predict 2d", .in = { "3x5" }, .predict = TRUE },
-
-  { "LayerNorm", "2d", .in = { "3x5" } },
-  { "LayerNorm", "3d", .in = { "2x3x4" } },
-  { "LayerNorm", "predict", .in = { "4x6" }, .predict = TRUE },
-  { "LayerNorm", "no center", P ("center", "false"), { "3x4" } },
-  { "LayerNorm", "neither", P ("center", "false", "scale", "false", "epsilon", "0.001"), { "2x3x3" } },
-  { "LayerNorm", "large", .in = { "65x1024" } },
-
-  { "Dropout", "training 0.5", P ("rate", "0.5"), { "2x3x4x4" } },
-  { "Dropout", "training 0.2 odd", P ("rate", "0.2"), { "3x7" } },
-  { "Dropout", "training rate 0", P ("rate", "0"), { "5x5" } },
-  { "Dropout", "training large", P ("rate", "0.3"), { "4x100003" } },
-  { "Dropout", "predict", P ("rate", "0.5"), { "3x5" }, .predict = TRUE },
-
-  { "Activation", "relu", P ("act_type", "relu"), { "3x7" } },
-  { "Activation", "sigmoid", P ("act_type", "sigmoid"), { "2x3x4" } },
-  { "Activation", "tanh", P ("act_type", "tanh"), { "2x3x4" } },
-  { "Activation", "softrelu", P ("act_type", "softrelu"), { "5x3" } },
-  { "Activation", "sigmoid wide", P ("act_type", "sigmoid"), { "4x999" }, { G_WIDE } },
-  { "Activation", "softrelu wide", P ("act_type", "softrelu"), { "4x999" }, { G_WIDE } },
-  { "Activation", "relu large", P ("act_type", "relu"), { "4x90001" } },
-
-  { "LeakyReLU", "default alpha", .in = { "3x7" } },
-  { "LeakyReLU", "alpha 0.3", P ("alpha", "0.3"), { "2x3x2x2" } },
-  { "LeakyReLU", "alpha 0 large", P ("alpha", "0"), { "2x20000" } },
-
-  { "GELU", "erf", P ("approximation", "erf"), { "3x7" } },
-  { "GELU", "tanh", P ("approximation", "tanh"), { "2x3x4" } },
-  { "GELU", "erf wide", P ("approximation", "erf"), { "2x3x40x40" }, { G_WIDE } },
-  { "GELU", "tanh wide", P ("approximation", "tanh"), { "3x1000" }, { G_WIDE } },
-
-  { "Flatten", "4d", .in = { "2x3x4x5" } },
-  { "Flatten", "large", .in = { "2x3x80x80" } },
-  { "Reshape", "keep and infer", P ("shape", "[0, -1]"), { "2x3x4" } },
-  { "Reshape", "explicit", P ("shape", "[3, 2, 2, 1]"), { "2x6" } },
-  { "Concat", "3 inputs dim 1", P ("dim", "1"), { "2x3x4", "2x2x4", "2x1x4" } },
-  { "Concat", "3 inputs dim 2", P ("dim", "2"), { "2x3x1", "2x3x4", "2x3x2" } },
-  { "Concat", "2 inputs dim -1", P ("dim", "-1"), { "3x2", "3x5" } },
-  { "Concat", "dim 0", P ("dim", "0"), { "1x3", "2x3" } },
-  { "Concat", "4 inputs large", P ("dim", "1"), { "4x5000", "4x5001", "4x3", "4x7000" } },
-  { "Add", "3 inputs", .in = { "2x3x4", "2x3x4", "2x3x4" } },
-  { "Add", "2 inputs", .in = { "5x3", "5x3" } },
-  { "Add", "4 inputs large", .in = { "33000", "33000", "33000", "33000" } },
-
-  { "Softmax", "axis -1", P ("axis", "-1"), { "3x5" } },
-  { "Softmax", "axis 0", P ("axis", "0"), { "3x5" } },
-  { "Softmax", "axis 1 of 3d", P ("axis", "1"), { "2x3x4" } },
-  { "Softmax", "wide", .in = { "40x111" }, .gen = { G_WIDE } },
-  { "Softmax", "large axis 0", P ("axis", "0"), { "1111x40" } },
-  { "LogSoftmax", "axis -1", P ("axis", "-1"), { "3x5" } },
-  { "LogSoftmax", "axis 0", P ("axis", "0"), { "3x5" } },
-  { "LogSoftmax", "axis 1 of 3d", P ("axis", "1"), { "2x3x4" } },
-  { "LogSoftmax", "wide", .in = { "40x1111" }, .gen = { G_WIDE } },
-
-  { "Embedding", "2d indices", P ("input_dim", "5", "output_dim", "4"), { "2x4" }, { G_INT }, .k = 5 },
-  { "Embedding", "1d indices", P ("input_dim", "7", "output_dim", "3"), { "6" }, { G_INT }, .k = 7 },
-  /* many repeats of few rows: the scatter-add of the gradient collides */
-  { "Embedding", "large repeats", P ("input_dim", "50", "output_dim", "400"), { "64x33" }, { G_INT }, .k = 50 },
-
-  { "SoftmaxCrossEntropy", "sparse", .in = { "4x5", "4" }, LBL (5) },
-  { "SoftmaxCrossEntropy", "sparse trailing 1", .in = { "3x7", "3x1" }, LBL (7) },
-  { "SoftmaxCrossEntropy", "sparse 3d", .in = { "2x3x4", "2x3" }, LBL (4) },
-  { "SoftmaxCrossEntropy", "dense", P ("sparse_label", "false"), { "4x5", "4x5" }, { G_UNIFORM, G_DIST } },
-  { "SoftmaxCrossEntropy", "from logits sparse", P ("from_logits", "true"), { "3x4", "3" }, LBL (4) },
-  { "SoftmaxCrossEntropy", "from logits dense", P ("from_logits", "true", "sparse_label", "false"), { "3x4", "3x4" },
-    { G_UNIFORM, G_DIST } },
-  { "SoftmaxCrossEntropy", "wide large", .in = { "256x1000", "256" }, .gen = { G_WIDE, G_INT }, .k = 1000 },
-  { "SigmoidBinaryCrossEntropy", "0/1 labels", .in = { "4x3", "4x3" }, .gen = { G_UNIFORM, G_BINARY } },
-  { "SigmoidBinaryCrossEntropy", "soft labels", .in = { "3x5", "3x5" }, .gen = { G_UNIFORM, G_PROB } },
-  { "SigmoidBinaryCrossEntropy", "from sigmoid", P ("from_sigmoid", "true"), { "4x3", "4x3" }, { G_PROB, G_BINARY } },
-  { "SigmoidBinaryCrossEntropy", "1d", .in = { "5", "5" }, .gen = { G_UNIFORM, G_BINARY } },
-  { "SigmoidBinaryCrossEntropy", "wide", .in = { "8x1100", "8x1100" }, .gen = { G_WIDE, G_BINARY } },
-  { "L2Loss", "2d", .in = { "4x3", "4x3" } },
-  { "L2Loss", "4d large", .in = { "8x3x30x30", "8x3x30x30" } },
-  { "L1Loss", "2d", .in = { "4x3", "4x3" } },
-  { "L1Loss", "large", .in = { "8x1100", "8x1100" } },
-  { "HuberLoss", "rho 1", .in = { "4x6", "4x6" } },
-  { "HuberLoss", "rho 0.5", P ("rho", "0.5"), { "3x4", "3x4" } },
-  { "HuberLoss", "rho 0.3 large", P ("rho", "0.3"), { "8x1100", "8x1100" } },
-};
-
-static void
-fill_uniform (float *p, int64_t n, GRand *r, double lo, double hi)
-{
-  for (int64_t i = 0; i < n; i++)
-    p[i] = (float) g_rand_double_range (r, lo, hi);
-}
-
-static void
-generate (NlTensor *t, Gen gen, int k, GRand *r)
-{
-  static const double range[][2] = { [G_UNIFORM] = { -1, 1 }, [G_WIDE] = { -100, 100 }, [G_PROB] = { 0.05, 0.95 } };
-  float *p = nl_tensor_f32 (t);
-  int64_t n = nl_tensor_numel (t), c;
-
-  switch (gen)
-    {
-    case G_UNIFORM:
-    case G_WIDE:
-    case G_PROB:
-      fill_uniform (p, n, r, range[gen][0], range[gen][1]);
-      break;
-    case G_DISTINCT: /* i -> 7919 i mod n permutes 0 .. n - 1 (7919 is prime) */
-      g_assert_true (n % 7919 != 0);
-      for (int64_t i = 0; i < n; i++)
-        p[i] = (float) ((i * 7919) % n - n / 2) * 0.1f;
-      break;
-    case G_BINARY:
-      k = 2;
-      /* fall through */
-    case G_INT:
-      g_assert_cmpint (k, >, 0);
-      for (int64_t i = 0; i < n; i++)
-        p[i] = (float) g_rand_int_range (r, 0, k);
-      break;
-    case G_DIST:
-      c = t->shape[t->ndim - 1];
-      fill_uniform (p, n, r, 0.05, 1);
-      for (int64_t row = 0; row < n / c; row++)
-        {
-          double s = 0;
-          for (int64_t j = 0; j < c; j++)
-            s += p[row * c + j];
-          for (int64_t j = 0; j < c; j++)
-            p[row * c + j] = (float) (p[row * c + j] / s);
-        }
-      break;
-    }
 }
 
 /* ---- the device side of a case ---- */
@@ -260,6 +41,19 @@ typedef struct {
   NlTensor **in, **out, **aux, **saved, **out_grad, **in_grad;
   void *state;
 } Side;
+
+/* The backend the device side runs on: cuda:0's, or the CPU's standing in. */
+static NlBackend *
+device_backend (const Dev *d)
+{
+  g_autoptr (GError) error = NULL;
+  NlBackend *b;
+  if (!d->cuda)
+    return nl_backend_cpu ();
+  b = nl_backend_get ((NlDevice) { NL_DEVICE_CUDA, nl_cuda_ctx_index (d->cuda) }, &error);
+  nl_test_ok_or_die (b != NULL, error, "the CUDA backend");
+  return b;
+}
 
 /* Sets the device tensor t to h's values, or to NaN. */
 static void
@@ -347,12 +141,12 @@ side_free (Side *s, const NlOpInstance *inst, const NlOpKernels *k)
 }
 
 static NlOpCtx
-make_ctx (const NlOpInstance *inst, Side *s, const Case *c, void *device)
+make_ctx (const NlOpInstance *inst, Side *s, const NlOpCase *c, NlBackend *backend)
 {
   return (NlOpCtx) { .def = inst->def, .p = inst->p, .n_data = inst->n_data, .in = s->in, .out = s->out,
                      .aux = s->aux, .saved = s->saved, .out_grad = s->out_grad, .in_grad = s->in_grad,
                      .training = inst->training, .seed = inst->seed, .step = inst->step, .state = &s->state,
-                     .device = device, .precision = c->precision };
+                     .backend = backend, .precision = c->precision };
 }
 
 /* ---- comparing ---- */
@@ -371,7 +165,7 @@ typedef struct {
 /* exact: bit-identical values (Dropout's mask). A NaN or Inf matches only
  * the same value on the CPU. */
 static void
-compare (Report *rep, const Case *c, const char *name, const NlTensor *dev, const NlTensor *cpu, double tol,
+compare (Report *rep, const NlOpCase *c, const char *name, const NlTensor *dev, const NlTensor *cpu, double tol,
          gboolean exact)
 {
   const float *a = nl_tensor_f32 (dev), *b = nl_tensor_f32 (cpu);
@@ -406,7 +200,7 @@ compare (Report *rep, const Case *c, const char *name, const NlTensor *dev, cons
 }
 
 static void
-compare_dev (Report *rep, const Case *c, Dev *d, const char *name, NlTensor *dev, NlTensor *cpu, double tol,
+compare_dev (Report *rep, const NlOpCase *c, Dev *d, const char *name, NlTensor *dev, NlTensor *cpu, double tol,
              gboolean exact)
 {
   g_autoptr (GError) error = NULL;
@@ -430,16 +224,15 @@ compare_dev (Report *rep, const Case *c, Dev *d, const char *name, NlTensor *dev
 /* One case: forward (and backward where the op has one) on the CPU and on
  * the device, everything compared. */
 static Report
-run_case (const NlOpDef *def, const Case *c, Dev *d)
+run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
 {
   g_autoptr (GError) error = NULL;
-  NlShape shapes[MAX_DATA];
-  int n_data = 0;
+  int n_data;
   NlOpInstance *inst;
   Side hs = { 0 }, ds = { 0 };
-  NlOpKernels hk = nl_op_kernels (def, NL_DEVICE_CPU);
-  NlOpKernels dk = d->kernels ? *d->kernels : nl_op_kernels (def, d->cuda ? NL_DEVICE_CUDA : NL_DEVICE_CPU);
-  GRand *r = g_rand_new_with_seed (g_str_hash (c->op) ^ (g_str_hash (c->what) * 31u));
+  NlOpKernels hk = nl_op_kernels (def, nl_backend_cpu ());
+  NlOpKernels dk = d->kernels ? *d->kernels : nl_op_kernels (def, device_backend (d));
+  GRand *r = nl_op_case_rand (c);
   double tol = c->tol > 0 ? c->tol : F32_TOL;
   Report rep = { 0 };
   Dev host = { 0 };
@@ -447,25 +240,14 @@ run_case (const NlOpDef *def, const Case *c, Dev *d)
   gboolean ran = TRUE;
   NlOpCtx hc, dc;
 
-  while (n_data < MAX_DATA && c->in[n_data])
-    {
-      shapes[n_data] = nl_test_parse_shape (c->in[n_data]);
-      n_data++;
-    }
-  inst = nl_op_instance_new (def, c->params, n_data, shapes, !c->predict, &error);
+  inst = nl_op_case_instance (def, c, &error);
   g_assert_no_error (error);
+  n_data = inst->n_data;
   inst->step = 3;
-  for (int i = 0; i < n_data; i++)
-    generate (inst->in[i], c->gen[i], c->k, r);
-  for (int i = n_data; i < inst->n_in; i++)
-    if (inst->in[i])
-      generate (inst->in[i], G_UNIFORM, 0, r);
   /* running stats: used in predict mode, variances positive */
-  for (int i = 0; i < def->n_aux; i++)
-    if (inst->aux[i])
-      fill_uniform (nl_tensor_f32 (inst->aux[i]), nl_tensor_numel (inst->aux[i]), r, 0.5, 1.5);
+  nl_op_case_fill (c, inst, r);
   for (int i = 0; i < def->n_outputs; i++)
-    generate (inst->out_grad[i], G_UNIFORM, 0, r);
+    nl_op_case_uniform (inst->out_grad[i], r, -1, 1);
 
   /* the CPU's tensors are the instance's; the device's are copies, its
    * outputs and gradients NaN; saved start as zeros on both sides, so a
@@ -477,8 +259,8 @@ run_case (const NlOpDef *def, const Case *c, Dev *d)
                 dev_upload_all (d, inst->in_grad, inst->n_in, TRUE), NULL };
 
   aux0 = dev_upload_all (&host, inst->aux, def->n_aux, FALSE);
-  hc = make_ctx (inst, &hs, c, NULL);
-  dc = make_ctx (inst, &ds, c, d->cuda);
+  hc = make_ctx (inst, &hs, c, nl_backend_cpu ());
+  dc = make_ctx (inst, &ds, c, device_backend (d));
   nl_test_ok_or_die (hk.forward (&hc, &error), error, "CPU forward");
   for (int i = 0; i < inst->n_in; i++)
     if (inst->in_grad[i])
@@ -544,10 +326,11 @@ test_mirror (void)
 {
   Dev d = { 0 };
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    if (nl_op_lookup (cases[i].op)) /* else test_coverage fails */
+  for (guint i = 0; i < nl_op_n_cases; i++)
+    if (nl_op_case_runs_in (&nl_op_cases[i], NL_OP_CASE_COMPARE)
+        && nl_op_lookup (nl_op_cases[i].op)) /* else test-op-cases fails */
       {
-        Report rep = run_case (nl_op_lookup (cases[i].op), &cases[i], &d);
+        Report rep = run_case (nl_op_lookup (nl_op_cases[i].op), &nl_op_cases[i], &d);
         g_assert_cmpint (rep.mismatches, ==, 0);
         g_assert_cmpint (rep.compared, >, 0);
       }
@@ -616,7 +399,7 @@ test_planted (void)
                                .n_saved = 1, .n_outputs = 1, .infer_shape = twice_infer, .forward = twice_fwd,
                                .backward = twice_bwd };
   static const NlOpKernels planted = { planted_fwd, planted_bwd, NULL };
-  const Case c = { "Twice", "planted", .in = { "3x50" } };
+  const NlOpCase c = { "Twice", "planted", .in = { "3x50" } };
   Dev d = { .kernels = &planted };
 
   for (plant = PL_RIGHT; plant < PL_COUNT; plant++)
@@ -636,19 +419,10 @@ test_planted (void)
     }
 }
 
-/* Whether some case of the op runs with param = the enum's choice j. */
-static gboolean
-enum_choice_covered (const NlOpDef *def, const NlParamSpec *s, int j)
-{
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
-    if (strcmp (cases[c].op, def->name) == 0 && nl_test_params_choose (cases[c].params, s, j))
-      return TRUE;
-  return FALSE;
-}
-
 /* The build says whether it has CUDA (the cuda dependency of ops/meson.build
- * defines NL_HAVE_CUDA), a CUDA build has kernels for every op, and the
- * table has a case for every op and every choice of an enum parameter. */
+ * defines NL_HAVE_CUDA) and a CUDA build has kernels for every op; that the
+ * table has a case in compare mode for every op and every choice of an enum
+ * parameter, test-op-cases checks. */
 static void
 test_coverage (void)
 {
@@ -660,35 +434,21 @@ test_coverage (void)
 #else
   g_assert_false (nl_cuda_compiled ());
 #endif
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
-    for (guint e = 0; e + 1 < c; e++) /* grouped by op: main makes one test per group */
-      if (strcmp (cases[e].op, cases[c].op) == 0 && strcmp (cases[c - 1].op, cases[c].op) != 0)
-        g_test_fail_printf ("the cases of %s are not together", cases[c].op);
   for (int id = 0; id < NL_OP_COUNT; id++)
     {
       const NlOpDef *def = nl_op_get ((NlOpId) id);
-      NlOpKernels k = nl_op_kernels (def, NL_DEVICE_CUDA);
-      gboolean found = FALSE;
+      const NlOpKernels *kp = nl_cuda_op_kernels (id);
+      NlOpKernels k = kp ? *kp : (NlOpKernels) { NULL, NULL, NULL };
 
       if (nl_cuda_compiled () && (!k.forward || (def->backward && !k.backward)))
         g_string_append_printf (missing, " %s%s%s", def->name, k.forward ? "" : " (no forward)",
                                 def->backward && !k.backward ? " (no backward)" : "");
-      for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
-        found = found || strcmp (cases[c].op, def->name) == 0;
-      if (!found)
-        g_test_fail_printf ("%s has no case in tests/test-cuda.c", def->name);
-      for (int i = 0; i < def->n_params; i++)
-        if (def->params[i].type == NL_PARAM_ENUM)
-          for (int j = 0; def->params[i].enum_values[j]; j++)
-            if (!enum_choice_covered (def, &def->params[i], j))
-              g_test_fail_printf ("%s: no case with %s = %s", def->name, def->params[i].name,
-                                  def->params[i].enum_values[j]);
     }
   if (missing->len)
     g_test_fail_printf ("ops without CUDA kernels:%s", missing->str);
-  g_assert_cmpint (nl_op_count_on (NL_DEVICE_CPU), ==, NL_OP_COUNT);
-  if (!missing->len)
-    g_assert_cmpint (nl_op_count_on (NL_DEVICE_CUDA), ==, nl_cuda_compiled () ? NL_OP_COUNT : 0);
+  g_assert_cmpint (nl_op_count_on (nl_backend_cpu ()), ==, NL_OP_COUNT);
+  if (!missing->len && cuda)
+    g_assert_cmpint (nl_op_count_on (device_backend (&(Dev) { .cuda = cuda })), ==, NL_OP_COUNT);
 }
 
 /* ---- with a device: one test per op ---- */
@@ -705,13 +465,14 @@ test_op (gconstpointer data)
   if (!need_device ())
     return;
   g_assert_nonnull (def);
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+  for (guint c = 0; c < nl_op_n_cases; c++)
     {
+      const NlOpCase *oc = &nl_op_cases[c];
       Report rep;
-      if (strcmp (cases[c].op, op) != 0)
+      if (strcmp (oc->op, op) != 0 || !nl_op_case_runs_in (oc, NL_OP_CASE_COMPARE))
         continue;
-      rep = run_case (def, &cases[c], &d);
-      g_test_message ("  %s / %s: %" G_GINT64_FORMAT " values, worst %.3g of allowed%s%s", op, cases[c].what,
+      rep = run_case (def, oc, &d);
+      g_test_message ("  %s / %s: %" G_GINT64_FORMAT " values, worst %.3g of allowed%s%s", op, oc->what,
                       rep.compared, rep.worst, rep.worst > 0 ? " at " : "", rep.worst_at);
       n_cases++;
       all.compared += rep.compared;
@@ -738,11 +499,11 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/coverage", test_coverage);
   g_test_add_func ("/cuda/harness/mirror", test_mirror);
   g_test_add_func ("/cuda/harness/planted", test_planted);
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
-    if (c == 0 || strcmp (cases[c].op, cases[c - 1].op) != 0) /* the table is grouped by op */
+  for (guint c = 0; c < nl_op_n_cases; c++)
+    if (c == 0 || strcmp (nl_op_cases[c].op, nl_op_cases[c - 1].op) != 0) /* the table is grouped by op */
       {
-        g_autofree char *path = g_strdup_printf ("/cuda/op/%s", cases[c].op);
-        g_test_add_data_func (path, cases[c].op, test_op);
+        g_autofree char *path = g_strdup_printf ("/cuda/op/%s", nl_op_cases[c].op);
+        g_test_add_data_func (path, nl_op_cases[c].op, test_op);
       }
   return g_test_run ();
 }

@@ -1,0 +1,180 @@
+/* test-op-cases.c — the one table of op test cases (nl-op-cases.c), checked
+ * once for every mode: each case names a registered op, is unique and
+ * makes an instance; the cases of an op are together; every op and every
+ * choice of an enum parameter (each activation type) has a case in each
+ * mode, so no new op or choice can skip the gradient check or the
+ * comparison with the device. */
+#include <string.h>
+
+#include "nl-op-cases.h"
+#include "nl-test-util.h"
+#include "ops/nl-op-registry.h"
+
+static const struct {
+  NlOpCaseMode mode;
+  const char *name;
+} modes[] = {
+  { NL_OP_CASE_GRAD, "gradient check" },
+  { NL_OP_CASE_COMPARE, "device comparison" },
+};
+
+/* Whether some case of def in mode runs with the enum s = its choice j (a
+ * case that leaves the parameter out runs its default). */
+static gboolean
+enum_choice_covered (const NlOpCase *cases, guint n, NlOpCaseMode mode, const NlOpDef *def, const NlParamSpec *s,
+                     int j)
+{
+  for (guint c = 0; c < n; c++)
+    if (strcmp (cases[c].op, def->name) == 0 && nl_op_case_runs_in (&cases[c], mode)
+        && nl_test_params_choose (cases[c].params, s, j))
+      return TRUE;
+  return FALSE;
+}
+
+/* What the table cases[n] lacks, one line each (empty when complete). */
+static GPtrArray *
+coverage_gaps (const NlOpCase *cases, guint n)
+{
+  GPtrArray *gaps = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint c = 0; c < n; c++)
+    {
+      if (!nl_op_lookup (cases[c].op))
+        g_ptr_array_add (gaps, g_strdup_printf ("case '%s / %s' names no registered op", cases[c].op,
+                                                cases[c].what));
+      for (guint e = 0; e < c; e++)
+        if (strcmp (cases[e].op, cases[c].op) == 0 && strcmp (cases[e].what, cases[c].what) == 0)
+          g_ptr_array_add (gaps, g_strdup_printf ("case '%s / %s' is there twice", cases[c].op, cases[c].what));
+      /* grouped by op: test-cuda makes one test per group */
+      for (guint e = 0; c > 0 && e + 1 < c; e++)
+        if (strcmp (cases[e].op, cases[c].op) == 0 && strcmp (cases[c - 1].op, cases[c].op) != 0)
+          {
+            g_ptr_array_add (gaps, g_strdup_printf ("the cases of %s are not together", cases[c].op));
+            break;
+          }
+    }
+  for (int id = 0; id < NL_OP_COUNT; id++)
+    {
+      const NlOpDef *def = nl_op_get ((NlOpId) id);
+
+      if (!def)
+        {
+          g_ptr_array_add (gaps, g_strdup_printf ("op #%d of ops/nl-op-list.h is not linked in", id));
+          continue;
+        }
+      for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+        {
+          gboolean found = FALSE;
+          for (guint c = 0; c < n; c++)
+            found = found || (strcmp (cases[c].op, def->name) == 0 && nl_op_case_runs_in (&cases[c], modes[m].mode));
+          if (!found)
+            g_ptr_array_add (gaps, g_strdup_printf ("%s has no %s case in tests/nl-op-cases.c", def->name,
+                                                    modes[m].name));
+          for (int i = 0; found && i < def->n_params; i++)
+            if (def->params[i].type == NL_PARAM_ENUM)
+              for (int j = 0; def->params[i].enum_values[j]; j++)
+                if (!enum_choice_covered (cases, n, modes[m].mode, def, &def->params[i], j))
+                  g_ptr_array_add (gaps, g_strdup_printf ("%s: no %s case with %s = %s", def->name, modes[m].name,
+                                                          def->params[i].name, def->params[i].enum_values[j]));
+        }
+    }
+  return gaps;
+}
+
+static void
+test_coverage (void)
+{
+  g_autoptr (GPtrArray) gaps = coverage_gaps (nl_op_cases, nl_op_n_cases);
+  guint n_grad = 0, n_compare = 0;
+
+  for (guint i = 0; i < gaps->len; i++)
+    g_test_fail_printf ("%s", (const char *) gaps->pdata[i]);
+  for (guint c = 0; c < nl_op_n_cases; c++)
+    {
+      n_grad += nl_op_case_runs_in (&nl_op_cases[c], NL_OP_CASE_GRAD);
+      n_compare += nl_op_case_runs_in (&nl_op_cases[c], NL_OP_CASE_COMPARE);
+    }
+  g_test_message ("%u cases: %u in gradient mode, %u in compare mode", nl_op_n_cases, n_grad, n_compare);
+}
+
+/* Every case's parameters and shapes make an instance of its op. */
+static void
+test_instances (void)
+{
+  for (guint c = 0; c < nl_op_n_cases; c++)
+    {
+      const NlOpDef *def = nl_op_lookup (nl_op_cases[c].op);
+      g_autoptr (GError) error = NULL;
+      NlOpInstance *inst;
+
+      if (!def)
+        continue; /* test_coverage names it */
+      inst = nl_op_case_instance (def, &nl_op_cases[c], &error);
+      if (!inst)
+        g_test_fail_printf ("%s / %s: %s", nl_op_cases[c].op, nl_op_cases[c].what, error->message);
+      else
+        nl_op_instance_free (inst);
+    }
+}
+
+static gboolean
+gaps_have (GPtrArray *gaps, const char *line)
+{
+  for (guint i = 0; i < gaps->len; i++)
+    if (strcmp (gaps->pdata[i], line) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* The check can fail: tables with planted gaps name each one. */
+static void
+test_gaps_found (void)
+{
+  g_autofree NlOpCase *t = g_memdup2 (nl_op_cases, nl_op_n_cases * sizeof *t);
+  g_autoptr (GPtrArray) gaps = NULL;
+  guint relu = G_MAXUINT, sig = G_MAXUINT, input = G_MAXUINT;
+
+  /* the table as it is has no gaps, so each one below is planted */
+  g_assert_nonnull (t);
+
+  for (guint c = 0; c < nl_op_n_cases; c++)
+    {
+      if (strcmp (t[c].op, "Activation") == 0 && g_strv_contains (t[c].params, "relu"))
+        relu = c;
+      if (strcmp (t[c].op, "Activation") == 0 && g_strv_contains (t[c].params, "sigmoid") && sig == G_MAXUINT)
+        sig = c;
+      if (strcmp (t[c].op, "Input") == 0)
+        input = c;
+    }
+  g_assert_cmpuint (input, ==, 0); /* the only Input case, first */
+  /* every relu case compare-only; Input's only case renamed to Dense and
+   * put at the end; a Dense case's name twice; an op that does not exist */
+  for (guint c = 0; c < nl_op_n_cases; c++)
+    if (strcmp (t[c].op, "Activation") == 0 && g_strv_contains (t[c].params, "relu"))
+      t[c].only = NL_OP_CASE_COMPARE;
+  g_assert_cmpuint (relu, <, nl_op_n_cases);
+  g_assert_cmpuint (sig, <, nl_op_n_cases);
+  t[sig].op = "Sigmoid";
+  t[0] = t[1];
+  t[nl_op_n_cases - 1] = t[1];
+  gaps = coverage_gaps (t, nl_op_n_cases);
+  for (guint i = 0; i < gaps->len; i++)
+    g_test_message ("planted: %s", (const char *) gaps->pdata[i]);
+  g_assert_true (gaps_have (gaps, "Activation: no gradient check case with act_type = relu"));
+  g_assert_false (gaps_have (gaps, "Activation: no device comparison case with act_type = relu"));
+  g_assert_true (gaps_have (gaps, "Input has no gradient check case in tests/nl-op-cases.c"));
+  g_assert_true (gaps_have (gaps, "Input has no device comparison case in tests/nl-op-cases.c"));
+  g_assert_true (gaps_have (gaps, "case 'Sigmoid / sigmoid' names no registered op"));
+  g_assert_true (gaps_have (gaps, "case 'Dense / 2d' is there twice"));
+  g_assert_true (gaps_have (gaps, "the cases of Dense are not together"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/op-cases/coverage", test_coverage);
+  g_test_add_func ("/op-cases/instances", test_instances);
+  g_test_add_func ("/op-cases/gaps-found", test_gaps_found);
+  return g_test_run ();
+}

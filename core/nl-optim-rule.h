@@ -19,7 +19,8 @@
 #include <string.h>
 
 #ifdef __CUDACC__
-#define NL_OPT_FN __host__ __device__ static inline
+/* the element rules run in kernels only (the host has the C build of them) */
+#define NL_OPT_FN __device__ static inline
 #define NL_OPT_HOST_FN __host__ static inline
 #define NL_OPT_MUL(a, b) __fmul_rn (a, b)
 #define NL_OPT_ADD(a, b) __fadd_rn (a, b)
@@ -67,7 +68,7 @@ typedef struct {
  *   Adam/AdamW: m, v                                      2
  *   RMSProp: square avg, [grad avg if centered], [momentum buffer if momentum != 0]   1..3
  *   AdaGrad: sum of squares                               1 */
-NL_OPT_FN int
+NL_OPT_HOST_FN int
 nl_optim_n_states (const NlOptimConfig *c)
 {
   switch (c->kind)

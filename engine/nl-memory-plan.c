@@ -1,8 +1,8 @@
-/* nl-planner.c — the static memory plan (MXNet's note_memory).
+/* nl-memory-plan.c — the static memory plan (MXNet's note_memory).
  *
  * Simulate allocation once over the execution order, allocating nothing:
  * a value's block is taken at the step that first writes it and returned
- * to a free pool after the step that last reads it (what backward reads is
+ * to the free list after the step that last reads it (what backward reads is
  * only what the op declares it needs, so other activations go early).
  * Outputs of in-place capable ops take their input's block when that step
  * is the input's last reader; elementwise backwards write the input's
@@ -44,24 +44,24 @@ nl_memory_plan_free (NlMemoryPlan *plan)
 typedef struct {
   GArray *size;      /* int64_t per block */
   GArray *free_ids;  /* int: blocks free now */
-} Pool;
+} BlockList;
 
 static int
-pool_new_block (Pool *pool, int64_t need)
+blocks_add (BlockList *blocks, int64_t need)
 {
-  g_array_append_val (pool->size, need);
-  return (int) pool->size->len - 1;
+  g_array_append_val (blocks->size, need);
+  return (int) blocks->size->len - 1;
 }
 
 static int
-pool_take (Pool *pool, int64_t need)
+blocks_take (BlockList *blocks, int64_t need)
 {
   int best = -1, largest = -1;
   int64_t best_size = G_MAXINT64, largest_size = -1;
-  for (guint i = 0; i < pool->free_ids->len; i++)
+  for (guint i = 0; i < blocks->free_ids->len; i++)
     {
-      int b = g_array_index (pool->free_ids, int, i);
-      int64_t sz = g_array_index (pool->size, int64_t, b);
+      int b = g_array_index (blocks->free_ids, int, i);
+      int64_t sz = g_array_index (blocks->size, int64_t, b);
       if (sz >= need && sz < best_size)
         best = b, best_size = sz;
       if (sz > largest_size)
@@ -70,27 +70,27 @@ pool_take (Pool *pool, int64_t need)
   if (best < 0 && largest >= 0)
     {
       best = largest;
-      g_array_index (pool->size, int64_t, best) = need;
+      g_array_index (blocks->size, int64_t, best) = need;
     }
   if (best >= 0)
     {
-      for (guint i = 0; i < pool->free_ids->len; i++)
-        if (g_array_index (pool->free_ids, int, i) == best)
+      for (guint i = 0; i < blocks->free_ids->len; i++)
+        if (g_array_index (blocks->free_ids, int, i) == best)
           {
-            g_array_remove_index_fast (pool->free_ids, i);
+            g_array_remove_index_fast (blocks->free_ids, i);
             break;
           }
       return best;
     }
-  return pool_new_block (pool, need);
+  return blocks_add (blocks, need);
 }
 
 /* Persistent values keep their contents across steps (the next forward
  * must not overwrite them), so they never share: a block of their own. */
 static int
-take_for (const NlGraph *g, Pool *pool, int v, int64_t need)
+take_for (const NlGraph *g, BlockList *blocks, int v, int64_t need)
 {
-  return nl_graph_value_is_persistent (g, v) ? pool_new_block (pool, need) : pool_take (pool, need);
+  return nl_graph_value_is_persistent (g, v) ? blocks_add (blocks, need) : blocks_take (blocks, need);
 }
 
 NlMemoryPlan *
@@ -100,7 +100,7 @@ nl_memory_plan_new (const NlGraph *g, gboolean naive)
   int nv = g->values->len, ns = g->steps->len;
   int reads[NL_GRAPH_MAX_ACCESS], writes[NL_GRAPH_MAX_ACCESS], nr, nw;
   g_autofree gboolean *moved = g_new0 (gboolean, nv);
-  Pool pool = { g_array_new (FALSE, FALSE, sizeof (int64_t)), g_array_new (FALSE, FALSE, sizeof (int)) };
+  BlockList blocks = { g_array_new (FALSE, FALSE, sizeof (int64_t)), g_array_new (FALSE, FALSE, sizeof (int)) };
   g_autoptr (GPtrArray) dying = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
 
   plan->n_values = nv;
@@ -141,7 +141,7 @@ nl_memory_plan_new (const NlGraph *g, gboolean naive)
       for (int v = 0; v < nv; v++)
         {
           int64_t sz = value_bytes (g, v);
-          g_array_append_val (pool.size, sz);
+          g_array_append_val (blocks.size, sz);
           plan->block[v] = v;
         }
     }
@@ -156,7 +156,7 @@ nl_memory_plan_new (const NlGraph *g, gboolean naive)
 
       for (int v = 0; v < nv; v++)
         if (plan->first[v] < 0)
-          plan->block[v] = take_for (g, &pool, v, value_bytes (g, v));
+          plan->block[v] = take_for (g, &blocks, v, value_bytes (g, v));
 
       for (int s = 0; s < ns; s++)
         {
@@ -189,23 +189,23 @@ nl_memory_plan_new (const NlGraph *g, gboolean naive)
                       continue;
                     }
                 }
-              plan->block[w] = take_for (g, &pool, w, value_bytes (g, w));
+              plan->block[w] = take_for (g, &blocks, w, value_bytes (g, w));
             }
           for (guint i = 0; i < ends->len; i++)
             {
               int v = g_array_index (ends, int, i);
               if (!moved[v] && plan->block[v] >= 0)
-                g_array_append_val (pool.free_ids, plan->block[v]);
+                g_array_append_val (blocks.free_ids, plan->block[v]);
             }
         }
       /* anything never reached (unused values) still gets memory */
       for (int v = 0; v < nv; v++)
         if (plan->block[v] < 0)
-          plan->block[v] = take_for (g, &pool, v, value_bytes (g, v));
+          plan->block[v] = take_for (g, &blocks, v, value_bytes (g, v));
     }
 
-  plan->n_blocks = pool.size->len;
-  plan->block_size = (int64_t *) g_array_free (pool.size, FALSE);
+  plan->n_blocks = blocks.size->len;
+  plan->block_size = (int64_t *) g_array_free (blocks.size, FALSE);
   plan->block_offset = g_new0 (int64_t, MAX (plan->n_blocks, 1));
   for (int b = 0; b < plan->n_blocks; b++)
     {
@@ -214,6 +214,6 @@ nl_memory_plan_new (const NlGraph *g, gboolean naive)
     }
   for (int v = 0; v < nv; v++)
     plan->offset[v] = plan->block_offset[plan->block[v]];
-  g_array_unref (pool.free_ids);
+  g_array_unref (blocks.free_ids);
   return plan;
 }

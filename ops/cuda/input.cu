@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda/nl-cuda.h"
+#include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/nl-op.h"
 
 namespace {

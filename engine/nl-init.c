@@ -6,7 +6,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "ops/cpu/nl-cpu-util.h"
+#include "core/nl-random.h"
+#include "core/nl-threads.h"
 
 G_DEFINE_QUARK (nl-initializer-error-quark, nl_initializer_error)
 

@@ -9,11 +9,10 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
+#include "ops/nl-activation.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU };
 
 __global__ void
 act_forward_kernel (const float *x, float *y, int64_t n, int type)
@@ -98,14 +97,13 @@ act_forward (NlOpCtx *c, GError **error)
 {
   int64_t n = nl_tensor_numel (c->in[0]);
   cudaStream_t stream;
-  int k;
 
-  if (!param_index (c, "act_type", &k, error) || !enter (c, &stream, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (n == 0)
     return TRUE;
   act_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
-                                                               n, (int) c->p[k].i);
+                                                               n, ((const NlActivationArgs *) c->args)->act_type);
   return nl_cuda_check_launch ("Activation forward", error);
 }
 
@@ -114,17 +112,17 @@ act_backward (NlOpCtx *c, GError **error)
 {
   int64_t n = nl_tensor_numel (c->out[0]);
   cudaStream_t stream;
-  int k;
 
   if (!c->in_grad[0])
     return TRUE;
-  if (!param_index (c, "act_type", &k, error) || !enter (c, &stream, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (n == 0)
     return TRUE;
   act_backward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->out[0]),
                                                                 nl_tensor_f32 (c->out_grad[0]),
-                                                                nl_tensor_f32 (c->in_grad[0]), n, (int) c->p[k].i);
+                                                                nl_tensor_f32 (c->in_grad[0]), n,
+                                                                ((const NlActivationArgs *) c->args)->act_type);
   return nl_cuda_check_launch ("Activation backward", error);
 }
 
@@ -133,14 +131,13 @@ leaky_forward (NlOpCtx *c, GError **error)
 {
   int64_t n = nl_tensor_numel (c->in[0]);
   cudaStream_t stream;
-  int k;
 
-  if (!param_index (c, "alpha", &k, error) || !enter (c, &stream, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (n == 0)
     return TRUE;
   leaky_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
-                                                                 n, (float) c->p[k].f);
+                                                                 n, ((const NlLeakyReluArgs *) c->args)->alpha);
   return nl_cuda_check_launch ("LeakyReLU forward", error);
 }
 
@@ -149,18 +146,17 @@ leaky_backward (NlOpCtx *c, GError **error)
 {
   int64_t n = nl_tensor_numel (c->out[0]);
   cudaStream_t stream;
-  int k;
 
   if (!c->in_grad[0])
     return TRUE;
-  if (!param_index (c, "alpha", &k, error) || !enter (c, &stream, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (n == 0)
     return TRUE;
   leaky_backward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->out[0]),
                                                                   nl_tensor_f32 (c->out_grad[0]),
                                                                   nl_tensor_f32 (c->in_grad[0]), n,
-                                                                  (float) c->p[k].f);
+                                                                  ((const NlLeakyReluArgs *) c->args)->alpha);
   return nl_cuda_check_launch ("LeakyReLU backward", error);
 }
 

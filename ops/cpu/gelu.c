@@ -2,9 +2,7 @@
  * Backward needs the input: GELU is not monotone, so the output alone does
  * not determine the slope. */
 #include "ops/cpu/nl-cpu-util.h"
-
-enum { P_APPROX, P_N };
-enum { APPROX_ERF, APPROX_TANH };
+#include "ops/nl-gelu.h"
 
 static const char *const approximations[] = { "erf", "tanh", NULL };
 
@@ -13,10 +11,12 @@ static const NlParamSpec params[P_N] = {
                  "erf: exact x * Phi(x); tanh: the faster approximation used by BERT and GPT" },
 };
 
-#define SQRT1_2 0.70710678118654752f    /* 1 / sqrt(2) */
-#define INV_SQRT_2PI 0.39894228040143268f /* 1 / sqrt(2 pi) */
-#define SQRT_2_PI 0.79788456080286536f  /* sqrt(2 / pi) */
-#define TANH_C 0.044715f
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlGeluArgs *a = args;
+  a->approx = NL_P_ENUM (p, P_APPROX);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
@@ -34,7 +34,7 @@ forward (NlOpCtx *c, GError **error)
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_numel (c->in[0]);
 
-  if (NL_P_ENUM (c->p, P_APPROX) == APPROX_ERF)
+  if (((const NlGeluArgs *) c->args)->approx == APPROX_ERF)
     {
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
@@ -63,7 +63,7 @@ backward (NlOpCtx *c, GError **error)
   if (!c->in_grad[0])
     return TRUE;
   dx = nl_tensor_f32 (c->in_grad[0]);
-  if (NL_P_ENUM (c->p, P_APPROX) == APPROX_ERF)
+  if (((const NlGeluArgs *) c->args)->approx == APPROX_ERF)
     {
       /* d/dx x Phi(x) = Phi(x) + x phi(x) */
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
@@ -105,6 +105,8 @@ const NlOpDef nl_op_gelu = {
      input is still needed for backward */
   .inplace = TRUE,
   .backward_inplace = TRUE,
+  .args_size = sizeof (NlGeluArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

@@ -7,16 +7,10 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "ops/cuda/nl-cuda.h"
+#include "ops/nl-gelu.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-enum { APPROX_ERF, APPROX_TANH };
-
-#define SQRT1_2 0.70710678118654752f    /* 1 / sqrt(2) */
-#define INV_SQRT_2PI 0.39894228040143268f /* 1 / sqrt(2 pi) */
-#define SQRT_2_PI 0.79788456080286536f  /* sqrt(2 / pi) */
-#define TANH_C 0.044715f
 
 __global__ void
 gelu_forward_kernel (const float *x, float *y, int64_t n, int approx)
@@ -66,26 +60,13 @@ gelu_backward_kernel (const float *x, const float *dy, float *dx, int64_t n, int
 }
 
 gboolean
-approximation (const NlOpCtx *c, int *approx, GError **error)
-{
-  int k = nl_op_param_index (c->def, "approximation");
-  if (k < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter approximation", c->def->name);
-      return FALSE;
-    }
-  *approx = (int) c->p[k].i;
-  return TRUE;
-}
-
-gboolean
 forward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = (NlCudaCtx *) c->device;
   int64_t n = nl_tensor_numel (c->in[0]);
-  int approx;
+  int approx = ((const NlGeluArgs *) c->args)->approx;
 
-  if (!approximation (c, &approx, error) || !nl_cuda_ctx_enter (dev, error))
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   if (n == 0)
     return TRUE;
@@ -99,11 +80,11 @@ backward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = (NlCudaCtx *) c->device;
   int64_t n = nl_tensor_numel (c->in[0]);
-  int approx;
+  int approx = ((const NlGeluArgs *) c->args)->approx;
 
   if (!c->in_grad[0])
     return TRUE;
-  if (!approximation (c, &approx, error) || !nl_cuda_ctx_enter (dev, error))
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   if (n == 0)
     return TRUE;

@@ -10,8 +10,7 @@
  * The bias and its gradient stay float32. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/cpu/nl-gemm.h"
-
-enum { P_UNITS, P_USE_BIAS, P_FLATTEN, P_IN_UNITS, P_N };
+#include "ops/nl-dense.h"
 
 static const NlParamSpec params[P_N] = {
   [P_UNITS] = { "units", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
@@ -23,6 +22,16 @@ static const NlParamSpec params[P_N] = {
   [P_IN_UNITS] = { "in_units", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
                    "Number of inputs per sample; 0 infers it from the data" },
 };
+
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlDenseArgs *a = args;
+  a->units = NL_P_INT (p, P_UNITS);
+  a->in_units = NL_P_INT (p, P_IN_UNITS);
+  a->use_bias = NL_P_BOOL (p, P_USE_BIAS);
+  a->flatten = NL_P_BOOL (p, P_FLATTEN);
+}
 
 /* The input as a (rows, in_units) matrix. */
 static void
@@ -114,7 +123,7 @@ forward (NlOpCtx *c, GError **error)
   float *y = nl_tensor_f32 (c->out[0]);
   const float *xp = nl_tensor_f32 (x), *wp = nl_tensor_f32 (w);
 
-  as_matrix (&xs, NL_P_BOOL (c->p, P_FLATTEN), &rows, &k);
+  as_matrix (&xs, ((const NlDenseArgs *) c->args)->flatten, &rows, &k);
   if (c->precision != NL_PRECISION_F32)
     {
       float *xr = half_scratch (c, rows * k + units * k), *wr = xr + rows * k;
@@ -146,7 +155,7 @@ backward (NlOpCtx *c, GError **error)
   const float *dyp = dy, *xp = nl_tensor_f32 (x), *wp = nl_tensor_f32 (w);
   gboolean ok = TRUE;
 
-  as_matrix (&xs, NL_P_BOOL (c->p, P_FLATTEN), &rows, &k);
+  as_matrix (&xs, ((const NlDenseArgs *) c->args)->flatten, &rows, &k);
   if (c->precision != NL_PRECISION_F32 && (dw || dx))
     {
       /* round only what the wanted products read: x for dW, W for dx */
@@ -197,6 +206,8 @@ const NlOpDef nl_op_dense = {
   .n_weights = 2,
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .args_size = sizeof (NlDenseArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

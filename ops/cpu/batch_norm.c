@@ -7,8 +7,7 @@
  * fixed per-channel affine map. Sums run in double per channel, so large
  * batches keep full float precision. */
 #include "ops/cpu/nl-cpu-util.h"
-
-enum { P_AXIS, P_MOMENTUM, P_EPSILON, P_CENTER, P_SCALE, P_USE_GLOBAL_STATS, P_N };
+#include "ops/nl-batch-norm.h"
 
 static const NlParamSpec params[P_N] = {
   [P_AXIS] = { "axis", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
@@ -23,9 +22,17 @@ static const NlParamSpec params[P_N] = {
                            "Normalise with the running stats in training too (frozen BatchNorm)" },
 };
 
-enum { W_GAMMA, W_BETA };
-enum { A_MEAN, A_VAR };
-enum { S_MEAN, S_INVSTD };
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlBatchNormArgs *a = args;
+  a->axis = NL_P_INT (p, P_AXIS);
+  a->momentum = NL_P_FLOAT (p, P_MOMENTUM);
+  a->epsilon = NL_P_FLOAT (p, P_EPSILON);
+  a->center = NL_P_BOOL (p, P_CENTER);
+  a->scale = NL_P_BOOL (p, P_SCALE);
+  a->use_global_stats = NL_P_BOOL (p, P_USE_GLOBAL_STATS);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
@@ -209,6 +216,7 @@ forward_nd (const FwdArgs *f, Dims d, const float *x, float *y)
 static gboolean
 forward (NlOpCtx *c, GError **error)
 {
+  const NlBatchNormArgs *a = c->args;
   const Dims d = dims_of (c->in[0]);
   FwdArgs f = {
     .gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL,
@@ -217,9 +225,9 @@ forward (NlOpCtx *c, GError **error)
     .rvar = nl_tensor_f32 (c->aux[A_VAR]),
     .smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL,
     .sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL,
-    .eps = NL_P_FLOAT (c->p, P_EPSILON),
-    .mom = NL_P_FLOAT (c->p, P_MOMENTUM),
-    .batch_stats = c->training && !NL_P_BOOL (c->p, P_USE_GLOBAL_STATS),
+    .eps = a->epsilon,
+    .mom = a->momentum,
+    .batch_stats = c->training && !a->use_global_stats,
     .count = d.n * d.s,
   };
   if (d.s == 1)
@@ -322,6 +330,7 @@ backward_nd (const BwdArgs *b, Dims d, const float *x, const float *dy)
 static gboolean
 backward (NlOpCtx *c, GError **error)
 {
+  const NlBatchNormArgs *a = c->args;
   const Dims d = dims_of (c->in[0]);
   BwdArgs b = {
     .gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL,
@@ -330,7 +339,7 @@ backward (NlOpCtx *c, GError **error)
     .dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL,
     .dgamma = c->in_grad[1 + W_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + W_GAMMA]) : NULL,
     .dbeta = c->in_grad[1 + W_BETA] ? nl_tensor_f32 (c->in_grad[1 + W_BETA]) : NULL,
-    .batch_stats = c->training && !NL_P_BOOL (c->p, P_USE_GLOBAL_STATS),
+    .batch_stats = c->training && !a->use_global_stats,
     .count = d.n * d.s,
   };
   if (d.s == 1)
@@ -361,6 +370,8 @@ const NlOpDef nl_op_batch_norm = {
   .n_saved = 2, /* batch mean, inverse std */
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .args_size = sizeof (NlBatchNormArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

@@ -3,10 +3,9 @@
  * scaled by gamma (D) and shifted by beta (D). No running statistics, so
  * training and predict mode compute the same thing. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-layer-norm.h"
 
 #include <omp.h>
-
-enum { P_AXIS, P_EPSILON, P_CENTER, P_SCALE, P_N };
 
 static const NlParamSpec params[P_N] = {
   [P_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
@@ -17,8 +16,15 @@ static const NlParamSpec params[P_N] = {
   [P_SCALE] = { "scale", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn a factor gamma" },
 };
 
-enum { W_GAMMA, W_BETA };
-enum { S_MEAN, S_INVSTD };
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlLayerNormArgs *a = args;
+  a->axis = NL_P_INT (p, P_AXIS);
+  a->epsilon = NL_P_FLOAT (p, P_EPSILON);
+  a->center = NL_P_BOOL (p, P_CENTER);
+  a->scale = NL_P_BOOL (p, P_SCALE);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
@@ -67,7 +73,7 @@ forward (NlOpCtx *c, GError **error)
   const float *beta = c->in[1 + W_BETA] ? nl_tensor_f32 (c->in[1 + W_BETA]) : NULL;
   float *smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL;
   float *sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL;
-  const float eps = NL_P_FLOAT (c->p, P_EPSILON);
+  const float eps = ((const NlLayerNormArgs *) c->args)->epsilon;
 
 #pragma omp parallel for num_threads (threads_for (rows * dim)) schedule (static)
   for (int64_t r = 0; r < rows; r++)
@@ -201,6 +207,8 @@ const NlOpDef nl_op_layer_norm = {
   .n_saved = 2, /* per-row mean, inverse std */
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .args_size = sizeof (NlLayerNormArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

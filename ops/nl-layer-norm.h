@@ -1,0 +1,21 @@
+/* nl-layer-norm.h — LayerNorm as its CPU kernels (ops/cpu/layer_norm.c)
+ * and CUDA kernels (ops/cuda/layer_norm.cu) see it: parameters, slots,
+ * typed arguments. */
+#pragma once
+
+#include "ops/nl-op.h"
+
+G_BEGIN_DECLS
+
+enum { P_AXIS, P_EPSILON, P_CENTER, P_SCALE, P_N };
+
+enum { W_GAMMA, W_BETA };    /* weights: in[1 + W_...]; either may be absent */
+enum { S_MEAN, S_INVSTD };   /* saved: each row's mean and inverse std */
+
+typedef struct {
+  int64_t axis;
+  float epsilon;
+  gboolean center, scale;
+} NlLayerNormArgs;
+
+G_END_DECLS

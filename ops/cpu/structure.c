@@ -4,6 +4,7 @@
  * Flatten and Reshape keep the element order, so forward and backward are
  * plain copies, skipped when the graph gives the output the input's storage. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-structure.h"
 
 static const char *const data_input[] = { "data" };
 
@@ -62,8 +63,6 @@ const NlOpDef nl_op_flatten = {
 };
 
 /* ---- Reshape ---- */
-
-enum { P_SHAPE, P_RESHAPE_N };
 
 static const NlParamSpec reshape_params[P_RESHAPE_N] = {
   [P_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, -1, 1e18, NULL, TRUE,
@@ -149,18 +148,16 @@ const NlOpDef nl_op_reshape = {
 
 /* ---- Concat ---- */
 
-enum { P_DIM, P_CONCAT_N };
-
 static const NlParamSpec concat_params[P_CONCAT_N] = {
   [P_DIM] = { "dim", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
               "Dimension to join along (1 = channels); negative counts from the end" },
 };
 
-static int
-concat_axis (const NlParamValue *p, int ndim)
+static void
+concat_resolve (const NlParamValue *p, void *args)
 {
-  int d = (int) NL_P_INT (p, P_DIM);
-  return d < 0 ? d + ndim : d;
+  NlConcatArgs *a = args;
+  a->dim = (int) NL_P_INT (p, P_DIM);
 }
 
 static gboolean
@@ -173,7 +170,7 @@ concat_infer (NlInferCtx *c, GError **error)
 
   if (c->n_data < 1 || c->n_data > NL_MAX_PORTS)
     return nl_op_shape_error (error, "Concat takes 1 to %d inputs, but %d are connected", NL_MAX_PORTS, c->n_data);
-  dim = concat_axis (c->p, first->ndim);
+  dim = concat_axis ((int) NL_P_INT (c->p, P_DIM), first->ndim);
   if (dim < 0 || dim >= first->ndim)
     return nl_op_shape_error (error, "Concat along dimension %d, but the inputs %s have only %d dimensions",
                               (int) NL_P_INT (c->p, P_DIM), nl_shape_format (first, abuf, sizeof abuf),
@@ -205,7 +202,7 @@ static void
 concat_copy (NlOpCtx *c, NlTensor *const *parts, NlTensor *const *sizes, float *whole, gboolean gather)
 {
   const NlTensor *t0 = sizes[0] ? sizes[0] : c->in[0];
-  int dim = concat_axis (c->p, t0->ndim);
+  int dim = concat_axis (((const NlConcatArgs *) c->args)->dim, t0->ndim);
   int64_t outer = 1, inner = 1, row = 0;
   int64_t block[NL_MAX_PORTS], offset[NL_MAX_PORTS];
 
@@ -260,6 +257,8 @@ const NlOpDef nl_op_concat = {
   .variadic = TRUE,
   .n_outputs = 1,
   .needs = NL_NEEDS_NOTHING,
+  .args_size = sizeof (NlConcatArgs),
+  .resolve_args = concat_resolve,
   .infer_shape = concat_infer,
   .forward = concat_forward,
   .backward = concat_backward,

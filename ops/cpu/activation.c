@@ -53,12 +53,12 @@ act_forward (NlOpCtx *c, GError **error)
     case ACT_RELU:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        y[i] = act_relu (x[i]);
       break;
     case ACT_SIGMOID:
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = 1.0f / (1.0f + expf (-x[i]));
+        y[i] = act_sigmoid (x[i]);
       break;
     case ACT_TANH:
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
@@ -66,10 +66,9 @@ act_forward (NlOpCtx *c, GError **error)
         y[i] = tanhf (x[i]);
       break;
     case ACT_SOFTRELU:
-      /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = fmaxf (x[i], 0.0f) + log1pf (expf (-fabsf (x[i])));
+        y[i] = act_softrelu (x[i]);
       break;
     }
   return TRUE;
@@ -91,23 +90,22 @@ act_backward (NlOpCtx *c, GError **error)
     case ACT_RELU:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        dx[i] = act_relu_grad (y[i], dy[i]);
       break;
     case ACT_SIGMOID:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+        dx[i] = act_sigmoid_grad (y[i], dy[i]);
       break;
     case ACT_TANH:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+        dx[i] = act_tanh_grad (y[i], dy[i]);
       break;
     case ACT_SOFTRELU:
-      /* sigmoid(x) = 1 - exp(-softrelu(x)); -expm1 keeps it exact for tiny y */
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = -dy[i] * expm1f (-y[i]);
+        dx[i] = act_softrelu_grad (y[i], dy[i]);
       break;
     }
   return TRUE;
@@ -164,12 +162,7 @@ leaky_forward (NlOpCtx *c, GError **error)
 
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
   for (int64_t i = 0; i < n; i++)
-    {
-      /* written as two selects of loaded values, which GCC if-converts;
-         x > 0 ? x : alpha * x stays a branch (the multiply might trap) */
-      float v = x[i];
-      y[i] = (v > 0.0f ? v : 0.0f) + alpha * (v < 0.0f ? v : 0.0f);
-    }
+    y[i] = leaky_relu (x[i], alpha);
   return TRUE;
 }
 
@@ -185,13 +178,9 @@ leaky_backward (NlOpCtx *c, GError **error)
   if (!c->in_grad[0])
     return TRUE;
   dx = nl_tensor_f32 (c->in_grad[0]);
-  /* alpha >= 0, so y > 0 exactly when x > 0 (alpha = 0: the gradient is 0 either way) */
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
   for (int64_t i = 0; i < n; i++)
-    {
-      float g = dy[i];
-      dx[i] = (y[i] > 0.0f ? g : 0.0f) + alpha * (y[i] > 0.0f ? 0.0f : g);
-    }
+    dx[i] = leaky_relu_grad (y[i], dy[i], alpha);
   return TRUE;
 }
 

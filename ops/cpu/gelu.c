@@ -38,16 +38,13 @@ forward (NlOpCtx *c, GError **error)
     {
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = 0.5f * x[i] * (1.0f + erff (x[i] * SQRT1_2));
+        y[i] = gelu_erf (x[i]);
     }
   else
     {
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        {
-          float v = x[i];
-          y[i] = 0.5f * v * (1.0f + tanhf (SQRT_2_PI * (v + TANH_C * v * v * v)));
-        }
+        y[i] = gelu_tanh (x[i]);
     }
   return TRUE;
 }
@@ -65,26 +62,15 @@ backward (NlOpCtx *c, GError **error)
   dx = nl_tensor_f32 (c->in_grad[0]);
   if (((const NlGeluArgs *) c->args)->approx == APPROX_ERF)
     {
-      /* d/dx x Phi(x) = Phi(x) + x phi(x) */
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        {
-          float v = x[i];
-          float cdf = 0.5f * (1.0f + erff (v * SQRT1_2));
-          float pdf = INV_SQRT_2PI * expf (-0.5f * v * v);
-          dx[i] = dy[i] * (cdf + v * pdf);
-        }
+        dx[i] = gelu_erf_grad (x[i], dy[i]);
     }
   else
     {
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        {
-          float v = x[i];
-          float t = tanhf (SQRT_2_PI * (v + TANH_C * v * v * v));
-          float du = SQRT_2_PI * (1.0f + 3.0f * TANH_C * v * v);
-          dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-        }
+        dx[i] = gelu_tanh_grad (x[i], dy[i]);
     }
   return TRUE;
 }

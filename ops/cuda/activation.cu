@@ -1,5 +1,5 @@
 /* activation.cu — Activation (relu, sigmoid, tanh, softrelu) and LeakyReLU
- * on CUDA, the same formulas as ops/cpu/activation.c.
+ * on CUDA, the formulas of ops/nl-activation.h as on the CPU.
  *
  * Both ops may run in place (y over x) and their backward may overwrite
  * out_grad (dx over dy), so no pointer here is __restrict__: every thread
@@ -21,21 +21,16 @@ act_forward_kernel (const float *x, float *y, int64_t n, int type)
   switch (type)
     {
     case ACT_RELU:
-      GRID_STRIDE (i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      GRID_STRIDE (i, n) y[i] = act_relu (x[i]);
       break;
     case ACT_SIGMOID:
-      GRID_STRIDE (i, n) y[i] = 1.0f / (1.0f + expf (-x[i]));
+      GRID_STRIDE (i, n) y[i] = act_sigmoid (x[i]);
       break;
     case ACT_TANH:
       GRID_STRIDE (i, n) y[i] = tanhf (x[i]);
       break;
     case ACT_SOFTRELU:
-      /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        y[i] = fmaxf (v, 0.0f) + log1pf (expf (-fabsf (v)));
-      }
+      GRID_STRIDE (i, n) y[i] = act_softrelu (x[i]);
       break;
     }
 }
@@ -46,25 +41,16 @@ act_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, int 
   switch (type)
     {
     case ACT_RELU:
-      GRID_STRIDE (i, n) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+      GRID_STRIDE (i, n) dx[i] = act_relu_grad (y[i], dy[i]);
       break;
     case ACT_SIGMOID:
-      GRID_STRIDE (i, n)
-      {
-        float s = y[i];
-        dx[i] = dy[i] * s * (1.0f - s);
-      }
+      GRID_STRIDE (i, n) dx[i] = act_sigmoid_grad (y[i], dy[i]);
       break;
     case ACT_TANH:
-      GRID_STRIDE (i, n)
-      {
-        float t = y[i];
-        dx[i] = dy[i] * (1.0f - t * t);
-      }
+      GRID_STRIDE (i, n) dx[i] = act_tanh_grad (y[i], dy[i]);
       break;
     case ACT_SOFTRELU:
-      /* sigmoid(x) = 1 - exp(-softrelu(x)); -expm1 keeps it exact for tiny y */
-      GRID_STRIDE (i, n) dx[i] = -dy[i] * expm1f (-y[i]);
+      GRID_STRIDE (i, n) dx[i] = act_softrelu_grad (y[i], dy[i]);
       break;
     }
 }
@@ -72,24 +58,13 @@ act_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, int 
 __global__ void
 leaky_forward_kernel (const float *x, float *y, int64_t n, float alpha)
 {
-  GRID_STRIDE (i, n)
-  {
-    float v = x[i];
-    /* the CPU's two selects, so a NaN input gives 0 on both devices */
-    y[i] = (v > 0.0f ? v : 0.0f) + alpha * (v < 0.0f ? v : 0.0f);
-  }
+  GRID_STRIDE (i, n) y[i] = leaky_relu (x[i], alpha);
 }
 
 __global__ void
 leaky_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, float alpha)
 {
-  /* alpha >= 0, so y > 0 exactly when x > 0 */
-  GRID_STRIDE (i, n)
-  {
-    float g = dy[i];
-    float pos = y[i] > 0.0f ? g : 0.0f;
-    dx[i] = pos + alpha * (y[i] > 0.0f ? 0.0f : g);
-  }
+  GRID_STRIDE (i, n) dx[i] = leaky_relu_grad (y[i], dy[i], alpha);
 }
 
 gboolean

@@ -1,5 +1,5 @@
 /* gelu.cu — GELU on CUDA, x * Phi(x) exact (erf) or with the tanh
- * approximation; the same formulas and constants as ops/cpu/gelu.c.
+ * approximation; the formulas of ops/nl-gelu.h as on the CPU.
  * Backward reads the input (GELU is not monotone). Forward may run in place
  * and backward may overwrite out_grad, so nothing is __restrict__: each
  * thread reads element i before writing it. */
@@ -17,19 +17,11 @@ gelu_forward_kernel (const float *x, float *y, int64_t n, int approx)
 {
   if (approx == APPROX_ERF)
     {
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + erff (v * SQRT1_2));
-      }
+      GRID_STRIDE (i, n) y[i] = gelu_erf (x[i]);
     }
   else
     {
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + tanhf (SQRT_2_PI * (v + TANH_C * v * v * v)));
-      }
+      GRID_STRIDE (i, n) y[i] = gelu_tanh (x[i]);
     }
 }
 
@@ -38,24 +30,11 @@ gelu_backward_kernel (const float *x, const float *dy, float *dx, int64_t n, int
 {
   if (approx == APPROX_ERF)
     {
-      /* d/dx x Phi(x) = Phi(x) + x phi(x) */
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        float cdf = 0.5f * (1.0f + erff (v * SQRT1_2));
-        float pdf = INV_SQRT_2PI * expf (-0.5f * v * v);
-        dx[i] = dy[i] * (cdf + v * pdf);
-      }
+      GRID_STRIDE (i, n) dx[i] = gelu_erf_grad (x[i], dy[i]);
     }
   else
     {
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        float t = tanhf (SQRT_2_PI * (v + TANH_C * v * v * v));
-        float du = SQRT_2_PI * (1.0f + 3.0f * TANH_C * v * v);
-        dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-      }
+      GRID_STRIDE (i, n) dx[i] = gelu_tanh_grad (x[i], dy[i]);
     }
 }
 

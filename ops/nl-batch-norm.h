@@ -7,11 +7,11 @@
 
 G_BEGIN_DECLS
 
-enum { P_AXIS, P_MOMENTUM, P_EPSILON, P_CENTER, P_SCALE, P_USE_GLOBAL_STATS, P_N };
+enum { BN_AXIS, BN_MOMENTUM, BN_EPSILON, BN_CENTER, BN_SCALE, BN_USE_GLOBAL_STATS, BN_N };
 
-enum { W_GAMMA, W_BETA };    /* weights: in[1 + W_...]; either may be absent */
-enum { A_MEAN, A_VAR };      /* aux: the running statistics */
-enum { S_MEAN, S_INVSTD };   /* saved: the batch's mean and inverse std */
+enum { BN_GAMMA, BN_BETA };    /* weights: in[1 + W_...]; either may be absent */
+enum { BN_RUNNING_MEAN, BN_RUNNING_VAR };      /* aux: the running statistics */
+enum { BN_SAVED_MEAN, BN_SAVED_INVSTD };   /* saved: the batch's mean and inverse std */
 
 typedef struct {
   int64_t axis;

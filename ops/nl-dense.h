@@ -6,7 +6,7 @@
 
 G_BEGIN_DECLS
 
-enum { P_UNITS, P_USE_BIAS, P_FLATTEN, P_IN_UNITS, P_N };
+enum { DENSE_UNITS, DENSE_USE_BIAS, DENSE_FLATTEN, DENSE_IN_UNITS, DENSE_N };
 
 typedef struct {
   int64_t units, in_units; /* in_units 0: inferred from the data */

@@ -6,7 +6,7 @@
 
 G_BEGIN_DECLS
 
-enum { P_RATE, P_N };
+enum { DROPOUT_RATE, DROPOUT_N };
 
 typedef struct {
   float rate;

@@ -6,7 +6,7 @@
 
 G_BEGIN_DECLS
 
-enum { P_INPUT_DIM, P_OUTPUT_DIM, P_N };
+enum { EMB_INPUT_DIM, EMB_OUTPUT_DIM, EMB_N };
 
 typedef struct {
   int64_t input_dim;  /* vocabulary size */

@@ -9,7 +9,7 @@
 
 G_BEGIN_DECLS
 
-enum { P_APPROX, P_N };
+enum { GELU_APPROX, GELU_N };
 
 /* approximation, in the order of its enum strings */
 typedef enum { APPROX_ERF, APPROX_TANH } NlGeluApprox;

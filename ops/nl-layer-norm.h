@@ -7,10 +7,10 @@
 
 G_BEGIN_DECLS
 
-enum { P_AXIS, P_EPSILON, P_CENTER, P_SCALE, P_N };
+enum { LN_AXIS, LN_EPSILON, LN_CENTER, LN_SCALE, LN_N };
 
-enum { W_GAMMA, W_BETA };    /* weights: in[1 + W_...]; either may be absent */
-enum { S_MEAN, S_INVSTD };   /* saved: each row's mean and inverse std */
+enum { LN_GAMMA, LN_BETA };    /* weights: in[1 + W_...]; either may be absent */
+enum { LN_SAVED_MEAN, LN_SAVED_INVSTD };   /* saved: each row's mean and inverse std */
 
 typedef struct {
   int64_t axis;

@@ -7,8 +7,8 @@
 
 G_BEGIN_DECLS
 
-/* MaxPool2D has the first P_COUNT_INCLUDE_PAD of these, AvgPool2D all */
-enum { P_POOL_SIZE, P_STRIDES, P_PADDING, P_CEIL_MODE, P_COUNT_INCLUDE_PAD, P_N };
+/* MaxPool2D has the first POOL_COUNT_INCLUDE_PAD of these, AvgPool2D all */
+enum { POOL_SIZE, POOL_STRIDES, POOL_PADDING, POOL_CEIL_MODE, POOL_COUNT_INCLUDE_PAD, POOL_N };
 
 /* The (h, w) pairs as [0] = h, [1] = w. */
 typedef struct {

@@ -7,7 +7,7 @@
 
 G_BEGIN_DECLS
 
-enum { P_AXIS, P_N };
+enum { SOFTMAX_AXIS, SOFTMAX_N };
 
 typedef struct {
   int axis; /* as given: negative counts from the end */

@@ -8,9 +8,9 @@
 
 G_BEGIN_DECLS
 
-enum { P_SHAPE, P_RESHAPE_N };
+enum { RESHAPE_SHAPE, RESHAPE_N };
 
-enum { P_DIM, P_CONCAT_N };
+enum { CONCAT_DIM, CONCAT_N };
 
 typedef struct {
   int dim; /* as given: negative counts from the end */

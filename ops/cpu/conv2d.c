@@ -25,23 +25,23 @@
 #include <immintrin.h>
 #endif
 
-static const NlParamSpec params[P_N] = {
-  [P_CHANNELS] = { "channels", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                   "Number of output channels (filters)" },
-  [P_KERNEL] = { "kernel", NL_PARAM_INT2, 0, 1, 1e18, NULL, TRUE,
-                 "Kernel size (h, w)" },
-  [P_STRIDE] = { "stride", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
-                 "Step between kernel positions (h, w)" },
-  [P_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,
-                  "Zero padding on each side (h, w)" },
-  [P_DILATION] = { "dilation", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
-                   "Spacing between kernel taps (h, w)" },
-  [P_GROUPS] = { "groups", NL_PARAM_INT, 1, 1, 1e18, NULL, FALSE,
-                 "Split channels into this many independent groups" },
-  [P_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                   "Add a learnable bias to each output channel" },
-  [P_IN_CHANNELS] = { "in_channels", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
-                      "Number of input channels; 0 infers it from the data" },
+static const NlParamSpec params[CONV_N] = {
+  [CONV_CHANNELS] = { "channels", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                      "Number of output channels (filters)" },
+  [CONV_KERNEL] = { "kernel", NL_PARAM_INT2, 0, 1, 1e18, NULL, TRUE,
+                    "Kernel size (h, w)" },
+  [CONV_STRIDE] = { "stride", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
+                    "Step between kernel positions (h, w)" },
+  [CONV_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,
+                     "Zero padding on each side (h, w)" },
+  [CONV_DILATION] = { "dilation", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
+                      "Spacing between kernel taps (h, w)" },
+  [CONV_GROUPS] = { "groups", NL_PARAM_INT, 1, 1, 1e18, NULL, FALSE,
+                    "Split channels into this many independent groups" },
+  [CONV_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                      "Add a learnable bias to each output channel" },
+  [CONV_IN_CHANNELS] = { "in_channels", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
+                         "Number of input channels; 0 infers it from the data" },
 };
 
 typedef struct {
@@ -65,17 +65,17 @@ static void
 resolve (const NlParamValue *p, void *args)
 {
   NlConv2dArgs *a = args;
-  a->channels = NL_P_INT (p, P_CHANNELS);
+  a->channels = NL_P_INT (p, CONV_CHANNELS);
   for (int i = 0; i < 2; i++)
     {
-      a->kernel[i] = NL_P_V (p, P_KERNEL, i);
-      a->stride[i] = NL_P_V (p, P_STRIDE, i);
-      a->padding[i] = NL_P_V (p, P_PADDING, i);
-      a->dilation[i] = NL_P_V (p, P_DILATION, i);
+      a->kernel[i] = NL_P_V (p, CONV_KERNEL, i);
+      a->stride[i] = NL_P_V (p, CONV_STRIDE, i);
+      a->padding[i] = NL_P_V (p, CONV_PADDING, i);
+      a->dilation[i] = NL_P_V (p, CONV_DILATION, i);
     }
-  a->groups = NL_P_INT (p, P_GROUPS);
-  a->in_channels = NL_P_INT (p, P_IN_CHANNELS);
-  a->use_bias = NL_P_BOOL (p, P_USE_BIAS);
+  a->groups = NL_P_INT (p, CONV_GROUPS);
+  a->in_channels = NL_P_INT (p, CONV_IN_CHANNELS);
+  a->use_bias = NL_P_BOOL (p, CONV_USE_BIAS);
 }
 
 static void
@@ -574,7 +574,7 @@ const NlOpDef nl_op_conv2d = {
   .category = "Convolution",
   .doc = "2-D convolution over NCHW data",
   .params = params,
-  .n_params = P_N,
+  .n_params = CONV_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,

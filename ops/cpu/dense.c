@@ -12,25 +12,25 @@
 #include "ops/cpu/nl-gemm.h"
 #include "ops/nl-dense.h"
 
-static const NlParamSpec params[P_N] = {
-  [P_UNITS] = { "units", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                "Number of outputs (neurons)" },
-  [P_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                   "Add a learnable bias to each output" },
-  [P_FLATTEN] = { "flatten", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                  "Flatten each sample to a vector first; off: apply to the last axis only" },
-  [P_IN_UNITS] = { "in_units", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
-                   "Number of inputs per sample; 0 infers it from the data" },
+static const NlParamSpec params[DENSE_N] = {
+  [DENSE_UNITS] = { "units", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                    "Number of outputs (neurons)" },
+  [DENSE_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                       "Add a learnable bias to each output" },
+  [DENSE_FLATTEN] = { "flatten", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                      "Flatten each sample to a vector first; off: apply to the last axis only" },
+  [DENSE_IN_UNITS] = { "in_units", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
+                       "Number of inputs per sample; 0 infers it from the data" },
 };
 
 static void
 resolve (const NlParamValue *p, void *args)
 {
   NlDenseArgs *a = args;
-  a->units = NL_P_INT (p, P_UNITS);
-  a->in_units = NL_P_INT (p, P_IN_UNITS);
-  a->use_bias = NL_P_BOOL (p, P_USE_BIAS);
-  a->flatten = NL_P_BOOL (p, P_FLATTEN);
+  a->units = NL_P_INT (p, DENSE_UNITS);
+  a->in_units = NL_P_INT (p, DENSE_IN_UNITS);
+  a->use_bias = NL_P_BOOL (p, DENSE_USE_BIAS);
+  a->flatten = NL_P_BOOL (p, DENSE_FLATTEN);
 }
 
 /* The input as a (rows, in_units) matrix. */
@@ -58,9 +58,9 @@ static gboolean
 infer (NlInferCtx *c, GError **error)
 {
   const NlShape *in = &c->in[0];
-  gboolean flatten = NL_P_BOOL (c->p, P_FLATTEN);
-  int64_t units = NL_P_INT (c->p, P_UNITS);
-  int64_t want = NL_P_INT (c->p, P_IN_UNITS);
+  gboolean flatten = NL_P_BOOL (c->p, DENSE_FLATTEN);
+  int64_t units = NL_P_INT (c->p, DENSE_UNITS);
+  int64_t want = NL_P_INT (c->p, DENSE_IN_UNITS);
   int64_t rows, k;
   char buf[96];
 
@@ -80,7 +80,7 @@ infer (NlInferCtx *c, GError **error)
                               k, nl_shape_format (in, buf, sizeof buf), want);
 
   c->weights[0] = nl_shape_of (2, units, k);
-  c->weights[1] = NL_P_BOOL (c->p, P_USE_BIAS) ? nl_shape_of (1, units) : NL_SHAPE_ABSENT;
+  c->weights[1] = NL_P_BOOL (c->p, DENSE_USE_BIAS) ? nl_shape_of (1, units) : NL_SHAPE_ABSENT;
   if (flatten)
     c->out[0] = nl_shape_of (2, in->d[0], units);
   else
@@ -198,7 +198,7 @@ const NlOpDef nl_op_dense = {
   .category = "Core",
   .doc = "Fully connected layer: y = x W^T + b",
   .params = params,
-  .n_params = P_N,
+  .n_params = DENSE_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,

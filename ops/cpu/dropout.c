@@ -8,16 +8,16 @@
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-dropout.h"
 
-static const NlParamSpec params[P_N] = {
-  [P_RATE] = { "rate", NL_PARAM_FLOAT, 0.5, 0, 0.999, NULL, FALSE,
-               "Fraction of elements dropped during training" },
+static const NlParamSpec params[DROPOUT_N] = {
+  [DROPOUT_RATE] = { "rate", NL_PARAM_FLOAT, 0.5, 0, 0.999, NULL, FALSE,
+                     "Fraction of elements dropped during training" },
 };
 
 static void
 resolve (const NlParamValue *p, void *args)
 {
   NlDropoutArgs *a = args;
-  a->rate = NL_P_FLOAT (p, P_RATE);
+  a->rate = NL_P_FLOAT (p, DROPOUT_RATE);
 }
 
 static gboolean
@@ -92,7 +92,7 @@ const NlOpDef nl_op_dropout = {
   .category = "Core",
   .doc = "Randomly zero elements during training (inverted dropout)",
   .params = params,
-  .n_params = P_N,
+  .n_params = DROPOUT_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_saved = 1,

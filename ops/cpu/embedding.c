@@ -8,19 +8,19 @@
 
 #include <stdio.h>
 
-static const NlParamSpec params[P_N] = {
-  [P_INPUT_DIM] = { "input_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                    "Vocabulary size: indices must lie in [0, input_dim)" },
-  [P_OUTPUT_DIM] = { "output_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                     "Length of each embedding vector" },
+static const NlParamSpec params[EMB_N] = {
+  [EMB_INPUT_DIM] = { "input_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                      "Vocabulary size: indices must lie in [0, input_dim)" },
+  [EMB_OUTPUT_DIM] = { "output_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                       "Length of each embedding vector" },
 };
 
 static void
 resolve (const NlParamValue *p, void *args)
 {
   NlEmbeddingArgs *a = args;
-  a->input_dim = NL_P_INT (p, P_INPUT_DIM);
-  a->output_dim = NL_P_INT (p, P_OUTPUT_DIM);
+  a->input_dim = NL_P_INT (p, EMB_INPUT_DIM);
+  a->output_dim = NL_P_INT (p, EMB_OUTPUT_DIM);
 }
 
 static gboolean
@@ -35,9 +35,9 @@ infer (NlInferCtx *c, GError **error)
   if (in->ndim + 1 > NL_MAX_DIMS)
     return nl_op_shape_error (error, "Embedding adds a dimension to its input %s, which would exceed the "
                               "limit of %d dimensions", nl_shape_format (in, buf, sizeof buf), NL_MAX_DIMS);
-  c->weights[0] = nl_shape_of (2, NL_P_INT (c->p, P_INPUT_DIM), NL_P_INT (c->p, P_OUTPUT_DIM));
+  c->weights[0] = nl_shape_of (2, NL_P_INT (c->p, EMB_INPUT_DIM), NL_P_INT (c->p, EMB_OUTPUT_DIM));
   c->out[0] = *in;
-  c->out[0].d[in->ndim] = NL_P_INT (c->p, P_OUTPUT_DIM);
+  c->out[0].d[in->ndim] = NL_P_INT (c->p, EMB_OUTPUT_DIM);
   c->out[0].ndim = in->ndim + 1;
   return TRUE;
 }
@@ -147,7 +147,7 @@ const NlOpDef nl_op_embedding = {
   .category = "Core",
   .doc = "Map integer indices to learned vectors",
   .params = params,
-  .n_params = P_N,
+  .n_params = EMB_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,

@@ -6,16 +6,16 @@
 
 static const char *const approximations[] = { "erf", "tanh", NULL };
 
-static const NlParamSpec params[P_N] = {
-  [P_APPROX] = { "approximation", NL_PARAM_ENUM, APPROX_ERF, 1, 0, approximations, FALSE,
-                 "erf: exact x * Phi(x); tanh: the faster approximation used by BERT and GPT" },
+static const NlParamSpec params[GELU_N] = {
+  [GELU_APPROX] = { "approximation", NL_PARAM_ENUM, APPROX_ERF, 1, 0, approximations, FALSE,
+                    "erf: exact x * Phi(x); tanh: the faster approximation used by BERT and GPT" },
 };
 
 static void
 resolve (const NlParamValue *p, void *args)
 {
   NlGeluArgs *a = args;
-  a->approx = NL_P_ENUM (p, P_APPROX);
+  a->approx = NL_P_ENUM (p, GELU_APPROX);
 }
 
 static gboolean
@@ -82,7 +82,7 @@ const NlOpDef nl_op_gelu = {
   .category = "Activation",
   .doc = "Gaussian error linear unit, x * Phi(x)",
   .params = params,
-  .n_params = P_N,
+  .n_params = GELU_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,

@@ -10,22 +10,22 @@
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-pool2d.h"
 
-#define POOL_PARAMS                                                                       \
-  [P_POOL_SIZE] = { "pool_size", NL_PARAM_INT2, 2, 1, 1e18, NULL, FALSE,                  \
-                    "Window size (h, w)" },                                               \
-  [P_STRIDES] = { "strides", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                      \
-                  "Step between windows (h, w); 0 means the pool size" },                 \
-  [P_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                      \
-                  "Implicit padding on each side (h, w), at most half the pool size" },   \
-  [P_CEIL_MODE] = { "ceil_mode", NL_PARAM_BOOL, 0, 0, 1, NULL, FALSE,                     \
-                    "Round the output size up, so a partial last window is kept" }
+#define POOL_PARAMS                                                                        \
+  [POOL_SIZE] = { "pool_size", NL_PARAM_INT2, 2, 1, 1e18, NULL, FALSE,                     \
+                  "Window size (h, w)" },                                                  \
+  [POOL_STRIDES] = { "strides", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                    \
+                     "Step between windows (h, w); 0 means the pool size" },               \
+  [POOL_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                    \
+                     "Implicit padding on each side (h, w), at most half the pool size" }, \
+  [POOL_CEIL_MODE] = { "ceil_mode", NL_PARAM_BOOL, 0, 0, 1, NULL, FALSE,                   \
+                       "Round the output size up, so a partial last window is kept" }
 
-static const NlParamSpec max_params[P_COUNT_INCLUDE_PAD] = { POOL_PARAMS };
+static const NlParamSpec max_params[POOL_COUNT_INCLUDE_PAD] = { POOL_PARAMS };
 
-static const NlParamSpec avg_params[P_N] = {
+static const NlParamSpec avg_params[POOL_N] = {
   POOL_PARAMS,
-  [P_COUNT_INCLUDE_PAD] = { "count_include_pad", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                            "Divide by the full window size, padding included" },
+  [POOL_COUNT_INCLUDE_PAD] = { "count_include_pad", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                               "Divide by the full window size, padding included" },
 };
 
 typedef struct {
@@ -51,11 +51,11 @@ max_resolve (const NlParamValue *p, void *args)
   NlPool2dArgs *a = args;
   for (int i = 0; i < 2; i++)
     {
-      a->pool_size[i] = NL_P_V (p, P_POOL_SIZE, i);
-      a->strides[i] = NL_P_V (p, P_STRIDES, i) > 0 ? NL_P_V (p, P_STRIDES, i) : a->pool_size[i];
-      a->padding[i] = NL_P_V (p, P_PADDING, i);
+      a->pool_size[i] = NL_P_V (p, POOL_SIZE, i);
+      a->strides[i] = NL_P_V (p, POOL_STRIDES, i) > 0 ? NL_P_V (p, POOL_STRIDES, i) : a->pool_size[i];
+      a->padding[i] = NL_P_V (p, POOL_PADDING, i);
     }
-  a->ceil_mode = NL_P_BOOL (p, P_CEIL_MODE);
+  a->ceil_mode = NL_P_BOOL (p, POOL_CEIL_MODE);
   a->count_include_pad = FALSE;
 }
 
@@ -64,7 +64,7 @@ avg_resolve (const NlParamValue *p, void *args)
 {
   NlPool2dArgs *a = args;
   max_resolve (p, a);
-  a->count_include_pad = NL_P_BOOL (p, P_COUNT_INCLUDE_PAD);
+  a->count_include_pad = NL_P_BOOL (p, POOL_COUNT_INCLUDE_PAD);
 }
 
 static Geom
@@ -695,7 +695,7 @@ const NlOpDef nl_op_avg_pool2d = {
   .category = "Pooling",
   .doc = "Mean over sliding windows of each channel (NCHW)",
   .params = avg_params,
-  .n_params = P_N,
+  .n_params = POOL_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,

@@ -7,9 +7,9 @@
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-softmax.h"
 
-static const NlParamSpec params[P_N] = {
-  [P_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
-               "Axis to normalise over; negative counts from the end (-1 = last)" },
+static const NlParamSpec params[SOFTMAX_N] = {
+  [SOFTMAX_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+                     "Axis to normalise over; negative counts from the end (-1 = last)" },
 };
 
 #define CHUNK 64
@@ -22,7 +22,7 @@ static void
 resolve (const NlParamValue *p, void *args)
 {
   NlSoftmaxArgs *a = args;
-  a->axis = (int) NL_P_INT (p, P_AXIS);
+  a->axis = (int) NL_P_INT (p, SOFTMAX_AXIS);
 }
 
 static int
@@ -50,10 +50,10 @@ infer_common (NlInferCtx *c, const char *op, GError **error)
 
   if (c->n_data != 1)
     return nl_op_shape_error (error, "%s takes exactly one input, but %d are connected", op, c->n_data);
-  axis = norm_axis ((int) NL_P_INT (c->p, P_AXIS), c->in[0].ndim);
+  axis = norm_axis ((int) NL_P_INT (c->p, SOFTMAX_AXIS), c->in[0].ndim);
   if (axis < 0 || axis >= c->in[0].ndim)
     return nl_op_shape_error (error, "%s over axis %d, but the input %s has %d dimensions", op,
-                              (int) NL_P_INT (c->p, P_AXIS), nl_shape_format (&c->in[0], buf, sizeof buf),
+                              (int) NL_P_INT (c->p, SOFTMAX_AXIS), nl_shape_format (&c->in[0], buf, sizeof buf),
                               c->in[0].ndim);
   c->out[0] = c->in[0];
   return TRUE;
@@ -259,7 +259,7 @@ const NlOpDef nl_op_softmax = {
   .category = "Activation",
   .doc = "exp(x) normalised to sum to 1 along an axis",
   .params = params,
-  .n_params = P_N,
+  .n_params = SOFTMAX_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,
@@ -277,7 +277,7 @@ const NlOpDef nl_op_log_softmax = {
   .category = "Activation",
   .doc = "Logarithm of Softmax, computed stably (x - max - log(sum(exp(x - max))))",
   .params = params,
-  .n_params = P_N,
+  .n_params = SOFTMAX_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,

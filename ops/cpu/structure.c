@@ -64,16 +64,16 @@ const NlOpDef nl_op_flatten = {
 
 /* ---- Reshape ---- */
 
-static const NlParamSpec reshape_params[P_RESHAPE_N] = {
-  [P_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, -1, 1e18, NULL, TRUE,
-                "Target shape including the batch dimension; 0 keeps that input dimension, "
+static const NlParamSpec reshape_params[RESHAPE_N] = {
+  [RESHAPE_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, -1, 1e18, NULL, TRUE,
+                      "Target shape including the batch dimension; 0 keeps that input dimension, "
                 "one -1 is inferred, e.g. [0, -1]" },
 };
 
 static gboolean
 reshape_infer (NlInferCtx *c, GError **error)
 {
-  const NlParamValue *s = &c->p[P_SHAPE];
+  const NlParamValue *s = &c->p[RESHAPE_SHAPE];
   const NlShape *in = &c->in[0];
   NlShape out = { .ndim = s->n };
   int infer_at = -1;
@@ -135,7 +135,7 @@ const NlOpDef nl_op_reshape = {
   .category = "Structure",
   .doc = "Give the data a new shape with the same number of elements",
   .params = reshape_params,
-  .n_params = P_RESHAPE_N,
+  .n_params = RESHAPE_N,
   .inputs = data_input,
   .n_inputs = 1,
   .n_outputs = 1,
@@ -148,16 +148,16 @@ const NlOpDef nl_op_reshape = {
 
 /* ---- Concat ---- */
 
-static const NlParamSpec concat_params[P_CONCAT_N] = {
-  [P_DIM] = { "dim", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
-              "Dimension to join along (1 = channels); negative counts from the end" },
+static const NlParamSpec concat_params[CONCAT_N] = {
+  [CONCAT_DIM] = { "dim", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+                   "Dimension to join along (1 = channels); negative counts from the end" },
 };
 
 static void
 concat_resolve (const NlParamValue *p, void *args)
 {
   NlConcatArgs *a = args;
-  a->dim = (int) NL_P_INT (p, P_DIM);
+  a->dim = (int) NL_P_INT (p, CONCAT_DIM);
 }
 
 static gboolean
@@ -170,10 +170,10 @@ concat_infer (NlInferCtx *c, GError **error)
 
   if (c->n_data < 1 || c->n_data > NL_MAX_PORTS)
     return nl_op_shape_error (error, "Concat takes 1 to %d inputs, but %d are connected", NL_MAX_PORTS, c->n_data);
-  dim = concat_axis ((int) NL_P_INT (c->p, P_DIM), first->ndim);
+  dim = concat_axis ((int) NL_P_INT (c->p, CONCAT_DIM), first->ndim);
   if (dim < 0 || dim >= first->ndim)
     return nl_op_shape_error (error, "Concat along dimension %d, but the inputs %s have only %d dimensions",
-                              (int) NL_P_INT (c->p, P_DIM), nl_shape_format (first, abuf, sizeof abuf),
+                              (int) NL_P_INT (c->p, CONCAT_DIM), nl_shape_format (first, abuf, sizeof abuf),
                               first->ndim);
   out = *first;
   for (int k = 1; k < c->n_data; k++)
@@ -251,7 +251,7 @@ const NlOpDef nl_op_concat = {
   .category = "Structure",
   .doc = "Join inputs along one dimension (channels by default)",
   .params = concat_params,
-  .n_params = P_CONCAT_N,
+  .n_params = CONCAT_N,
   .inputs = data_input,
   .n_inputs = 1,
   .variadic = TRUE,

@@ -285,12 +285,12 @@ bn_forward (NlOpCtx *c, GError **error)
     return TRUE;
   cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   FwdArgs f;
-  f.gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
-  f.beta = c->in[1 + W_BETA] ? nl_tensor_f32 (c->in[1 + W_BETA]) : NULL;
-  f.rmean = nl_tensor_f32 (c->aux[A_MEAN]);
-  f.rvar = nl_tensor_f32 (c->aux[A_VAR]);
-  f.smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL;
-  f.sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL;
+  f.gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL;
+  f.beta = c->in[1 + BN_BETA] ? nl_tensor_f32 (c->in[1 + BN_BETA]) : NULL;
+  f.rmean = nl_tensor_f32 (c->aux[BN_RUNNING_MEAN]);
+  f.rvar = nl_tensor_f32 (c->aux[BN_RUNNING_VAR]);
+  f.smean = c->saved[BN_SAVED_MEAN] ? nl_tensor_f32 (c->saved[BN_SAVED_MEAN]) : NULL;
+  f.sinv = c->saved[BN_SAVED_INVSTD] ? nl_tensor_f32 (c->saved[BN_SAVED_INVSTD]) : NULL;
   f.eps = args->epsilon;
   f.mom = args->momentum;
   f.batch_stats = c->training && !args->use_global_stats;
@@ -331,7 +331,7 @@ bn_backward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = (NlCudaCtx *) c->device;
   const NlBatchNormArgs *args = (const NlBatchNormArgs *) c->args;
-  if (!c->saved[S_MEAN] || !c->saved[S_INVSTD])
+  if (!c->saved[BN_SAVED_MEAN] || !c->saved[BN_SAVED_INVSTD])
     {
       g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME,
                    "BatchNorm backward needs the mean and inverse std saved by its forward");
@@ -344,11 +344,11 @@ bn_backward (NlOpCtx *c, GError **error)
     return TRUE;
   cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   BwdArgs b;
-  b.gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
-  b.smean = nl_tensor_f32 (c->saved[S_MEAN]);
-  b.sinv = nl_tensor_f32 (c->saved[S_INVSTD]);
-  b.dgamma = c->in_grad[1 + W_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + W_GAMMA]) : NULL;
-  b.dbeta = c->in_grad[1 + W_BETA] ? nl_tensor_f32 (c->in_grad[1 + W_BETA]) : NULL;
+  b.gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL;
+  b.smean = nl_tensor_f32 (c->saved[BN_SAVED_MEAN]);
+  b.sinv = nl_tensor_f32 (c->saved[BN_SAVED_INVSTD]);
+  b.dgamma = c->in_grad[1 + BN_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + BN_GAMMA]) : NULL;
+  b.dbeta = c->in_grad[1 + BN_BETA] ? nl_tensor_f32 (c->in_grad[1 + BN_BETA]) : NULL;
   b.batch_stats = c->training && !args->use_global_stats;
   float *dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL;
 

@@ -9,8 +9,8 @@ G_BEGIN_DECLS
 
 enum { LN_AXIS, LN_EPSILON, LN_CENTER, LN_SCALE, LN_N };
 
-enum { LN_GAMMA, LN_BETA };    /* weights: in[1 + W_...]; either may be absent */
-enum { LN_SAVED_MEAN, LN_SAVED_INVSTD };   /* saved: each row's mean and inverse std */
+enum { LN_GAMMA, LN_BETA }; /* weights: in[1 + LN_GAMMA] ...; either may be absent */
+enum { LN_SAVED_MEAN, LN_SAVED_INVSTD }; /* saved: each row's mean and inverse std */
 
 typedef struct {
   int64_t axis;

@@ -71,7 +71,7 @@ typedef struct {
   gboolean set;   /* given by the network (not defaulted) */
 } NlParamValue;
 
-/* Typed access by the op's own parameter index (an enum in its file). */
+/* Typed access by the op's own parameter index (an enum in ops/nl-<op>.h). */
 #define NL_P_INT(p, k) ((p)[k].i)
 #define NL_P_FLOAT(p, k) ((float) (p)[k].f)
 #define NL_P_BOOL(p, k) ((p)[k].i != 0)

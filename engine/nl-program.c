@@ -25,6 +25,7 @@ typedef struct {
   NlTensor *saved[NL_GRAPH_MAX_SLOTS];
   NlTensor *weight_grad[NL_GRAPH_MAX_SLOTS];
   void *state;
+  void *args;              /* the op's typed arguments (nl_op_args_new), owned */
   guint64 seed;
   NlVar *state_var;        /* the kernel cache, touched by forward and backward */
   NlOpKernels kernels;     /* of the program's device */
@@ -114,6 +115,7 @@ nl_program_free (NlProgram *p)
           NodeBinding *b = &p->bind[i];
           if (b->state && b->kernels.free_state)
             b->kernels.free_state (b->state);
+          g_free (b->args);
         }
       for (guint v = 0; v < p->graph->values->len; v++)
         nl_tensor_unref (p->values[v]);
@@ -268,6 +270,7 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
       NlGraphNode *n = nl_graph_node (g, i);
       NodeBinding *b = &p->bind[i];
       int nd = n->n_data;
+      b->args = nl_op_args_new (n->def, n->params);
       b->seed = nl_mix64 (model->seed * 0x9e3779b97f4a7c15ULL + (guint64) (n->net_index + 1) + 0x632be59bd9b4e019ULL);
       b->state_var = nl_scheduler_new_var (model->scheduler, n->id);
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
@@ -352,7 +355,7 @@ make_ctx (NlProgram *p, int i, guint64 step)
 {
   NlGraphNode *n = nl_graph_node (p->graph, i);
   NodeBinding *b = &p->bind[i];
-  return (NlOpCtx) { .def = n->def, .p = n->params, .n_data = n->n_data, .in = b->in, .out = b->out,
+  return (NlOpCtx) { .def = n->def, .p = n->params, .args = b->args, .n_data = n->n_data, .in = b->in, .out = b->out,
                      .aux = b->aux, .saved = b->saved, .out_grad = b->out_grad, .in_grad = b->in_grad,
                      .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state,
                      .backend = p->backend, .precision = p->graph->opts.precision };

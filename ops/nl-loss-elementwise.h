@@ -6,18 +6,14 @@
 
 #include <math.h>
 
-#ifdef __CUDACC__
-#define NL_LOSS_FN __host__ __device__ static inline
-#else
-#define NL_LOSS_FN static inline
-#endif
+#include "ops/nl-op.h"
 
 typedef enum { EL_SBCE_LOGITS, EL_SBCE_SIGMOID, EL_L2, EL_L1, EL_HUBER } ElKind;
 
 #define SBCE_EPS 1e-12f /* Gluon's eps for from_sigmoid */
 
 /* The loss of one prediction x against its label z (rho: Huber's). */
-NL_LOSS_FN float
+NL_OP_FN float
 el_loss (int k, float x, float z, float rho)
 {
   float d = x - z, ad = fabsf (d);
@@ -39,7 +35,7 @@ el_loss (int k, float x, float z, float rho)
 }
 
 /* d loss / d x */
-NL_LOSS_FN float
+NL_OP_FN float
 el_grad (int k, float x, float z, float rho)
 {
   float d = x - z;

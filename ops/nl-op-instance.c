@@ -30,6 +30,7 @@ nl_op_instance_new (const NlOpDef *def, const char *const *params,
       goto fail;
   if (!nl_params_validate (def, inst->p, error))
     goto fail;
+  inst->args = nl_op_args_new (def, inst->p);
 
   for (int i = 0; i < 8; i++)
     wshape[i] = ashape[i] = sshape[i] = NL_SHAPE_ABSENT;
@@ -96,6 +97,7 @@ nl_op_instance_free (NlOpInstance *inst)
   unref_array (inst->saved, inst->def->n_saved);
   unref_array (inst->out, inst->def->n_outputs);
   unref_array (inst->out_grad, inst->def->n_outputs);
+  g_free (inst->args);
   g_free (inst->p);
   g_free (inst);
 }
@@ -103,7 +105,7 @@ nl_op_instance_free (NlOpInstance *inst)
 static NlOpCtx
 make_ctx (NlOpInstance *inst)
 {
-  return (NlOpCtx) { .def = inst->def, .p = inst->p, .n_data = inst->n_data,
+  return (NlOpCtx) { .def = inst->def, .p = inst->p, .args = inst->args, .n_data = inst->n_data,
                      .in = inst->in, .out = inst->out, .aux = inst->aux, .saved = inst->saved,
                      .out_grad = inst->out_grad, .in_grad = inst->in_grad,
                      .training = inst->training, .seed = inst->seed, .step = inst->step,

@@ -10,6 +10,7 @@ G_BEGIN_DECLS
 typedef struct {
   const NlOpDef *def;
   NlParamValue *p;            /* def->n_params, owned */
+  void *args;                 /* resolved from p (nl_op_args_new), owned */
   gboolean training;
   int n_data;
   int n_in;                   /* n_data + def->n_weights */

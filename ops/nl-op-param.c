@@ -1,6 +1,5 @@
 /* nl-op-param.c — the registry's pieces an op kernel calls, alone so that
- * the CUDA module (ops/cuda, whose kernels look parameters up by name) has
- * them without the registry's table of CPU ops. */
+ * the CUDA module has them without the registry's table of CPU ops. */
 #include "ops/nl-op-registry.h"
 
 #include <string.h>
@@ -15,4 +14,16 @@ nl_op_param_index (const NlOpDef *def, const char *name)
     if (strcmp (def->params[i].name, name) == 0)
       return i;
   return -1;
+}
+
+void *
+nl_op_args_new (const NlOpDef *def, const NlParamValue *p)
+{
+  void *args;
+
+  if (def->args_size == 0)
+    return NULL;
+  args = g_malloc0 (def->args_size);
+  def->resolve_args (p, args);
+  return args;
 }

@@ -25,6 +25,9 @@ NlOpKernels nl_op_kernels (const NlOpDef *def, NlBackend *backend);
 int nl_op_count_on (NlBackend *backend);
 /* Index of a parameter by name, -1 if none. */
 int nl_op_param_index (const NlOpDef *def, const char *name);
+/* def's typed arguments resolved from validated parameters p (free with
+ * g_free); NULL when the op has none. */
+void *nl_op_args_new (const NlOpDef *def, const NlParamValue *p);
 
 /* Parameters: fill defaults; validate required ones and ranges.
  * vals has def->n_params entries. */

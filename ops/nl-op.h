@@ -3,8 +3,10 @@
  * An op declares typed parameters (the GUI inspector and the JSON reader are
  * generated from them), its data inputs, learnable weights and auxiliary
  * states, shape inference, and CPU forward/backward kernels. Adding an op
- * touches its own file in ops/cpu/, one line in ops/nl-op-list.h, and its
- * tests; nothing else. ops/ knows nothing of graphs or projects.
+ * touches its header ops/nl-<op>.h (parameter and slot indices, the typed
+ * arguments its kernels read, shared formulas), its own file in ops/cpu/
+ * (and ops/cuda/), one line in ops/nl-op-list.h, and its tests; nothing
+ * else. ops/ knows nothing of graphs or projects.
  *
  * Conventions every kernel relies on:
  *  - All tensors a kernel sees are contiguous float32 on the CPU (labels and
@@ -71,12 +73,20 @@ typedef struct {
   gboolean set;   /* given by the network (not defaulted) */
 } NlParamValue;
 
-/* Typed access by the op's own parameter index (an enum in its file). */
+/* Typed access by the op's own parameter index (an enum in ops/nl-<op>.h). */
 #define NL_P_INT(p, k) ((p)[k].i)
 #define NL_P_FLOAT(p, k) ((float) (p)[k].f)
 #define NL_P_BOOL(p, k) ((p)[k].i != 0)
 #define NL_P_ENUM(p, k) ((int) (p)[k].i)
 #define NL_P_V(p, k, j) ((p)[k].v[j])
+
+/* A per-element formula an op's header (ops/nl-<op>.h) gives both its CPU
+ * and its CUDA kernels, so the two devices compute the same expression. */
+#ifdef __CUDACC__
+#define NL_OP_FN __host__ __device__ static inline
+#else
+#define NL_OP_FN static inline
+#endif
 
 typedef enum {
   NL_INIT_DEFAULT,  /* Xavier uniform for weights, zeros for biases */
@@ -128,6 +138,7 @@ gboolean nl_precision_parse (const char *text, NlPrecision *precision);
 typedef struct {
   const NlOpDef *def;
   const NlParamValue *p;
+  const void *args;           /* the op's typed arguments (def->resolve_args); NULL if it has none */
   int n_data;                 /* data inputs; in[] has n_data + def->n_weights */
   NlTensor *const *in;
   NlTensor *const *out;       /* [def->n_outputs] */
@@ -178,6 +189,14 @@ struct NlOpDef {
   gboolean is_loss;           /* output is a per-sample loss of shape (N) */
   gboolean no_grad_inputs;    /* data inputs take no gradient (Embedding indices, labels);
                                  losses: the label input (index 1) never takes one */
+
+  /* The typed arguments the kernels read (ctx->args), an NlDenseArgs ...
+   * declared in the op's header (ops/nl-<op>.h) for the CPU and CUDA
+   * kernels alike: filled from the validated parameters once, when a
+   * program or an NlOpInstance is built, so that no kernel looks a
+   * parameter up per call. args_size 0: the op has none. */
+  size_t args_size;
+  void (*resolve_args) (const NlParamValue *p, void *args);
 
   gboolean (*infer_shape) (NlInferCtx *ctx, GError **error);
   gboolean (*forward) (NlOpCtx *ctx, GError **error);

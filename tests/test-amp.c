@@ -301,10 +301,10 @@ static void
 run (NlOpInstance *inst, NlPrecision precision)
 {
   g_autoptr (GError) error = NULL;
-  NlOpCtx ctx = { .def = inst->def, .p = inst->p, .n_data = inst->n_data, .in = inst->in, .out = inst->out,
-                  .aux = inst->aux, .saved = inst->saved, .out_grad = inst->out_grad, .in_grad = inst->in_grad,
-                  .training = TRUE, .seed = inst->seed, .step = inst->step, .state = &inst->state,
-                  .precision = precision };
+  NlOpCtx ctx = { .def = inst->def, .p = inst->p, .args = inst->args, .n_data = inst->n_data, .in = inst->in,
+                  .out = inst->out, .aux = inst->aux, .saved = inst->saved, .out_grad = inst->out_grad,
+                  .in_grad = inst->in_grad, .training = TRUE, .seed = inst->seed, .step = inst->step,
+                  .state = &inst->state, .precision = precision };
   nl_tensor_fill (inst->out[0], 1e3f);
   g_assert_true (inst->def->forward (&ctx, &error));
   g_assert_no_error (error);

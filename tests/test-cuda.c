@@ -143,8 +143,8 @@ side_free (Side *s, const NlOpInstance *inst, const NlOpKernels *k)
 static NlOpCtx
 make_ctx (const NlOpInstance *inst, Side *s, const NlOpCase *c, NlBackend *backend)
 {
-  return (NlOpCtx) { .def = inst->def, .p = inst->p, .n_data = inst->n_data, .in = s->in, .out = s->out,
-                     .aux = s->aux, .saved = s->saved, .out_grad = s->out_grad, .in_grad = s->in_grad,
+  return (NlOpCtx) { .def = inst->def, .p = inst->p, .args = inst->args, .n_data = inst->n_data, .in = s->in,
+                     .out = s->out, .aux = s->aux, .saved = s->saved, .out_grad = s->out_grad, .in_grad = s->in_grad,
                      .training = inst->training, .seed = inst->seed, .step = inst->step, .state = &s->state,
                      .backend = backend, .precision = c->precision };
 }

@@ -98,8 +98,8 @@ check_inplace_forward (NlOpInstance *inst)
   g_assert_true (inst->def->inplace);
   for (int i = 1; i < inst->n_in; i++)
     in[i] = inst->in[i];
-  NlOpCtx ctx = { .def = inst->def, .p = inst->p, .n_data = inst->n_data, .in = in, .out = out,
-                  .aux = inst->aux, .saved = inst->saved, .out_grad = inst->out_grad,
+  NlOpCtx ctx = { .def = inst->def, .p = inst->p, .args = inst->args, .n_data = inst->n_data, .in = in,
+                  .out = out, .aux = inst->aux, .saved = inst->saved, .out_grad = inst->out_grad,
                   .in_grad = inst->in_grad, .training = inst->training, .seed = inst->seed,
                   .step = inst->step, .state = &inst->state };
   g_assert_true (inst->def->forward (&ctx, &error));

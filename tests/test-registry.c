@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "nl-test-util.h"
+#include "ops/nl-dense.h"
+#include "ops/nl-op-instance.h"
 #include "ops/nl-op-registry.h"
+#include "ops/nl-pool2d.h"
 
 static const char *const categories[] = {
   "Input", "Core", "Convolution", "Pooling", "Normalization", "Activation", "Structure", "Loss",
@@ -515,6 +518,69 @@ test_shape_parse (void)
   assert_rejects (def, "shape", "[]");
 }
 
+/* Kernels read their op's typed arguments (ctx->args), never a parameter
+ * by name: an op has both a size and a resolver or neither, and only ops
+ * whose kernels read no parameter go without. */
+static void
+test_args (void)
+{
+  FOR_EACH_OP (def)
+  {
+    g_assert_cmpint (def->args_size > 0, ==, def->resolve_args != NULL);
+    /* Input checks its shape and Reshape its target in shape inference only */
+    if (def->n_params > 0 && def->args_size == 0 && strcmp (def->name, "Input") != 0
+        && strcmp (def->name, "Reshape") != 0)
+      g_test_fail_printf ("%s has parameters but no typed arguments for its kernels", def->name);
+  }
+}
+
+static NlOpInstance *
+instance (const char *op, const char *const *params, NlShape in)
+{
+  g_autoptr (GError) error = NULL;
+  NlOpInstance *inst = nl_op_instance_new (nl_op_lookup (op), params, 1, &in, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (inst->args);
+  return inst;
+}
+
+/* The arguments are the parameters as set, defaults for the rest, resolved
+ * (a pooling stride of 0 is the pool size). */
+static void
+test_args_resolved (void)
+{
+  const char *const dense[] = { "units", "7", "flatten", "false", NULL };
+  const char *const maxpool[] = { "pool_size", "[3, 2]", "ceil_mode", "true", NULL };
+  const char *const avgpool[] = { "strides", "1", "count_include_pad", "false", NULL };
+  NlOpInstance *inst = instance ("Dense", dense, nl_shape_of (3, 2, 3, 5));
+  const NlDenseArgs *d = inst->args;
+  const NlPool2dArgs *p;
+
+  g_assert_cmpint (d->units, ==, 7);
+  g_assert_cmpint (d->in_units, ==, 0);
+  g_assert_false (d->flatten);
+  g_assert_true (d->use_bias);
+  nl_op_instance_free (inst);
+
+  inst = instance ("MaxPool2D", maxpool, nl_shape_of (4, 1, 1, 8, 8));
+  p = inst->args;
+  g_assert_cmpint (p->pool_size[0], ==, 3);
+  g_assert_cmpint (p->pool_size[1], ==, 2);
+  g_assert_cmpint (p->strides[0], ==, 3);
+  g_assert_cmpint (p->strides[1], ==, 2);
+  g_assert_true (p->ceil_mode);
+  g_assert_false (p->count_include_pad);
+  nl_op_instance_free (inst);
+
+  inst = instance ("AvgPool2D", avgpool, nl_shape_of (4, 1, 1, 8, 8));
+  p = inst->args;
+  g_assert_cmpint (p->pool_size[0], ==, 2);
+  g_assert_cmpint (p->strides[0], ==, 1);
+  g_assert_cmpint (p->strides[1], ==, 1);
+  g_assert_false (p->count_include_pad);
+  nl_op_instance_free (inst);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -532,6 +598,8 @@ main (int argc, char **argv)
   g_test_add_func ("/registry/int2-parse", test_int2_parse);
   g_test_add_func ("/registry/int2-conv", test_int2_conv);
   g_test_add_func ("/registry/shape-parse", test_shape_parse);
+  g_test_add_func ("/registry/args", test_args);
+  g_test_add_func ("/registry/args-resolved", test_args_resolved);
   /* last: during development a missing op would stop the run before the
    * checks of the ops that are there */
   g_test_add_func ("/registry/complete", test_complete);

@@ -8,8 +8,7 @@
  * `if (parallel: ...)` matters: a bare `if` on `parallel for simd` also
  * applies to the simd part, and GCC then runs small sizes unvectorised. */
 #include "ops/cpu/nl-cpu-util.h"
-
-enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU };
+#include "ops/nl-activation.h"
 
 static gboolean
 infer_unary (NlInferCtx *c, const char *op, GError **error)
@@ -22,14 +21,19 @@ infer_unary (NlInferCtx *c, const char *op, GError **error)
 
 /* ---- Activation ---- */
 
-enum { P_ACT_TYPE, P_ACT_N };
-
 static const char *const act_types[] = { "relu", "sigmoid", "tanh", "softrelu", NULL };
 
 static const NlParamSpec act_params[P_ACT_N] = {
   [P_ACT_TYPE] = { "act_type", NL_PARAM_ENUM, ACT_RELU, 1, 0, act_types, FALSE,
                    "Nonlinearity: relu, sigmoid, tanh or softrelu (log(1 + exp(x)))" },
 };
+
+static void
+act_resolve (const NlParamValue *p, void *args)
+{
+  NlActivationArgs *a = args;
+  a->act_type = NL_P_ENUM (p, P_ACT_TYPE);
+}
 
 static gboolean
 act_infer (NlInferCtx *c, GError **error)
@@ -44,17 +48,17 @@ act_forward (NlOpCtx *c, GError **error)
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_numel (c->in[0]);
 
-  switch (NL_P_ENUM (c->p, P_ACT_TYPE))
+  switch (((const NlActivationArgs *) c->args)->act_type)
     {
     case ACT_RELU:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        y[i] = act_relu (x[i]);
       break;
     case ACT_SIGMOID:
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = 1.0f / (1.0f + expf (-x[i]));
+        y[i] = act_sigmoid (x[i]);
       break;
     case ACT_TANH:
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
@@ -62,10 +66,9 @@ act_forward (NlOpCtx *c, GError **error)
         y[i] = tanhf (x[i]);
       break;
     case ACT_SOFTRELU:
-      /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = fmaxf (x[i], 0.0f) + log1pf (expf (-fabsf (x[i])));
+        y[i] = act_softrelu (x[i]);
       break;
     }
   return TRUE;
@@ -82,28 +85,27 @@ act_backward (NlOpCtx *c, GError **error)
   if (!c->in_grad[0])
     return TRUE;
   dx = nl_tensor_f32 (c->in_grad[0]);
-  switch (NL_P_ENUM (c->p, P_ACT_TYPE))
+  switch (((const NlActivationArgs *) c->args)->act_type)
     {
     case ACT_RELU:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        dx[i] = act_relu_grad (y[i], dy[i]);
       break;
     case ACT_SIGMOID:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+        dx[i] = act_sigmoid_grad (y[i], dy[i]);
       break;
     case ACT_TANH:
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+        dx[i] = act_tanh_grad (y[i], dy[i]);
       break;
     case ACT_SOFTRELU:
-      /* sigmoid(x) = 1 - exp(-softrelu(x)); -expm1 keeps it exact for tiny y */
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        dx[i] = -dy[i] * expm1f (-y[i]);
+        dx[i] = act_softrelu_grad (y[i], dy[i]);
       break;
     }
   return TRUE;
@@ -123,6 +125,8 @@ const NlOpDef nl_op_activation = {
   .needs = NL_NEEDS_OUTPUTS,
   .inplace = TRUE,
   .backward_inplace = TRUE,
+  .args_size = sizeof (NlActivationArgs),
+  .resolve_args = act_resolve,
   .infer_shape = act_infer,
   .forward = act_forward,
   .backward = act_backward,
@@ -130,12 +134,17 @@ const NlOpDef nl_op_activation = {
 
 /* ---- LeakyReLU ---- */
 
-enum { P_ALPHA, P_LEAKY_N };
-
 static const NlParamSpec leaky_params[P_LEAKY_N] = {
   [P_ALPHA] = { "alpha", NL_PARAM_FLOAT, 0.01, 0, 1e18, NULL, FALSE,
                 "Slope for negative inputs: y = alpha * x when x < 0" },
 };
+
+static void
+leaky_resolve (const NlParamValue *p, void *args)
+{
+  NlLeakyReluArgs *a = args;
+  a->alpha = NL_P_FLOAT (p, P_ALPHA);
+}
 
 static gboolean
 leaky_infer (NlInferCtx *c, GError **error)
@@ -149,16 +158,11 @@ leaky_forward (NlOpCtx *c, GError **error)
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_numel (c->in[0]);
-  float alpha = NL_P_FLOAT (c->p, P_ALPHA);
+  float alpha = ((const NlLeakyReluArgs *) c->args)->alpha;
 
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
   for (int64_t i = 0; i < n; i++)
-    {
-      /* written as two selects of loaded values, which GCC if-converts;
-         x > 0 ? x : alpha * x stays a branch (the multiply might trap) */
-      float v = x[i];
-      y[i] = (v > 0.0f ? v : 0.0f) + alpha * (v < 0.0f ? v : 0.0f);
-    }
+    y[i] = leaky_relu (x[i], alpha);
   return TRUE;
 }
 
@@ -169,18 +173,14 @@ leaky_backward (NlOpCtx *c, GError **error)
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   float *dx;
   int64_t n = nl_numel (c->out[0]);
-  float alpha = NL_P_FLOAT (c->p, P_ALPHA);
+  float alpha = ((const NlLeakyReluArgs *) c->args)->alpha;
 
   if (!c->in_grad[0])
     return TRUE;
   dx = nl_tensor_f32 (c->in_grad[0]);
-  /* alpha >= 0, so y > 0 exactly when x > 0 (alpha = 0: the gradient is 0 either way) */
 #pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
   for (int64_t i = 0; i < n; i++)
-    {
-      float g = dy[i];
-      dx[i] = (y[i] > 0.0f ? g : 0.0f) + alpha * (y[i] > 0.0f ? 0.0f : g);
-    }
+    dx[i] = leaky_relu_grad (y[i], dy[i], alpha);
   return TRUE;
 }
 
@@ -196,6 +196,8 @@ const NlOpDef nl_op_leaky_relu = {
   .needs = NL_NEEDS_OUTPUTS,
   .inplace = TRUE,
   .backward_inplace = TRUE,
+  .args_size = sizeof (NlLeakyReluArgs),
+  .resolve_args = leaky_resolve,
   .infer_shape = leaky_infer,
   .forward = leaky_forward,
   .backward = leaky_backward,

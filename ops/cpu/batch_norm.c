@@ -7,31 +7,38 @@
  * fixed per-channel affine map. Sums run in double per channel, so large
  * batches keep full float precision. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-batch-norm.h"
 
-enum { P_AXIS, P_MOMENTUM, P_EPSILON, P_CENTER, P_SCALE, P_USE_GLOBAL_STATS, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_AXIS] = { "axis", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
-               "Channel axis; only 1 (NCHW and (N, C)) is supported" },
-  [P_MOMENTUM] = { "momentum", NL_PARAM_FLOAT, 0.9, 0, 1, NULL, FALSE,
-                   "Running stats keep this share of their old value each training step" },
-  [P_EPSILON] = { "epsilon", NL_PARAM_FLOAT, 1e-5, 1e-30, 1e18, NULL, FALSE,
-                  "Added to the variance before the square root" },
-  [P_CENTER] = { "center", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn an offset beta" },
-  [P_SCALE] = { "scale", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn a factor gamma" },
-  [P_USE_GLOBAL_STATS] = { "use_global_stats", NL_PARAM_BOOL, 0, 0, 1, NULL, FALSE,
-                           "Normalise with the running stats in training too (frozen BatchNorm)" },
+static const NlParamSpec params[BN_N] = {
+  [BN_AXIS] = { "axis", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+                "Channel axis; only 1 (NCHW and (N, C)) is supported" },
+  [BN_MOMENTUM] = { "momentum", NL_PARAM_FLOAT, 0.9, 0, 1, NULL, FALSE,
+                    "Running stats keep this share of their old value each training step" },
+  [BN_EPSILON] = { "epsilon", NL_PARAM_FLOAT, 1e-5, 1e-30, 1e18, NULL, FALSE,
+                   "Added to the variance before the square root" },
+  [BN_CENTER] = { "center", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn an offset beta" },
+  [BN_SCALE] = { "scale", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn a factor gamma" },
+  [BN_USE_GLOBAL_STATS] = { "use_global_stats", NL_PARAM_BOOL, 0, 0, 1, NULL, FALSE,
+                            "Normalise with the running stats in training too (frozen BatchNorm)" },
 };
 
-enum { W_GAMMA, W_BETA };
-enum { A_MEAN, A_VAR };
-enum { S_MEAN, S_INVSTD };
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlBatchNormArgs *a = args;
+  a->axis = NL_P_INT (p, BN_AXIS);
+  a->momentum = NL_P_FLOAT (p, BN_MOMENTUM);
+  a->epsilon = NL_P_FLOAT (p, BN_EPSILON);
+  a->center = NL_P_BOOL (p, BN_CENTER);
+  a->scale = NL_P_BOOL (p, BN_SCALE);
+  a->use_global_stats = NL_P_BOOL (p, BN_USE_GLOBAL_STATS);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
 {
   const NlShape *in = &c->in[0];
-  int64_t axis = NL_P_INT (c->p, P_AXIS);
+  int64_t axis = NL_P_INT (c->p, BN_AXIS);
   NlShape ch = { .ndim = 1 };
   char buf[96];
 
@@ -44,12 +51,12 @@ infer (NlInferCtx *c, GError **error)
     axis += in->ndim;
   if (axis != 1)
     return nl_op_shape_error (error, "BatchNorm supports only the channel axis 1, but axis is %" G_GINT64_FORMAT
-                              " for input %s", NL_P_INT (c->p, P_AXIS), nl_shape_format (in, buf, sizeof buf));
+                              " for input %s", NL_P_INT (c->p, BN_AXIS), nl_shape_format (in, buf, sizeof buf));
   ch.d[0] = in->d[1];
-  c->weights[W_GAMMA] = NL_P_BOOL (c->p, P_SCALE) ? ch : NL_SHAPE_ABSENT;
-  c->weights[W_BETA] = NL_P_BOOL (c->p, P_CENTER) ? ch : NL_SHAPE_ABSENT;
-  c->aux[A_MEAN] = c->aux[A_VAR] = ch;
-  c->saved[S_MEAN] = c->saved[S_INVSTD] = ch;
+  c->weights[BN_GAMMA] = NL_P_BOOL (c->p, BN_SCALE) ? ch : NL_SHAPE_ABSENT;
+  c->weights[BN_BETA] = NL_P_BOOL (c->p, BN_CENTER) ? ch : NL_SHAPE_ABSENT;
+  c->aux[BN_RUNNING_MEAN] = c->aux[BN_RUNNING_VAR] = ch;
+  c->saved[BN_SAVED_MEAN] = c->saved[BN_SAVED_INVSTD] = ch;
   c->out[0] = *in;
   return TRUE;
 }
@@ -57,8 +64,8 @@ infer (NlInferCtx *c, GError **error)
 static void
 init_aux (NlTensor *const *aux, const NlParamValue *p)
 {
-  nl_tensor_fill (aux[A_MEAN], 0.0f);
-  nl_tensor_fill (aux[A_VAR], 1.0f);
+  nl_tensor_fill (aux[BN_RUNNING_MEAN], 0.0f);
+  nl_tensor_fill (aux[BN_RUNNING_VAR], 1.0f);
 }
 
 typedef struct {
@@ -209,17 +216,18 @@ forward_nd (const FwdArgs *f, Dims d, const float *x, float *y)
 static gboolean
 forward (NlOpCtx *c, GError **error)
 {
+  const NlBatchNormArgs *a = c->args;
   const Dims d = dims_of (c->in[0]);
   FwdArgs f = {
-    .gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL,
-    .beta = c->in[1 + W_BETA] ? nl_tensor_f32 (c->in[1 + W_BETA]) : NULL,
-    .rmean = nl_tensor_f32 (c->aux[A_MEAN]),
-    .rvar = nl_tensor_f32 (c->aux[A_VAR]),
-    .smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL,
-    .sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL,
-    .eps = NL_P_FLOAT (c->p, P_EPSILON),
-    .mom = NL_P_FLOAT (c->p, P_MOMENTUM),
-    .batch_stats = c->training && !NL_P_BOOL (c->p, P_USE_GLOBAL_STATS),
+    .gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL,
+    .beta = c->in[1 + BN_BETA] ? nl_tensor_f32 (c->in[1 + BN_BETA]) : NULL,
+    .rmean = nl_tensor_f32 (c->aux[BN_RUNNING_MEAN]),
+    .rvar = nl_tensor_f32 (c->aux[BN_RUNNING_VAR]),
+    .smean = c->saved[BN_SAVED_MEAN] ? nl_tensor_f32 (c->saved[BN_SAVED_MEAN]) : NULL,
+    .sinv = c->saved[BN_SAVED_INVSTD] ? nl_tensor_f32 (c->saved[BN_SAVED_INVSTD]) : NULL,
+    .eps = a->epsilon,
+    .mom = a->momentum,
+    .batch_stats = c->training && !a->use_global_stats,
     .count = d.n * d.s,
   };
   if (d.s == 1)
@@ -322,15 +330,16 @@ backward_nd (const BwdArgs *b, Dims d, const float *x, const float *dy)
 static gboolean
 backward (NlOpCtx *c, GError **error)
 {
+  const NlBatchNormArgs *a = c->args;
   const Dims d = dims_of (c->in[0]);
   BwdArgs b = {
-    .gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL,
-    .smean = nl_tensor_f32 (c->saved[S_MEAN]),
-    .sinv = nl_tensor_f32 (c->saved[S_INVSTD]),
+    .gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL,
+    .smean = nl_tensor_f32 (c->saved[BN_SAVED_MEAN]),
+    .sinv = nl_tensor_f32 (c->saved[BN_SAVED_INVSTD]),
     .dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL,
-    .dgamma = c->in_grad[1 + W_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + W_GAMMA]) : NULL,
-    .dbeta = c->in_grad[1 + W_BETA] ? nl_tensor_f32 (c->in_grad[1 + W_BETA]) : NULL,
-    .batch_stats = c->training && !NL_P_BOOL (c->p, P_USE_GLOBAL_STATS),
+    .dgamma = c->in_grad[1 + BN_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + BN_GAMMA]) : NULL,
+    .dbeta = c->in_grad[1 + BN_BETA] ? nl_tensor_f32 (c->in_grad[1 + BN_BETA]) : NULL,
+    .batch_stats = c->training && !a->use_global_stats,
     .count = d.n * d.s,
   };
   if (d.s == 1)
@@ -350,7 +359,7 @@ const NlOpDef nl_op_batch_norm = {
   .category = "Normalization",
   .doc = "Normalise each channel over the batch, then scale by gamma and shift by beta",
   .params = params,
-  .n_params = P_N,
+  .n_params = BN_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,
@@ -361,6 +370,8 @@ const NlOpDef nl_op_batch_norm = {
   .n_saved = 2, /* batch mean, inverse std */
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .args_size = sizeof (NlBatchNormArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

@@ -18,31 +18,30 @@
  * unrounded out_grad) stay float32. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/cpu/nl-gemm.h"
+#include "ops/nl-conv2d.h"
 
 #include <omp.h>
 #ifdef __AVX2__
 #include <immintrin.h>
 #endif
 
-enum { P_CHANNELS, P_KERNEL, P_STRIDE, P_PADDING, P_DILATION, P_GROUPS, P_USE_BIAS, P_IN_CHANNELS, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_CHANNELS] = { "channels", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                   "Number of output channels (filters)" },
-  [P_KERNEL] = { "kernel", NL_PARAM_INT2, 0, 1, 1e18, NULL, TRUE,
-                 "Kernel size (h, w)" },
-  [P_STRIDE] = { "stride", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
-                 "Step between kernel positions (h, w)" },
-  [P_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,
-                  "Zero padding on each side (h, w)" },
-  [P_DILATION] = { "dilation", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
-                   "Spacing between kernel taps (h, w)" },
-  [P_GROUPS] = { "groups", NL_PARAM_INT, 1, 1, 1e18, NULL, FALSE,
-                 "Split channels into this many independent groups" },
-  [P_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                   "Add a learnable bias to each output channel" },
-  [P_IN_CHANNELS] = { "in_channels", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
-                      "Number of input channels; 0 infers it from the data" },
+static const NlParamSpec params[CONV_N] = {
+  [CONV_CHANNELS] = { "channels", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                      "Number of output channels (filters)" },
+  [CONV_KERNEL] = { "kernel", NL_PARAM_INT2, 0, 1, 1e18, NULL, TRUE,
+                    "Kernel size (h, w)" },
+  [CONV_STRIDE] = { "stride", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
+                    "Step between kernel positions (h, w)" },
+  [CONV_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,
+                     "Zero padding on each side (h, w)" },
+  [CONV_DILATION] = { "dilation", NL_PARAM_INT2, 1, 1, 1e18, NULL, FALSE,
+                      "Spacing between kernel taps (h, w)" },
+  [CONV_GROUPS] = { "groups", NL_PARAM_INT, 1, 1, 1e18, NULL, FALSE,
+                    "Split channels into this many independent groups" },
+  [CONV_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                      "Add a learnable bias to each output channel" },
+  [CONV_IN_CHANNELS] = { "in_channels", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
+                         "Number of input channels; 0 infers it from the data" },
 };
 
 typedef struct {
@@ -63,22 +62,39 @@ out_span (int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
 }
 
 static void
-geom_init (Geom *g, const NlParamValue *p, const NlShape *in)
+resolve (const NlParamValue *p, void *args)
+{
+  NlConv2dArgs *a = args;
+  a->channels = NL_P_INT (p, CONV_CHANNELS);
+  for (int i = 0; i < 2; i++)
+    {
+      a->kernel[i] = NL_P_V (p, CONV_KERNEL, i);
+      a->stride[i] = NL_P_V (p, CONV_STRIDE, i);
+      a->padding[i] = NL_P_V (p, CONV_PADDING, i);
+      a->dilation[i] = NL_P_V (p, CONV_DILATION, i);
+    }
+  a->groups = NL_P_INT (p, CONV_GROUPS);
+  a->in_channels = NL_P_INT (p, CONV_IN_CHANNELS);
+  a->use_bias = NL_P_BOOL (p, CONV_USE_BIAS);
+}
+
+static void
+geom_init (Geom *g, const NlConv2dArgs *a, const NlShape *in)
 {
   g->n = in->d[0];
   g->c = in->d[1];
   g->h = in->d[2];
   g->w = in->d[3];
-  g->o = NL_P_INT (p, P_CHANNELS);
-  g->kh = NL_P_V (p, P_KERNEL, 0);
-  g->kw = NL_P_V (p, P_KERNEL, 1);
-  g->sh = NL_P_V (p, P_STRIDE, 0);
-  g->sw = NL_P_V (p, P_STRIDE, 1);
-  g->ph = NL_P_V (p, P_PADDING, 0);
-  g->pw = NL_P_V (p, P_PADDING, 1);
-  g->dh = NL_P_V (p, P_DILATION, 0);
-  g->dw = NL_P_V (p, P_DILATION, 1);
-  g->groups = NL_P_INT (p, P_GROUPS);
+  g->o = a->channels;
+  g->kh = a->kernel[0];
+  g->kw = a->kernel[1];
+  g->sh = a->stride[0];
+  g->sw = a->stride[1];
+  g->ph = a->padding[0];
+  g->pw = a->padding[1];
+  g->dh = a->dilation[0];
+  g->dw = a->dilation[1];
+  g->groups = a->groups;
   g->cg = g->c / g->groups;
   g->og = g->o / g->groups;
   g->oh = out_span (g->h, g->kh, g->sh, g->ph, g->dh) / g->sh + 1;
@@ -92,11 +108,15 @@ static gboolean
 infer (NlInferCtx *c, GError **error)
 {
   const NlShape *in = &c->in[0];
-  const NlParamValue *p = c->p;
-  int64_t groups = NL_P_INT (p, P_GROUPS), channels = NL_P_INT (p, P_CHANNELS);
-  int64_t want = NL_P_INT (p, P_IN_CHANNELS);
+  NlConv2dArgs a;
+  int64_t groups, channels, want;
   char buf[96];
   Geom g;
+
+  resolve (c->p, &a);
+  groups = a.groups;
+  channels = a.channels;
+  want = a.in_channels;
 
   if (c->n_data != 1)
     return nl_op_shape_error (error, "Conv2D takes exactly one input, not %d", c->n_data);
@@ -121,21 +141,20 @@ infer (NlInferCtx *c, GError **error)
                    channels, groups);
       return FALSE;
     }
-  for (int a = 0; a < 2; a++)
+  for (int i = 0; i < 2; i++)
     {
-      int64_t size = in->d[2 + a], k = NL_P_V (p, P_KERNEL, a), pad = NL_P_V (p, P_PADDING, a);
-      int64_t d = NL_P_V (p, P_DILATION, a);
-      if (out_span (size, k, NL_P_V (p, P_STRIDE, a), pad, d) < 0)
+      int64_t size = in->d[2 + i], k = a.kernel[i], pad = a.padding[i], d = a.dilation[i];
+      if (out_span (size, k, a.stride[i], pad, d) < 0)
         return nl_op_shape_error (error,
                                   "Conv2D kernel %s %" G_GINT64_FORMAT " (dilation %" G_GINT64_FORMAT
                                   ", covering %" G_GINT64_FORMAT ") is larger than the input %s %"
                                   G_GINT64_FORMAT " plus padding 2*%" G_GINT64_FORMAT,
-                                  a == 0 ? "height" : "width", k, d, d * (k - 1) + 1,
-                                  a == 0 ? "height" : "width", size, pad);
+                                  i == 0 ? "height" : "width", k, d, d * (k - 1) + 1,
+                                  i == 0 ? "height" : "width", size, pad);
     }
-  geom_init (&g, p, in);
+  geom_init (&g, &a, in);
   c->weights[0] = nl_shape_of (4, g.o, g.cg, g.kh, g.kw);
-  c->weights[1] = NL_P_BOOL (p, P_USE_BIAS) ? nl_shape_of (1, g.o) : NL_SHAPE_ABSENT;
+  c->weights[1] = a.use_bias ? nl_shape_of (1, g.o) : NL_SHAPE_ABSENT;
   c->out[0] = nl_shape_of (4, g.n, g.o, g.oh, g.ow);
   return TRUE;
 }
@@ -405,7 +424,7 @@ forward (NlOpCtx *ctx, GError **error)
   float *buf;
   gboolean ok = TRUE;
 
-  geom_init (&g, ctx->p, &xs);
+  geom_init (&g, ctx->args, &xs);
   if (ctx->precision != NL_PRECISION_F32)
     {
       int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.ckk;
@@ -475,7 +494,7 @@ backward (NlOpCtx *ctx, GError **error)
   float *buf;
   gboolean ok = TRUE;
 
-  geom_init (&g, ctx->p, &xs);
+  geom_init (&g, ctx->args, &xs);
   if (ctx->precision != NL_PRECISION_F32 && (dw || dx))
     {
       /* round only what the products read: x for d(weight), W for d(data);
@@ -555,7 +574,7 @@ const NlOpDef nl_op_conv2d = {
   .category = "Convolution",
   .doc = "2-D convolution over NCHW data",
   .params = params,
-  .n_params = P_N,
+  .n_params = CONV_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,
@@ -563,6 +582,8 @@ const NlOpDef nl_op_conv2d = {
   .n_weights = 2,
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .args_size = sizeof (NlConv2dArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

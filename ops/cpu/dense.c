@@ -10,19 +10,28 @@
  * The bias and its gradient stay float32. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/cpu/nl-gemm.h"
+#include "ops/nl-dense.h"
 
-enum { P_UNITS, P_USE_BIAS, P_FLATTEN, P_IN_UNITS, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_UNITS] = { "units", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                "Number of outputs (neurons)" },
-  [P_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                   "Add a learnable bias to each output" },
-  [P_FLATTEN] = { "flatten", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                  "Flatten each sample to a vector first; off: apply to the last axis only" },
-  [P_IN_UNITS] = { "in_units", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
-                   "Number of inputs per sample; 0 infers it from the data" },
+static const NlParamSpec params[DENSE_N] = {
+  [DENSE_UNITS] = { "units", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                    "Number of outputs (neurons)" },
+  [DENSE_USE_BIAS] = { "use_bias", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                       "Add a learnable bias to each output" },
+  [DENSE_FLATTEN] = { "flatten", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                      "Flatten each sample to a vector first; off: apply to the last axis only" },
+  [DENSE_IN_UNITS] = { "in_units", NL_PARAM_INT, 0, 0, 1e18, NULL, FALSE,
+                       "Number of inputs per sample; 0 infers it from the data" },
 };
+
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlDenseArgs *a = args;
+  a->units = NL_P_INT (p, DENSE_UNITS);
+  a->in_units = NL_P_INT (p, DENSE_IN_UNITS);
+  a->use_bias = NL_P_BOOL (p, DENSE_USE_BIAS);
+  a->flatten = NL_P_BOOL (p, DENSE_FLATTEN);
+}
 
 /* The input as a (rows, in_units) matrix. */
 static void
@@ -49,9 +58,9 @@ static gboolean
 infer (NlInferCtx *c, GError **error)
 {
   const NlShape *in = &c->in[0];
-  gboolean flatten = NL_P_BOOL (c->p, P_FLATTEN);
-  int64_t units = NL_P_INT (c->p, P_UNITS);
-  int64_t want = NL_P_INT (c->p, P_IN_UNITS);
+  gboolean flatten = NL_P_BOOL (c->p, DENSE_FLATTEN);
+  int64_t units = NL_P_INT (c->p, DENSE_UNITS);
+  int64_t want = NL_P_INT (c->p, DENSE_IN_UNITS);
   int64_t rows, k;
   char buf[96];
 
@@ -71,7 +80,7 @@ infer (NlInferCtx *c, GError **error)
                               k, nl_shape_format (in, buf, sizeof buf), want);
 
   c->weights[0] = nl_shape_of (2, units, k);
-  c->weights[1] = NL_P_BOOL (c->p, P_USE_BIAS) ? nl_shape_of (1, units) : NL_SHAPE_ABSENT;
+  c->weights[1] = NL_P_BOOL (c->p, DENSE_USE_BIAS) ? nl_shape_of (1, units) : NL_SHAPE_ABSENT;
   if (flatten)
     c->out[0] = nl_shape_of (2, in->d[0], units);
   else
@@ -114,7 +123,7 @@ forward (NlOpCtx *c, GError **error)
   float *y = nl_tensor_f32 (c->out[0]);
   const float *xp = nl_tensor_f32 (x), *wp = nl_tensor_f32 (w);
 
-  as_matrix (&xs, NL_P_BOOL (c->p, P_FLATTEN), &rows, &k);
+  as_matrix (&xs, ((const NlDenseArgs *) c->args)->flatten, &rows, &k);
   if (c->precision != NL_PRECISION_F32)
     {
       float *xr = half_scratch (c, rows * k + units * k), *wr = xr + rows * k;
@@ -146,7 +155,7 @@ backward (NlOpCtx *c, GError **error)
   const float *dyp = dy, *xp = nl_tensor_f32 (x), *wp = nl_tensor_f32 (w);
   gboolean ok = TRUE;
 
-  as_matrix (&xs, NL_P_BOOL (c->p, P_FLATTEN), &rows, &k);
+  as_matrix (&xs, ((const NlDenseArgs *) c->args)->flatten, &rows, &k);
   if (c->precision != NL_PRECISION_F32 && (dw || dx))
     {
       /* round only what the wanted products read: x for dW, W for dx */
@@ -189,7 +198,7 @@ const NlOpDef nl_op_dense = {
   .category = "Core",
   .doc = "Fully connected layer: y = x W^T + b",
   .params = params,
-  .n_params = P_N,
+  .n_params = DENSE_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,
@@ -197,6 +206,8 @@ const NlOpDef nl_op_dense = {
   .n_weights = 2,
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .args_size = sizeof (NlDenseArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

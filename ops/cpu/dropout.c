@@ -6,13 +6,19 @@
  * thread count. It is saved already scaled (0 or 1 / (1 - rate)), which makes
  * both forward and backward a single multiply. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-dropout.h"
 
-enum { P_RATE, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_RATE] = { "rate", NL_PARAM_FLOAT, 0.5, 0, 0.999, NULL, FALSE,
-               "Fraction of elements dropped during training" },
+static const NlParamSpec params[DROPOUT_N] = {
+  [DROPOUT_RATE] = { "rate", NL_PARAM_FLOAT, 0.5, 0, 0.999, NULL, FALSE,
+                     "Fraction of elements dropped during training" },
 };
+
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlDropoutArgs *a = args;
+  a->rate = NL_P_FLOAT (p, DROPOUT_RATE);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
@@ -31,7 +37,7 @@ forward (NlOpCtx *c, GError **error)
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_numel (c->in[0]);
-  float rate = NL_P_FLOAT (c->p, P_RATE);
+  float rate = ((const NlDropoutArgs *) c->args)->rate;
   float scale = 1.0f / (1.0f - rate);
   guint64 seed = c->seed, stream = c->step;
   float *mask;
@@ -86,7 +92,7 @@ const NlOpDef nl_op_dropout = {
   .category = "Core",
   .doc = "Randomly zero elements during training (inverted dropout)",
   .params = params,
-  .n_params = P_N,
+  .n_params = DROPOUT_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_saved = 1,
@@ -94,6 +100,8 @@ const NlOpDef nl_op_dropout = {
   .needs = NL_NEEDS_NOTHING,
   .inplace = TRUE,
   .backward_inplace = TRUE,
+  .args_size = sizeof (NlDropoutArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

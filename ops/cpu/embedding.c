@@ -4,17 +4,24 @@
  * where it sits. The indices take no gradient; the weight gradient is a
  * scatter-add, done serially so repeated indices cannot race. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-embedding.h"
 
 #include <stdio.h>
 
-enum { P_INPUT_DIM, P_OUTPUT_DIM, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_INPUT_DIM] = { "input_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                    "Vocabulary size: indices must lie in [0, input_dim)" },
-  [P_OUTPUT_DIM] = { "output_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                     "Length of each embedding vector" },
+static const NlParamSpec params[EMB_N] = {
+  [EMB_INPUT_DIM] = { "input_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                      "Vocabulary size: indices must lie in [0, input_dim)" },
+  [EMB_OUTPUT_DIM] = { "output_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
+                       "Length of each embedding vector" },
 };
+
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlEmbeddingArgs *a = args;
+  a->input_dim = NL_P_INT (p, EMB_INPUT_DIM);
+  a->output_dim = NL_P_INT (p, EMB_OUTPUT_DIM);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
@@ -28,9 +35,9 @@ infer (NlInferCtx *c, GError **error)
   if (in->ndim + 1 > NL_MAX_DIMS)
     return nl_op_shape_error (error, "Embedding adds a dimension to its input %s, which would exceed the "
                               "limit of %d dimensions", nl_shape_format (in, buf, sizeof buf), NL_MAX_DIMS);
-  c->weights[0] = nl_shape_of (2, NL_P_INT (c->p, P_INPUT_DIM), NL_P_INT (c->p, P_OUTPUT_DIM));
+  c->weights[0] = nl_shape_of (2, NL_P_INT (c->p, EMB_INPUT_DIM), NL_P_INT (c->p, EMB_OUTPUT_DIM));
   c->out[0] = *in;
-  c->out[0].d[in->ndim] = NL_P_INT (c->p, P_OUTPUT_DIM);
+  c->out[0].d[in->ndim] = NL_P_INT (c->p, EMB_OUTPUT_DIM);
   c->out[0].ndim = in->ndim + 1;
   return TRUE;
 }
@@ -60,7 +67,7 @@ check_indices (const NlOpCtx *c, GError **error)
 {
   const NlTensor *idx = c->in[0];
   const float *ip = nl_tensor_f32 (idx);
-  int64_t n = nl_numel (idx), vocab = NL_P_INT (c->p, P_INPUT_DIM);
+  int64_t n = nl_numel (idx), vocab = ((const NlEmbeddingArgs *) c->args)->input_dim;
   int64_t bad = -1;
 
   for (int64_t i = 0; i < n; i++)
@@ -95,7 +102,7 @@ forward (NlOpCtx *c, GError **error)
   const float *ip = nl_tensor_f32 (c->in[0]);
   const float *w = nl_tensor_f32 (c->in[1]);
   float *y = nl_tensor_f32 (c->out[0]);
-  int64_t n = nl_numel (c->in[0]), dim = NL_P_INT (c->p, P_OUTPUT_DIM);
+  int64_t n = nl_numel (c->in[0]), dim = ((const NlEmbeddingArgs *) c->args)->output_dim;
 
   if (!check_indices (c, error))
     return FALSE;
@@ -110,7 +117,7 @@ backward (NlOpCtx *c, GError **error)
 {
   const float *ip = nl_tensor_f32 (c->in[0]);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
-  int64_t n = nl_numel (c->in[0]), dim = NL_P_INT (c->p, P_OUTPUT_DIM);
+  int64_t n = nl_numel (c->in[0]), dim = ((const NlEmbeddingArgs *) c->args)->output_dim;
   float *dw;
 
   if (!c->in_grad[1])
@@ -140,7 +147,7 @@ const NlOpDef nl_op_embedding = {
   .category = "Core",
   .doc = "Map integer indices to learned vectors",
   .params = params,
-  .n_params = P_N,
+  .n_params = EMB_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,
@@ -149,6 +156,8 @@ const NlOpDef nl_op_embedding = {
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS,
   .no_grad_inputs = TRUE,
+  .args_size = sizeof (NlEmbeddingArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

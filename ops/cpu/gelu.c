@@ -2,21 +2,21 @@
  * Backward needs the input: GELU is not monotone, so the output alone does
  * not determine the slope. */
 #include "ops/cpu/nl-cpu-util.h"
-
-enum { P_APPROX, P_N };
-enum { APPROX_ERF, APPROX_TANH };
+#include "ops/nl-gelu.h"
 
 static const char *const approximations[] = { "erf", "tanh", NULL };
 
-static const NlParamSpec params[P_N] = {
-  [P_APPROX] = { "approximation", NL_PARAM_ENUM, APPROX_ERF, 1, 0, approximations, FALSE,
-                 "erf: exact x * Phi(x); tanh: the faster approximation used by BERT and GPT" },
+static const NlParamSpec params[GELU_N] = {
+  [GELU_APPROX] = { "approximation", NL_PARAM_ENUM, APPROX_ERF, 1, 0, approximations, FALSE,
+                    "erf: exact x * Phi(x); tanh: the faster approximation used by BERT and GPT" },
 };
 
-#define SQRT1_2 0.70710678118654752f    /* 1 / sqrt(2) */
-#define INV_SQRT_2PI 0.39894228040143268f /* 1 / sqrt(2 pi) */
-#define SQRT_2_PI 0.79788456080286536f  /* sqrt(2 / pi) */
-#define TANH_C 0.044715f
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlGeluArgs *a = args;
+  a->approx = NL_P_ENUM (p, GELU_APPROX);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
@@ -34,20 +34,17 @@ forward (NlOpCtx *c, GError **error)
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_numel (c->in[0]);
 
-  if (NL_P_ENUM (c->p, P_APPROX) == APPROX_ERF)
+  if (((const NlGeluArgs *) c->args)->approx == APPROX_ERF)
     {
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        y[i] = 0.5f * x[i] * (1.0f + erff (x[i] * SQRT1_2));
+        y[i] = gelu_erf (x[i]);
     }
   else
     {
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        {
-          float v = x[i];
-          y[i] = 0.5f * v * (1.0f + tanhf (SQRT_2_PI * (v + TANH_C * v * v * v)));
-        }
+        y[i] = gelu_tanh (x[i]);
     }
   return TRUE;
 }
@@ -63,28 +60,17 @@ backward (NlOpCtx *c, GError **error)
   if (!c->in_grad[0])
     return TRUE;
   dx = nl_tensor_f32 (c->in_grad[0]);
-  if (NL_P_ENUM (c->p, P_APPROX) == APPROX_ERF)
+  if (((const NlGeluArgs *) c->args)->approx == APPROX_ERF)
     {
-      /* d/dx x Phi(x) = Phi(x) + x phi(x) */
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        {
-          float v = x[i];
-          float cdf = 0.5f * (1.0f + erff (v * SQRT1_2));
-          float pdf = INV_SQRT_2PI * expf (-0.5f * v * v);
-          dx[i] = dy[i] * (cdf + v * pdf);
-        }
+        dx[i] = gelu_erf_grad (x[i], dy[i]);
     }
   else
     {
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
-        {
-          float v = x[i];
-          float t = tanhf (SQRT_2_PI * (v + TANH_C * v * v * v));
-          float du = SQRT_2_PI * (1.0f + 3.0f * TANH_C * v * v);
-          dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-        }
+        dx[i] = gelu_tanh_grad (x[i], dy[i]);
     }
   return TRUE;
 }
@@ -96,7 +82,7 @@ const NlOpDef nl_op_gelu = {
   .category = "Activation",
   .doc = "Gaussian error linear unit, x * Phi(x)",
   .params = params,
-  .n_params = P_N,
+  .n_params = GELU_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,
@@ -105,6 +91,8 @@ const NlOpDef nl_op_gelu = {
      input is still needed for backward */
   .inplace = TRUE,
   .backward_inplace = TRUE,
+  .args_size = sizeof (NlGeluArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

@@ -1,18 +1,17 @@
 /* input.c — Input: where data enters the network. The graph binds the batch
  * to its output; the op only checks the shape it is given. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-input.h"
 
-enum { P_SHAPE, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, 1, 1e18, NULL, FALSE,
-                "Shape of one sample, without the batch dimension, e.g. [1, 28, 28]" },
+static const NlParamSpec params[INPUT_N] = {
+  [INPUT_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, 1, 1e18, NULL, FALSE,
+                    "Shape of one sample, without the batch dimension, e.g. [1, 28, 28]" },
 };
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
 {
-  const NlParamValue *s = &c->p[P_SHAPE];
+  const NlParamValue *s = &c->p[INPUT_SHAPE];
   /* The graph passes the shape of the batch it will feed as in[0]. */
   if (c->n_data != 1)
     return nl_op_shape_error (error, "Input is fed by the data pipeline and takes no incoming edge");
@@ -56,7 +55,7 @@ const NlOpDef nl_op_input = {
   .category = "Input",
   .doc = "A batch from the data pipeline",
   .params = params,
-  .n_params = P_N,
+  .n_params = INPUT_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,

@@ -3,28 +3,34 @@
  * scaled by gamma (D) and shifted by beta (D). No running statistics, so
  * training and predict mode compute the same thing. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-layer-norm.h"
 
 #include <omp.h>
 
-enum { P_AXIS, P_EPSILON, P_CENTER, P_SCALE, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
-               "Axis to normalise over; only the last one (-1) is supported" },
-  [P_EPSILON] = { "epsilon", NL_PARAM_FLOAT, 1e-5, 1e-30, 1e18, NULL, FALSE,
-                  "Added to the variance before the square root" },
-  [P_CENTER] = { "center", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn an offset beta" },
-  [P_SCALE] = { "scale", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn a factor gamma" },
+static const NlParamSpec params[LN_N] = {
+  [LN_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+                "Axis to normalise over; only the last one (-1) is supported" },
+  [LN_EPSILON] = { "epsilon", NL_PARAM_FLOAT, 1e-5, 1e-30, 1e18, NULL, FALSE,
+                   "Added to the variance before the square root" },
+  [LN_CENTER] = { "center", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn an offset beta" },
+  [LN_SCALE] = { "scale", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE, "Learn a factor gamma" },
 };
 
-enum { W_GAMMA, W_BETA };
-enum { S_MEAN, S_INVSTD };
+static void
+resolve (const NlParamValue *p, void *args)
+{
+  NlLayerNormArgs *a = args;
+  a->axis = NL_P_INT (p, LN_AXIS);
+  a->epsilon = NL_P_FLOAT (p, LN_EPSILON);
+  a->center = NL_P_BOOL (p, LN_CENTER);
+  a->scale = NL_P_BOOL (p, LN_SCALE);
+}
 
 static gboolean
 infer (NlInferCtx *c, GError **error)
 {
   const NlShape *in = &c->in[0];
-  int64_t axis = NL_P_INT (c->p, P_AXIS);
+  int64_t axis = NL_P_INT (c->p, LN_AXIS);
   NlShape dshape = { .ndim = 1 }, rshape = { .ndim = 1 };
   char buf[96];
 
@@ -37,15 +43,15 @@ infer (NlInferCtx *c, GError **error)
     axis += in->ndim;
   if (axis != in->ndim - 1)
     return nl_op_shape_error (error, "LayerNorm supports only the last axis (-1), but axis is %" G_GINT64_FORMAT
-                              " for input %s", NL_P_INT (c->p, P_AXIS), nl_shape_format (in, buf, sizeof buf));
+                              " for input %s", NL_P_INT (c->p, LN_AXIS), nl_shape_format (in, buf, sizeof buf));
   if (in->d[in->ndim - 1] < 1)
     return nl_op_shape_error (error, "LayerNorm needs a non-empty last axis, got %s",
                               nl_shape_format (in, buf, sizeof buf));
   dshape.d[0] = in->d[in->ndim - 1];
   rshape.d[0] = nl_shape_numel (in) / dshape.d[0];
-  c->weights[W_GAMMA] = NL_P_BOOL (c->p, P_SCALE) ? dshape : NL_SHAPE_ABSENT;
-  c->weights[W_BETA] = NL_P_BOOL (c->p, P_CENTER) ? dshape : NL_SHAPE_ABSENT;
-  c->saved[S_MEAN] = c->saved[S_INVSTD] = rshape;
+  c->weights[LN_GAMMA] = NL_P_BOOL (c->p, LN_SCALE) ? dshape : NL_SHAPE_ABSENT;
+  c->weights[LN_BETA] = NL_P_BOOL (c->p, LN_CENTER) ? dshape : NL_SHAPE_ABSENT;
+  c->saved[LN_SAVED_MEAN] = c->saved[LN_SAVED_INVSTD] = rshape;
   c->out[0] = *in;
   return TRUE;
 }
@@ -63,11 +69,11 @@ forward (NlOpCtx *c, GError **error)
   const int64_t rows = nl_numel (c->in[0]) / dim;
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
-  const float *gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
-  const float *beta = c->in[1 + W_BETA] ? nl_tensor_f32 (c->in[1 + W_BETA]) : NULL;
-  float *smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL;
-  float *sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL;
-  const float eps = NL_P_FLOAT (c->p, P_EPSILON);
+  const float *gamma = c->in[1 + LN_GAMMA] ? nl_tensor_f32 (c->in[1 + LN_GAMMA]) : NULL;
+  const float *beta = c->in[1 + LN_BETA] ? nl_tensor_f32 (c->in[1 + LN_BETA]) : NULL;
+  float *smean = c->saved[LN_SAVED_MEAN] ? nl_tensor_f32 (c->saved[LN_SAVED_MEAN]) : NULL;
+  float *sinv = c->saved[LN_SAVED_INVSTD] ? nl_tensor_f32 (c->saved[LN_SAVED_INVSTD]) : NULL;
+  const float eps = ((const NlLayerNormArgs *) c->args)->epsilon;
 
 #pragma omp parallel for num_threads (threads_for (rows * dim)) schedule (static)
   for (int64_t r = 0; r < rows; r++)
@@ -103,10 +109,10 @@ backward (NlOpCtx *c, GError **error)
   const float *x = nl_tensor_f32 (c->in[0]);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   float *dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL;
-  const float *gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
-  float *dgamma = c->in_grad[1 + W_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + W_GAMMA]) : NULL;
-  float *dbeta = c->in_grad[1 + W_BETA] ? nl_tensor_f32 (c->in_grad[1 + W_BETA]) : NULL;
-  const float *smean = nl_tensor_f32 (c->saved[S_MEAN]), *sinv = nl_tensor_f32 (c->saved[S_INVSTD]);
+  const float *gamma = c->in[1 + LN_GAMMA] ? nl_tensor_f32 (c->in[1 + LN_GAMMA]) : NULL;
+  float *dgamma = c->in_grad[1 + LN_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + LN_GAMMA]) : NULL;
+  float *dbeta = c->in_grad[1 + LN_BETA] ? nl_tensor_f32 (c->in_grad[1 + LN_BETA]) : NULL;
+  const float *smean = nl_tensor_f32 (c->saved[LN_SAVED_MEAN]), *sinv = nl_tensor_f32 (c->saved[LN_SAVED_INVSTD]);
   const int nt = threads_for (rows * dim);
   const gboolean want_w = dgamma || dbeta;
   /* gamma/beta gradients sum over rows: per-thread float partials, flushed
@@ -192,7 +198,7 @@ const NlOpDef nl_op_layer_norm = {
   .category = "Normalization",
   .doc = "Normalise each sample over its last axis, then scale by gamma and shift by beta",
   .params = params,
-  .n_params = P_N,
+  .n_params = LN_N,
   .inputs = inputs,
   .n_inputs = 1,
   .weights = weights,
@@ -201,6 +207,8 @@ const NlOpDef nl_op_layer_norm = {
   .n_saved = 2, /* per-row mean, inverse std */
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .args_size = sizeof (NlLayerNormArgs),
+  .resolve_args = resolve,
   .infer_shape = infer,
   .forward = forward,
   .backward = backward,

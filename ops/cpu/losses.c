@@ -7,7 +7,7 @@
  * writes d(loss_n)/d(pred) * out_grad[n]; the trainer puts 1/N in out_grad
  * to get the batch mean. */
 #include "ops/cpu/nl-cpu-util.h"
-#include "ops/nl-loss-elementwise.h"
+#include "ops/nl-losses.h"
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -47,8 +47,6 @@ set_loss_out (NlInferCtx *c)
 
 /* ---- SoftmaxCrossEntropy ---------------------------------------------- */
 
-enum { SCE_AXIS, SCE_SPARSE_LABEL, SCE_FROM_LOGITS, SCE_N };
-
 static const NlParamSpec sce_params[SCE_N] = {
   [SCE_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
                  "Class axis; only the last axis (-1) is supported" },
@@ -57,6 +55,15 @@ static const NlParamSpec sce_params[SCE_N] = {
   [SCE_FROM_LOGITS] = { "from_logits", NL_PARAM_BOOL, 0, 1, 0, NULL, FALSE,
                         "pred already holds log-probabilities (no softmax applied inside)" },
 };
+
+static void
+sce_resolve (const NlParamValue *p, void *args)
+{
+  NlSceArgs *a = args;
+  a->axis = NL_P_INT (p, SCE_AXIS);
+  a->sparse_label = NL_P_BOOL (p, SCE_SPARSE_LABEL);
+  a->from_logits = NL_P_BOOL (p, SCE_FROM_LOGITS);
+}
 
 static gboolean
 sce_infer (NlInferCtx *c, GError **error)
@@ -301,8 +308,8 @@ sce_forward (NlOpCtx *c, GError **error)
   const float *x = nl_tensor_f32 (pred), *z = nl_tensor_f32 (c->in[1]);
   float *loss = nl_tensor_f32 (c->out[0]);
   float *prob = c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
-  gboolean sparse = NL_P_BOOL (c->p, SCE_SPARSE_LABEL);
-  gboolean logits = !NL_P_BOOL (c->p, SCE_FROM_LOGITS);
+  gboolean sparse = ((const NlSceArgs *) c->args)->sparse_label;
+  gboolean logits = !((const NlSceArgs *) c->args)->from_logits;
   float inv_m = 1.0f / (float) M;
 
   if (sparse && !sce_check_labels (z, R, M, C, error))
@@ -352,8 +359,8 @@ sce_backward (NlOpCtx *c, GError **error)
   const float *x = nl_tensor_f32 (pred), *z = nl_tensor_f32 (c->in[1]);
   const float *og = nl_tensor_f32 (c->out_grad[0]);
   const float *prob = c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
-  gboolean sparse = NL_P_BOOL (c->p, SCE_SPARSE_LABEL);
-  gboolean logits = !NL_P_BOOL (c->p, SCE_FROM_LOGITS);
+  gboolean sparse = ((const NlSceArgs *) c->args)->sparse_label;
+  gboolean logits = !((const NlSceArgs *) c->args)->from_logits;
   float inv_m = 1.0f / (float) M;
   float *dx;
 
@@ -415,6 +422,8 @@ const NlOpDef nl_op_softmax_cross_entropy = {
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS,
   .is_loss = TRUE,
+  .args_size = sizeof (NlSceArgs),
+  .resolve_args = sce_resolve,
   .infer_shape = sce_infer,
   .forward = sce_forward,
   .backward = sce_backward,
@@ -484,8 +493,6 @@ el_backward (NlOpCtx *c, ElKind k, float rho)
 
 /* SigmoidBinaryCrossEntropy */
 
-enum { SBCE_FROM_SIGMOID, SBCE_N };
-
 static const NlParamSpec sbce_params[SBCE_N] = {
   [SBCE_FROM_SIGMOID] = { "from_sigmoid", NL_PARAM_BOOL, 0, 1, 0, NULL, FALSE,
                           "pred already holds probabilities (no sigmoid applied inside)" },
@@ -497,22 +504,23 @@ sbce_infer (NlInferCtx *c, GError **error)
   return el_infer ("SigmoidBinaryCrossEntropy", c, error);
 }
 
-static ElKind
-sbce_kind (const NlOpCtx *c)
+static void
+sbce_resolve (const NlParamValue *p, void *args)
 {
-  return NL_P_BOOL (c->p, SBCE_FROM_SIGMOID) ? EL_SBCE_SIGMOID : EL_SBCE_LOGITS;
+  NlSbceArgs *a = args;
+  a->kind = NL_P_BOOL (p, SBCE_FROM_SIGMOID) ? EL_SBCE_SIGMOID : EL_SBCE_LOGITS;
 }
 
 static gboolean
 sbce_forward (NlOpCtx *c, GError **error)
 {
-  return el_forward (c, sbce_kind (c), 0);
+  return el_forward (c, ((const NlSbceArgs *) c->args)->kind, 0);
 }
 
 static gboolean
 sbce_backward (NlOpCtx *c, GError **error)
 {
-  return el_backward (c, sbce_kind (c), 0);
+  return el_backward (c, ((const NlSbceArgs *) c->args)->kind, 0);
 }
 
 const NlOpDef nl_op_sigmoid_binary_cross_entropy = {
@@ -526,6 +534,8 @@ const NlOpDef nl_op_sigmoid_binary_cross_entropy = {
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS,
   .is_loss = TRUE,
+  .args_size = sizeof (NlSbceArgs),
+  .resolve_args = sbce_resolve,
   .infer_shape = sbce_infer,
   .forward = sbce_forward,
   .backward = sbce_backward,
@@ -601,13 +611,18 @@ const NlOpDef nl_op_l1_loss = {
 
 /* HuberLoss */
 
-enum { HUBER_RHO, HUBER_N };
-
 static const NlParamSpec huber_params[HUBER_N] = {
   /* rho must be > 0; the inclusive range needs a positive floor */
   [HUBER_RHO] = { "rho", NL_PARAM_FLOAT, 1, 1e-6, 1e18, NULL, FALSE,
                   "Error size where the loss turns from quadratic to linear" },
 };
+
+static void
+huber_resolve (const NlParamValue *p, void *args)
+{
+  NlHuberArgs *a = args;
+  a->rho = NL_P_FLOAT (p, HUBER_RHO);
+}
 
 static gboolean
 huber_infer (NlInferCtx *c, GError **error)
@@ -618,13 +633,13 @@ huber_infer (NlInferCtx *c, GError **error)
 static gboolean
 huber_forward (NlOpCtx *c, GError **error)
 {
-  return el_forward (c, EL_HUBER, NL_P_FLOAT (c->p, HUBER_RHO));
+  return el_forward (c, EL_HUBER, ((const NlHuberArgs *) c->args)->rho);
 }
 
 static gboolean
 huber_backward (NlOpCtx *c, GError **error)
 {
-  return el_backward (c, EL_HUBER, NL_P_FLOAT (c->p, HUBER_RHO));
+  return el_backward (c, EL_HUBER, ((const NlHuberArgs *) c->args)->rho);
 }
 
 const NlOpDef nl_op_huber_loss = {
@@ -638,6 +653,8 @@ const NlOpDef nl_op_huber_loss = {
   .n_outputs = 1,
   .needs = NL_NEEDS_INPUTS,
   .is_loss = TRUE,
+  .args_size = sizeof (NlHuberArgs),
+  .resolve_args = huber_resolve,
   .infer_shape = huber_infer,
   .forward = huber_forward,
   .backward = huber_backward,

@@ -8,25 +8,24 @@
  * window (as a float plane index, exact below 2^24) in a saved tensor, so
  * backward needs neither the input nor the output. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-pool2d.h"
 
-enum { P_POOL_SIZE, P_STRIDES, P_PADDING, P_CEIL_MODE, P_COUNT_INCLUDE_PAD, P_N };
+#define POOL_PARAMS                                                                        \
+  [POOL_SIZE] = { "pool_size", NL_PARAM_INT2, 2, 1, 1e18, NULL, FALSE,                     \
+                  "Window size (h, w)" },                                                  \
+  [POOL_STRIDES] = { "strides", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                    \
+                     "Step between windows (h, w); 0 means the pool size" },               \
+  [POOL_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                    \
+                     "Implicit padding on each side (h, w), at most half the pool size" }, \
+  [POOL_CEIL_MODE] = { "ceil_mode", NL_PARAM_BOOL, 0, 0, 1, NULL, FALSE,                   \
+                       "Round the output size up, so a partial last window is kept" }
 
-#define POOL_PARAMS                                                                       \
-  [P_POOL_SIZE] = { "pool_size", NL_PARAM_INT2, 2, 1, 1e18, NULL, FALSE,                  \
-                    "Window size (h, w)" },                                               \
-  [P_STRIDES] = { "strides", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                      \
-                  "Step between windows (h, w); 0 means the pool size" },                 \
-  [P_PADDING] = { "padding", NL_PARAM_INT2, 0, 0, 1e18, NULL, FALSE,                      \
-                  "Implicit padding on each side (h, w), at most half the pool size" },   \
-  [P_CEIL_MODE] = { "ceil_mode", NL_PARAM_BOOL, 0, 0, 1, NULL, FALSE,                     \
-                    "Round the output size up, so a partial last window is kept" }
+static const NlParamSpec max_params[POOL_COUNT_INCLUDE_PAD] = { POOL_PARAMS };
 
-static const NlParamSpec max_params[P_COUNT_INCLUDE_PAD] = { POOL_PARAMS };
-
-static const NlParamSpec avg_params[P_N] = {
+static const NlParamSpec avg_params[POOL_N] = {
   POOL_PARAMS,
-  [P_COUNT_INCLUDE_PAD] = { "count_include_pad", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
-                            "Divide by the full window size, padding included" },
+  [POOL_COUNT_INCLUDE_PAD] = { "count_include_pad", NL_PARAM_BOOL, 1, 0, 1, NULL, FALSE,
+                               "Divide by the full window size, padding included" },
 };
 
 typedef struct {
@@ -46,18 +45,40 @@ out_size (int64_t in, int64_t k, int64_t s, int64_t p, gboolean ceil_mode)
   return o;
 }
 
+static void
+max_resolve (const NlParamValue *p, void *args)
+{
+  NlPool2dArgs *a = args;
+  for (int i = 0; i < 2; i++)
+    {
+      a->pool_size[i] = NL_P_V (p, POOL_SIZE, i);
+      a->strides[i] = NL_P_V (p, POOL_STRIDES, i) > 0 ? NL_P_V (p, POOL_STRIDES, i) : a->pool_size[i];
+      a->padding[i] = NL_P_V (p, POOL_PADDING, i);
+    }
+  a->ceil_mode = NL_P_BOOL (p, POOL_CEIL_MODE);
+  a->count_include_pad = FALSE;
+}
+
+static void
+avg_resolve (const NlParamValue *p, void *args)
+{
+  NlPool2dArgs *a = args;
+  max_resolve (p, a);
+  a->count_include_pad = NL_P_BOOL (p, POOL_COUNT_INCLUDE_PAD);
+}
+
 static Geom
-geom_from_params (const NlParamValue *p, gboolean is_avg)
+geom_from_args (const NlPool2dArgs *a)
 {
   Geom g = { 0 };
-  g.kh = NL_P_V (p, P_POOL_SIZE, 0);
-  g.kw = NL_P_V (p, P_POOL_SIZE, 1);
-  g.sh = NL_P_V (p, P_STRIDES, 0) > 0 ? NL_P_V (p, P_STRIDES, 0) : g.kh;
-  g.sw = NL_P_V (p, P_STRIDES, 1) > 0 ? NL_P_V (p, P_STRIDES, 1) : g.kw;
-  g.ph = NL_P_V (p, P_PADDING, 0);
-  g.pw = NL_P_V (p, P_PADDING, 1);
-  g.ceil_mode = NL_P_BOOL (p, P_CEIL_MODE);
-  g.include_pad = is_avg ? NL_P_BOOL (p, P_COUNT_INCLUDE_PAD) : FALSE;
+  g.kh = a->pool_size[0];
+  g.kw = a->pool_size[1];
+  g.sh = a->strides[0];
+  g.sw = a->strides[1];
+  g.ph = a->padding[0];
+  g.pw = a->padding[1];
+  g.ceil_mode = a->ceil_mode;
+  g.include_pad = a->count_include_pad;
   return g;
 }
 
@@ -76,8 +97,12 @@ infer_pool (NlInferCtx *c, gboolean is_avg, GError **error)
 {
   const char *op = is_avg ? "AvgPool2D" : "MaxPool2D";
   const NlShape *in = &c->in[0];
-  Geom g = geom_from_params (c->p, is_avg);
+  NlPool2dArgs a;
+  Geom g;
   char buf[96];
+
+  (is_avg ? avg_resolve : max_resolve) (c->p, &a);
+  g = geom_from_args (&a);
 
   if (c->n_data != 1)
     return nl_op_shape_error (error, "%s takes exactly one input", op);
@@ -119,9 +144,9 @@ infer_avg (NlInferCtx *c, GError **error)
  * gradient tensors instead: the op declares it needs neither data input
  * nor output, so those may be gone by then. */
 static Geom
-geom_of (const NlOpCtx *c, const NlTensor *x, const NlTensor *y, gboolean is_avg)
+geom_of (const NlOpCtx *c, const NlTensor *x, const NlTensor *y)
 {
-  Geom g = geom_from_params (c->p, is_avg);
+  Geom g = geom_from_args (c->args);
   g.planes = x->shape[0] * x->shape[1];
   g.h = x->shape[2];
   g.w = x->shape[3];
@@ -425,7 +450,7 @@ max_plane (const Geom *g, const float *x, float *y, float *arg)
 static gboolean
 max_forward (NlOpCtx *c, GError **error)
 {
-  Geom g = geom_of (c, c->in[0], c->out[0], FALSE);
+  Geom g = geom_of (c, c->in[0], c->out[0]);
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   float *arg = c->training && c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
@@ -448,7 +473,7 @@ max_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  Geom g = geom_of (c, c->in_grad[0], c->out_grad[0], FALSE);
+  Geom g = geom_of (c, c->in_grad[0], c->out_grad[0]);
   float *dx = nl_tensor_f32 (c->in_grad[0]);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   const float *arg;
@@ -506,7 +531,7 @@ avg_window (const Geom *g, int64_t oh, int64_t ow)
 static gboolean
 avg_forward (NlOpCtx *c, GError **error)
 {
-  Geom g = geom_of (c, c->in[0], c->out[0], TRUE);
+  Geom g = geom_of (c, c->in[0], c->out[0]);
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   const int64_t isz = g.h * g.w, osz = g.oh * g.ow;
@@ -548,7 +573,7 @@ avg_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  Geom g = geom_of (c, c->in_grad[0], c->out_grad[0], TRUE);
+  Geom g = geom_of (c, c->in_grad[0], c->out_grad[0]);
   float *dx = nl_tensor_f32 (c->in_grad[0]);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   const int64_t isz = g.h * g.w, osz = g.oh * g.ow;
@@ -658,6 +683,8 @@ const NlOpDef nl_op_max_pool2d = {
   .n_saved = 1, /* argmax, training only */
   .n_outputs = 1,
   .needs = NL_NEEDS_NOTHING,
+  .args_size = sizeof (NlPool2dArgs),
+  .resolve_args = max_resolve,
   .infer_shape = infer_max,
   .forward = max_forward,
   .backward = max_backward,
@@ -668,11 +695,13 @@ const NlOpDef nl_op_avg_pool2d = {
   .category = "Pooling",
   .doc = "Mean over sliding windows of each channel (NCHW)",
   .params = avg_params,
-  .n_params = P_N,
+  .n_params = POOL_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,
   .needs = NL_NEEDS_NOTHING,
+  .args_size = sizeof (NlPool2dArgs),
+  .resolve_args = avg_resolve,
   .infer_shape = infer_avg,
   .forward = avg_forward,
   .backward = avg_backward,

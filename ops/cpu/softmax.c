@@ -5,12 +5,11 @@
  * neighbouring columns is reduced at once, so memory is still read in order.
  * Both subtract the maximum first; both backward passes read the output only. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-softmax.h"
 
-enum { P_AXIS, P_N };
-
-static const NlParamSpec params[P_N] = {
-  [P_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
-               "Axis to normalise over; negative counts from the end (-1 = last)" },
+static const NlParamSpec params[SOFTMAX_N] = {
+  [SOFTMAX_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+                     "Axis to normalise over; negative counts from the end (-1 = last)" },
 };
 
 #define CHUNK 64
@@ -19,10 +18,16 @@ typedef struct {
   int64_t outer, len, inner;
 } Geom;
 
-static int
-norm_axis (const NlParamValue *p, int ndim)
+static void
+resolve (const NlParamValue *p, void *args)
 {
-  int a = (int) NL_P_INT (p, P_AXIS);
+  NlSoftmaxArgs *a = args;
+  a->axis = (int) NL_P_INT (p, SOFTMAX_AXIS);
+}
+
+static int
+norm_axis (int a, int ndim)
+{
   return a < 0 ? a + ndim : a;
 }
 
@@ -45,10 +50,10 @@ infer_common (NlInferCtx *c, const char *op, GError **error)
 
   if (c->n_data != 1)
     return nl_op_shape_error (error, "%s takes exactly one input, but %d are connected", op, c->n_data);
-  axis = norm_axis (c->p, c->in[0].ndim);
+  axis = norm_axis ((int) NL_P_INT (c->p, SOFTMAX_AXIS), c->in[0].ndim);
   if (axis < 0 || axis >= c->in[0].ndim)
     return nl_op_shape_error (error, "%s over axis %d, but the input %s has %d dimensions", op,
-                              (int) NL_P_INT (c->p, P_AXIS), nl_shape_format (&c->in[0], buf, sizeof buf),
+                              (int) NL_P_INT (c->p, SOFTMAX_AXIS), nl_shape_format (&c->in[0], buf, sizeof buf),
                               c->in[0].ndim);
   c->out[0] = c->in[0];
   return TRUE;
@@ -190,7 +195,7 @@ static void
 run_forward (NlOpCtx *c, gboolean logp)
 {
   const NlTensor *x = c->in[0];
-  Geom g = geom_of (x, norm_axis (c->p, x->ndim));
+  Geom g = geom_of (x, norm_axis (((const NlSoftmaxArgs *) c->args)->axis, x->ndim));
   int64_t units = n_units (g);
   const float *xp = nl_tensor_f32 (x);
   float *yp = nl_tensor_f32 (c->out[0]);
@@ -206,7 +211,7 @@ static void
 run_backward (NlOpCtx *c, gboolean logp)
 {
   const NlTensor *y = c->out[0];
-  Geom g = geom_of (y, norm_axis (c->p, y->ndim));
+  Geom g = geom_of (y, norm_axis (((const NlSoftmaxArgs *) c->args)->axis, y->ndim));
   int64_t units = n_units (g);
   const float *yp = nl_tensor_f32 (y), *dyp = nl_tensor_f32 (c->out_grad[0]);
   float *dxp;
@@ -254,12 +259,14 @@ const NlOpDef nl_op_softmax = {
   .category = "Activation",
   .doc = "exp(x) normalised to sum to 1 along an axis",
   .params = params,
-  .n_params = P_N,
+  .n_params = SOFTMAX_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,
   .needs = NL_NEEDS_OUTPUTS,
   .inplace = TRUE,
+  .args_size = sizeof (NlSoftmaxArgs),
+  .resolve_args = resolve,
   .infer_shape = softmax_infer,
   .forward = softmax_forward,
   .backward = softmax_backward,
@@ -270,12 +277,14 @@ const NlOpDef nl_op_log_softmax = {
   .category = "Activation",
   .doc = "Logarithm of Softmax, computed stably (x - max - log(sum(exp(x - max))))",
   .params = params,
-  .n_params = P_N,
+  .n_params = SOFTMAX_N,
   .inputs = inputs,
   .n_inputs = 1,
   .n_outputs = 1,
   .needs = NL_NEEDS_OUTPUTS,
   .inplace = TRUE,
+  .args_size = sizeof (NlSoftmaxArgs),
+  .resolve_args = resolve,
   .infer_shape = log_softmax_infer,
   .forward = log_softmax_forward,
   .backward = log_softmax_backward,

@@ -4,6 +4,7 @@
  * Flatten and Reshape keep the element order, so forward and backward are
  * plain copies, skipped when the graph gives the output the input's storage. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-structure.h"
 
 static const char *const data_input[] = { "data" };
 
@@ -63,18 +64,16 @@ const NlOpDef nl_op_flatten = {
 
 /* ---- Reshape ---- */
 
-enum { P_SHAPE, P_RESHAPE_N };
-
-static const NlParamSpec reshape_params[P_RESHAPE_N] = {
-  [P_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, -1, 1e18, NULL, TRUE,
-                "Target shape including the batch dimension; 0 keeps that input dimension, "
+static const NlParamSpec reshape_params[RESHAPE_N] = {
+  [RESHAPE_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, -1, 1e18, NULL, TRUE,
+                      "Target shape including the batch dimension; 0 keeps that input dimension, "
                 "one -1 is inferred, e.g. [0, -1]" },
 };
 
 static gboolean
 reshape_infer (NlInferCtx *c, GError **error)
 {
-  const NlParamValue *s = &c->p[P_SHAPE];
+  const NlParamValue *s = &c->p[RESHAPE_SHAPE];
   const NlShape *in = &c->in[0];
   NlShape out = { .ndim = s->n };
   int infer_at = -1;
@@ -136,7 +135,7 @@ const NlOpDef nl_op_reshape = {
   .category = "Structure",
   .doc = "Give the data a new shape with the same number of elements",
   .params = reshape_params,
-  .n_params = P_RESHAPE_N,
+  .n_params = RESHAPE_N,
   .inputs = data_input,
   .n_inputs = 1,
   .n_outputs = 1,
@@ -149,18 +148,16 @@ const NlOpDef nl_op_reshape = {
 
 /* ---- Concat ---- */
 
-enum { P_DIM, P_CONCAT_N };
-
-static const NlParamSpec concat_params[P_CONCAT_N] = {
-  [P_DIM] = { "dim", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
-              "Dimension to join along (1 = channels); negative counts from the end" },
+static const NlParamSpec concat_params[CONCAT_N] = {
+  [CONCAT_DIM] = { "dim", NL_PARAM_INT, 1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
+                   "Dimension to join along (1 = channels); negative counts from the end" },
 };
 
-static int
-concat_axis (const NlParamValue *p, int ndim)
+static void
+concat_resolve (const NlParamValue *p, void *args)
 {
-  int d = (int) NL_P_INT (p, P_DIM);
-  return d < 0 ? d + ndim : d;
+  NlConcatArgs *a = args;
+  a->dim = (int) NL_P_INT (p, CONCAT_DIM);
 }
 
 static gboolean
@@ -173,10 +170,10 @@ concat_infer (NlInferCtx *c, GError **error)
 
   if (c->n_data < 1 || c->n_data > NL_MAX_PORTS)
     return nl_op_shape_error (error, "Concat takes 1 to %d inputs, but %d are connected", NL_MAX_PORTS, c->n_data);
-  dim = concat_axis (c->p, first->ndim);
+  dim = concat_axis ((int) NL_P_INT (c->p, CONCAT_DIM), first->ndim);
   if (dim < 0 || dim >= first->ndim)
     return nl_op_shape_error (error, "Concat along dimension %d, but the inputs %s have only %d dimensions",
-                              (int) NL_P_INT (c->p, P_DIM), nl_shape_format (first, abuf, sizeof abuf),
+                              (int) NL_P_INT (c->p, CONCAT_DIM), nl_shape_format (first, abuf, sizeof abuf),
                               first->ndim);
   out = *first;
   for (int k = 1; k < c->n_data; k++)
@@ -205,7 +202,7 @@ static void
 concat_copy (NlOpCtx *c, NlTensor *const *parts, NlTensor *const *sizes, float *whole, gboolean gather)
 {
   const NlTensor *t0 = sizes[0] ? sizes[0] : c->in[0];
-  int dim = concat_axis (c->p, t0->ndim);
+  int dim = concat_axis (((const NlConcatArgs *) c->args)->dim, t0->ndim);
   int64_t outer = 1, inner = 1, row = 0;
   int64_t block[NL_MAX_PORTS], offset[NL_MAX_PORTS];
 
@@ -254,12 +251,14 @@ const NlOpDef nl_op_concat = {
   .category = "Structure",
   .doc = "Join inputs along one dimension (channels by default)",
   .params = concat_params,
-  .n_params = P_CONCAT_N,
+  .n_params = CONCAT_N,
   .inputs = data_input,
   .n_inputs = 1,
   .variadic = TRUE,
   .n_outputs = 1,
   .needs = NL_NEEDS_NOTHING,
+  .args_size = sizeof (NlConcatArgs),
+  .resolve_args = concat_resolve,
   .infer_shape = concat_infer,
   .forward = concat_forward,
   .backward = concat_backward,

@@ -21,6 +21,7 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "ops/nl-batch-norm.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -28,9 +29,6 @@ namespace {
 const int64_t kTargetBlocks = 2048;  /* enough slices to fill the GPU with few channels */
 const int64_t kMinSlice = 4096;      /* values per slice at least (16 per thread) */
 
-enum { W_GAMMA, W_BETA };
-enum { A_MEAN, A_VAR };
-enum { S_MEAN, S_INVSTD };
 enum { SUM_X, SUM_SQDEV, SUM_GRAD };
 
 struct Dims {
@@ -279,24 +277,23 @@ gboolean
 bn_forward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
-  int k_eps, k_mom, k_ugs;
-  if (!nl_cuda_ctx_enter (dev, error) || !param_index (c, "epsilon", &k_eps, error)
-      || !param_index (c, "momentum", &k_mom, error) || !param_index (c, "use_global_stats", &k_ugs, error))
+  const NlBatchNormArgs *args = (const NlBatchNormArgs *) c->args;
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   const Dims d = dims_of (c->in[0]);
   if (d.c == 0)
     return TRUE;
   cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   FwdArgs f;
-  f.gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
-  f.beta = c->in[1 + W_BETA] ? nl_tensor_f32 (c->in[1 + W_BETA]) : NULL;
-  f.rmean = nl_tensor_f32 (c->aux[A_MEAN]);
-  f.rvar = nl_tensor_f32 (c->aux[A_VAR]);
-  f.smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL;
-  f.sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL;
-  f.eps = NL_P_FLOAT (c->p, k_eps);
-  f.mom = NL_P_FLOAT (c->p, k_mom);
-  f.batch_stats = c->training && !NL_P_BOOL (c->p, k_ugs);
+  f.gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL;
+  f.beta = c->in[1 + BN_BETA] ? nl_tensor_f32 (c->in[1 + BN_BETA]) : NULL;
+  f.rmean = nl_tensor_f32 (c->aux[BN_RUNNING_MEAN]);
+  f.rvar = nl_tensor_f32 (c->aux[BN_RUNNING_VAR]);
+  f.smean = c->saved[BN_SAVED_MEAN] ? nl_tensor_f32 (c->saved[BN_SAVED_MEAN]) : NULL;
+  f.sinv = c->saved[BN_SAVED_INVSTD] ? nl_tensor_f32 (c->saved[BN_SAVED_INVSTD]) : NULL;
+  f.eps = args->epsilon;
+  f.mom = args->momentum;
+  f.batch_stats = c->training && !args->use_global_stats;
 
   double *part;
   float *f3;
@@ -333,26 +330,26 @@ gboolean
 bn_backward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
-  int k_ugs;
-  if (!c->saved[S_MEAN] || !c->saved[S_INVSTD])
+  const NlBatchNormArgs *args = (const NlBatchNormArgs *) c->args;
+  if (!c->saved[BN_SAVED_MEAN] || !c->saved[BN_SAVED_INVSTD])
     {
       g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_RUNTIME,
                    "BatchNorm backward needs the mean and inverse std saved by its forward");
       return FALSE;
     }
-  if (!nl_cuda_ctx_enter (dev, error) || !param_index (c, "use_global_stats", &k_ugs, error))
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   const Dims d = dims_of (c->in[0]);
   if (d.c == 0)
     return TRUE;
   cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   BwdArgs b;
-  b.gamma = c->in[1 + W_GAMMA] ? nl_tensor_f32 (c->in[1 + W_GAMMA]) : NULL;
-  b.smean = nl_tensor_f32 (c->saved[S_MEAN]);
-  b.sinv = nl_tensor_f32 (c->saved[S_INVSTD]);
-  b.dgamma = c->in_grad[1 + W_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + W_GAMMA]) : NULL;
-  b.dbeta = c->in_grad[1 + W_BETA] ? nl_tensor_f32 (c->in_grad[1 + W_BETA]) : NULL;
-  b.batch_stats = c->training && !NL_P_BOOL (c->p, k_ugs);
+  b.gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL;
+  b.smean = nl_tensor_f32 (c->saved[BN_SAVED_MEAN]);
+  b.sinv = nl_tensor_f32 (c->saved[BN_SAVED_INVSTD]);
+  b.dgamma = c->in_grad[1 + BN_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + BN_GAMMA]) : NULL;
+  b.dbeta = c->in_grad[1 + BN_BETA] ? nl_tensor_f32 (c->in_grad[1 + BN_BETA]) : NULL;
+  b.batch_stats = c->training && !args->use_global_stats;
   float *dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL;
 
   double *part;

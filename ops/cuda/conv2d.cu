@@ -29,6 +29,7 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "ops/nl-conv2d.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -103,25 +104,21 @@ conv_free_state (void *state)
 gboolean
 geom_init (const NlOpCtx *c, const NlTensor *x, const NlTensor *y, Geom *g, GError **error)
 {
-  int kc, kk, ks, kp, kd, kg;
-  if (!param_index (c, "channels", &kc, error) || !param_index (c, "kernel", &kk, error)
-      || !param_index (c, "stride", &ks, error) || !param_index (c, "padding", &kp, error)
-      || !param_index (c, "dilation", &kd, error) || !param_index (c, "groups", &kg, error))
-    return FALSE;
+  const NlConv2dArgs *a = (const NlConv2dArgs *) c->args;
   g->n = x->shape[0];
   g->c = x->shape[1];
   g->h = x->shape[2];
   g->w = x->shape[3];
-  g->o = NL_P_INT (c->p, kc);
-  g->kh = NL_P_V (c->p, kk, 0);
-  g->kw = NL_P_V (c->p, kk, 1);
-  g->sh = NL_P_V (c->p, ks, 0);
-  g->sw = NL_P_V (c->p, ks, 1);
-  g->ph = NL_P_V (c->p, kp, 0);
-  g->pw = NL_P_V (c->p, kp, 1);
-  g->dh = NL_P_V (c->p, kd, 0);
-  g->dw = NL_P_V (c->p, kd, 1);
-  g->groups = NL_P_INT (c->p, kg);
+  g->o = a->channels;
+  g->kh = a->kernel[0];
+  g->kw = a->kernel[1];
+  g->sh = a->stride[0];
+  g->sw = a->stride[1];
+  g->ph = a->padding[0];
+  g->pw = a->padding[1];
+  g->dh = a->dilation[0];
+  g->dw = a->dilation[1];
+  g->groups = a->groups;
   g->oh = y->shape[2];
   g->ow = y->shape[3];
   /* cuDNN's descriptors take ints and its tensors at most 2^31 - 1 elements */

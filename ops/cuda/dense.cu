@@ -17,6 +17,7 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "ops/nl-dense.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -73,19 +74,13 @@ enter (const NlOpCtx *c, Env *e, GError **error)
 }
 
 /* x as a (rows, k) matrix, as as_matrix() in ops/cpu/dense.c. */
-gboolean
-as_matrix (const NlOpCtx *c, int64_t *rows, int64_t *k, GError **error)
+void
+as_matrix (const NlOpCtx *c, int64_t *rows, int64_t *k)
 {
   const NlTensor *x = c->in[0];
-  int p = nl_op_param_index (c->def, "flatten");
   int64_t r = 1, n = 1;
 
-  if (p < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter flatten", c->def->name);
-      return FALSE;
-    }
-  if (c->p[p].i != 0)
+  if (((const NlDenseArgs *) c->args)->flatten)
     {
       r = x->shape[0];
       for (int i = 1; i < x->ndim; i++)
@@ -99,7 +94,6 @@ as_matrix (const NlOpCtx *c, int64_t *rows, int64_t *k, GError **error)
     }
   *rows = r;
   *k = n;
-  return TRUE;
 }
 
 /* Half copies of up to three float32 operands in one pool block; NULL
@@ -189,7 +183,8 @@ dense_forward (NlOpCtx *c, GError **error)
   gboolean ok;
   Env e;
 
-  if (!as_matrix (c, &rows, &k, error) || !enter (c, &e, error))
+  as_matrix (c, &rows, &k);
+  if (!enter (c, &e, error))
     return FALSE;
   if (rows == 0)
     return TRUE;
@@ -234,7 +229,8 @@ dense_backward (NlOpCtx *c, GError **error)
 
   if (!dx && !dw && !db)
     return TRUE;
-  if (!as_matrix (c, &rows, &k, error) || !enter (c, &e, error))
+  as_matrix (c, &rows, &k);
+  if (!enter (c, &e, error))
     return FALSE;
   if (rows == 0)
     {

@@ -15,6 +15,7 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "ops/nl-dropout.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -72,18 +73,10 @@ forward (NlOpCtx *c, GError **error)
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_tensor_numel (c->in[0]);
-  int k = nl_op_param_index (c->def, "rate");
-  float rate, scale;
+  /* the CPU's own float expression for the scale */
+  const float rate = ((const NlDropoutArgs *) c->args)->rate, scale = 1.0f / (1.0f - rate);
   unsigned long long key;
 
-  if (k < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter rate", c->def->name);
-      return FALSE;
-    }
-  /* NL_P_FLOAT, then the CPU's own float expression for the scale */
-  rate = (float) c->p[k].f;
-  scale = 1.0f / (1.0f - rate);
   if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   if (!c->training)

@@ -34,6 +34,7 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "ops/nl-embedding.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -135,20 +136,6 @@ scatter_add_kernel (const float *idx, const float *dy, float *dw, int64_t n, int
   }
 }
 
-gboolean
-params (const NlOpCtx *c, int64_t *vocab, int64_t *dim, GError **error)
-{
-  int kv = nl_op_param_index (c->def, "input_dim"), kd = nl_op_param_index (c->def, "output_dim");
-  if (kv < 0 || kd < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s lacks input_dim or output_dim", c->def->name);
-      return FALSE;
-    }
-  *vocab = c->p[kv].i;
-  *dim = c->p[kd].i;
-  return TRUE;
-}
-
 void
 state_free (void *data)
 {
@@ -211,7 +198,7 @@ gboolean
 report (NlOpCtx *c, State *s, gboolean late, GError **error)
 {
   Report r = *s->host;
-  int64_t vocab, dim;
+  const int64_t vocab = ((const NlEmbeddingArgs *) c->args)->input_dim;
   char pos[128];
   size_t len = 0;
   const char *note = late ? " (the GPU checks indices without waiting, so this may be from an earlier batch)" : "";
@@ -221,8 +208,7 @@ report (NlOpCtx *c, State *s, gboolean late, GError **error)
   s->host->key = 0;
   if (!nl_cuda_check (cudaMemsetAsync (&s->status->report, 0, sizeof (Report),
                                        (cudaStream_t) nl_cuda_ctx_stream (s->dev)),
-                      "Embedding index check", error)
-      || !params (c, &vocab, &dim, error))
+                      "Embedding index check", error))
     return FALSE;
   len += snprintf (pos + len, sizeof pos - len, "(");
   for (int d = 0; d < r.ndim && d < NL_MAX_DIMS && len < sizeof pos; d++)
@@ -290,12 +276,13 @@ forward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *idx = c->in[0];
-  int64_t n = nl_tensor_numel (idx), vocab, dim;
+  const NlEmbeddingArgs *a = (const NlEmbeddingArgs *) c->args;
+  int64_t n = nl_tensor_numel (idx), vocab = a->input_dim, dim = a->output_dim;
   cudaStream_t stream;
   State *s;
   Shape shape = {};
 
-  if (!params (c, &vocab, &dim, error) || !nl_cuda_ctx_enter (dev, error))
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   if (!(s = state_get (c, error)) || !poll (c, s, error))
     return FALSE;
@@ -320,12 +307,13 @@ gboolean
 backward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
-  int64_t n = nl_tensor_numel (c->in[0]), vocab, dim;
+  const NlEmbeddingArgs *a = (const NlEmbeddingArgs *) c->args;
+  int64_t n = nl_tensor_numel (c->in[0]), vocab = a->input_dim, dim = a->output_dim;
   cudaStream_t stream;
   State *s;
   float *dw;
 
-  if (!params (c, &vocab, &dim, error) || !nl_cuda_ctx_enter (dev, error))
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   /* a late report of forward's check fails backward, as the CPU's own
      check would */

@@ -1,5 +1,5 @@
 /* gelu.cu — GELU on CUDA, x * Phi(x) exact (erf) or with the tanh
- * approximation; the same formulas and constants as ops/cpu/gelu.c.
+ * approximation; the formulas of ops/nl-gelu.h as on the CPU.
  * Backward reads the input (GELU is not monotone). Forward may run in place
  * and backward may overwrite out_grad, so nothing is __restrict__: each
  * thread reads element i before writing it. */
@@ -7,35 +7,21 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "ops/nl-gelu.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-enum { APPROX_ERF, APPROX_TANH };
-
-#define SQRT1_2 0.70710678118654752f    /* 1 / sqrt(2) */
-#define INV_SQRT_2PI 0.39894228040143268f /* 1 / sqrt(2 pi) */
-#define SQRT_2_PI 0.79788456080286536f  /* sqrt(2 / pi) */
-#define TANH_C 0.044715f
 
 __global__ void
 gelu_forward_kernel (const float *x, float *y, int64_t n, int approx)
 {
   if (approx == APPROX_ERF)
     {
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + erff (v * SQRT1_2));
-      }
+      GRID_STRIDE (i, n) y[i] = gelu_erf (x[i]);
     }
   else
     {
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + tanhf (SQRT_2_PI * (v + TANH_C * v * v * v)));
-      }
+      GRID_STRIDE (i, n) y[i] = gelu_tanh (x[i]);
     }
 }
 
@@ -44,38 +30,12 @@ gelu_backward_kernel (const float *x, const float *dy, float *dx, int64_t n, int
 {
   if (approx == APPROX_ERF)
     {
-      /* d/dx x Phi(x) = Phi(x) + x phi(x) */
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        float cdf = 0.5f * (1.0f + erff (v * SQRT1_2));
-        float pdf = INV_SQRT_2PI * expf (-0.5f * v * v);
-        dx[i] = dy[i] * (cdf + v * pdf);
-      }
+      GRID_STRIDE (i, n) dx[i] = gelu_erf_grad (x[i], dy[i]);
     }
   else
     {
-      GRID_STRIDE (i, n)
-      {
-        float v = x[i];
-        float t = tanhf (SQRT_2_PI * (v + TANH_C * v * v * v));
-        float du = SQRT_2_PI * (1.0f + 3.0f * TANH_C * v * v);
-        dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-      }
+      GRID_STRIDE (i, n) dx[i] = gelu_tanh_grad (x[i], dy[i]);
     }
-}
-
-gboolean
-approximation (const NlOpCtx *c, int *approx, GError **error)
-{
-  int k = nl_op_param_index (c->def, "approximation");
-  if (k < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter approximation", c->def->name);
-      return FALSE;
-    }
-  *approx = (int) c->p[k].i;
-  return TRUE;
 }
 
 gboolean
@@ -83,9 +43,9 @@ forward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (c->in[0]);
-  int approx;
+  int approx = ((const NlGeluArgs *) c->args)->approx;
 
-  if (!approximation (c, &approx, error) || !nl_cuda_ctx_enter (dev, error))
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   if (n == 0)
     return TRUE;
@@ -99,11 +59,11 @@ backward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (c->in[0]);
-  int approx;
+  int approx = ((const NlGeluArgs *) c->args)->approx;
 
   if (!c->in_grad[0])
     return TRUE;
-  if (!approximation (c, &approx, error) || !nl_cuda_ctx_enter (dev, error))
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   if (n == 0)
     return TRUE;

@@ -13,13 +13,10 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "ops/nl-layer-norm.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-/* inputs after the data: gamma, beta (either may be NULL); saved: mean, inverse std */
-enum { W_GAMMA = 1, W_BETA = 2 };
-enum { S_MEAN, S_INVSTD };
 
 template <int G>
 __global__ void
@@ -148,24 +145,19 @@ ln_forward (NlOpCtx *c, GError **error)
 {
   const int64_t dim = c->in[0]->shape[c->in[0]->ndim - 1];
   const int64_t rows = nl_tensor_numel (c->in[0]) / dim;
-  const int k = nl_op_param_index (c->def, "epsilon");
-  float *smean = c->saved[S_MEAN] ? nl_tensor_f32 (c->saved[S_MEAN]) : NULL;
-  float *sinv = c->saved[S_INVSTD] ? nl_tensor_f32 (c->saved[S_INVSTD]) : NULL;
+  float *smean = c->saved[LN_SAVED_MEAN] ? nl_tensor_f32 (c->saved[LN_SAVED_MEAN]) : NULL;
+  float *sinv = c->saved[LN_SAVED_INVSTD] ? nl_tensor_f32 (c->saved[LN_SAVED_INVSTD]) : NULL;
   cudaStream_t stream;
 
-  if (k < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter epsilon", c->def->name);
-      return FALSE;
-    }
   if (!enter (c, &stream, error))
     return FALSE;
   if (rows == 0)
     return TRUE;
 
-  const float *x = nl_tensor_f32 (c->in[0]), *gamma = opt_f32 (c->in[W_GAMMA]), *beta = opt_f32 (c->in[W_BETA]);
+  const float *x = nl_tensor_f32 (c->in[0]);
+  const float *gamma = opt_f32 (c->in[1 + LN_GAMMA]), *beta = opt_f32 (c->in[1 + LN_BETA]);
   float *y = nl_tensor_f32 (c->out[0]);
-  const float eps = (float) c->p[k].f;
+  const float eps = ((const NlLayerNormArgs *) c->args)->epsilon;
   const int g = group_for (dim);
   const unsigned int blocks = row_blocks (rows, g);
   if (g == 1)
@@ -183,8 +175,8 @@ ln_backward (NlOpCtx *c, GError **error)
   const int64_t dim = c->in[0]->shape[c->in[0]->ndim - 1];
   const int64_t rows = nl_tensor_numel (c->in[0]) / dim;
   float *dx = c->in_grad[0] ? nl_tensor_f32 (c->in_grad[0]) : NULL;
-  float *dgamma = c->in_grad[W_GAMMA] ? nl_tensor_f32 (c->in_grad[W_GAMMA]) : NULL;
-  float *dbeta = c->in_grad[W_BETA] ? nl_tensor_f32 (c->in_grad[W_BETA]) : NULL;
+  float *dgamma = c->in_grad[1 + LN_GAMMA] ? nl_tensor_f32 (c->in_grad[1 + LN_GAMMA]) : NULL;
+  float *dbeta = c->in_grad[1 + LN_BETA] ? nl_tensor_f32 (c->in_grad[1 + LN_BETA]) : NULL;
   NlCudaCtx *dev = cuda_ctx (c);
   cudaStream_t stream;
 
@@ -205,8 +197,8 @@ ln_backward (NlOpCtx *c, GError **error)
     }
 
   const float *x = nl_tensor_f32 (c->in[0]), *dy = nl_tensor_f32 (c->out_grad[0]);
-  const float *gamma = opt_f32 (c->in[W_GAMMA]);
-  const float *smean = nl_tensor_f32 (c->saved[S_MEAN]), *sinv = nl_tensor_f32 (c->saved[S_INVSTD]);
+  const float *gamma = opt_f32 (c->in[1 + LN_GAMMA]);
+  const float *smean = nl_tensor_f32 (c->saved[LN_SAVED_MEAN]), *sinv = nl_tensor_f32 (c->saved[LN_SAVED_INVSTD]);
 
   if (dgamma || dbeta)
     {

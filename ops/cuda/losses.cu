@@ -24,7 +24,7 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
-#include "ops/nl-loss-elementwise.h"
+#include "ops/nl-losses.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
@@ -43,19 +43,6 @@ namespace {
         kernel<kThreads><<<b_, kThreads, 0, stream>>> (__VA_ARGS__);                                            \
     }                                                                                                       \
   while (0)
-
-gboolean
-param (const NlOpCtx *c, const char *name, const NlParamValue **v, GError **error)
-{
-  int k = nl_op_param_index (c->def, name);
-  if (k < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter %s", c->def->name, name);
-      return FALSE;
-    }
-  *v = &c->p[k];
-  return TRUE;
-}
 
 /* ---- SoftmaxCrossEntropy ---------------------------------------------- */
 
@@ -267,21 +254,18 @@ struct Sce {
   bool sparse, logits;
 };
 
-gboolean
-sce_setup (const NlOpCtx *c, Sce *s, GError **error)
+void
+sce_setup (const NlOpCtx *c, Sce *s)
 {
-  const NlParamValue *sp, *fl;
+  const NlSceArgs *a = (const NlSceArgs *) c->args;
   const NlTensor *pred = c->in[0];
 
-  if (!param (c, "sparse_label", &sp, error) || !param (c, "from_logits", &fl, error))
-    return FALSE;
   s->N = pred->shape[0];
   s->C = pred->shape[pred->ndim - 1];
   s->R = nl_tensor_numel (pred) / s->C;
   s->M = s->R / s->N;
-  s->sparse = sp->i != 0;
-  s->logits = fl->i == 0;
-  return TRUE;
+  s->sparse = a->sparse_label;
+  s->logits = !a->from_logits;
 }
 
 void
@@ -395,7 +379,8 @@ sce_forward (NlOpCtx *c, GError **error)
   float *rowloss;
   Sce s;
 
-  if (!sce_setup (c, &s, error) || !enter (c, &stream, error) || !sce_take_error (c, stream, error))
+  sce_setup (c, &s);
+  if (!enter (c, &stream, error) || !sce_take_error (c, stream, error))
     return FALSE;
   if (s.sparse)
     {
@@ -443,7 +428,8 @@ sce_backward (NlOpCtx *c, GError **error)
   cudaStream_t stream;
   Sce s;
 
-  if (!sce_setup (c, &s, error) || !enter (c, &stream, error) || !sce_take_error (c, stream, error))
+  sce_setup (c, &s);
+  if (!enter (c, &stream, error) || !sce_take_error (c, stream, error))
     return FALSE;
   if (!c->in_grad[0])
     return TRUE;
@@ -518,27 +504,15 @@ el_backward (NlOpCtx *c, int k, float rho, GError **error)
 }
 
 gboolean
-sbce_kind (const NlOpCtx *c, int *k, GError **error)
-{
-  const NlParamValue *v;
-  if (!param (c, "from_sigmoid", &v, error))
-    return FALSE;
-  *k = v->i != 0 ? EL_SBCE_SIGMOID : EL_SBCE_LOGITS;
-  return TRUE;
-}
-
-gboolean
 sbce_forward (NlOpCtx *c, GError **error)
 {
-  int k;
-  return sbce_kind (c, &k, error) && el_forward (c, k, 0, error);
+  return el_forward (c, ((const NlSbceArgs *) c->args)->kind, 0, error);
 }
 
 gboolean
 sbce_backward (NlOpCtx *c, GError **error)
 {
-  int k;
-  return sbce_kind (c, &k, error) && el_backward (c, k, 0, error);
+  return el_backward (c, ((const NlSbceArgs *) c->args)->kind, 0, error);
 }
 
 gboolean l2_forward (NlOpCtx *c, GError **error) { return el_forward (c, EL_L2, 0, error); }
@@ -547,27 +521,15 @@ gboolean l1_forward (NlOpCtx *c, GError **error) { return el_forward (c, EL_L1, 
 gboolean l1_backward (NlOpCtx *c, GError **error) { return el_backward (c, EL_L1, 0, error); }
 
 gboolean
-huber_rho (const NlOpCtx *c, float *rho, GError **error)
-{
-  const NlParamValue *v;
-  if (!param (c, "rho", &v, error))
-    return FALSE;
-  *rho = (float) v->f;
-  return TRUE;
-}
-
-gboolean
 huber_forward (NlOpCtx *c, GError **error)
 {
-  float rho;
-  return huber_rho (c, &rho, error) && el_forward (c, EL_HUBER, rho, error);
+  return el_forward (c, EL_HUBER, ((const NlHuberArgs *) c->args)->rho, error);
 }
 
 gboolean
 huber_backward (NlOpCtx *c, GError **error)
 {
-  float rho;
-  return huber_rho (c, &rho, error) && el_backward (c, EL_HUBER, rho, error);
+  return el_backward (c, EL_HUBER, ((const NlHuberArgs *) c->args)->rho, error);
 }
 
 } // namespace

@@ -1,7 +1,6 @@
 /* nl-cuda-kernel.cuh — what the op kernels (ops/cuda/<op>.cu) share: launch
- * sizes, the grid-stride loop, finding a parameter by name, entering the
- * op's device, and the row-group reductions of the row-wise kernels
- * (LayerNorm, the losses). Included by .cu files only; everything is
+ * sizes, the grid-stride loop, entering the op's device, and the row-group
+ * reductions of the row-wise kernels (LayerNorm, the losses). Included by .cu files only; everything is
  * internal to each file that includes it. */
 #pragma once
 
@@ -26,17 +25,6 @@ grid_for (int64_t n, int64_t cap = 8192)
 #define GRID_STRIDE(i, n)                                                                                   \
   for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (n);                                \
        i += (int64_t) gridDim.x * blockDim.x)
-
-/* Index of a parameter of the op by name (the CPU file's enum is private). */
-inline gboolean
-param_index (const NlOpCtx *c, const char *name, int *k, GError **error)
-{
-  *k = nl_op_param_index (c->def, name);
-  if (*k >= 0)
-    return TRUE;
-  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter %s", c->def->name, name);
-  return FALSE;
-}
 
 /* The op's device context (the backend's). */
 inline NlCudaCtx *

@@ -18,6 +18,7 @@
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
+#include "ops/nl-pool2d.h"
 
 namespace {
 
@@ -29,26 +30,22 @@ struct Geom {
 
 /* x: the input-shaped tensor (backward: the input gradient), y: the
  * output-shaped one. */
-gboolean
-geom_of (const NlOpCtx *c, const NlTensor *x, const NlTensor *y, bool is_avg, Geom *g, GError **error)
+void
+geom_of (const NlOpCtx *c, const NlTensor *x, const NlTensor *y, Geom *g)
 {
-  int ks, kst, kp, kinc = -1;
-  if (!param_index (c, "pool_size", &ks, error) || !param_index (c, "strides", &kst, error)
-      || !param_index (c, "padding", &kp, error) || (is_avg && !param_index (c, "count_include_pad", &kinc, error)))
-    return FALSE;
-  g->kh = NL_P_V (c->p, ks, 0);
-  g->kw = NL_P_V (c->p, ks, 1);
-  g->sh = NL_P_V (c->p, kst, 0) > 0 ? NL_P_V (c->p, kst, 0) : g->kh; /* 0: the pool size */
-  g->sw = NL_P_V (c->p, kst, 1) > 0 ? NL_P_V (c->p, kst, 1) : g->kw;
-  g->ph = NL_P_V (c->p, kp, 0);
-  g->pw = NL_P_V (c->p, kp, 1);
-  g->include_pad = is_avg ? NL_P_BOOL (c->p, kinc) : 0;
+  const NlPool2dArgs *a = (const NlPool2dArgs *) c->args;
+  g->kh = a->pool_size[0];
+  g->kw = a->pool_size[1];
+  g->sh = a->strides[0];
+  g->sw = a->strides[1];
+  g->ph = a->padding[0];
+  g->pw = a->padding[1];
+  g->include_pad = a->count_include_pad;
   g->planes = x->shape[0] * x->shape[1];
   g->h = x->shape[2];
   g->w = x->shape[3];
   g->oh = y->shape[2];
   g->ow = y->shape[3];
-  return TRUE;
 }
 
 bool
@@ -128,7 +125,8 @@ max_forward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
-  if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in[0], c->out[0], false, &g, error))
+  geom_of (c, c->in[0], c->out[0], &g);
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   const int64_t n = nl_tensor_numel (c->out[0]);
   if (n == 0)
@@ -153,7 +151,8 @@ max_backward (NlOpCtx *c, GError **error)
       return FALSE;
     }
   /* the gradients' shapes: the op needs neither its input nor its output */
-  if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in_grad[0], c->out_grad[0], false, &g, error))
+  geom_of (c, c->in_grad[0], c->out_grad[0], &g);
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   const int64_t n = nl_tensor_numel (c->in_grad[0]);
   if (n == 0)
@@ -238,7 +237,8 @@ avg_forward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
-  if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in[0], c->out[0], true, &g, error))
+  geom_of (c, c->in[0], c->out[0], &g);
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   const int64_t n = nl_tensor_numel (c->out[0]);
   if (n == 0)
@@ -255,7 +255,8 @@ avg_backward (NlOpCtx *c, GError **error)
     return TRUE;
   NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
-  if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in_grad[0], c->out_grad[0], true, &g, error))
+  geom_of (c, c->in_grad[0], c->out_grad[0], &g);
+  if (!nl_cuda_ctx_enter (dev, error))
     return FALSE;
   const int64_t n = nl_tensor_numel (c->in_grad[0]);
   if (n == 0)

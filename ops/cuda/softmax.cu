@@ -21,6 +21,7 @@
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
+#include "ops/nl-softmax.h"
 
 namespace {
 
@@ -202,19 +203,14 @@ blocks (int64_t n, int64_t per_block)
 gboolean
 geom_of (const NlOpCtx *c, const NlTensor *t, Geom *g, GError **error)
 {
-  int k = nl_op_param_index (c->def, "axis");
-  if (k < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter axis", c->def->name);
-      return FALSE;
-    }
-  int axis = (int) NL_P_INT (c->p, k);
+  const int given = ((const NlSoftmaxArgs *) c->args)->axis;
+  int axis = given;
   if (axis < 0)
     axis += t->ndim;
   if (axis < 0 || axis >= t->ndim)
     {
       g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s over axis %d of a tensor with %d dimensions",
-                   c->def->name, (int) NL_P_INT (c->p, k), t->ndim);
+                   c->def->name, given, t->ndim);
       return FALSE;
     }
   g->outer = 1;

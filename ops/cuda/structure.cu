@@ -13,6 +13,7 @@
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
+#include "ops/nl-structure.h"
 
 namespace {
 
@@ -83,19 +84,6 @@ concat_kernel (ConcatParts p, float *whole, int64_t outer, int64_t row, bool gat
   }
 }
 
-int
-concat_axis (const NlOpCtx *c, int ndim, GError **error)
-{
-  int k = nl_op_param_index (c->def, "dim");
-  if (k < 0)
-    {
-      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "%s has no parameter dim", c->def->name);
-      return -1;
-    }
-  int d = (int) c->p[k].i;
-  return d < 0 ? d + ndim : d;
-}
-
 /* Sizes as the CPU takes them: from `parts` where present, else from the
  * inputs (backward declares no need of the inputs' data, but their shapes
  * remain). */
@@ -104,12 +92,16 @@ concat_copy (NlOpCtx *c, NlTensor *const *parts, float *whole, bool gather, GErr
 {
   NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *t0 = parts[0] ? parts[0] : c->in[0];
-  int dim = concat_axis (c, t0->ndim, error);
+  const int given = ((const NlConcatArgs *) c->args)->dim, dim = concat_axis (given, t0->ndim);
   int64_t outer = 1, inner = 1, row = 0;
   ConcatParts p = {};
 
-  if (dim < 0)
-    return FALSE;
+  if (dim < 0 || dim >= t0->ndim) /* infer_shape has checked it: only a corrupt parameter gets here */
+    {
+      g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM, "Concat along dimension %d of tensors with %d dimensions",
+                   given, t0->ndim);
+      return FALSE;
+    }
   if (c->n_data < 1 || c->n_data > NL_MAX_PORTS)
     {
       g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_SHAPE, "Concat takes 1 to %d inputs, but %d are connected",

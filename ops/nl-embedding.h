@@ -1,0 +1,16 @@
+/* nl-embedding.h — Embedding as its CPU kernels (ops/cpu/embedding.c) and
+ * CUDA kernels (ops/cuda/embedding.cu) see it: parameters, typed arguments. */
+#pragma once
+
+#include "ops/nl-op.h"
+
+G_BEGIN_DECLS
+
+enum { EMB_INPUT_DIM, EMB_OUTPUT_DIM, EMB_N };
+
+typedef struct {
+  int64_t input_dim;  /* vocabulary size */
+  int64_t output_dim; /* vector length */
+} NlEmbeddingArgs;
+
+G_END_DECLS

@@ -1,0 +1,22 @@
+/* nl-pool2d.h — MaxPool2D, AvgPool2D and GlobalAvgPool2D as their CPU
+ * kernels (ops/cpu/pool2d.c) and CUDA kernels (ops/cuda/pool2d.cu) see
+ * them: parameters, typed arguments. GlobalAvgPool2D has neither. */
+#pragma once
+
+#include "ops/nl-op.h"
+
+G_BEGIN_DECLS
+
+/* MaxPool2D has the first POOL_COUNT_INCLUDE_PAD of these, AvgPool2D all */
+enum { POOL_SIZE, POOL_STRIDES, POOL_PADDING, POOL_CEIL_MODE, POOL_COUNT_INCLUDE_PAD, POOL_N };
+
+/* The (h, w) pairs as [0] = h, [1] = w. */
+typedef struct {
+  int64_t pool_size[2];
+  int64_t strides[2];     /* resolved: a stride of 0 is the pool size */
+  int64_t padding[2];
+  gboolean ceil_mode;
+  gboolean count_include_pad; /* FALSE for MaxPool2D, which has no such parameter */
+} NlPool2dArgs;
+
+G_END_DECLS

@@ -8,7 +8,7 @@ G_DEFINE_QUARK (nl-json-error-quark, nl_json_error)
 gssize
 nl_json_find_too_deep (const char *text, gssize length, int max_depth)
 {
-  gsize n = length < 0 ? strlen (text) : (gsize) length;
+  gsize n = !text ? 0 : length < 0 ? strlen (text) : (gsize) length;
   gboolean in_string = FALSE;
   int depth = 0;
 

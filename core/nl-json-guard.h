@@ -20,11 +20,12 @@ typedef enum {
 
 /* Byte offset of the first '[' or '{' that opens level max_depth + 1, or -1
  * if the text (length bytes, or up to its NUL when length < 0) stays within
- * max_depth. Brackets inside strings (escapes honoured) do not count. */
+ * max_depth. Brackets inside strings (escapes honoured) do not count. NULL
+ * text passes: what to say about it is the parser's business. */
 gssize nl_json_find_too_deep (const char *text, gssize length, int max_depth);
 
 /* The guard every JSON reader calls before json_parser_load_from_data: FALSE
- * with "WHAT is nested more than 256 levels deep (at byte N)" when it is. */
+ * with "WHAT: JSON nested more than 256 levels deep (at byte N)" when it is. */
 gboolean nl_json_check_depth (const char *text, gssize length, const char *what, GError **error);
 
 G_END_DECLS

@@ -535,7 +535,8 @@ static NlNetwork *
 not_network (GError **error)
 {
   g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE,
-               "not a netloom network (expected {\"format\": \"%s\", \"version\": %d, \"nodes\": [...], \"edges\": [...]})",
+               "not a netloom network (expected {\"format\": \"%s\", \"version\": %d, \"nodes\": [...], "
+               "\"edges\": [...]})",
                NL_NETWORK_FORMAT, NL_NETWORK_VERSION);
   return NULL;
 }

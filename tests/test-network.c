@@ -202,6 +202,7 @@ test_deep_nesting (void)
   g_clear_error (&error);
   /* closed levels do not add up; a length stops the scan */
   g_assert_cmpint (nl_json_find_too_deep ("[[]][[]]", -1, 2), ==, -1);
+  g_assert_cmpint (nl_json_find_too_deep (NULL, -1, 2), ==, -1);
   g_assert_cmpint (nl_json_find_too_deep ("[[[", 2, 2), ==, -1);
   g_assert_cmpint (nl_json_find_too_deep ("[[[", 3, 2), ==, 2);
   g_string_assign (edge, "[\"");

@@ -22,6 +22,7 @@ nl_graph_build_backward (NlGraph *g, GError **error)
   g_autofree int *n_partials = g_new0 (int, nv);
   g_autofree int *partials = g_new0 (int, (gsize) nv * NL_MAX_PORTS * 2);
   g_autofree int *grad_of = g_new0 (int, nv);
+  g_autofree int *consumers = NULL;                          /* gradient-taking reads of each value */
 
   /* forward sweep: which activations need a gradient */
   for (int i = 0; i < nn; i++)
@@ -52,6 +53,7 @@ nl_graph_build_backward (NlGraph *g, GError **error)
         if (needs[n->in[p]] && port_takes_grad (n, p))
           n_partials[n->in[p]]++;
     }
+  consumers = g_memdup2 (n_partials, sizeof (int) * nv);
   /* one GRAD value per value with a single consumer, PARTIALs otherwise */
   for (int v = 0; v < nv; v++)
     if (n_partials[v] >= 1)
@@ -87,14 +89,9 @@ nl_graph_build_backward (NlGraph *g, GError **error)
       for (int p = 0; p < n->n_data; p++)
         {
           int v = n->in[p];
-          int total = 0;
           if (!needs[v] || !port_takes_grad (n, p))
             continue;
-          /* how many consumers this value has in all */
-          for (int j = 0; j < nn; j++)
-            for (int q = 0; q < nl_graph_node (g, j)->n_data; q++)
-              total += nl_graph_node (g, j)->in[q] == v && port_takes_grad (nl_graph_node (g, j), q);
-          if (total == 1)
+          if (consumers[v] == 1)
             n->in_grad[p] = grad_of[v];
           else
             {

@@ -147,6 +147,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
   int nn = nl_network_n_nodes (net);
   g_autofree int *order = g_new0 (int, nn + 1);
   g_autofree int *value_of = g_new0 (int, nn + 1);   /* network node -> output value */
+  g_autofree int *in_first = NULL, *in_edge = NULL, *out_first = NULL, *out_edge = NULL;
   int n_inputs = 0, sink = -1, n_sinks = 0, net_loss = -1;
   NlShape batch_shape;
 
@@ -160,18 +161,18 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
 
   if (!nl_network_validate (net, order, error))
     return NULL;
+  /* each node's edges, so the passes below are linear in edges */
+  nl_network_edges_by_node (net, TRUE, &in_first, &in_edge);
+  nl_network_edges_by_node (net, FALSE, &out_first, &out_edge);
 
   /* find the one Input and the one sink; a loss node in the network is
    * used as the loss, and its prediction is what feeds it */
   for (int i = 0; i < nn; i++)
     {
       NlNode *node = nl_network_node (net, i);
-      gboolean consumed = FALSE;
       if (strcmp (node->def->name, "Input") == 0)
         n_inputs++;
-      for (guint k = 0; k < net->edges->len; k++)
-        consumed = consumed || g_array_index (net->edges, NlEdge, k).from == i;
-      if (!consumed)
+      if (out_first[i] == out_first[i + 1])
         {
           sink = i;
           n_sinks++;
@@ -189,10 +190,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
       GString *s = g_string_new (NULL);
       for (int i = 0; i < nn; i++)
         {
-          gboolean consumed = FALSE;
-          for (guint k = 0; k < net->edges->len; k++)
-            consumed = consumed || g_array_index (net->edges, NlEdge, k).from == i;
-          if (!consumed)
+          if (out_first[i] == out_first[i + 1])
             g_string_append_printf (s, "%s'%s'", s->len ? ", " : "", nl_network_node (net, i)->id);
         }
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
@@ -224,12 +222,11 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
         }
       else
         {
-          gn.n_data = nl_network_n_connected (net, i);
-          for (guint k = 0; k < net->edges->len; k++)
+          gn.n_data = in_first[i + 1] - in_first[i];
+          for (int k = in_first[i]; k < in_first[i + 1]; k++)
             {
-              NlEdge *e = &g_array_index (net->edges, NlEdge, k);
-              if (e->to == i)
-                gn.in[e->to_port] = value_of[e->from];
+              NlEdge *e = &g_array_index (net->edges, NlEdge, in_edge[k]);
+              gn.in[e->to_port] = value_of[e->from];
             }
           if (node->def->is_loss && gn.n_data == 1)
             {
@@ -254,10 +251,10 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
   if (net_loss >= 0 && !opts->loss)
     {
       /* the sink was the skipped loss: the prediction is what fed it */
-      for (guint k = 0; k < net->edges->len; k++)
+      for (int k = in_first[net_loss]; k < in_first[net_loss + 1]; k++)
         {
-          NlEdge *e = &g_array_index (net->edges, NlEdge, k);
-          if (e->to == net_loss && e->to_port == 0)
+          NlEdge *e = &g_array_index (net->edges, NlEdge, in_edge[k]);
+          if (e->to_port == 0)
             g->pred_value = value_of[e->from];
         }
     }

@@ -1,8 +1,12 @@
 /* nl-network.c — network documents: JSON in and out, editing, validation. */
 #include "engine/nl-network.h"
 #include "ops/nl-op-registry.h"
+#include "core/nl-json-guard.h"
 
+#include <errno.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 G_DEFINE_QUARK (nl-network-error-quark, nl_network_error)
@@ -73,8 +77,10 @@ known_ops (void)
   return g_string_free (s, FALSE);
 }
 
-int
-nl_network_add_node (NlNetwork *net, const char *id, const char *op, GError **error)
+/* ids, when not NULL, maps every node id to its index + 1: the loader's
+ * duplicate check and edge lookups stay constant-time on big networks. */
+static int
+add_node (NlNetwork *net, const char *id, const char *op, GHashTable *ids, GError **error)
 {
   const NlOpDef *def = nl_op_lookup (op);
   NlNode *n;
@@ -85,7 +91,7 @@ nl_network_add_node (NlNetwork *net, const char *id, const char *op, GError **er
                    "node id '%s' is not valid (use letters, digits, '_' or '.')", id ? id : "");
       return -1;
     }
-  if (nl_network_find (net, id) >= 0)
+  if (ids ? g_hash_table_contains (ids, id) : nl_network_find (net, id) >= 0)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "two nodes are named '%s'", id);
       return -1;
@@ -103,7 +109,15 @@ nl_network_add_node (NlNetwork *net, const char *id, const char *op, GError **er
   n->params = g_new0 (NlParamValue, MAX (def->n_params, 1));
   nl_params_init_defaults (def, n->params);
   g_ptr_array_add (net->nodes, n);
+  if (ids)
+    g_hash_table_insert (ids, n->id, GINT_TO_POINTER (nl_network_n_nodes (net)));
   return nl_network_n_nodes (net) - 1;
+}
+
+int
+nl_network_add_node (NlNetwork *net, const char *id, const char *op, GError **error)
+{
+  return add_node (net, id, op, NULL, error);
 }
 
 gboolean
@@ -125,8 +139,10 @@ max_inputs (const NlOpDef *def)
   return def->variadic ? NL_MAX_PORTS : def->n_inputs;
 }
 
-gboolean
-nl_network_connect (NlNetwork *net, int from, int from_port, int to, int to_port, GError **error)
+/* taken, when not NULL, marks the connected input ports (node * NL_MAX_PORTS
+ * + port) of every node, so the loader need not scan the edges per edge. */
+static gboolean
+connect_ports (NlNetwork *net, int from, int from_port, int to, int to_port, guint8 *taken, GError **error)
 {
   NlEdge e = { from, from_port, to, to_port };
   NlNode *src, *dst;
@@ -147,18 +163,55 @@ nl_network_connect (NlNetwork *net, int from, int from_port, int to, int to_port
                    "node '%s' (%s) has no input port %d", dst->id, dst->def->name, to_port);
       return FALSE;
     }
-  for (guint i = 0; i < net->edges->len; i++)
+  for (guint i = 0; i < (taken ? 0 : net->edges->len); i++)
     {
       NlEdge *o = &g_array_index (net->edges, NlEdge, i);
       if (o->to == to && o->to_port == to_port)
-        {
-          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
-                       "input port %d of node '%s' is connected twice", to_port, dst->id);
-          return FALSE;
-        }
+        goto twice;
     }
+  if (taken && taken[(gsize) to * NL_MAX_PORTS + to_port]++)
+    goto twice;
   g_array_append_val (net->edges, e);
   return TRUE;
+
+twice:
+  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "input port %d of node '%s' is connected twice",
+               to_port, dst->id);
+  return FALSE;
+}
+
+gboolean
+nl_network_connect (NlNetwork *net, int from, int from_port, int to, int to_port, GError **error)
+{
+  return connect_ports (net, from, from_port, to, to_port, NULL, error);
+}
+
+void
+nl_network_edges_by_node (const NlNetwork *net, gboolean by_to, int **first, int **edge)
+{
+  int nn = nl_network_n_nodes (net);
+  int *f = g_new0 (int, nn + 2), *ed = g_new (int, MAX (net->edges->len, 1));
+
+  /* counting sort: each node's count two slots ahead, so that after the
+   * prefix sums f[v + 1] is node v's start and the fill leaves it at v + 1's */
+  for (guint k = 0; k < net->edges->len; k++)
+    {
+      const NlEdge *e = &g_array_index (net->edges, NlEdge, k);
+      int v = by_to ? e->to : e->from;
+      if (v >= 0 && v < nn)
+        f[v + 2]++;
+    }
+  for (int i = 0; i < nn; i++)
+    f[i + 2] += f[i + 1];
+  for (guint k = 0; k < net->edges->len; k++)
+    {
+      const NlEdge *e = &g_array_index (net->edges, NlEdge, k);
+      int v = by_to ? e->to : e->from;
+      if (v >= 0 && v < nn)
+        ed[f[v + 1]++] = (int) k;
+    }
+  *first = f;
+  *edge = ed;
 }
 
 int
@@ -176,6 +229,8 @@ nl_network_validate (const NlNetwork *net, int *order, GError **error)
   int nn = nl_network_n_nodes (net);
   g_autofree int *indeg = g_new0 (int, nn + 1);
   g_autofree int *queue = g_new0 (int, nn + 1);
+  g_autofree int *in_first = NULL, *in_edge = NULL, *out_first = NULL, *out_edge = NULL;
+  g_autofree gboolean *has_port = NULL;
   int head = 0, tail = 0;
 
   if (nn == 0)
@@ -183,11 +238,15 @@ nl_network_validate (const NlNetwork *net, int *order, GError **error)
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "the network has no nodes");
       return FALSE;
     }
+  /* each node's edges in edge order: every check below is linear in edges */
+  nl_network_edges_by_node (net, TRUE, &in_first, &in_edge);
+  nl_network_edges_by_node (net, FALSE, &out_first, &out_edge);
   for (int i = 0; i < nn; i++)
     {
       NlNode *n = nl_network_node (net, i);
       g_autoptr (GError) local = NULL;
-      int connected = nl_network_n_connected (net, i);
+      int connected = in_first[i + 1] - in_first[i];
+      int n_ports = n->def->variadic ? connected : n->def->n_inputs;
       gboolean is_input = strcmp (n->def->name, "Input") == 0;
 
       if (!nl_params_validate (n->def, n->params, &local))
@@ -198,22 +257,22 @@ nl_network_validate (const NlNetwork *net, int *order, GError **error)
       if (is_input)
         continue;
       /* every port connected, contiguously from 0; a loss's label may stay open */
-      for (int port = 0; port < (n->def->variadic ? connected : n->def->n_inputs); port++)
+      has_port = g_renew (gboolean, has_port, MAX (n_ports, 1));
+      memset (has_port, 0, sizeof (gboolean) * MAX (n_ports, 1));
+      for (int k = in_first[i]; k < in_first[i + 1]; k++)
         {
-          gboolean found = FALSE;
-          for (guint k = 0; k < net->edges->len && !found; k++)
-            {
-              NlEdge *e = &g_array_index (net->edges, NlEdge, k);
-              found = e->to == i && e->to_port == port;
-            }
-          if (!found && !(n->def->is_loss && port == 1))
-            {
-              g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-                           "node '%s' (%s): input '%s' (port %d) is not connected", n->id, n->def->name,
-                           n->def->inputs[MIN (port, n->def->n_inputs - 1)], port);
-              return FALSE;
-            }
+          int port = g_array_index (net->edges, NlEdge, in_edge[k]).to_port;
+          if (port >= 0 && port < n_ports)
+            has_port[port] = TRUE;
         }
+      for (int port = 0; port < n_ports; port++)
+        if (!has_port[port] && !(n->def->is_loss && port == 1))
+          {
+            g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                         "node '%s' (%s): input '%s' (port %d) is not connected", n->id, n->def->name,
+                         n->def->inputs[MIN (port, n->def->n_inputs - 1)], port);
+            return FALSE;
+          }
       if (n->def->variadic && connected == 0)
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
@@ -238,10 +297,10 @@ nl_network_validate (const NlNetwork *net, int *order, GError **error)
   while (head < tail)
     {
       int v = queue[head++];
-      for (guint k = 0; k < net->edges->len; k++)
+      for (int k = out_first[v]; k < out_first[v + 1]; k++)
         {
-          NlEdge *e = &g_array_index (net->edges, NlEdge, k);
-          if (e->from == v && --indeg[e->to] == 0)
+          NlEdge *e = &g_array_index (net->edges, NlEdge, out_edge[k]);
+          if (--indeg[e->to] == 0)
             queue[tail++] = e->to;
         }
     }
@@ -301,9 +360,17 @@ json_value_to_param_string (JsonNode *v)
     }
 }
 
+/* What the loader looks up per node and per edge, so loading stays linear:
+ * ids maps an id to its index + 1, taken marks connected input ports. */
+typedef struct {
+  NlNetwork *net;
+  GHashTable *ids;
+  guint8 *taken;
+} Loader;
+
 /* "node:port" or "node" (port 0) */
 static gboolean
-parse_endpoint (const NlNetwork *net, const char *text, int *node, int *port, GError **error)
+parse_endpoint (const Loader *ld, const char *text, int *node, int *port, GError **error)
 {
   g_autofree char *s = g_strstrip (g_strdup (text));
   char *colon = strrchr (s, ':');
@@ -311,15 +378,19 @@ parse_endpoint (const NlNetwork *net, const char *text, int *node, int *port, GE
   if (colon)
     {
       char *end;
+      long long v;
       *colon = '\0';
-      *port = (int) strtol (colon + 1, &end, 10);
-      if (end == colon + 1 || *end != '\0')
+      errno = 0;
+      v = strtoll (colon + 1, &end, 10);
+      /* a port past int (x:4294967296) must not wrap around to a small one */
+      if (end == colon + 1 || *end != '\0' || errno == ERANGE || v < G_MININT || v > G_MAXINT)
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "edge endpoint '%s' has a bad port", text);
           return FALSE;
         }
+      *port = (int) v;
     }
-  *node = nl_network_find (net, s);
+  *node = GPOINTER_TO_INT (g_hash_table_lookup (ld->ids, s)) - 1;
   if (*node < 0)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
@@ -329,8 +400,23 @@ parse_endpoint (const NlNetwork *net, const char *text, int *node, int *port, GE
   return TRUE;
 }
 
+/* The string member name of o (NULL when absent); FALSE when it is there
+ * but not a string: json-glib's getters would raise a critical. */
 static gboolean
-parse_edge (NlNetwork *net, JsonNode *e, GError **error)
+string_member (JsonObject *o, const char *name, const char **value)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  *value = NULL;
+  if (!n)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return FALSE;
+  *value = json_node_get_string (n);
+  return TRUE;
+}
+
+static gboolean
+parse_edge (const Loader *ld, JsonNode *e, guint k, GError **error)
 {
   const char *from = NULL, *to = NULL;
   g_auto (GStrv) parts = NULL;
@@ -345,9 +431,12 @@ parse_edge (NlNetwork *net, JsonNode *e, GError **error)
   else if (JSON_NODE_HOLDS_OBJECT (e))
     {
       JsonObject *o = json_node_get_object (e);
-      if (json_object_has_member (o, "from") && json_object_has_member (o, "to"))
-        from = json_object_get_string_member_with_default (o, "from", NULL),
-        to = json_object_get_string_member_with_default (o, "to", NULL);
+      if (!string_member (o, "from", &from) || !string_member (o, "to", &to))
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
+                       "edge %u: \"from\" and \"to\" must be strings (\"node:port\")", k);
+          return FALSE;
+        }
     }
   if (!from || !to)
     {
@@ -355,12 +444,40 @@ parse_edge (NlNetwork *net, JsonNode *e, GError **error)
                    "an edge must be \"node:port -> node:port\" or {\"from\": ..., \"to\": ...}");
       return FALSE;
     }
-  return parse_endpoint (net, from, &a, &ap, error) && parse_endpoint (net, to, &b, &bp, error)
-         && nl_network_connect (net, a, ap, b, bp, error);
+  return parse_endpoint (ld, from, &a, &ap, error) && parse_endpoint (ld, to, &b, &bp, error)
+         && connect_ports (ld->net, a, ap, b, bp, ld->taken, error);
+}
+
+/* A canvas position: two finite numbers. JSON cannot hold inf or NaN, so
+ * a position of 1e999 (read as inf) would be saved as something no reader
+ * takes back. */
+static gboolean
+parse_position (NlNode *n, JsonNode *p, GError **error)
+{
+  JsonArray *a = JSON_NODE_HOLDS_ARRAY (p) ? json_node_get_array (p) : NULL;
+  double xy[2];
+
+  for (guint k = 0; k < 2 && a && json_array_get_length (a) == 2; k++)
+    {
+      JsonNode *v = json_array_get_element (a, k);
+      GType t = JSON_NODE_HOLDS_VALUE (v) ? json_node_get_value_type (v) : G_TYPE_INVALID;
+      if ((t != G_TYPE_INT64 && t != G_TYPE_DOUBLE) || !isfinite (xy[k] = json_node_get_double (v)))
+        break;
+      if (k == 1)
+        {
+          n->x = xy[0];
+          n->y = xy[1];
+          n->has_position = TRUE;
+          return TRUE;
+        }
+    }
+  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "node '%s': \"pos\" must be [x, y], two finite numbers",
+               n->id);
+  return FALSE;
 }
 
 static gboolean
-parse_node (NlNetwork *net, JsonNode *jn, GError **error)
+parse_node (const Loader *ld, JsonNode *jn, guint k, GError **error)
 {
   JsonObject *o;
   const char *id, *op;
@@ -369,11 +486,15 @@ parse_node (NlNetwork *net, JsonNode *jn, GError **error)
   if (!JSON_NODE_HOLDS_OBJECT (jn))
     goto bad;
   o = json_node_get_object (jn);
-  id = json_object_get_string_member_with_default (o, "id", NULL);
-  op = json_object_get_string_member_with_default (o, "op", NULL);
+  if (!string_member (o, "id", &id) || !string_member (o, "op", &op))
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "node %u: \"%s\" must be a string", k,
+                   string_member (o, "id", &id) ? "op" : "id");
+      return FALSE;
+    }
   if (!id || !op)
     goto bad;
-  idx = nl_network_add_node (net, id, op, error);
+  idx = add_node (ld->net, id, op, ld->ids, error);
   if (idx < 0)
     return FALSE;
   if (json_object_has_member (o, "params"))
@@ -397,26 +518,50 @@ parse_node (NlNetwork *net, JsonNode *jn, GError **error)
                            "node '%s': parameter '%s' has a value of the wrong kind", id, (char *) l->data);
               return FALSE;
             }
-          if (!nl_network_set_param (net, idx, l->data, text, error))
+          if (!nl_network_set_param (ld->net, idx, l->data, text, error))
             return FALSE;
         }
     }
   if (json_object_has_member (o, "pos"))
-    {
-      JsonNode *p = json_object_get_member (o, "pos");
-      if (JSON_NODE_HOLDS_ARRAY (p) && json_array_get_length (json_node_get_array (p)) == 2)
-        {
-          NlNode *n = nl_network_node (net, idx);
-          n->x = json_array_get_double_element (json_node_get_array (p), 0);
-          n->y = json_array_get_double_element (json_node_get_array (p), 1);
-          n->has_position = TRUE;
-        }
-    }
+    return parse_position (nl_network_node (ld->net, idx), json_object_get_member (o, "pos"), error);
   return TRUE;
 
 bad:
   g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "every node needs an \"id\" and an \"op\" string");
   return FALSE;
+}
+
+static NlNetwork *
+not_network (GError **error)
+{
+  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE,
+               "not a netloom network (expected {\"format\": \"%s\", \"version\": %d, \"nodes\": [...], "
+               "\"edges\": [...]})",
+               NL_NETWORK_FORMAT, NL_NETWORK_VERSION);
+  return NULL;
+}
+
+static gboolean
+parse_nodes_and_edges (NlNetwork *net, JsonObject *root, GError **error)
+{
+  g_autoptr (GHashTable) ids = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autofree guint8 *taken = NULL;
+  Loader ld = { net, ids, NULL };
+  JsonArray *nodes = json_object_get_array_member (root, "nodes"), *edges;
+
+  for (guint i = 0; i < json_array_get_length (nodes); i++)
+    if (!parse_node (&ld, json_array_get_element (nodes, i), i, error))
+      return FALSE;
+  if (!json_object_has_member (root, "edges"))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "edges")))
+    return not_network (error) != NULL;
+  edges = json_object_get_array_member (root, "edges");
+  ld.taken = taken = g_new0 (guint8, (gsize) MAX (nl_network_n_nodes (net), 1) * NL_MAX_PORTS);
+  for (guint i = 0; i < json_array_get_length (edges); i++)
+    if (!parse_edge (&ld, json_array_get_element (edges, i), i, error))
+      return FALSE;
+  return TRUE;
 }
 
 NlNetwork *
@@ -425,21 +570,32 @@ nl_network_load_data (const char *json, gssize length, GError **error)
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (NlNetwork) net = NULL;
   g_autoptr (GError) local = NULL;
+  JsonNode *root_node, *version, *nodes;
   JsonObject *root;
-  JsonArray *nodes, *edges;
-  const char *format;
+  const char *format, *name;
 
-  if (!json_parser_load_from_data (parser, json, length, &local))
+  if (!nl_json_check_depth (json, length, "the network", &local)
+      || !json_parser_load_from_data (parser, json, length, &local))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "not valid JSON: %s", local->message);
       return NULL;
     }
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    goto not_network;
-  root = json_node_get_object (json_parser_get_root (parser));
-  format = json_object_get_string_member_with_default (root, "format", NULL);
-  if (g_strcmp0 (format, NL_NETWORK_FORMAT) != 0)
-    goto not_network;
+  root_node = json_parser_get_root (parser);
+  if (!root_node)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "not valid JSON: the document is empty");
+      return NULL;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (root_node))
+    return not_network (error);
+  /* every member's type checked before it is read: json-glib's getters
+   * raise criticals on the wrong one */
+  root = json_node_get_object (root_node);
+  if (!string_member (root, "format", &format) || g_strcmp0 (format, NL_NETWORK_FORMAT) != 0)
+    return not_network (error);
+  version = json_object_get_member (root, "version");
+  if (version && !JSON_NODE_HOLDS_VALUE (version) && !JSON_NODE_HOLDS_NULL (version))
+    return not_network (error);
   if (json_object_get_int_member_with_default (root, "version", 0) > NL_NETWORK_VERSION)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE,
@@ -447,29 +603,18 @@ nl_network_load_data (const char *json, gssize length, GError **error)
                    json_object_get_int_member (root, "version"), NL_NETWORK_VERSION);
       return NULL;
     }
-  if (!json_object_has_member (root, "nodes") || !JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "nodes")))
-    goto not_network;
-  net = nl_network_new (json_object_get_string_member_with_default (root, "name", "network"));
-  nodes = json_object_get_array_member (root, "nodes");
-  for (guint i = 0; i < json_array_get_length (nodes); i++)
-    if (!parse_node (net, json_array_get_element (nodes, i), error))
-      return NULL;
-  if (json_object_has_member (root, "edges"))
+  nodes = json_object_get_member (root, "nodes");
+  if (!nodes || !JSON_NODE_HOLDS_ARRAY (nodes))
+    return not_network (error);
+  if (!string_member (root, "name", &name))
     {
-      if (!JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "edges")))
-        goto not_network;
-      edges = json_object_get_array_member (root, "edges");
-      for (guint i = 0; i < json_array_get_length (edges); i++)
-        if (!parse_edge (net, json_array_get_element (edges, i), error))
-          return NULL;
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "the network's \"name\" must be a string");
+      return NULL;
     }
+  net = nl_network_new (name ? name : "network");
+  if (!parse_nodes_and_edges (net, root, error))
+    return NULL;
   return g_steal_pointer (&net);
-
-not_network:
-  g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE,
-               "not a netloom network (expected {\"format\": \"%s\", \"version\": %d, \"nodes\": [...], \"edges\": [...]})",
-               NL_NETWORK_FORMAT, NL_NETWORK_VERSION);
-  return NULL;
 }
 
 NlNetwork *
@@ -522,6 +667,27 @@ add_param (JsonBuilder *b, const NlParamSpec *s, const NlParamValue *v)
     }
 }
 
+/* json-glib writes a double as "%.17g", plus ".0" when that has no '.',
+ * so 1e17 became "1e+17.0" and 1e-08 "1e-08.0", which no JSON reader
+ * takes. Such a whole number goes out as an integer (exact below 2^63); the
+ * rest (below 1e-4, or past 2^63) moves by the least step that gives a '.':
+ * a sub-picometre on the canvas, never a file that does not open. */
+static void
+add_coordinate (JsonBuilder *b, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  if (!strchr (g_ascii_dtostr (buf, sizeof buf, v), 'e') || strchr (buf, '.'))
+    json_builder_add_double_value (b, v);
+  else if (v == nearbyint (v) && fabs (v) < 0x1p63)
+    json_builder_add_int_value (b, (gint64) v);
+  else
+    {
+      while (!strchr (g_ascii_dtostr (buf, sizeof buf, v), '.'))
+        v = nextafter (v, 0.0);
+      json_builder_add_double_value (b, v);
+    }
+}
+
 char *
 nl_network_to_json (const NlNetwork *net)
 {
@@ -553,12 +719,12 @@ nl_network_to_json (const NlNetwork *net)
         if (n->params[k].set)
           add_param (b, &n->def->params[k], &n->params[k]);
       json_builder_end_object (b);
-      if (n->has_position)
+      if (n->has_position && isfinite (n->x) && isfinite (n->y))
         {
           json_builder_set_member_name (b, "pos");
           json_builder_begin_array (b);
-          json_builder_add_double_value (b, n->x);
-          json_builder_add_double_value (b, n->y);
+          add_coordinate (b, n->x);
+          add_coordinate (b, n->y);
           json_builder_end_array (b);
         }
       json_builder_end_object (b);

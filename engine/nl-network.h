@@ -81,5 +81,11 @@ gboolean nl_network_connect (NlNetwork *net, int from, int from_port, int to, in
 gboolean nl_network_validate (const NlNetwork *net, int *order, GError **error);
 /* Number of data inputs connected to node i (its variadic width). */
 int nl_network_n_connected (const NlNetwork *net, int node);
+/* Each node's incoming (by_to) or outgoing edges, as indices into
+ * net->edges in their order: those of node i are edge[first[i]] up to
+ * edge[first[i + 1]] (exclusive); edges whose node at that end is out of
+ * range are left out. One pass over the edges instead of one per node. The
+ * caller g_free()s both arrays. */
+void nl_network_edges_by_node (const NlNetwork *net, gboolean by_to, int **first, int **edge);
 
 G_END_DECLS

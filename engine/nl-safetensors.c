@@ -1,6 +1,7 @@
 /* nl-safetensors.c — safetensors reader (validates everything first) and
  * writer (in memory, then atomically to a file). */
 #include "engine/nl-safetensors.h"
+#include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
@@ -122,13 +123,13 @@ fail (GError **error, const char *fmt, ...)
 /* A strict RFC 8259 syntax check of the header before json-glib sees it:
  * json-glib's scanner is lenient (comments, octal escapes that yield bytes
  * that are not UTF-8, hex numbers) and recursive (a hostile file's million
- * '[' would overflow the stack). Recursion here stops at MAX_JSON_DEPTH.
+ * '[' would overflow the stack). The shared nesting guard runs first, so
+ * recursion here stops at MAX_JSON_DEPTH.
  * Counts object members, so duplicate keys (which json-glib folds into one)
  * can be caught after parsing. */
 typedef struct {
   const char *s;
   size_t n, i;
-  int depth;
   guint64 members;
   const char *what;  /* what was expected at byte i */
 } JsonCheck;
@@ -269,14 +270,11 @@ check_container (JsonCheck *c)
 {
   gboolean object = c->s[c->i] == '{';
   char close = object ? '}' : ']';
-  if (++c->depth > MAX_JSON_DEPTH)
-    return expect (c, "less nesting (at most " G_STRINGIFY (MAX_JSON_DEPTH) " levels)");
   c->i++;
   skip_ws (c);
   if (c->i < c->n && c->s[c->i] == close)
     {
       c->i++;
-      c->depth--;
       return TRUE;
     }
   for (;;)
@@ -304,7 +302,6 @@ check_container (JsonCheck *c)
       if (c->i < c->n && c->s[c->i] == close)
         {
           c->i++;
-          c->depth--;
           return TRUE;
         }
       return expect (c, object ? "',' or '}'" : "',' or ']'");
@@ -480,6 +477,7 @@ nl_safetensors_parse (GBytes *bytes, GError **error)
   guint64 n = 0;
   size_t data_len, expected = 0;
   JsonCheck check = { 0 };
+  gssize too_deep;
 
   st->bytes = g_bytes_ref (bytes);
   st->tensors = g_array_new (FALSE, TRUE, sizeof (NlStTensor));
@@ -518,7 +516,13 @@ nl_safetensors_parse (GBytes *bytes, GError **error)
     }
   check.s = header;
   check.n = n;
-  if (check_value (&check))
+  too_deep = nl_json_find_too_deep (header, (gssize) n, MAX_JSON_DEPTH);
+  if (too_deep >= 0)
+    {
+      check.i = (size_t) too_deep;
+      expect (&check, "less nesting (at most " G_STRINGIFY (MAX_JSON_DEPTH) " levels)");
+    }
+  else if (check_value (&check))
     {
       skip_ws (&check);
       if (check.i < n)

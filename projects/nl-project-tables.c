@@ -4,6 +4,7 @@
  * project lock for its whole duration and writes in one IMMEDIATE
  * transaction. */
 #include "projects/nl-project-private.h"
+#include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -146,7 +147,7 @@ check_json_object (const char *json, const char *what, GError **error)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) local = NULL;
-  if (!json_parser_load_from_data (parser, json, -1, &local))
+  if (!nl_json_check_depth (json, -1, what, &local) || !json_parser_load_from_data (parser, json, -1, &local))
     {
       g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "%s is not valid JSON: %s", what,
                    local->message);
@@ -308,7 +309,7 @@ nl_pipeline_info_to_json (const NlPipelineInfo *pl)
   json_builder_add_int_value (b, pl->batch_size);
   json_builder_set_member_name (b, "workers");
   json_builder_add_int_value (b, pl->workers);
-  if (pl->extra_json)
+  if (pl->extra_json && nl_json_check_depth (pl->extra_json, -1, "the pipeline's extra settings", NULL))
     {
       JsonNode *extra = json_from_string (pl->extra_json, NULL);
       if (extra)

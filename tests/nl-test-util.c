@@ -243,3 +243,19 @@ nl_test_generated_network (int n)
     }
   return net;
 }
+
+char *
+nl_test_chain_network_json (int n)
+{
+  GString *s = g_string_new ("{\"format\":\"netloom.network\",\"version\":1,\"name\":\"chain\",\"nodes\":[\n"
+                             "{\"id\":\"data\",\"op\":\"Input\",\"params\":{\"shape\":[16]},\"pos\":[0,0]}");
+  g_assert_cmpint (n, >=, 3);
+  for (int i = 1; i <= n - 2; i++)
+    g_string_append_printf (s, ",\n{\"id\":\"a%d\",\"op\":\"Activation\",\"params\":{\"act_type\":\"relu\"},"
+                            "\"pos\":[%d,%d]}", i, i % 97 * 40, i / 97 * 80);
+  g_string_append (s, ",\n{\"id\":\"fc\",\"op\":\"Dense\",\"params\":{\"units\":10}}],\n\"edges\":[\"data -> a1\"");
+  for (int i = 1; i < n - 2; i++)
+    g_string_append_printf (s, ",\n\"a%d -> a%d\"", i, i + 1);
+  g_string_append_printf (s, ",\n\"a%d -> fc\"]}\n", n - 2);
+  return g_string_free (s, FALSE);
+}

@@ -39,6 +39,11 @@ void nl_test_remove_tree (const char *dir);
 /* A network template of data/networks (name without ".json"); fails the
  * test when it does not load. */
 NlNetwork *nl_test_load_template (const char *name);
+/* The JSON of a long chain network: Input (16 features), n - 2 ReLU
+ * Activations "a1".."a<n-2>", each with a canvas position, and a 10-unit
+ * Dense "fc"; n >= 3 nodes, n - 1 edges. What big-network tests and
+ * bench-network-open load. */
+char *nl_test_chain_network_json (int n);
 
 /* The tiny runs that evaluation tests train: a generated 10-class dataset
  * of NL_TEST_IDX_SIDE x NL_TEST_IDX_SIDE images in the MNIST (IDX) layout,

@@ -148,6 +148,29 @@ test_templates_clean (void)
     }
 }
 
+/* The editor analyses what it opens: 32,000 nodes in a chain, every shape
+ * known, the Dense's parameters counted, no errors (the time is
+ * bench-network-open's). */
+static void
+test_big_chain (void)
+{
+  const int n = 32000;
+  g_autofree char *json = nl_test_chain_network_json (n);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
+  g_autoptr (NlAnalysis) a = NULL;
+
+  g_assert_no_error (error);
+  a = nl_analysis_new (net, 8, 1);
+  g_assert_cmpint (a->n_errors, ==, 0);
+  g_assert_cmpint (a->n_nodes, ==, n);
+  g_assert_cmpint (a->nodes[n - 2].out.ndim, ==, 2);
+  g_assert_cmpint (a->nodes[n - 2].out.d[1], ==, 16);
+  g_assert_cmpint (a->nodes[n - 1].out.d[1], ==, 10);
+  g_assert_cmpint (a->total_params, ==, 16 * 10 + 10);
+  g_assert_cmpint (a->activation_bytes, >, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -158,5 +181,6 @@ main (int argc, char **argv)
   g_test_add_func ("/analysis/catalog", test_catalog);
   g_test_add_func ("/analysis/formats", test_formats);
   g_test_add_func ("/analysis/templates", test_templates_clean);
+  g_test_add_func ("/analysis/big-chain", test_big_chain);
   return g_test_run ();
 }

@@ -49,6 +49,10 @@ echo '{"format":"netloom.network","version":1,"nodes":[{"id":"data","op":"Input"
 expect_fail "unknown op" 1 "node 'x': unknown op 'Wibble'" -- train --network "$tmp/bad.json" --dataset "mnist:$tmp/data"
 printf '{"format":' >"$tmp/trunc.json"
 expect_fail "truncated network JSON" 1 "not valid JSON" -- train --network "$tmp/trunc.json"
+python3 -c "import sys; sys.stdout.write('[' * 80000)" >"$tmp/deep.json"
+expect_fail "deeply nested network JSON" 1 "$tmp/deep.json: not valid JSON: the network: JSON nested more than 256 levels deep" -- train --network "$tmp/deep.json"
+: >"$tmp/empty.json"
+expect_fail "empty network file" 1 "$tmp/empty.json: not valid JSON: the document is empty" -- train --network "$tmp/empty.json"
 expect_fail "missing dataset" 1 "/nonexistent-data" -- train --network "$net" --dataset mnist:/nonexistent-data
 expect_fail "unknown dataset kind" 1 "imagenet" -- train --network "$net" --dataset imagenet
 cp -r "$tmp/data" "$tmp/trunc"

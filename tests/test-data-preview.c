@@ -431,6 +431,20 @@ test_sources_and_extra (void)
   g_clear_error (&error);
   g_assert_false (nl_pipeline_extra_parse ("[1]", &x, &error));
   g_assert_nonnull (error);
+  g_clear_error (&error);
+  /* nesting past the shared limit is refused before json-glib recurses */
+  {
+    g_autofree char *deep = g_strnfill (80000, '[');
+    g_autofree char *kept = NULL;
+    g_assert_false (nl_pipeline_extra_parse (deep, &x, &error));
+    g_assert_nonnull (error);
+    g_assert_nonnull (strstr (error->message, "the pipeline's extra options: JSON nested more than 256 levels deep"));
+    g_clear_error (&error);
+    /* as a base to write over: not read, the options written fresh */
+    kept = nl_pipeline_extra_to_json (&x, deep);
+    g_assert_nonnull (kept);
+    g_assert_true (kept[0] == '{');
+  }
 
   {
     const int64_t v[] = { 0, 7, 999, 1000, 60000, 1234567, -4500 };

@@ -347,6 +347,46 @@ test_bad_input (void)
     expect_error (pgz, gl, 0, NL_DATA_ERROR_CORRUPT, "%I is not a valid gzip file");
   }
 
+  /* A gzip trailer that agrees with a lying header: 16 bytes declaring
+   * 65536 images of 1024 x 1024 (2^36 + 16 bytes, 16 mod 2^32, the size
+   * the trailer gives) made a file of a few dozen bytes ask for 64 GiB;
+   * now it gets what it could hold (a 1032:1 deflate) and one error. */
+  {
+    g_autofree char *img = g_build_filename (dir, "65536-img", NULL);
+    g_autofree char *lab = g_build_filename (dir, "65536-lab", NULL);
+    g_autoptr (GByteArray) h = g_byte_array_new ();
+    /* 65536 labels and 65536 images of 1 x 1, raw and true */
+    put_be32 (h, 0x801);
+    put_be32 (h, 65536);
+    g_byte_array_set_size (h, 8 + 65536);
+    memset (h->data + 8, 0, 65536);
+    write_raw (lab, h->data, h->len);
+    g_byte_array_set_size (h, 0);
+    put_be32 (h, 0x803);
+    put_be32 (h, 65536);
+    put_be32 (h, 1);
+    put_be32 (h, 1);
+    g_byte_array_set_size (h, 16 + 65536);
+    memset (h->data + 16, 0, 65536);
+    write_raw (img, h->data, h->len);
+    /* the images' header alone, gzipped, claiming 1024 x 1024 each */
+    g_byte_array_set_size (h, 0);
+    put_be32 (h, 0x803);
+    put_be32 (h, 65536);
+    put_be32 (h, 1024);
+    put_be32 (h, 1024);
+    write_gz (pgz, h->data, h->len);
+    expect_error (pgz, lab, 0, NL_DATA_ERROR_CORRUPT,
+                  "%I is truncated: expected 68719476736 bytes of image data, found 0");
+    /* the labels' header alone, gzipped: 65536 declared */
+    g_byte_array_set_size (h, 0);
+    put_be32 (h, 0x801);
+    put_be32 (h, 65536);
+    write_gz (pgz, h->data, h->len);
+    expect_error (img, pgz, 0, NL_DATA_ERROR_CORRUPT,
+                  "%L is truncated: expected 65536 bytes of label data, found 0");
+  }
+
   /* Bad magic numbers: a labels file given as images, garbage, and the
    * reverse. */
   g_autoptr (GBytes) good_lab = read_all (gl);

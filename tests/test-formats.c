@@ -492,6 +492,11 @@ test_csv_errors (void)
   expect_csv_error (dir, "1,\"2\n", NL_DATA_ERROR_CORRUPT, "%s:1: column 1 has an opening quote");
   expect_csv_error (dir, "1,2\n3,-1\n", NL_DATA_ERROR_CORRUPT, "%s:2: the label in column 1 must be a whole number");
   expect_csv_error (dir, "1,2\n3,1.5\n", NL_DATA_ERROR_CORRUPT, "%s:2: the label in column 1 must be a whole number");
+  /* samples are floats: past their range a value would become infinity */
+  expect_csv_error (dir, "x,y,label\n1,2,0\n1e39,2,1\n", NL_DATA_ERROR_CORRUPT,
+                    "%s:3: column 0 ('x') holds '1e39', beyond a 32-bit float's range (about ±3.4e38)");
+  expect_csv_error (dir, "1,2,0\n1,-4e38,1\n", NL_DATA_ERROR_CORRUPT, "%s:2: column 1 holds '-4e38', beyond");
+  expect_csv_error (dir, "1,2\n3,1e300\n", NL_DATA_ERROR_CORRUPT, "%s:2: column 1 holds '1e300', beyond");
   /* A truncated file is a ragged last row. */
   expect_csv_error (dir, "a,b,c\n1,2,0\n3,4", NL_DATA_ERROR_CORRUPT, "%s:3: 2 columns, expected 3");
 }
@@ -1549,6 +1554,12 @@ test_packed_corrupt (void)
     "{\"format\": \"netloom-packed\", \"version\": 1, \"length\": 0, \"sample_shape\": [2], \"dtype\": \"f64\", \"n_classes\": 0}",
     "{\"format\": \"netloom-packed\", \"version\": 1, \"length\": 0, \"sample_shape\": [2], \"dtype\": \"u8\", \"n_classes\": 2, \"class_names\": [\"a\"]}",
     "[1, 2]",
+    /* wrong-typed members: an error, not a json-glib critical */
+    "{\"format\": [\"netloom-packed\"], \"version\": 1, \"length\": 0, \"sample_shape\": [2], \"dtype\": \"u8\", \"n_classes\": 0}",
+    "{\"format\": \"netloom-packed\", \"version\": 1, \"length\": 0, \"sample_shape\": [2], \"dtype\": {}, \"n_classes\": 0}",
+    "{\"format\": \"netloom-packed\", \"version\": 1, \"length\": 0, \"sample_shape\": [2], \"dtype\": \"u8\", \"n_classes\": 0, \"description\": [1]}",
+    "",
+    "  ",
   };
   for (gsize k = 0; k < G_N_ELEMENTS (metas); k++)
     {
@@ -1608,6 +1619,98 @@ test_packed_corrupt (void)
   g_rand_free (rng);
 }
 
+/* A copy of the packed file good with sample 2's record (record 3)
+ * replaced by payload (len bytes, possibly none). */
+static void
+write_with_sample2 (const char *good, const char *path, const void *payload, size_t len)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlRecordReader) r = nl_record_reader_open (good, &error);
+  NlRecordWriter *w = nl_record_writer_open (path, &error);
+  const guint8 *data;
+  size_t n;
+  for (int k = 0; nl_record_reader_next (r, &data, &n, &error) == 1; k++)
+    g_assert_true (k == 3 ? nl_record_writer_append (w, payload, len, &error)
+                          : nl_record_writer_append (w, data, n, &error));
+  g_assert_no_error (error);
+  g_assert_true (nl_record_writer_close (w, &error));
+}
+
+/* Labels outside the class range (NaN, negative, too large, not whole)
+ * were handed to the loss; an empty record applied an offset to NULL;
+ * metadata nested 100,000 deep overflowed json-glib's parser. */
+static void
+test_packed_bad_records (void)
+{
+  g_autofree char *dir = fresh_dir ("packed-labels");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlDataset) idx = make_idx (dir, 9, 5, 7);
+  g_autofree char *good = g_build_filename (dir, "good.rec", NULL);
+  g_autofree char *path = g_build_filename (dir, "bad.rec", NULL);
+  const float labels[] = { NAN, -1.0f, (float) idx->n_classes, 2.5f, INFINITY };
+  const guint8 *data;
+  size_t len;
+  float x[35], label;
+
+  g_assert_cmpint (idx->n_classes, >, 2);
+  g_assert_true (nl_record_pack_dataset (idx, good, NULL, &error));
+  g_assert_no_error (error);
+  for (gsize k = 0; k < G_N_ELEMENTS (labels); k++)
+    {
+      g_autoptr (NlRecordReader) r = nl_record_reader_open (good, &error);
+      g_autofree guint8 *rec = NULL;
+      g_autoptr (NlDataset) p = NULL;
+      g_autofree char *want = NULL;
+      for (int i = 0; i <= 3; i++)
+        g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
+      rec = g_memdup2 (data, len);
+      memcpy (rec, &labels[k], 4);
+      write_with_sample2 (good, path, rec, len);
+      p = nl_packed_dataset_open (path, &error);
+      g_assert_no_error (error);
+      g_assert_true (nl_dataset_get (p, 1, x, &label, &error));
+      g_assert_false (nl_dataset_get (p, 2, x, &label, &error));
+      want = g_strdup_printf ("%s: record 3 at byte %" G_GINT64_FORMAT " has label %g, not a class index from 0 to %d",
+                              path, nl_record_reader_offset (r), (double) labels[k], idx->n_classes - 1);
+      assert_error_has (error, NL_DATA_ERROR_CORRUPT, want);
+      g_clear_error (&error);
+    }
+
+  /* an empty record: read back as one of no bytes, refused as a sample */
+  write_with_sample2 (good, path, NULL, 0);
+  {
+    g_autoptr (NlRecordReader) r = nl_record_reader_open (path, &error);
+    g_autoptr (NlDataset) p = NULL;
+    for (int i = 0; i <= 3; i++)
+      g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
+    g_assert_cmpuint (len, ==, 0);
+    g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
+    g_assert_cmpuint (len, >, 35);
+    p = nl_packed_dataset_open (path, &error);
+    g_assert_no_error (error);
+    g_assert_false (nl_dataset_get (p, 2, x, &label, &error));
+    assert_error_has (error, NL_DATA_ERROR_CORRUPT, "(0 bytes)");
+    g_clear_error (&error);
+    g_assert_true (nl_dataset_get (p, 3, x, &label, &error));
+  }
+
+  /* metadata nested deeper than any reader goes */
+  {
+    g_autoptr (GByteArray) meta = g_byte_array_new ();
+    NlRecordWriter *w = nl_record_writer_open (path, &error);
+    static const guint8 head[6] = { 0, 0, 0, 0, 0, 0xff };
+    g_byte_array_append (meta, head, 6);
+    for (int i = 0; i < 100000; i++)
+      g_byte_array_append (meta, (const guint8 *) "[", 1);
+    g_assert_true (nl_record_writer_append (w, meta->data, meta->len, &error));
+    g_assert_true (nl_record_writer_close (w, &error));
+    g_assert_null (nl_packed_dataset_open (path, &error));
+    g_autofree char *want = g_strdup_printf ("%s: record 0 at byte 0 has bad metadata: the JSON: JSON nested more than "
+                                             "256 levels deep (at byte 256)", path);
+    assert_error_has (error, NL_DATA_ERROR_CORRUPT, want);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1631,6 +1734,7 @@ main (int argc, char **argv)
   g_test_add_func ("/formats/record/corrupt", test_record_corrupt);
   g_test_add_func ("/formats/packed/roundtrip", test_packed_roundtrip);
   g_test_add_func ("/formats/packed/corrupt", test_packed_corrupt);
+  g_test_add_func ("/formats/packed/bad-records", test_packed_bad_records);
   int rc = g_test_run ();
   nl_test_remove_tree (tmp_dir);
   g_free (tmp_dir);

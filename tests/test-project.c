@@ -244,6 +244,15 @@ test_networks (Fixture *f, gconstpointer data)
   g_assert_cmpint (nl_project_save_network (f->p, "c", "[1, 2]", &error), ==, 0);
   g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID);
   g_clear_error (&error);
+  /* 80,000 levels overflowed json-glib's recursive parser: refused first */
+  {
+    g_autofree char *deep = g_strnfill (80000, '[');
+    g_assert_cmpint (nl_project_save_network (f->p, "c", deep, &error), ==, 0);
+    g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID);
+    g_assert_cmpstr (error->message, ==,
+                     "the network is not valid JSON: the network: JSON nested more than 256 levels deep (at byte 256)");
+    g_clear_error (&error);
+  }
 
   g_assert_true (nl_project_delete_network (f->p, "a", &error));
   g_assert_no_error (error);
@@ -312,6 +321,20 @@ test_pipelines (Fixture *f, gconstpointer data)
   g_assert_null (nl_pipeline_info_from_json ("nope", &error));
   g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID);
   g_clear_error (&error);
+  {
+    g_autofree char *deep = g_strnfill (80000, '{');
+    g_assert_null (nl_pipeline_info_from_json (deep, &error));
+    g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "the pipeline: JSON nested more than 256 levels deep"));
+    g_clear_error (&error);
+    /* nor saved as a pipeline's extra settings */
+    in.extra_json = deep;
+    g_assert_cmpint (nl_project_save_pipeline (f->p, &in, &error), ==, 0);
+    g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "nested more than 256 levels"));
+    g_clear_error (&error);
+    in.extra_json = NULL;
+  }
 
   g_assert_true (nl_project_delete_pipeline (f->p, "cifar", &error));
   g_assert_null (nl_project_load_pipeline (f->p, "cifar", &error));

@@ -769,6 +769,20 @@ test_resume_fork (void)
   watch_clear (&w);
 }
 
+/* A run's stored settings nested 80,000 deep would overflow json-glib's
+ * parser: refused by the shared guard with the depth. */
+static void
+test_run_config_deep (void)
+{
+  g_auto (NlRunConfig) rc = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *deep = g_strnfill (80000, '{');
+  nl_run_config_init (&rc);
+  g_assert_false (nl_run_config_from_json (&rc, deep, &error));
+  g_assert_nonnull (error);
+  g_assert_cmpstr (error->message, ==, "the run's settings: JSON nested more than 256 levels deep (at byte 256)");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -793,6 +807,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/wakeup-once", test_wakeup_once);
   g_test_add_func ("/session/free-in-callback", test_free_in_callback);
   g_test_add_func ("/session/resume-fork", test_resume_fork);
+  g_test_add_func ("/session/run-config-deep", test_run_config_deep);
   status = g_test_run ();
   nl_test_remove_tree (data_dir);
   return status;

@@ -2,6 +2,7 @@
  * actions, their dialogs and popovers, and the project changes they make
  * (exports, deletion and saving a network on worker threads). */
 #include "ui/nl-experiments-page-private.h"
+#include "core/nl-json-guard.h"
 #include "ui/nl-file-chooser.h"
 
 #include <json-glib/json-glib.h>
@@ -242,7 +243,7 @@ static JsonNode *
 parse_json (const char *text)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
-  if (!text || !json_parser_load_from_data (parser, text, -1, NULL))
+  if (!text || !nl_json_check_depth (text, -1, "JSON", NULL) || !json_parser_load_from_data (parser, text, -1, NULL))
     return NULL;
   return json_node_copy (json_parser_get_root (parser));
 }

@@ -1,5 +1,6 @@
 /* nl-hparam-diff.c — settings of several runs side by side (see nl-hparam-diff.h). */
 #include "ui/nl-hparam-diff.h"
+#include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
 
@@ -201,7 +202,8 @@ nl_hparam_diff_set_runs (NlHparamDiff *d, GPtrArray *runs)
       set_value (d, "network", n, i, g_strdup (r->network_name ? r->network_name : ABSENT));
       set_value (d, "seed", n, i, g_strdup_printf ("%" G_GINT64_FORMAT, r->seed));
       set_value (d, "device", n, i, g_strdup (r->device ? r->device : ABSENT));
-      if (r->hparams_json && json_parser_load_from_data (parser, r->hparams_json, -1, NULL)
+      if (r->hparams_json && nl_json_check_depth (r->hparams_json, -1, "the run's settings", NULL)
+          && json_parser_load_from_data (parser, r->hparams_json, -1, NULL)
           && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           JsonObject *o = json_node_get_object (json_parser_get_root (parser));

@@ -1,5 +1,6 @@
 /* nl-run-row.c — a run as a list item (see nl-run-row.h). */
 #include "ui/nl-run-row.h"
+#include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -140,7 +141,8 @@ parse_hparams (NlRunRow *row)
   g_clear_pointer (&row->optimizer, g_free);
   row->lr = NAN;
   row->batch_size = row->epochs = 0;
-  if (!json || !json_parser_load_from_data (parser, json, -1, NULL)
+  if (!json || !nl_json_check_depth (json, -1, "the run's settings", NULL)
+      || !json_parser_load_from_data (parser, json, -1, NULL)
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return;
   o = json_node_get_object (json_parser_get_root (parser));

@@ -6,6 +6,7 @@
  * the requested side of the split are kept. */
 #include "engine/data/nl-dataset.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -275,6 +276,15 @@ nl_csv_dataset_open (const char *path, gboolean train, const NlDatasetOptions *o
             {
               g_autofree char *col = column_name (names, k);
               g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s:%" G_GINT64_FORMAT ": %s is not a number: '%s'",
+                           path, line, col, s);
+              goto out;
+            }
+          /* samples are floats: 1e39 would silently become infinity */
+          if (fabs (v) > FLT_MAX)
+            {
+              g_autofree char *col = column_name (names, k);
+              g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
+                           "%s:%" G_GINT64_FORMAT ": %s holds '%s', beyond a 32-bit float's range (about ±3.4e38)",
                            path, line, col, s);
               goto out;
             }

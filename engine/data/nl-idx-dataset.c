@@ -22,12 +22,16 @@
 /* Start size of the buffer when the file cannot tell us its decompressed
  * size; it doubles up to what the header declares. */
 #define IDX_GROW_START (64u << 20)
+/* deflate's best ratio (258-byte matches at 2 bits each, 1032:1):
+ * no gzip file inflates to more than this times its size. */
+#define IDX_GZ_MAX_RATIO 1032
 
 typedef struct {
   char *path; /* the file really opened, for messages */
   int fd;
   gzFile gz;
   int64_t total_hint; /* decompressed file size (mod 2^32 for gzip), or -1 */
+  int64_t gz_size;    /* size of the gzip file, or -1 (a pipe, or not gzip) */
   gboolean hint_exact;   /* raw file: total_hint is its exact size */
   gboolean gz_truncated; /* the gzip stream ended early */
 } IdxFile;
@@ -50,6 +54,7 @@ idx_file_open (IdxFile *f, const char *path, GError **error)
   memset (f, 0, sizeof *f);
   f->fd = -1;
   f->total_hint = -1;
+  f->gz_size = -1;
 
   /* NAME.gz wins over NAME, as the dataset directories ship gz files. */
   gboolean gz = g_str_has_suffix (path, ".gz");
@@ -84,6 +89,7 @@ idx_file_open (IdxFile *f, const char *path, GError **error)
       /* The gzip trailer holds the decompressed size mod 2^32: with it we
        * can allocate the exact buffer instead of growing one. */
       guint8 t[4];
+      f->gz_size = st.st_size;
       if (pread (f->fd, t, 4, st.st_size - 4) == 4)
         f->total_hint = (int64_t) ((guint32) t[0] | (guint32) t[1] << 8 | (guint32) t[2] << 16
                                    | (guint32) t[3] << 24);
@@ -207,6 +213,11 @@ static guint8 *
 read_body (IdxFile *f, int64_t header_len, int64_t expected, const char *what, GError **error)
 {
   int64_t alloc = MIN (expected, (int64_t) IDX_GROW_START);
+  /* No gzip file inflates past this: the buffer starts no bigger, and the
+   * trailer (four bytes anyone can write) sizes it only within it. */
+  int64_t can_hold = f->gz_size >= 0 ? f->gz_size * IDX_GZ_MAX_RATIO : G_MAXINT64;
+  if (alloc > can_hold - header_len)
+    alloc = MAX (can_hold - header_len, 1);
   if (f->hint_exact)
     {
       int64_t have = f->total_hint - header_len;
@@ -217,7 +228,8 @@ read_body (IdxFile *f, int64_t header_len, int64_t expected, const char *what, G
         }
       alloc = expected;
     }
-  else if (f->total_hint >= 0 && f->total_hint == ((header_len + expected) & 0xffffffff))
+  else if (f->total_hint >= 0 && f->total_hint == ((header_len + expected) & 0xffffffff)
+           && header_len + expected <= can_hold)
     alloc = expected;
 
   guint8 *buf = g_try_malloc (MAX (alloc, 1));

@@ -5,11 +5,13 @@
  * field can make a reader allocate more than the file holds or loop
  * without advancing. */
 #include "engine/data/nl-record.h"
+#include "core/nl-json-guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -208,7 +210,8 @@ read_record (Src *s, int64_t off, int64_t index, GByteArray *out, int64_t *next,
       if (!read_part_header (s, start, off, part, index, &lrec, error))
         return -1;
       guint32 cflag = (lrec >> 29) & 3, len = lrec & LEN_MASK;
-      if (out)
+      /* an empty part adds nothing: out->data may still be NULL */
+      if (out && len > 0)
         {
           guint old = out->len;
           g_byte_array_set_size (out, old + len);
@@ -837,6 +840,18 @@ packed_read (NlPackedDataset *d, int64_t i, const guint8 **data, float *label, G
     }
   guint32 bits = get_le32 (rec->data);
   memcpy (label, &bits, 4);
+  /* a class index the loss would read out of range, or a NaN it would spread */
+  if (!isfinite (*label) || (ds->n_classes > 0 && (*label < 0 || *label >= ds->n_classes || *label != floorf (*label))))
+    {
+      if (ds->n_classes > 0)
+        record_error (error, NL_DATA_ERROR_CORRUPT, d->path, i + 1, d->offsets[i],
+                      "has label %g, not a class index from 0 to %d", (double) *label, ds->n_classes - 1);
+      else
+        record_error (error, NL_DATA_ERROR_CORRUPT, d->path, i + 1, d->offsets[i], "has label %g, not a finite number",
+                      (double) *label);
+      g_byte_array_unref (rec);
+      return NULL;
+    }
   *data = rec->data + hs;
   return rec;
 }
@@ -914,6 +929,21 @@ json_int (JsonObject *o, const char *name, int64_t lo, int64_t hi, int64_t *v)
   return *v >= lo && *v <= hi;
 }
 
+/* The string member name of o (NULL when absent); FALSE when it holds
+ * something else, which json-glib's getters would raise a critical for. */
+static gboolean
+json_str (JsonObject *o, const char *name, const char **v)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  *v = NULL;
+  if (!n)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return FALSE;
+  *v = json_node_get_string (n);
+  return TRUE;
+}
+
 /* Parse the metadata record into d's fields. */
 static gboolean
 parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GError **error)
@@ -928,16 +958,18 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
     }
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) json_error = NULL;
-  if (!json_parser_load_from_data (parser, (const char *) meta->data + header_size (0),
-                                   meta->len - header_size (0), &json_error))
+  if (!nl_json_check_depth ((const char *) meta->data + header_size (0), meta->len - header_size (0), "the JSON",
+                            &json_error)
+      || !json_parser_load_from_data (parser, (const char *) meta->data + header_size (0),
+                                      meta->len - header_size (0), &json_error))
     return meta_error (error, path, json_error->message);
   JsonNode *root = json_parser_get_root (parser);
   JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
   if (!o)
     return meta_error (error, path, "not a JSON object");
-  const char *format = json_object_get_string_member_with_default (o, "format", NULL);
+  const char *format, *dtype, *desc;
   int64_t version, n_classes;
-  if (!format || strcmp (format, PACK_FORMAT) != 0)
+  if (!json_str (o, "format", &format) || !format || strcmp (format, PACK_FORMAT) != 0)
     return meta_error (error, path, "\"format\" is not \"" PACK_FORMAT "\"");
   if (!json_int (o, "version", 0, G_MAXINT, &version) || version != PACK_VERSION)
     return meta_error (error, path, "unsupported \"version\" (this reader knows version 1)");
@@ -945,8 +977,9 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
     return meta_error (error, path, "\"length\" is not a count");
   if (!json_int (o, "n_classes", 0, G_MAXINT32, &n_classes))
     return meta_error (error, path, "\"n_classes\" is not a count");
-  const char *dtype = json_object_get_string_member_with_default (o, "dtype", NULL);
-  if (!dtype || (strcmp (dtype, "u8") != 0 && strcmp (dtype, "f32") != 0))
+  if (!json_str (o, "description", &desc))
+    return meta_error (error, path, "\"description\" is not a string");
+  if (!json_str (o, "dtype", &dtype) || !dtype || (strcmp (dtype, "u8") != 0 && strcmp (dtype, "f32") != 0))
     return meta_error (error, path, "\"dtype\" is not \"u8\" or \"f32\"");
   JsonNode *shape_node = json_object_get_member (o, "sample_shape");
   JsonArray *shape = shape_node && JSON_NODE_HOLDS_ARRAY (shape_node) ? json_node_get_array (shape_node) : NULL;
@@ -988,7 +1021,7 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
   d->base.class_names = names;
   d->dtype = strcmp (dtype, "u8") == 0 ? NL_RECORD_DTYPE_U8 : NL_RECORD_DTYPE_F32;
   d->numel = numel;
-  const char *desc = json_object_get_string_member_with_default (o, "description", "");
+  desc = desc ? desc : "";
   d->base.description = g_strdup_printf ("packed %s (%" G_GINT64_FORMAT " samples)%s%s", path, *length,
                                          *desc ? ": " : "", desc);
   return TRUE;

@@ -1,6 +1,7 @@
 /* nl-data-preview.c — dataset sources, the transform catalogue, pipeline
  * options and the Data page's preview (see nl-data-preview.h). */
 #include "engine/session/nl-data-preview.h"
+#include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -242,7 +243,8 @@ nl_pipeline_extra_parse (const char *json, NlPipelineExtra *x, GError **error)
   extra_defaults (x);
   if (!json || !*json)
     return TRUE;
-  if (!json_parser_load_from_data (parser, json, -1, error))
+  if (!nl_json_check_depth (json, -1, "the pipeline's extra options", error)
+      || !json_parser_load_from_data (parser, json, -1, error))
     return FALSE;
   if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     {
@@ -278,7 +280,8 @@ nl_pipeline_extra_to_json (const NlPipelineExtra *x, const char *base_json)
   JsonObject *o;
 
   g_return_val_if_fail (x != NULL, NULL);
-  if (base_json && *base_json && json_parser_load_from_data (parser, base_json, -1, NULL)
+  if (base_json && *base_json && nl_json_check_depth (base_json, -1, "the pipeline's extra options", NULL)
+      && json_parser_load_from_data (parser, base_json, -1, NULL)
       && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     root = json_node_copy (json_parser_get_root (parser));
   else

@@ -2,6 +2,7 @@
 #include "engine/session/nl-run.h"
 #include "engine/nl-checkpoint.h"
 #include "core/nl-device.h"
+#include "core/nl-json-guard.h"
 #include "engine/nl-metric.h"
 
 #include <glib/gstdio.h>
@@ -99,7 +100,8 @@ nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
   JsonObject *o;
   NlOptimKind kind;
 
-  if (!json_parser_load_from_data (parser, json, -1, error))
+  if (!nl_json_check_depth (json, -1, "the run's settings", error)
+      || !json_parser_load_from_data (parser, json, -1, error))
     return FALSE;
   if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     {

@@ -1,6 +1,7 @@
 /* nl-session.c — a stored training run on one worker thread, reporting
  * through a queue of events drained by the owner's thread. */
 #include "engine/session/nl-session.h"
+#include "core/nl-json-guard.h"
 
 #include <errno.h>
 #include <sys/resource.h>
@@ -416,7 +417,8 @@ apply_overrides (JsonObject *parent, const char *overrides, GError **error)
   NlTrainConfig defaults;
   JsonObject *o, *known;
 
-  if (!json_parser_load_from_data (op, overrides, -1, &local))
+  if (!nl_json_check_depth (overrides, -1, "the fork's settings", &local)
+      || !json_parser_load_from_data (op, overrides, -1, &local))
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the fork's settings are not JSON: %s",
                    local->message);
@@ -488,7 +490,8 @@ nl_session_new_fork (NlProject *p, gint64 run, const char *which, const char *na
   info = stored_run (p, run, &rc, error);
   if (!info)
     return NULL;
-  if (!json_parser_load_from_data (parser, info->hparams_json, -1, error))
+  if (!nl_json_check_depth (info->hparams_json, -1, "the run's settings", error)
+      || !json_parser_load_from_data (parser, info->hparams_json, -1, error))
     return NULL;
   if (hparams_json_overrides
       && !apply_overrides (json_node_get_object (json_parser_get_root (parser)), hparams_json_overrides, error))

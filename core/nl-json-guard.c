@@ -1,0 +1,58 @@
+/* nl-json-guard.c — the nesting limit of every JSON reader (nl-json-guard.h). */
+#include "core/nl-json-guard.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK (nl-json-error-quark, nl_json_error)
+
+gssize
+nl_json_find_too_deep (const char *text, gssize length, int max_depth)
+{
+  gsize n = !text ? 0 : length < 0 ? strlen (text) : (gsize) length;
+  gboolean in_string = FALSE;
+  int depth = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      char c = text[i];
+      if (in_string)
+        {
+          if (c == '\\')
+            i++; /* the escaped character, '"' included, is part of the string */
+          else if (c == '"')
+            in_string = FALSE;
+          continue;
+        }
+      switch (c)
+        {
+        case '"':
+          in_string = TRUE;
+          break;
+        case '[':
+        case '{':
+          if (++depth > max_depth)
+            return (gssize) i;
+          break;
+        case ']':
+        case '}':
+          /* a stray closer is the parser's error to report, not ours */
+          if (depth > 0)
+            depth--;
+          break;
+        default:
+          break;
+        }
+    }
+  return -1;
+}
+
+gboolean
+nl_json_check_depth (const char *text, gssize length, const char *what, GError **error)
+{
+  gssize at = nl_json_find_too_deep (text, length, NL_JSON_MAX_DEPTH);
+  if (at < 0)
+    return TRUE;
+  g_set_error (error, NL_JSON_ERROR, NL_JSON_ERROR_TOO_DEEP, "%s: JSON nested more than %d levels deep (at byte %zd)",
+               what, NL_JSON_MAX_DEPTH, at);
+  return FALSE;
+}

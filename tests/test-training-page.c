@@ -490,10 +490,10 @@ test_fork (Fixture *f, gconstpointer data)
   g_assert_cmpint (info->parent_checkpoint, >, 0);
   nl_run_config_init (&rc);
   g_assert_true (nl_run_config_from_json (&rc, info->hparams_json, NULL));
-  g_assert_cmpint (rc.cfg.optim.kind, ==, NL_OPTIM_ADAM);
-  g_assert_cmpfloat_with_epsilon (rc.cfg.optim.lr, 0.0005, 1e-7);
-  g_assert_cmpint (rc.cfg.epochs, ==, 3);
-  g_assert_cmpint (rc.cfg.batch_size, ==, 64);
+  g_assert_cmpint (rc.optim.kind, ==, NL_OPTIM_ADAM);
+  g_assert_cmpfloat_with_epsilon (rc.optim.lr, 0.0005, 1e-7);
+  g_assert_cmpint (rc.epochs, ==, 3);
+  g_assert_cmpint (rc.batch_size, ==, 64);
   g_assert_cmpint (info->epochs_done, ==, 3);
 
   /* leaving fork mode: Start makes new runs again */
@@ -584,8 +584,8 @@ test_follow (Fixture *f, gconstpointer data)
   g_assert_nonnull (q);
   net = nl_project_load_network (q, "mlp", 0, NULL);
   nl_run_config_init (&rc);
-  rc.cfg.epochs = 2;
-  hp = nl_run_config_to_json (&rc.cfg);
+  rc.epochs = 2;
+  hp = nl_run_config_to_json (&rc);
   info.name = (char *) "cli run";
   info.network_name = (char *) "mlp";
   info.network_json = net;
@@ -668,7 +668,7 @@ test_device (Fixture *f, gconstpointer data)
                    ==, "bf16");
   nl_run_config_init (&rc);
   g_assert_true (nl_run_config_from_json (&rc, info->hparams_json, NULL));
-  g_assert_cmpint (rc.cfg.precision, ==, NL_PRECISION_BF16);
+  g_assert_cmpint (rc.precision, ==, NL_PRECISION_BF16);
 
   /* a fork shows its parent's precision and device, and keeps the device */
   select_item (f, "precision", "fp16");

@@ -525,9 +525,12 @@ follow_done (GObject *source, GAsyncResult *res, gpointer data)
       g_autofree char *title = g_strdup_printf ("%s (run %" G_GINT64_FORMAT ")", f->info->name, f->info->id);
       nl_run_config_init (&rc);
       if (!nl_run_config_from_json (&rc, f->info->hparams_json, NULL))
-        nl_train_config_init (&rc.cfg);
-      nl_training_page_dashboard_reset (page, title, rc.cfg.epochs, rc.cfg.batch_size, rc.cfg.optim.lr,
-                                        rc.cfg.lr_schedule);
+        {
+          nl_run_config_clear (&rc);
+          nl_run_config_init (&rc);
+        }
+      nl_training_page_dashboard_reset (page, title, rc.epochs, rc.batch_size, rc.optim.lr,
+                                        rc.lr_schedule);
       page->follow_run = f->target;
       nl_training_page_log (page, "STATUS", "following a run of another process");
     }

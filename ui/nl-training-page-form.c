@@ -85,6 +85,31 @@ add_spin (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *
   return GTK_SPIN_BUTTON (spin);
 }
 
+/* A spin row for the run setting FIELD, its range and default the run
+ * settings' own (nl-run-config.c's table). A spin button has no open
+ * bound: those move in by a hair; an endless one stops at 1e9, a seed at
+ * 2^53 - 1 (what a double holds exactly). */
+static GtkSpinButton *
+add_setting (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *field, const char *title,
+             const char *subtitle, double step, int digits)
+{
+  const NlRunField *f = nl_run_config_find_field (field);
+  g_auto (NlRunConfig) defaults = { 0 };
+  double lo, hi;
+
+  g_assert (f != NULL);
+  nl_run_config_init (&defaults);
+  lo = isinf (f->min) ? -1e9 : f->min;
+  hi = isinf (f->max) ? 1e9 : f->max;
+  if (f->flags & NL_RUN_FIELD_MIN_OPEN)
+    lo = lo == 0 ? 1e-12 : lo + fabs (lo) * 1e-6;
+  if (f->flags & NL_RUN_FIELD_MAX_OPEN)
+    hi = hi == 1 ? 0.99999 : hi - fabs (hi) * 1e-6;
+  if (f->type == NL_RUN_FIELD_SEED)
+    hi = MIN (hi, 9007199254740991.0);
+  return add_spin (page, parent, key, title, subtitle, lo, hi, step, digits, nl_run_field_get_number (f, &defaults));
+}
+
 static GtkSwitch *
 add_switch (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *title, const char *subtitle)
 {
@@ -270,24 +295,24 @@ update_visibility (NlTrainingPage *page)
   set_row_visible (GTK_WIDGET (page->warmup_lr), spin (page->warmup) >= 1);
 }
 
-/* A new optimizer starts from its own defaults (SGD's rate as the CLI's). */
+/* A new optimizer starts from its own defaults (the run settings'). */
 static void
 optimizer_defaults (NlTrainingPage *page, NlOptimKind kind)
 {
-  NlOptimConfig o;
-  nl_optim_config_init (&o, kind);
-  if (kind == NL_OPTIM_SGD)
-    o.lr = 0.1f;
+  g_auto (NlRunConfig) rc = { 0 };
+  const NlOptimConfig *o = &rc.optim;
+  nl_run_config_init (&rc);
+  nl_run_config_set_optimizer (&rc, kind);
   page->filling = TRUE;
-  gtk_spin_button_set_value (page->lr, o.lr);
-  gtk_spin_button_set_value (page->momentum, o.momentum);
-  gtk_spin_button_set_value (page->wd, o.wd);
-  gtk_spin_button_set_value (page->beta1, o.beta1);
-  gtk_spin_button_set_value (page->beta2, o.beta2);
-  gtk_spin_button_set_value (page->epsilon, o.epsilon);
-  gtk_spin_button_set_value (page->rho, o.rho);
-  gtk_switch_set_active (page->centered, o.centered);
-  gtk_switch_set_active (page->nesterov, o.nesterov);
+  gtk_spin_button_set_value (page->lr, o->lr);
+  gtk_spin_button_set_value (page->momentum, o->momentum);
+  gtk_spin_button_set_value (page->wd, o->wd);
+  gtk_spin_button_set_value (page->beta1, o->beta1);
+  gtk_spin_button_set_value (page->beta2, o->beta2);
+  gtk_spin_button_set_value (page->epsilon, o->epsilon);
+  gtk_spin_button_set_value (page->rho, o->rho);
+  gtk_switch_set_active (page->centered, o->centered);
+  gtk_switch_set_active (page->nesterov, o->nesterov);
   page->filling = FALSE;
 }
 
@@ -612,19 +637,18 @@ nl_training_page_form_init (NlTrainingPage *page)
     g_autoptr (GListModel) m = strings (optimizer_titles);
     page->optimizer_row = add_combo (page, opt, "optimizer", "Optimizer", NULL, m);
   }
-  page->lr = add_spin (page, opt, "lr", "Learning rate", "The base rate; the schedule scales it", 1e-7, 10, 0.001,
-                       -1, 0.1);
-  page->momentum = add_spin (page, opt, "momentum", "Momentum", NULL, 0, 0.999, 0.01, -1, 0);
+  page->lr = add_setting (page, opt, "lr", "lr", "Learning rate", "The base rate; the schedule scales it", 0.001,
+                          -1);
+  page->momentum = add_setting (page, opt, "momentum", "momentum", "Momentum", NULL, 0.01, -1);
   page->nesterov = add_switch (page, opt, "nesterov", "Nesterov momentum", NULL);
-  page->beta1 = add_spin (page, opt, "beta1", "β₁", "Decay of the mean of gradients", 0, 0.9999, 0.01, -1, 0.9);
-  page->beta2 = add_spin (page, opt, "beta2", "β₂", "Decay of the mean of squared gradients", 0, 0.99999, 0.001, -1,
-                          0.999);
-  page->rho = add_spin (page, opt, "rho", "ρ", "Decay of the mean of squared gradients", 0, 0.9999, 0.01, -1, 0.9);
-  page->epsilon = add_spin (page, opt, "epsilon", "ε", NULL, 1e-12, 1, 1e-8, -1, 1e-8);
+  page->beta1 = add_setting (page, opt, "beta1", "beta1", "β₁", "Decay of the mean of gradients", 0.01, -1);
+  page->beta2 = add_setting (page, opt, "beta2", "beta2", "β₂", "Decay of the mean of squared gradients", 0.001, -1);
+  page->rho = add_setting (page, opt, "rho", "rho", "ρ", "Decay of the mean of squared gradients", 0.01, -1);
+  page->epsilon = add_setting (page, opt, "epsilon", "epsilon", "ε", NULL, 1e-8, -1);
   page->centered = add_switch (page, opt, "centered", "Centered", "Normalise by the variance of gradients");
-  page->wd = add_spin (page, opt, "wd", "Weight decay", NULL, 0, 1, 1e-4, -1, 0);
-  page->clip_norm = add_spin (page, opt, "clip-norm", "Clip gradient norm", "Global L2 norm; 0 is off", 0, 1000, 0.1,
-                              -1, 0);
+  page->wd = add_setting (page, opt, "wd", "wd", "Weight decay", NULL, 1e-4, -1);
+  page->clip_norm = add_setting (page, opt, "clip-norm", "clip_global_norm", "Clip gradient norm",
+                                 "Global L2 norm; 0 is off", 0.1, -1);
 
   {
     g_autoptr (GListModel) m = strings (schedule_titles);
@@ -643,10 +667,9 @@ nl_training_page_form_init (NlTrainingPage *page)
   page->warmup_lr = add_spin (page, sch, "warmup-lr", "Warm-up start rate", NULL, 0, 10, 0.001, -1, 0);
   add_preview_row (page, sch);
 
-  page->epochs = add_spin (page, tr, "epochs", "Epochs", NULL, 1, 100000, 1, 0, 5);
-  page->seed = add_spin (page, tr, "seed", "Seed", "Initialisation, shuffling and dropout", 0, 9007199254740991.0, 1, 0,
-                         0);
-  page->threads = add_spin (page, tr, "threads", "Threads", threads_sub, 0, 1024, 1, 0, 0);
+  page->epochs = add_setting (page, tr, "epochs", "epochs", "Epochs", NULL, 1, 0);
+  page->seed = add_setting (page, tr, "seed", "seed", "Seed", "Initialisation, shuffling and dropout", 1, 0);
+  page->threads = add_setting (page, tr, "threads", "threads", "Threads", threads_sub, 1, 0);
   page->device_row = add_combo (page, tr, "device", "Device", NULL, G_LIST_MODEL (page->devices));
   {
     /* NlPrecision in order, named as runs store them */
@@ -657,7 +680,7 @@ nl_training_page_form_init (NlTrainingPage *page)
     page->precision_row = add_combo (page, tr, "precision", "Precision", NULL, m);
   }
 
-  page->keep = add_spin (page, ck, "keep", "Keep last", "Checkpoints kept besides the best", 1, 1000, 1, 0, 3);
+  page->keep = add_setting (page, ck, "keep", "keep_last", "Keep last", "Checkpoints kept besides the best", 1, 0);
   {
     g_autoptr (GListModel) m = strings (metric_titles);
     page->monitor_row = add_combo (page, ck, "monitor", "Best by", "What the best checkpoint is best at", m);
@@ -676,10 +699,10 @@ nl_training_page_form_init (NlTrainingPage *page)
     g_autoptr (GListModel) m = strings (metric_titles);
     page->early_metric_row = add_combo (page, GTK_WIDGET (page->early_row), "early-metric", "Metric", NULL, m);
   }
-  page->patience = add_spin (page, GTK_WIDGET (page->early_row), "patience", "Patience",
-                             "Epochs in a row without improvement", 1, 1000, 1, 0, 5);
-  page->min_delta = add_spin (page, GTK_WIDGET (page->early_row), "min-delta", "Minimum improvement", NULL, 0, 10,
-                              0.001, -1, 0);
+  page->patience = add_setting (page, GTK_WIDGET (page->early_row), "patience", "patience", "Patience",
+                                "Epochs in a row without improvement", 1, 0);
+  page->min_delta = add_setting (page, GTK_WIDGET (page->early_row), "min-delta", "min_delta", "Minimum improvement",
+                                 NULL, 0.001, -1);
 
   update_visibility (page);
   update_preview (page);

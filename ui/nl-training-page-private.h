@@ -5,6 +5,7 @@
  *   nl-training-page-dashboard.c  progress, plots, event log, follow mode */
 #pragma once
 
+#include "engine/session/nl-run-pipeline.h"
 #include "engine/session/nl-session.h"
 #include "ui/nl-lr-preview.h"
 #include "ui/nl-training-page.h"
@@ -19,13 +20,12 @@ typedef struct {
   StartKind kind;
   NlWorkspace *ws;             /* a reference: the project outlives the task */
   char *network, *pipeline;    /* train: names in the project */
-  NlRunConfig rc;              /* train: the form's settings (the pipeline's are added in the thread) */
+  NlRunConfig rc;              /* train: the form's settings (the pipeline's are added in the thread);
+                                  resume, fork: the form's checkpoint policy and early stopping */
   char *name;                  /* the run's name; NULL: default */
   char *title;                 /* what the dashboard calls it */
   gint64 run;                  /* resume, fork: the stored run */
   char *overrides;             /* fork: JSON of the changed settings */
-  char *monitor, *early_metric;
-  NlRunOptions opts;           /* strings point at the two above */
   /* results */
   NlSession *session;
   int epochs, batch_size;      /* the run's, for progress and the rate curve */
@@ -150,10 +150,6 @@ gboolean nl_training_page_form_ready (NlTrainingPage *page, const char **why);
 StartRequest *nl_training_page_form_request (NlTrainingPage *page, GError **error);
 /* Continue RUN with the form's checkpoint and early-stopping options. */
 StartRequest *nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run);
-/* In the worker thread: the pipeline's dataset, batches, transforms and
- * options into rc (mean and std as the CLI picks them, or the pipeline's
- * own normalize). */
-gboolean nl_training_page_apply_pipeline (NlRunConfig *rc, const NlPipelineInfo *pl, GError **error);
 void nl_training_page_form_prefill (NlTrainingPage *page, gint64 run);
 /* run 0 leaves fork mode. */
 void nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json);

@@ -205,7 +205,7 @@ nl_training_page_form_devices_dispose (NlTrainingPage *page)
 static void
 form_to_config (NlTrainingPage *page, NlRunConfig *rc)
 {
-  NlTrainConfig *c = &rc->cfg;
+  NlRunConfig *c = rc;
   NlOptimConfig *o = &c->optim;
   NlOptimKind kind = MIN (adw_combo_row_get_selected (page->optimizer_row), NL_OPTIM_COUNT - 1);
   g_autofree char *spec = nl_training_page_form_schedule_spec (page);
@@ -239,7 +239,7 @@ form_to_config (NlTrainingPage *page, NlRunConfig *rc)
       o->epsilon = (float) spin (page->epsilon);
     }
   /* a constant rate is stored as no schedule, as the CLI stores it */
-  c->lr_schedule = strcmp (spec, "constant") ? nl_run_config_keep (rc, spec) : NULL;
+  nl_run_config_set_text (&c->lr_schedule, strcmp (spec, "constant") ? spec : NULL);
   c->epochs = (int) spin (page->epochs);
   c->seed = (guint64) spin (page->seed);
   c->threads = (int) spin (page->threads);
@@ -274,7 +274,7 @@ fork_overrides (NlTrainingPage *page, GError **error)
   if (!nl_run_config_from_json (&rc, page->fork_parent_json, error))
     return NULL;
   form_to_config (page, &rc);
-  form_json = nl_run_config_to_json (&rc.cfg);
+  form_json = nl_run_config_to_json (&rc);
   if (!json_parser_load_from_data (pp, page->fork_parent_json, -1, error)
       || !json_parser_load_from_data (fp, form_json, -1, error))
     return NULL;
@@ -325,8 +325,6 @@ start_request_free (StartRequest *r)
   g_free (r->name);
   g_free (r->title);
   g_free (r->overrides);
-  g_free (r->monitor);
-  g_free (r->early_metric);
   g_clear_pointer (&r->session, nl_session_free);
   g_free (r->lr_schedule);
   g_clear_pointer (&r->history, g_array_unref);
@@ -335,17 +333,17 @@ start_request_free (StartRequest *r)
 
 /* The checkpoint and early-stopping options of the form. */
 static void
-form_options (NlTrainingPage *page, StartRequest *r)
+form_options (NlTrainingPage *page, NlRunConfig *rc)
 {
   guint m = MIN (adw_combo_row_get_selected (page->monitor_row), G_N_ELEMENTS (metric_names) - 1);
   guint e = MIN (adw_combo_row_get_selected (page->early_metric_row), G_N_ELEMENTS (metric_names) - 1);
-  r->monitor = g_strdup (metric_names[m]);
-  if (adw_expander_row_get_enable_expansion (page->early_row))
-    r->early_metric = g_strdup (metric_names[e]);
-  r->opts = (NlRunOptions) { .keep_last = (int) spin (page->keep), .monitor = r->monitor,
-                             .restore_best = gtk_switch_get_active (page->restore_best),
-                             .early_stop_metric = r->early_metric, .patience = (int) spin (page->patience),
-                             .min_delta = spin (page->min_delta) };
+  nl_run_config_set_text (&rc->monitor, metric_names[m]);
+  nl_run_config_set_text (&rc->early_stop_metric,
+                          adw_expander_row_get_enable_expansion (page->early_row) ? metric_names[e] : NULL);
+  rc->keep_last = (int) spin (page->keep);
+  rc->restore_best = gtk_switch_get_active (page->restore_best);
+  rc->patience = (int) spin (page->patience);
+  rc->min_delta = spin (page->min_delta);
 }
 
 gboolean
@@ -394,11 +392,11 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
   r->ws = g_object_ref (page->ws);
   name = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (page->name_row))));
   r->name = *name ? g_steal_pointer (&name) : NULL;
-  form_options (page, r);
+  form_options (page, &r->rc);
   form_to_config (page, &r->rc);
-  r->epochs = r->rc.cfg.epochs;
-  r->lr = r->rc.cfg.optim.lr;
-  r->lr_schedule = g_strdup (r->rc.cfg.lr_schedule);
+  r->epochs = r->rc.epochs;
+  r->lr = r->rc.optim.lr;
+  r->lr_schedule = g_strdup (r->rc.lr_schedule);
   if (page->fork_run)
     {
       g_auto (NlRunConfig) parent = { 0 };
@@ -411,7 +409,7 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
           start_request_free (r);
           return NULL;
         }
-      r->batch_size = parent.cfg.batch_size;
+      r->batch_size = parent.batch_size;
       r->title = g_strdup_printf ("%s (fork of run %" G_GINT64_FORMAT ")", r->name ? r->name : "New run", r->run);
     }
   else
@@ -434,75 +432,8 @@ nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
   r->ws = g_object_ref (page->ws);
   r->run = run;
   r->title = g_strdup_printf ("Run %" G_GINT64_FORMAT " (resumed)", run);
-  form_options (page, r);
+  form_options (page, &r->rc);
   return r;
-}
-
-/* ---- pipeline -> settings (worker thread) ---- */
-
-/* The single value of a normalize parameter ("0.2860"); FALSE for one per
- * channel ("0.49/0.48/0.45"). */
-static gboolean
-single_value (const char *text, float *v)
-{
-  char *end = NULL;
-  double d;
-  if (!text || strchr (text, '/'))
-    return FALSE;
-  d = g_ascii_strtod (text, &end);
-  if (end == text || *end || !isfinite (d))
-    return FALSE;
-  *v = (float) d;
-  return TRUE;
-}
-
-gboolean
-nl_training_page_apply_pipeline (NlRunConfig *rc, const NlPipelineInfo *pl, GError **error)
-{
-  NlTrainConfig *c = &rc->cfg;
-  NlPipelineExtra x;
-  g_autoptr (GError) local = NULL;
-  g_autoptr (GPtrArray) steps = NULL;
-
-  if (!nl_pipeline_extra_parse (pl->extra_json, &x, &local))
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "pipeline “%s”: %s", pl->name, local->message);
-      return FALSE;
-    }
-  c->dataset = nl_run_config_keep (rc, pl->dataset_spec);
-  c->augment = pl->transforms && *pl->transforms ? nl_run_config_keep (rc, pl->transforms) : NULL;
-  c->batch_size = pl->batch_size > 0 ? pl->batch_size : 128;
-  c->workers = CLAMP (pl->workers, 0, 64);
-  c->data.val_fraction = pl->split;
-  c->data.label_column = nl_run_config_keep (rc, x.label_column);
-  c->data.regression = x.regression;
-  c->data.image_width = x.image_width;
-  c->data.image_height = x.image_height;
-  if (x.regression)
-    c->loss = "L2Loss";
-  nl_pipeline_extra_clear (&x);
-  /* the input normalisation the CLI picks for the dataset... */
-  if (!g_str_has_prefix (c->dataset, "mnist") && !g_str_has_prefix (c->dataset, "fashion-mnist"))
-    {
-      gboolean cifar = g_str_has_prefix (c->dataset, "cifar10");
-      c->mean = cifar ? 0.47f : 0.0f;
-      c->std = cifar ? 0.25f : 1.0f;
-    }
-  /* ...unless the pipeline normalises itself: evaluation (which does not
-   * run the training transforms) must then use the same numbers */
-  steps = nl_transform_steps_parse (c->augment, NULL);
-  for (guint i = 0; steps && i < steps->len; i++)
-    {
-      NlTransformStep *s = g_ptr_array_index (steps, i);
-      float m, d;
-      if (!strcmp (s->info->name, "normalize") && single_value (s->values[0], &m) && single_value (s->values[1], &d)
-          && d > 0)
-        {
-          c->mean = m;
-          c->std = d;
-        }
-    }
-  return TRUE;
 }
 
 /* ---- stored run -> form (fork) ---- */
@@ -529,7 +460,7 @@ select_string (AdwComboRow *row, GtkStringList *list, const char *s)
 
 /* The form shows rc's settings. */
 static void
-fill_from_config (NlTrainingPage *page, const NlTrainConfig *c)
+fill_from_config (NlTrainingPage *page, const NlRunConfig *c)
 {
   const NlOptimConfig *o = &c->optim;
   page->filling = TRUE;
@@ -577,7 +508,7 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
       nl_training_page_update_actions (page);
       return;
     }
-  fill_from_config (page, &rc.cfg);
+  fill_from_config (page, &rc);
   page->filling = TRUE;
   select_string (page->network_row, page->networks, info->network_name);
   /* shown, not chosen: a fork trains on its parent's device */
@@ -596,12 +527,12 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
       }
   }
   page->filling = FALSE;
-  parent_json = nl_run_config_to_json (&rc.cfg);
+  parent_json = nl_run_config_to_json (&rc);
   nl_training_page_form_set_fork (page, info->id, parent_json);
   {
     g_autofree char *sub = g_strdup_printf ("From its best checkpoint, with %s on %s; settings changed here "
                                             "override the run's", info->network_name ? info->network_name : "its network",
-                                            rc.cfg.dataset);
+                                            rc.dataset);
     g_autofree char *title = g_strdup_printf ("Fork of “%s” (run %" G_GINT64_FORMAT ")", info->name, info->id);
     adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->fork_row), title);
     adw_action_row_set_subtitle (page->fork_row, sub);

@@ -220,43 +220,45 @@ prepare (StartRequest *r, GError **error)
         g_autoptr (NlPipelineInfo) pl = nl_project_load_pipeline (p, r->pipeline, error);
         g_autofree char *json = NULL;
         g_autoptr (NlNetwork) net = NULL;
-        if (!pl || !nl_training_page_apply_pipeline (&r->rc, pl, error))
+        if (!pl || !nl_run_config_apply_pipeline (&r->rc, pl, error))
           return FALSE;
         if (!(json = nl_project_load_network (p, r->network, 0, error)))
           return FALSE;
         if (!(net = nl_network_load_data (json, -1, error)))
           return FALSE;
-        r->batch_size = r->rc.cfg.batch_size;
-        r->session = nl_session_new_train (p, r->name, net, &r->rc.cfg, &r->opts, error);
+        r->batch_size = r->rc.batch_size;
+        r->session = nl_session_new_train (p, r->name, net, &r->rc, error);
         break;
       }
     case START_RESUME:
       {
         g_autoptr (NlRunInfo) info = nl_project_get_run (p, r->run, error);
-        if (!info || !nl_run_config_from_json (&r->rc, info->hparams_json, error))
+        g_auto (NlRunConfig) stored = { 0 };   /* r->rc holds the form's policy */
+        nl_run_config_init (&stored);
+        if (!info || !nl_run_config_from_json (&stored, info->hparams_json, error))
           return FALSE;
-        r->epochs = r->rc.cfg.epochs;
-        r->batch_size = r->rc.cfg.batch_size;
-        r->lr = r->rc.cfg.optim.lr;
-        r->lr_schedule = g_strdup (r->rc.cfg.lr_schedule);
+        r->epochs = stored.epochs;
+        r->batch_size = stored.batch_size;
+        r->lr = stored.optim.lr;
+        r->lr_schedule = g_strdup (stored.lr_schedule);
         if (!(r->history = nl_project_get_metrics (p, r->run, NULL, 0, NULL, error)))
           return FALSE;
         /* the points of a partial epoch are trained again: keep the done ones */
         for (guint i = r->history->len; i-- > 0;)
           if (g_array_index (r->history, NlMetricRow, i).epoch > info->epochs_done)
             g_array_remove_index (r->history, i);
-        r->session = nl_session_new_resume (p, r->run, 0, &r->opts, error);
+        r->session = nl_session_new_resume (p, r->run, 0, &r->rc, error);
         break;
       }
     case START_FORK:
       {
         g_autoptr (GError) local = NULL;
-        r->session = nl_session_new_fork (p, r->run, "best", r->name, r->overrides, &r->opts, &local);
+        r->session = nl_session_new_fork (p, r->run, "best", r->name, r->overrides, &r->rc, &local);
         /* a run whose checkpoints compete on nothing has no best: its last then */
         if (!r->session && g_error_matches (local, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND))
           {
             g_clear_error (&local);
-            r->session = nl_session_new_fork (p, r->run, "last", r->name, r->overrides, &r->opts, &local);
+            r->session = nl_session_new_fork (p, r->run, "last", r->name, r->overrides, &r->rc, &local);
           }
         if (!r->session)
           g_propagate_error (error, g_steal_pointer (&local));

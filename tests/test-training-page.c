@@ -681,6 +681,44 @@ test_device (Fixture *f, gconstpointer data)
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (row)));
 }
 
+/* At 1280x800 the dashboard's right-most parts lie inside the window
+ * (the form gives way); they were cut off at the right edge before. */
+static void
+test_fits_1280 (Fixture *f, gconstpointer data)
+{
+  NlTrainingPage *page = g_object_new (NL_TYPE_TRAINING_PAGE, NULL);
+  GtkWindow *win = nl_test_show_in_window (GTK_WIDGET (page), 1280, 800);
+  const char *ids[] = { "log_button", "eta_label", "log_scroller", "progress" };
+  GtkWidget *parts[G_N_ELEMENTS (ids) + 1];
+  graphene_rect_t r;
+
+  nl_training_page_set_workspace (page, f->ws);
+  for (int i = 0; i < 100 && nl_training_page_is_loading (page); i++)
+    nl_test_pump (20);
+  nl_test_pump (100);
+  /* the window stayed 1280 wide: nothing forced it wider */
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (win)), ==, 1280);
+  g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (win)), ==, 800);
+  for (gsize i = 0; i < G_N_ELEMENTS (ids); i++)
+    parts[i] = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), NL_TYPE_TRAINING_PAGE, ids[i]));
+  parts[G_N_ELEMENTS (ids)] = GTK_WIDGET (nl_training_page_get_plot (page, "loss"));
+  for (gsize i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      g_assert_nonnull (parts[i]);
+      g_assert_true (gtk_widget_get_mapped (parts[i]));
+      g_assert_true (gtk_widget_compute_bounds (parts[i], GTK_WIDGET (win), &r));
+      g_test_message ("%s: x %.0f .. %.0f, y %.0f .. %.0f", i < G_N_ELEMENTS (ids) ? ids[i] : "plot",
+                      r.origin.x, r.origin.x + r.size.width, r.origin.y, r.origin.y + r.size.height);
+      g_assert_cmpfloat (r.size.width, >, 0);
+      g_assert_cmpfloat (r.origin.x, >=, 0);
+      g_assert_cmpfloat (r.origin.x + r.size.width, <=, 1280);
+      g_assert_cmpfloat (r.origin.y + r.size.height, <=, 800);
+    }
+  nl_training_page_set_workspace (page, NULL);
+  gtk_window_destroy (win);
+  nl_test_pump (20);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -694,6 +732,7 @@ main (int argc, char **argv)
   ADD ("schedule-preview", test_schedule_preview);
   ADD ("follow", test_follow);
   ADD ("device", test_device);
+  ADD ("fits-1280x800", test_fits_1280);
 #undef ADD
   return g_test_run ();
 }

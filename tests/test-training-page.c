@@ -14,6 +14,7 @@
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
 #include "ui/nl-lr-preview.h"
+#include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
 typedef struct {
@@ -699,8 +700,11 @@ test_fits_1280 (Fixture *f, gconstpointer data)
   /* the window stayed 1280 wide: nothing forced it wider */
   g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (win)), ==, 1280);
   g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (win)), ==, 800);
+  GtkWidget *dashboard = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), NL_TYPE_TRAINING_PAGE,
+                                                                  "dashboard"));
+  g_assert_true (NL_IS_TRAINING_DASHBOARD (dashboard));
   for (gsize i = 0; i < G_N_ELEMENTS (ids); i++)
-    parts[i] = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), NL_TYPE_TRAINING_PAGE, ids[i]));
+    parts[i] = GTK_WIDGET (gtk_widget_get_template_child (dashboard, NL_TYPE_TRAINING_DASHBOARD, ids[i]));
   parts[G_N_ELEMENTS (ids)] = GTK_WIDGET (nl_training_page_get_plot (page, "loss"));
   for (gsize i = 0; i < G_N_ELEMENTS (parts); i++)
     {

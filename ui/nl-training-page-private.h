@@ -2,12 +2,14 @@
  *   nl-training-page.c            GObject, actions, the session's life
  *   nl-training-page-form.c       the form: rows, lists, schedule preview
  *   nl-training-page-settings.c   form <-> run settings (start request, fork)
- *   nl-training-page-dashboard.c  progress, plots, event log, follow mode */
+ * The dashboard (progress, plots, event log, follow mode) is a widget of its
+ * own: nl-training-dashboard.c. */
 #pragma once
 
 #include "engine/session/nl-run-pipeline.h"
 #include "engine/session/nl-session.h"
 #include "ui/nl-lr-preview.h"
+#include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
 G_BEGIN_DECLS
@@ -44,14 +46,7 @@ struct _NlTrainingPage {
   GtkRevealer *error_revealer;
   GtkLabel *error_label;
   AdwPreferencesGroup *run_group, *optim_group, *schedule_group, *training_group, *checkpoint_group, *early_group;
-  GtkLabel *title_label, *status_label;
-  GtkProgressBar *progress;
-  GtkLabel *epoch_label, *batch_label, *speed_label, *eta_label;
-  GtkStack *plot_stack;
-  GtkScale *smoothing_scale;
-  GtkToggleButton *log_button, *follow_button;
-  GtkListBox *log_list;
-  GtkScrolledWindow *log_scroller;
+  NlTrainingDashboard *dashboard;
 
   /* form (nl-training-page-form.c) */
   GHashTable *fields;          /* name -> control (nl_training_page_get_form_widget) */
@@ -93,24 +88,6 @@ struct _NlTrainingPage {
   GCancellable *start_cancel;
   gint64 last_metrics_notify;  /* monotonic us */
   char *error;
-
-  /* dashboard (nl-training-page-dashboard.c) */
-  NlPlot *loss_plot, *acc_plot, *lr_plot, *speed_plot;
-  NlPlotSeries *batch_loss, *epoch_loss, *train_acc, *test_acc, *lr_series, *speed_series;
-  int run_epochs, run_batch_size;
-  double run_lr;
-  char *run_lr_schedule;
-  gpointer run_schedule;       /* NlLrSchedule*, built once n_batches is known */
-  gint64 n_batches, last_step;
-  GArray *pending;             /* batches not drawn yet (PendingBatch) */
-  NlSessionEvent last_batch;   /* the newest of them, for the counters */
-  guint flush_id;              /* draws them at 5 Hz */
-  guint n_log;
-  guint log_tick_id;           /* keeps the log scrolled to its end for a few frames */
-  int log_tick_frames;
-  gint64 follow_run, follow_rowid;
-  gboolean follow_busy, follow_again;
-  GCancellable *follow_cancel;
 };
 
 /* nl-training-page.c */
@@ -153,20 +130,5 @@ StartRequest *nl_training_page_form_resume_request (NlTrainingPage *page, gint64
 void nl_training_page_form_prefill (NlTrainingPage *page, gint64 run);
 /* run 0 leaves fork mode. */
 void nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json);
-
-/* nl-training-page-dashboard.c */
-void nl_training_page_dashboard_init (NlTrainingPage *page);
-void nl_training_page_dashboard_dispose (NlTrainingPage *page);
-/* Empties the plots, counters and log for a new run of EPOCHS epochs. */
-void nl_training_page_dashboard_reset (NlTrainingPage *page, const char *title, int epochs, int batch_size,
-                                       double lr, const char *lr_schedule);
-void nl_training_page_dashboard_event (NlTrainingPage *page, const NlSessionEvent *e);
-/* A stored metric point (a resumed run's history, a followed run). */
-void nl_training_page_dashboard_add_row (NlTrainingPage *page, const NlMetricRow *row);
-void nl_training_page_dashboard_set_status (NlTrainingPage *page, const char *text);
-void nl_training_page_log (NlTrainingPage *page, const char *kind, const char *message);
-/* Looks for the newest run another process is training (when idle). */
-void nl_training_page_follow_poll (NlTrainingPage *page);
-void nl_training_page_export (NlTrainingPage *page, const char *format);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* nl-run-config.c — the run settings' one table and what it drives. */
 #include "engine/nl-run-config.h"
 #include "engine/data/nl-loader.h"
+#include "engine/nl-lr-schedule.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -158,6 +159,17 @@ nl_run_config_set_text (char **slot, const char *s)
   char *copy = g_strdup (s);
   g_free (*slot);
   *slot = copy;
+}
+
+void
+nl_run_config_set_policy (NlRunConfig *dst, const NlRunConfig *src)
+{
+  dst->keep_last = src->keep_last;
+  nl_run_config_set_text (&dst->monitor, src->monitor);
+  dst->restore_best = src->restore_best;
+  nl_run_config_set_text (&dst->early_stop_metric, src->early_stop_metric);
+  dst->patience = src->patience;
+  dst->min_delta = src->min_delta;
 }
 
 void
@@ -397,4 +409,63 @@ nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* ---- overrides: what a fork changes ---- */
+
+/* The schedule in its normalised form, to compare two specs. */
+static char *
+schedule_normal (const char *spec)
+{
+  g_autoptr (NlLrSchedule) s = nl_lr_schedule_new (spec ? spec : "constant", 1, G_MAXINT32, NULL);
+  return g_strdup (s ? nl_lr_schedule_describe (s) : spec);
+}
+
+static gboolean
+same_member (const char *key, JsonNode *f, JsonNode *p)
+{
+  if (!strcmp (key, "lr_schedule"))
+    {
+      g_autofree char *a = schedule_normal (p && !JSON_NODE_HOLDS_NULL (p) ? json_node_get_string (p) : NULL);
+      g_autofree char *z = schedule_normal (JSON_NODE_HOLDS_NULL (f) ? NULL : json_node_get_string (f));
+      return g_strcmp0 (a, z) == 0;
+    }
+  if (p && JSON_NODE_HOLDS_VALUE (f) && JSON_NODE_HOLDS_VALUE (p) && json_node_get_value_type (f) == G_TYPE_DOUBLE)
+    {
+      double x = json_node_get_double (f), y = json_node_get_double (p);
+      return fabs (x - y) <= 1e-6 * MAX (fabs (x), fabs (y));
+    }
+  return p && json_node_equal (f, p);
+}
+
+char *
+nl_run_config_overrides_json (const NlRunConfig *parent, const NlRunConfig *child, const char *const *keys)
+{
+  g_autofree char *parent_json = nl_run_config_to_json (parent), *child_json = nl_run_config_to_json (child);
+  g_autoptr (JsonParser) pp = json_parser_new (), cp = json_parser_new ();
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *po, *co;
+
+  /* both written just now: they parse */
+  if (!json_parser_load_from_data (pp, parent_json, -1, NULL) || !json_parser_load_from_data (cp, child_json, -1, NULL))
+    g_return_val_if_reached (NULL);
+  po = json_node_get_object (json_parser_get_root (pp));
+  co = json_node_get_object (json_parser_get_root (cp));
+  json_builder_begin_object (b);
+  /* in the order of KEYS, else of the table */
+  for (gsize i = 0; keys ? keys[i] != NULL : i < G_N_ELEMENTS (fields); i++)
+    {
+      const char *key = keys ? keys[i] : fields[i].name;
+      JsonNode *f = json_object_get_member (co, key);
+      if (!f || same_member (key, f, json_object_get_member (po, key)))
+        continue;
+      json_builder_set_member_name (b, key);
+      json_builder_add_value (b, json_node_copy (f));
+    }
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
 }

@@ -112,6 +112,9 @@ void nl_run_config_set_text (char **slot, const char *s);
 /* Each field within its limits and each named value known; FALSE with an
  * error naming the first bad field. */
 gboolean nl_run_config_check (const NlRunConfig *rc, GError **error);
+/* dst takes src's checkpoint policy and early stopping (keep_last,
+ * monitor, restore_best, early_stop_metric, patience, min_delta). */
+void nl_run_config_set_policy (NlRunConfig *dst, const NlRunConfig *src);
 /* The optimizer KIND with its defaults (SGD: rate 0.1 rather than 0.01,
  * netloom's default for new runs). */
 void nl_run_config_set_optimizer (NlRunConfig *rc, NlOptimKind kind);
@@ -125,6 +128,11 @@ char *nl_run_config_to_json (const NlRunConfig *rc);
  * runs need (see NlRunField.absent). FALSE for bad JSON, an unknown
  * optimizer or precision, or no dataset or loss. */
 gboolean nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error);
+/* A JSON object of the stored settings named in KEYS (NULL-terminated;
+ * NULL: all) in which CHILD differs from PARENT, as CHILD stores them:
+ * what nl_session_new_fork takes as overrides. Numbers within a relative
+ * 1e-6 and schedules that describe the same rates count as the same. */
+char *nl_run_config_overrides_json (const NlRunConfig *parent, const NlRunConfig *child, const char *const *keys);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (NlRunConfig, nl_run_config_clear)
 
 G_END_DECLS

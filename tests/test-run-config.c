@@ -195,6 +195,31 @@ test_copy_and_dataset (void)
   g_assert_true (b.data.label_column != a.data.label_column);
 }
 
+/* A fork's overrides: only what changed, in the order asked for; a
+ * schedule spelled differently but with the same rates is no change. */
+static void
+test_overrides (void)
+{
+  static const char *const keys[] = { "lr_schedule", "seed", "lr", "epochs", NULL };
+  g_auto (NlRunConfig) parent = { 0 };
+  g_auto (NlRunConfig) child = { 0 };
+  g_autofree char *none = NULL, *some = NULL, *all = NULL;
+
+  nl_run_config_init (&parent);
+  nl_run_config_copy (&child, &parent);
+  nl_run_config_set_text (&child.lr_schedule, "constant");   /* NULL means constant */
+  child.optim.lr = parent.optim.lr * (1 + 1e-8f);            /* within 1e-6: the same */
+  none = nl_run_config_overrides_json (&parent, &child, keys);
+  g_assert_cmpstr (none, ==, "{}");
+  child.epochs = 9;
+  child.optim.lr = 0.5f;
+  child.batch_size = 7;                                       /* not asked for */
+  some = nl_run_config_overrides_json (&parent, &child, keys);
+  g_assert_cmpstr (some, ==, "{\"lr\":0.5,\"epochs\":9}");
+  all = nl_run_config_overrides_json (&parent, &child, NULL);
+  g_assert_cmpstr (all, ==, "{\"epochs\":9,\"batch_size\":7,\"lr\":0.5}");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -204,5 +229,6 @@ main (int argc, char **argv)
   g_test_add_func ("/run-config/json-legacy-bytes", test_json_legacy_bytes);
   g_test_add_func ("/run-config/json-absent-keys", test_json_absent_keys);
   g_test_add_func ("/run-config/copy-and-dataset", test_copy_and_dataset);
+  g_test_add_func ("/run-config/overrides", test_overrides);
   return g_test_run ();
 }

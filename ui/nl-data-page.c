@@ -4,7 +4,7 @@
  * kept as a draft while another one is shown. */
 #include "ui/nl-data-page-private.h"
 #include "ui/nl-file-chooser.h"
-#include "engine/nl-run-config.h"
+#include "engine/session/nl-run-pipeline.h"
 
 #include <math.h>
 #include <string.h>

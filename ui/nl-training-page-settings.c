@@ -247,70 +247,22 @@ form_to_config (NlTrainingPage *page, NlRunConfig *rc)
   c->precision = MIN (adw_combo_row_get_selected (page->precision_row), NL_PRECISION_COUNT - 1);
 }
 
-/* The schedule in its normalised form, to compare two specs. */
-static char *
-schedule_normal (const char *spec)
-{
-  g_autoptr (NlLrSchedule) s = nl_lr_schedule_new (spec ? spec : "constant", 1, G_MAXINT32, NULL);
-  return g_strdup (s ? nl_lr_schedule_describe (s) : spec);
-}
-
 /* The fork's overrides: the form's settings that differ from the parent's. */
 static char *
 fork_overrides (NlTrainingPage *page, GError **error)
 {
   static const char *const keys[] = { "optimizer", "lr", "momentum", "nesterov", "wd", "beta1", "beta2", "epsilon",
                                       "rho", "centered", "clip_global_norm", "lr_schedule", "epochs", "seed",
-                                      "threads", "precision" };
+                                      "threads", "precision", NULL };
+  g_auto (NlRunConfig) parent = { 0 };
   g_auto (NlRunConfig) rc = { 0 };
-  g_autofree char *form_json = NULL;
-  g_autoptr (JsonParser) pp = json_parser_new (), fp = json_parser_new ();
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  JsonObject *parent, *form;
 
-  nl_run_config_init (&rc);
-  if (!nl_run_config_from_json (&rc, page->fork_parent_json, error))
+  nl_run_config_init (&parent);
+  if (!nl_run_config_from_json (&parent, page->fork_parent_json, error))
     return NULL;
+  nl_run_config_copy (&rc, &parent);
   form_to_config (page, &rc);
-  form_json = nl_run_config_to_json (&rc);
-  if (!json_parser_load_from_data (pp, page->fork_parent_json, -1, error)
-      || !json_parser_load_from_data (fp, form_json, -1, error))
-    return NULL;
-  parent = json_node_get_object (json_parser_get_root (pp));
-  form = json_node_get_object (json_parser_get_root (fp));
-  json_builder_begin_object (b);
-  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
-    {
-      JsonNode *f = json_object_get_member (form, keys[i]);
-      JsonNode *p = json_object_get_member (parent, keys[i]);
-      gboolean same;
-      if (!f)
-        continue;
-      if (!strcmp (keys[i], "lr_schedule"))
-        {
-          g_autofree char *a = schedule_normal (p && !JSON_NODE_HOLDS_NULL (p) ? json_node_get_string (p) : NULL);
-          g_autofree char *z = schedule_normal (JSON_NODE_HOLDS_NULL (f) ? NULL : json_node_get_string (f));
-          same = g_strcmp0 (a, z) == 0;
-        }
-      else if (p && JSON_NODE_HOLDS_VALUE (f) && JSON_NODE_HOLDS_VALUE (p)
-               && json_node_get_value_type (f) == G_TYPE_DOUBLE)
-        {
-          double x = json_node_get_double (f), y = json_node_get_double (p);
-          same = fabs (x - y) <= 1e-6 * MAX (fabs (x), fabs (y));
-        }
-      else
-        same = p && json_node_equal (f, p);
-      if (same)
-        continue;
-      json_builder_set_member_name (b, keys[i]);
-      json_builder_add_value (b, json_node_copy (f));
-    }
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return nl_run_config_overrides_json (&parent, &rc, keys);
 }
 
 void

@@ -5,21 +5,9 @@
 #include "engine/nl-metric.h"
 
 #include <glib/gstdio.h>
-#include <json-glib/json-glib.h>
 #include <unistd.h>
 #include <math.h>
 #include <string.h>
-
-void
-nl_run_config_set_policy (NlRunConfig *dst, const NlRunConfig *src)
-{
-  dst->keep_last = src->keep_last;
-  nl_run_config_set_text (&dst->monitor, src->monitor);
-  dst->restore_best = src->restore_best;
-  nl_run_config_set_text (&dst->early_stop_metric, src->early_stop_metric);
-  dst->patience = src->patience;
-  dst->min_delta = src->min_delta;
-}
 
 static const NlRunCallbacks no_callbacks;
 

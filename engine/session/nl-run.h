@@ -24,10 +24,6 @@ typedef struct {
   void (*log) (gpointer user, const char *line);                    /* a line for the user */
 } NlRunCallbacks;
 
-/* dst takes src's checkpoint policy and early stopping (keep_last,
- * monitor, restore_best, early_stop_metric, patience, min_delta). */
-void nl_run_config_set_policy (NlRunConfig *dst, const NlRunConfig *src);
-
 /* Creates the run (status running) and trains it; the run ends finished,
  * failed (with the message) or stopped. Returns the run id in *run_id as
  * soon as it exists (also on failure). */

@@ -3,6 +3,7 @@
  * pipelines (read off the main loop), the schedule preview, and the
  * conversions form -> start request and stored run -> form (fork). */
 #include "ui/nl-training-page-private.h"
+#include "ui/nl-form-rows.h"
 #include "engine/session/nl-data-preview.h"
 
 #include <math.h>
@@ -19,141 +20,6 @@ static const char *const schedule_titles[] = { "Constant", "Step decay", "Multi-
 static const char *const schedule_names[] = { "constant", "factor", "multifactor", "cosine", "poly" };
 static const char *const metric_titles[] = { "Test accuracy", "Train accuracy", "Train loss", NULL };
 
-
-/* ---- row helpers ---- */
-
-static void
-add_row (GtkWidget *parent, GtkWidget *row)
-{
-  if (ADW_IS_EXPANDER_ROW (parent))
-    adw_expander_row_add_row (ADW_EXPANDER_ROW (parent), row);
-  else
-    adw_preferences_group_add (ADW_PREFERENCES_GROUP (parent), row);
-}
-
-/* Rates and small constants read as "1e-08" rather than in fixed decimals. */
-static gboolean
-spin_output_g (GtkSpinButton *spin, gpointer data)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (buf, sizeof buf, "%g", gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin)));
-  if (g_strcmp0 (buf, gtk_editable_get_text (GTK_EDITABLE (spin))) != 0)
-    gtk_editable_set_text (GTK_EDITABLE (spin), buf);
-  return TRUE;
-}
-
-static int
-spin_input_g (GtkSpinButton *spin, double *value, gpointer data)
-{
-  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (spin))));
-  char *end = NULL;
-  double v = g_ascii_strtod (text, &end);
-  if (!*text || !end || *end || !isfinite (v))
-    return GTK_INPUT_ERROR;
-  *value = v;
-  return TRUE;
-}
-
-static GtkSpinButton *
-add_spin (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *title, const char *subtitle,
-          double lower, double upper, double step, int digits, double value)
-{
-  GtkAdjustment *adj = gtk_adjustment_new (value, lower, upper, step, step * 10, 0);
-  GtkWidget *spin = gtk_spin_button_new (adj, step, MAX (digits, 0));
-  GtkWidget *row = adw_action_row_new ();
-
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
-  if (digits < 0)
-    {
-      /* digits < 0: general format, any magnitude */
-      gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), 12);
-      gtk_editable_set_width_chars (GTK_EDITABLE (spin), 7);
-      g_signal_connect (spin, "output", G_CALLBACK (spin_output_g), NULL);
-      g_signal_connect (spin, "input", G_CALLBACK (spin_input_g), NULL);
-      spin_output_g (GTK_SPIN_BUTTON (spin), NULL);
-    }
-  else
-    gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
-  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), spin);
-  add_row (parent, row);
-  g_hash_table_insert (page->fields, (gpointer) key, spin);
-  g_signal_connect_swapped (spin, "value-changed", G_CALLBACK (nl_training_page_form_changed), page);
-  return GTK_SPIN_BUTTON (spin);
-}
-
-/* A spin row for the run setting FIELD, its range and default the run
- * settings' own (nl-run-config.c's table). A spin button has no open
- * bound: those move in by a hair; an endless one stops at 1e9, a seed at
- * 2^53 - 1 (what a double holds exactly). */
-static GtkSpinButton *
-add_setting (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *field, const char *title,
-             const char *subtitle, double step, int digits)
-{
-  const NlRunField *f = nl_run_config_find_field (field);
-  g_auto (NlRunConfig) defaults = { 0 };
-  double lo, hi;
-
-  g_assert (f != NULL);
-  nl_run_config_init (&defaults);
-  lo = isinf (f->min) ? -1e9 : f->min;
-  hi = isinf (f->max) ? 1e9 : f->max;
-  if (f->flags & NL_RUN_FIELD_MIN_OPEN)
-    lo = lo == 0 ? 1e-12 : lo + fabs (lo) * 1e-6;
-  if (f->flags & NL_RUN_FIELD_MAX_OPEN)
-    hi = hi == 1 ? 0.99999 : hi - fabs (hi) * 1e-6;
-  if (f->type == NL_RUN_FIELD_SEED)
-    hi = MIN (hi, 9007199254740991.0);
-  return add_spin (page, parent, key, title, subtitle, lo, hi, step, digits, nl_run_field_get_number (f, &defaults));
-}
-
-static GtkSwitch *
-add_switch (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *title, const char *subtitle)
-{
-  GtkWidget *sw = gtk_switch_new ();
-  GtkWidget *row = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  gtk_widget_set_valign (sw, GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), sw);
-  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), sw);
-  add_row (parent, row);
-  g_hash_table_insert (page->fields, (gpointer) key, sw);
-  g_signal_connect_swapped (sw, "notify::active", G_CALLBACK (nl_training_page_form_changed), page);
-  return GTK_SWITCH (sw);
-}
-
-static AdwComboRow *
-add_combo (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *title, const char *subtitle,
-           GListModel *model)
-{
-  GtkWidget *row = adw_combo_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  adw_combo_row_set_model (ADW_COMBO_ROW (row), model);
-  add_row (parent, row);
-  g_hash_table_insert (page->fields, (gpointer) key, row);
-  g_signal_connect_swapped (row, "notify::selected", G_CALLBACK (nl_training_page_form_changed), page);
-  return ADW_COMBO_ROW (row);
-}
-
-static GListModel *
-strings (const char *const *items)
-{
-  return G_LIST_MODEL (gtk_string_list_new (items));
-}
-
-static void
-set_row_visible (GtkWidget *control, gboolean visible)
-{
-  GtkWidget *row = gtk_widget_get_ancestor (control, ADW_TYPE_PREFERENCES_ROW);
-  gtk_widget_set_visible (row ? row : control, visible);
-}
 
 static double
 spin (GtkSpinButton *s)
@@ -280,19 +146,19 @@ update_visibility (NlTrainingPage *page)
   guint sched = adw_combo_row_get_selected (page->schedule_row);
   gboolean adam = kind == NL_OPTIM_ADAM || kind == NL_OPTIM_ADAMW, rms = kind == NL_OPTIM_RMSPROP;
 
-  set_row_visible (GTK_WIDGET (page->momentum), kind == NL_OPTIM_SGD || kind == NL_OPTIM_NAG || rms);
-  set_row_visible (GTK_WIDGET (page->nesterov), kind == NL_OPTIM_SGD);
-  set_row_visible (GTK_WIDGET (page->beta1), adam);
-  set_row_visible (GTK_WIDGET (page->beta2), adam);
-  set_row_visible (GTK_WIDGET (page->epsilon), adam || rms || kind == NL_OPTIM_ADAGRAD);
-  set_row_visible (GTK_WIDGET (page->rho), rms);
-  set_row_visible (GTK_WIDGET (page->centered), rms);
-  set_row_visible (GTK_WIDGET (page->step), sched == SCHED_FACTOR);
-  set_row_visible (GTK_WIDGET (page->factor), sched == SCHED_FACTOR || sched == SCHED_MULTIFACTOR);
+  nl_form_set_row_visible (GTK_WIDGET (page->momentum), kind == NL_OPTIM_SGD || kind == NL_OPTIM_NAG || rms);
+  nl_form_set_row_visible (GTK_WIDGET (page->nesterov), kind == NL_OPTIM_SGD);
+  nl_form_set_row_visible (GTK_WIDGET (page->beta1), adam);
+  nl_form_set_row_visible (GTK_WIDGET (page->beta2), adam);
+  nl_form_set_row_visible (GTK_WIDGET (page->epsilon), adam || rms || kind == NL_OPTIM_ADAGRAD);
+  nl_form_set_row_visible (GTK_WIDGET (page->rho), rms);
+  nl_form_set_row_visible (GTK_WIDGET (page->centered), rms);
+  nl_form_set_row_visible (GTK_WIDGET (page->step), sched == SCHED_FACTOR);
+  nl_form_set_row_visible (GTK_WIDGET (page->factor), sched == SCHED_FACTOR || sched == SCHED_MULTIFACTOR);
   gtk_widget_set_visible (GTK_WIDGET (page->milestones_row), sched == SCHED_MULTIFACTOR);
-  set_row_visible (GTK_WIDGET (page->final_lr), sched == SCHED_COSINE || sched == SCHED_POLY);
-  set_row_visible (GTK_WIDGET (page->power), sched == SCHED_POLY);
-  set_row_visible (GTK_WIDGET (page->warmup_lr), spin (page->warmup) >= 1);
+  nl_form_set_row_visible (GTK_WIDGET (page->final_lr), sched == SCHED_COSINE || sched == SCHED_POLY);
+  nl_form_set_row_visible (GTK_WIDGET (page->power), sched == SCHED_POLY);
+  nl_form_set_row_visible (GTK_WIDGET (page->warmup_lr), spin (page->warmup) >= 1);
 }
 
 /* A new optimizer starts from its own defaults (the run settings'). */
@@ -329,7 +195,7 @@ void
 nl_training_page_form_changed (NlTrainingPage *page)
 {
   guint kind;
-  if (!page->fields || !page->lr_preview)
+  if (!page->rows.fields || !page->lr_preview)
     return;  /* still building the rows */
   kind = adw_combo_row_get_selected (page->optimizer_row);
   if ((int) kind != page->shown_kind && kind < NL_OPTIM_COUNT)
@@ -588,10 +454,10 @@ add_preview_row (NlTrainingPage *page, GtkWidget *group)
   gtk_box_append (GTK_BOX (box), preview);
   gtk_box_append (GTK_BOX (box), caption);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
-  add_row (group, row);
+  nl_form_rows_add (group, row);
   g_object_set_data (G_OBJECT (preview), "nl-caption", caption);
   page->lr_preview = NL_LR_PREVIEW (preview);
-  g_hash_table_insert (page->fields, (gpointer) "lr-preview", preview);
+  g_hash_table_insert (page->rows.fields, (gpointer) "lr-preview", preview);
 }
 
 static void
@@ -606,7 +472,7 @@ add_fork_row (NlTrainingPage *page, GtkWidget *group)
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (row), 3);
   gtk_widget_add_css_class (row, "accent");
   gtk_widget_set_visible (row, FALSE);
-  add_row (group, row);
+  nl_form_rows_add (group, row);
   page->fork_row = ADW_ACTION_ROW (row);
 }
 
@@ -618,74 +484,75 @@ nl_training_page_form_init (NlTrainingPage *page)
   GtkWidget *ck = GTK_WIDGET (page->checkpoint_group);
   g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
 
-  page->fields = g_hash_table_new (g_str_hash, g_str_equal);
+  page->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (nl_training_page_form_changed),
+                              G_OBJECT (page) };
   page->networks = gtk_string_list_new (NULL);
   page->pipelines = gtk_string_list_new (NULL);
   page->devices = gtk_string_list_new (NULL);
   page->shown_kind = NL_OPTIM_SGD;
 
   add_fork_row (page, run);
-  page->network_row = add_combo (page, run, "network", "Network", NULL, G_LIST_MODEL (page->networks));
-  page->pipeline_row = add_combo (page, run, "pipeline", "Pipeline", NULL, G_LIST_MODEL (page->pipelines));
+  page->network_row = nl_form_rows_combo (&page->rows, run, "network", "Network", NULL, G_LIST_MODEL (page->networks));
+  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", "Pipeline", NULL, G_LIST_MODEL (page->pipelines));
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (page->pipeline_row), 1);
   page->name_row = ADW_ENTRY_ROW (adw_entry_row_new ());
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), "Run name (optional)");
-  add_row (run, GTK_WIDGET (page->name_row));
-  g_hash_table_insert (page->fields, (gpointer) "name", page->name_row);
+  nl_form_rows_add (run, GTK_WIDGET (page->name_row));
+  g_hash_table_insert (page->rows.fields, (gpointer) "name", page->name_row);
 
   {
-    g_autoptr (GListModel) m = strings (optimizer_titles);
-    page->optimizer_row = add_combo (page, opt, "optimizer", "Optimizer", NULL, m);
+    g_autoptr (GListModel) m = nl_form_strings (optimizer_titles);
+    page->optimizer_row = nl_form_rows_combo (&page->rows, opt, "optimizer", "Optimizer", NULL, m);
   }
-  page->lr = add_setting (page, opt, "lr", "lr", "Learning rate", "The base rate; the schedule scales it", 0.001,
+  page->lr = nl_form_rows_setting (&page->rows, opt, "lr", "lr", "Learning rate", "The base rate; the schedule scales it", 0.001,
                           -1);
-  page->momentum = add_setting (page, opt, "momentum", "momentum", "Momentum", NULL, 0.01, -1);
-  page->nesterov = add_switch (page, opt, "nesterov", "Nesterov momentum", NULL);
-  page->beta1 = add_setting (page, opt, "beta1", "beta1", "β₁", "Decay of the mean of gradients", 0.01, -1);
-  page->beta2 = add_setting (page, opt, "beta2", "beta2", "β₂", "Decay of the mean of squared gradients", 0.001, -1);
-  page->rho = add_setting (page, opt, "rho", "rho", "ρ", "Decay of the mean of squared gradients", 0.01, -1);
-  page->epsilon = add_setting (page, opt, "epsilon", "epsilon", "ε", NULL, 1e-8, -1);
-  page->centered = add_switch (page, opt, "centered", "Centered", "Normalise by the variance of gradients");
-  page->wd = add_setting (page, opt, "wd", "wd", "Weight decay", NULL, 1e-4, -1);
-  page->clip_norm = add_setting (page, opt, "clip-norm", "clip_global_norm", "Clip gradient norm",
+  page->momentum = nl_form_rows_setting (&page->rows, opt, "momentum", "momentum", "Momentum", NULL, 0.01, -1);
+  page->nesterov = nl_form_rows_switch (&page->rows, opt, "nesterov", "Nesterov momentum", NULL);
+  page->beta1 = nl_form_rows_setting (&page->rows, opt, "beta1", "beta1", "β₁", "Decay of the mean of gradients", 0.01, -1);
+  page->beta2 = nl_form_rows_setting (&page->rows, opt, "beta2", "beta2", "β₂", "Decay of the mean of squared gradients", 0.001, -1);
+  page->rho = nl_form_rows_setting (&page->rows, opt, "rho", "rho", "ρ", "Decay of the mean of squared gradients", 0.01, -1);
+  page->epsilon = nl_form_rows_setting (&page->rows, opt, "epsilon", "epsilon", "ε", NULL, 1e-8, -1);
+  page->centered = nl_form_rows_switch (&page->rows, opt, "centered", "Centered", "Normalise by the variance of gradients");
+  page->wd = nl_form_rows_setting (&page->rows, opt, "wd", "wd", "Weight decay", NULL, 1e-4, -1);
+  page->clip_norm = nl_form_rows_setting (&page->rows, opt, "clip-norm", "clip_global_norm", "Clip gradient norm",
                                  "Global L2 norm; 0 is off", 0.1, -1);
 
   {
-    g_autoptr (GListModel) m = strings (schedule_titles);
-    page->schedule_row = add_combo (page, sch, "schedule", "Schedule", NULL, m);
+    g_autoptr (GListModel) m = nl_form_strings (schedule_titles);
+    page->schedule_row = nl_form_rows_combo (&page->rows, sch, "schedule", "Schedule", NULL, m);
   }
-  page->step = add_spin (page, sch, "step", "Every", "Steps between decays", 1, 1e9, 100, 0, 1000);
+  page->step = nl_form_rows_spin (&page->rows, sch, "step", "Every", "Steps between decays", 1, 1e9, 100, 0, 1000);
   page->milestones_row = ADW_ENTRY_ROW (adw_entry_row_new ());
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->milestones_row), "Milestones (steps, e.g. 1000,2000)");
-  add_row (sch, GTK_WIDGET (page->milestones_row));
-  g_hash_table_insert (page->fields, (gpointer) "milestones", page->milestones_row);
+  nl_form_rows_add (sch, GTK_WIDGET (page->milestones_row));
+  g_hash_table_insert (page->rows.fields, (gpointer) "milestones", page->milestones_row);
   g_signal_connect_swapped (page->milestones_row, "changed", G_CALLBACK (nl_training_page_form_changed), page);
-  page->factor = add_spin (page, sch, "factor", "Factor", "Multiplies the rate at each decay", 0.001, 1, 0.05, -1, 0.5);
-  page->power = add_spin (page, sch, "power", "Power", NULL, 0.1, 10, 0.5, -1, 2);
-  page->final_lr = add_spin (page, sch, "final-lr", "Final rate", NULL, 0, 10, 0.0001, -1, 0);
-  page->warmup = add_spin (page, sch, "warmup", "Warm-up", "Steps of linear ramp; 0 is off", 0, 1e9, 100, 0, 0);
-  page->warmup_lr = add_spin (page, sch, "warmup-lr", "Warm-up start rate", NULL, 0, 10, 0.001, -1, 0);
+  page->factor = nl_form_rows_spin (&page->rows, sch, "factor", "Factor", "Multiplies the rate at each decay", 0.001, 1, 0.05, -1, 0.5);
+  page->power = nl_form_rows_spin (&page->rows, sch, "power", "Power", NULL, 0.1, 10, 0.5, -1, 2);
+  page->final_lr = nl_form_rows_spin (&page->rows, sch, "final-lr", "Final rate", NULL, 0, 10, 0.0001, -1, 0);
+  page->warmup = nl_form_rows_spin (&page->rows, sch, "warmup", "Warm-up", "Steps of linear ramp; 0 is off", 0, 1e9, 100, 0, 0);
+  page->warmup_lr = nl_form_rows_spin (&page->rows, sch, "warmup-lr", "Warm-up start rate", NULL, 0, 10, 0.001, -1, 0);
   add_preview_row (page, sch);
 
-  page->epochs = add_setting (page, tr, "epochs", "epochs", "Epochs", NULL, 1, 0);
-  page->seed = add_setting (page, tr, "seed", "seed", "Seed", "Initialisation, shuffling and dropout", 1, 0);
-  page->threads = add_setting (page, tr, "threads", "threads", "Threads", threads_sub, 1, 0);
-  page->device_row = add_combo (page, tr, "device", "Device", NULL, G_LIST_MODEL (page->devices));
+  page->epochs = nl_form_rows_setting (&page->rows, tr, "epochs", "epochs", "Epochs", NULL, 1, 0);
+  page->seed = nl_form_rows_setting (&page->rows, tr, "seed", "seed", "Seed", "Initialisation, shuffling and dropout", 1, 0);
+  page->threads = nl_form_rows_setting (&page->rows, tr, "threads", "threads", "Threads", threads_sub, 1, 0);
+  page->device_row = nl_form_rows_combo (&page->rows, tr, "device", "Device", NULL, G_LIST_MODEL (page->devices));
   {
     /* NlPrecision in order, named as runs store them */
     const char *titles[] = { nl_precision_name (NL_PRECISION_F32), nl_precision_name (NL_PRECISION_BF16),
                              nl_precision_name (NL_PRECISION_F16), NULL };
     G_STATIC_ASSERT (NL_PRECISION_COUNT == 3);
-    g_autoptr (GListModel) m = strings (titles);
-    page->precision_row = add_combo (page, tr, "precision", "Precision", NULL, m);
+    g_autoptr (GListModel) m = nl_form_strings (titles);
+    page->precision_row = nl_form_rows_combo (&page->rows, tr, "precision", "Precision", NULL, m);
   }
 
-  page->keep = add_setting (page, ck, "keep", "keep_last", "Keep last", "Checkpoints kept besides the best", 1, 0);
+  page->keep = nl_form_rows_setting (&page->rows, ck, "keep", "keep_last", "Keep last", "Checkpoints kept besides the best", 1, 0);
   {
-    g_autoptr (GListModel) m = strings (metric_titles);
-    page->monitor_row = add_combo (page, ck, "monitor", "Best by", "What the best checkpoint is best at", m);
+    g_autoptr (GListModel) m = nl_form_strings (metric_titles);
+    page->monitor_row = nl_form_rows_combo (&page->rows, ck, "monitor", "Best by", "What the best checkpoint is best at", m);
   }
-  page->restore_best = add_switch (page, ck, "restore-best", "Restore best",
+  page->restore_best = nl_form_rows_switch (&page->rows, ck, "restore-best", "Restore best",
                                    "End with the best epoch's weights as the newest checkpoint");
 
   page->early_row = ADW_EXPANDER_ROW (adw_expander_row_new ());
@@ -693,15 +560,15 @@ nl_training_page_form_init (NlTrainingPage *page)
   adw_expander_row_set_subtitle (page->early_row, "Ends the run as finished");
   adw_expander_row_set_show_enable_switch (page->early_row, TRUE);
   adw_expander_row_set_enable_expansion (page->early_row, FALSE);
-  add_row (GTK_WIDGET (page->early_group), GTK_WIDGET (page->early_row));
-  g_hash_table_insert (page->fields, (gpointer) "early-stopping", page->early_row);
+  nl_form_rows_add (GTK_WIDGET (page->early_group), GTK_WIDGET (page->early_row));
+  g_hash_table_insert (page->rows.fields, (gpointer) "early-stopping", page->early_row);
   {
-    g_autoptr (GListModel) m = strings (metric_titles);
-    page->early_metric_row = add_combo (page, GTK_WIDGET (page->early_row), "early-metric", "Metric", NULL, m);
+    g_autoptr (GListModel) m = nl_form_strings (metric_titles);
+    page->early_metric_row = nl_form_rows_combo (&page->rows, GTK_WIDGET (page->early_row), "early-metric", "Metric", NULL, m);
   }
-  page->patience = add_setting (page, GTK_WIDGET (page->early_row), "patience", "patience", "Patience",
+  page->patience = nl_form_rows_setting (&page->rows, GTK_WIDGET (page->early_row), "patience", "patience", "Patience",
                                 "Epochs in a row without improvement", 1, 0);
-  page->min_delta = add_setting (page, GTK_WIDGET (page->early_row), "min-delta", "min_delta", "Minimum improvement",
+  page->min_delta = nl_form_rows_setting (&page->rows, GTK_WIDGET (page->early_row), "min-delta", "min_delta", "Minimum improvement",
                                  NULL, 0.001, -1);
 
   update_visibility (page);
@@ -716,7 +583,7 @@ nl_training_page_form_dispose (NlTrainingPage *page)
   g_clear_object (&page->form_cancel);
   g_cancellable_cancel (page->size_cancel);
   g_clear_object (&page->size_cancel);
-  g_clear_pointer (&page->fields, g_hash_table_unref);
+  g_clear_pointer (&page->rows.fields, g_hash_table_unref);
   g_clear_object (&page->networks);
   g_clear_object (&page->pipelines);
   nl_training_page_form_devices_dispose (page);

@@ -8,6 +8,7 @@
 
 #include "engine/session/nl-run-pipeline.h"
 #include "engine/session/nl-session.h"
+#include "ui/nl-form-rows.h"
 #include "ui/nl-lr-preview.h"
 #include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
@@ -49,7 +50,7 @@ struct _NlTrainingPage {
   NlTrainingDashboard *dashboard;
 
   /* form (nl-training-page-form.c) */
-  GHashTable *fields;          /* name -> control (nl_training_page_get_form_widget) */
+  NlFormRows rows;             /* fields: name -> control (nl_training_page_get_form_widget) */
   AdwActionRow *fork_row;
   AdwComboRow *network_row, *pipeline_row, *optimizer_row, *schedule_row, *device_row, *monitor_row;
   AdwComboRow *early_metric_row, *precision_row;

@@ -73,7 +73,7 @@ devices_done (GObject *source, GAsyncResult *res, gpointer data)
 
   page->devices_loading = FALSE;
   devices_release (page);
-  if (!page->fields)
+  if (!page->rows.fields)
     {
       device_list_free (l); /* disposed meanwhile */
       return;

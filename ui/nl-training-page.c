@@ -620,5 +620,5 @@ nl_training_page_get_form_widget (NlTrainingPage *page, const char *name)
 {
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), NULL);
   g_return_val_if_fail (name != NULL, NULL);
-  return page->fields ? g_hash_table_lookup (page->fields, name) : NULL;
+  return page->rows.fields ? g_hash_table_lookup (page->rows.fields, name) : NULL;
 }

@@ -682,6 +682,40 @@ test_device (Fixture *f, gconstpointer data)
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (row)));
 }
 
+/* A new optimizer starts from its own defaults and shows only the rows it
+ * uses; a stored run's settings shown in the form keep theirs. */
+static void
+test_optimizer_rows (Fixture *f, gconstpointer data)
+{
+  GtkWidget *beta1_row;
+
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (f, "lr")), ==, 0.1f);   /* SGD's, as the CLI's */
+  gtk_spin_button_set_value (spin (f, "clip-norm"), 2);
+  select_item (f, "optimizer", "RMSProp");
+  nl_test_pump (10);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "lr")), 0.001, 1e-9);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "momentum")), 0.9, 1e-7);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "epsilon")), 1e-7, 1e-12);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (f, "clip-norm")), ==, 2);  /* not an optimizer default */
+  beta1_row = gtk_widget_get_ancestor (GTK_WIDGET (spin (f, "beta1")), ADW_TYPE_PREFERENCES_ROW);
+  g_assert_false (gtk_widget_get_visible (beta1_row));
+  g_assert_true (gtk_widget_get_visible (gtk_widget_get_ancestor (GTK_WIDGET (spin (f, "rho")),
+                                                                  ADW_TYPE_PREFERENCES_ROW)));
+  select_item (f, "optimizer", "Adam");
+  nl_test_pump (10);
+  g_assert_true (gtk_widget_get_visible (beta1_row));
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "beta2")), 0.999, 1e-7);
+  /* the ranges are the run settings' */
+  {
+    double lo, hi;
+    gtk_spin_button_get_range (spin (f, "epochs"), &lo, &hi);
+    g_assert_cmpfloat (lo, ==, nl_run_config_find_field ("epochs")->min);
+    g_assert_cmpfloat (hi, ==, nl_run_config_find_field ("epochs")->max);
+    gtk_spin_button_get_range (spin (f, "keep"), &lo, &hi);
+    g_assert_cmpfloat (lo, ==, nl_run_config_find_field ("keep_last")->min);
+  }
+}
+
 /* At 1280x800 the dashboard's right-most parts lie inside the window
  * (the form gives way); they were cut off at the right edge before. */
 static void
@@ -737,6 +771,7 @@ main (int argc, char **argv)
   ADD ("follow", test_follow);
   ADD ("device", test_device);
   ADD ("fits-1280x800", test_fits_1280);
+  ADD ("optimizer-rows", test_optimizer_rows);
 #undef ADD
   return g_test_run ();
 }

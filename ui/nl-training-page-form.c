@@ -9,11 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-/* the optimizer drop-down lists NlOptimKind in order */
-G_STATIC_ASSERT (NL_OPTIM_SGD == 0 && NL_OPTIM_NAG == 1 && NL_OPTIM_ADAM == 2 && NL_OPTIM_ADAMW == 3
-                 && NL_OPTIM_RMSPROP == 4 && NL_OPTIM_ADAGRAD == 5 && NL_OPTIM_COUNT == 6);
-
-static const char *const optimizer_titles[] = { "SGD", "Nesterov (NAG)", "Adam", "AdamW", "RMSProp", "AdaGrad", NULL };
 enum { SCHED_CONSTANT, SCHED_FACTOR, SCHED_MULTIFACTOR, SCHED_COSINE, SCHED_POLY };
 static const char *const schedule_titles[] = { "Constant", "Step decay", "Multi-step decay", "Cosine", "Polynomial",
                                                NULL };
@@ -128,7 +123,7 @@ update_preview (NlTrainingPage *page)
   gint64 epochs = (gint64) spin (page->epochs);
   g_autofree char *caption = NULL;
 
-  if (nl_lr_preview_set_schedule (page->lr_preview, spec, spin (page->lr), epochs * spe, spe, NULL))
+  if (nl_lr_preview_set_schedule (page->lr_preview, spec, nl_optimizer_group_get_lr (page->optimizer), epochs * spe, spe, NULL))
     caption = page->steps_per_epoch > 0
                 ? g_strdup_printf ("%" G_GINT64_FORMAT " steps: %" G_GINT64_FORMAT " epochs × %" G_GINT64_FORMAT,
                                    epochs * spe, epochs, spe)
@@ -142,44 +137,14 @@ update_preview (NlTrainingPage *page)
 static void
 update_visibility (NlTrainingPage *page)
 {
-  guint kind = adw_combo_row_get_selected (page->optimizer_row);
   guint sched = adw_combo_row_get_selected (page->schedule_row);
-  gboolean adam = kind == NL_OPTIM_ADAM || kind == NL_OPTIM_ADAMW, rms = kind == NL_OPTIM_RMSPROP;
 
-  nl_form_set_row_visible (GTK_WIDGET (page->momentum), kind == NL_OPTIM_SGD || kind == NL_OPTIM_NAG || rms);
-  nl_form_set_row_visible (GTK_WIDGET (page->nesterov), kind == NL_OPTIM_SGD);
-  nl_form_set_row_visible (GTK_WIDGET (page->beta1), adam);
-  nl_form_set_row_visible (GTK_WIDGET (page->beta2), adam);
-  nl_form_set_row_visible (GTK_WIDGET (page->epsilon), adam || rms || kind == NL_OPTIM_ADAGRAD);
-  nl_form_set_row_visible (GTK_WIDGET (page->rho), rms);
-  nl_form_set_row_visible (GTK_WIDGET (page->centered), rms);
   nl_form_set_row_visible (GTK_WIDGET (page->step), sched == SCHED_FACTOR);
   nl_form_set_row_visible (GTK_WIDGET (page->factor), sched == SCHED_FACTOR || sched == SCHED_MULTIFACTOR);
   gtk_widget_set_visible (GTK_WIDGET (page->milestones_row), sched == SCHED_MULTIFACTOR);
   nl_form_set_row_visible (GTK_WIDGET (page->final_lr), sched == SCHED_COSINE || sched == SCHED_POLY);
   nl_form_set_row_visible (GTK_WIDGET (page->power), sched == SCHED_POLY);
   nl_form_set_row_visible (GTK_WIDGET (page->warmup_lr), spin (page->warmup) >= 1);
-}
-
-/* A new optimizer starts from its own defaults (the run settings'). */
-static void
-optimizer_defaults (NlTrainingPage *page, NlOptimKind kind)
-{
-  g_auto (NlRunConfig) rc = { 0 };
-  const NlOptimConfig *o = &rc.optim;
-  nl_run_config_init (&rc);
-  nl_run_config_set_optimizer (&rc, kind);
-  page->filling = TRUE;
-  gtk_spin_button_set_value (page->lr, o->lr);
-  gtk_spin_button_set_value (page->momentum, o->momentum);
-  gtk_spin_button_set_value (page->wd, o->wd);
-  gtk_spin_button_set_value (page->beta1, o->beta1);
-  gtk_spin_button_set_value (page->beta2, o->beta2);
-  gtk_spin_button_set_value (page->epsilon, o->epsilon);
-  gtk_spin_button_set_value (page->rho, o->rho);
-  gtk_switch_set_active (page->centered, o->centered);
-  gtk_switch_set_active (page->nesterov, o->nesterov);
-  page->filling = FALSE;
 }
 
 const NlPipelineInfo *
@@ -194,17 +159,8 @@ static void count_steps (NlTrainingPage *page);
 void
 nl_training_page_form_changed (NlTrainingPage *page)
 {
-  guint kind;
   if (!page->rows.fields || !page->lr_preview)
     return;  /* still building the rows */
-  kind = adw_combo_row_get_selected (page->optimizer_row);
-  if ((int) kind != page->shown_kind && kind < NL_OPTIM_COUNT)
-    {
-      gboolean was_filling = page->filling;
-      page->shown_kind = (int) kind;
-      if (!was_filling)
-        optimizer_defaults (page, kind);
-    }
   if (page->filling)
     return;
   update_visibility (page);
@@ -479,7 +435,7 @@ add_fork_row (NlTrainingPage *page, GtkWidget *group)
 void
 nl_training_page_form_init (NlTrainingPage *page)
 {
-  GtkWidget *run = GTK_WIDGET (page->run_group), *opt = GTK_WIDGET (page->optim_group);
+  GtkWidget *run = GTK_WIDGET (page->run_group);
   GtkWidget *sch = GTK_WIDGET (page->schedule_group), *tr = GTK_WIDGET (page->training_group);
   GtkWidget *ck = GTK_WIDGET (page->checkpoint_group);
   g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
@@ -489,7 +445,8 @@ nl_training_page_form_init (NlTrainingPage *page)
   page->networks = gtk_string_list_new (NULL);
   page->pipelines = gtk_string_list_new (NULL);
   page->devices = gtk_string_list_new (NULL);
-  page->shown_kind = NL_OPTIM_SGD;
+  g_signal_connect_object (page->optimizer, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+                           G_CONNECT_SWAPPED);
 
   add_fork_row (page, run);
   page->network_row = nl_form_rows_combo (&page->rows, run, "network", "Network", NULL, G_LIST_MODEL (page->networks));
@@ -499,23 +456,6 @@ nl_training_page_form_init (NlTrainingPage *page)
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), "Run name (optional)");
   nl_form_rows_add (run, GTK_WIDGET (page->name_row));
   g_hash_table_insert (page->rows.fields, (gpointer) "name", page->name_row);
-
-  {
-    g_autoptr (GListModel) m = nl_form_strings (optimizer_titles);
-    page->optimizer_row = nl_form_rows_combo (&page->rows, opt, "optimizer", "Optimizer", NULL, m);
-  }
-  page->lr = nl_form_rows_setting (&page->rows, opt, "lr", "lr", "Learning rate", "The base rate; the schedule scales it", 0.001,
-                          -1);
-  page->momentum = nl_form_rows_setting (&page->rows, opt, "momentum", "momentum", "Momentum", NULL, 0.01, -1);
-  page->nesterov = nl_form_rows_switch (&page->rows, opt, "nesterov", "Nesterov momentum", NULL);
-  page->beta1 = nl_form_rows_setting (&page->rows, opt, "beta1", "beta1", "β₁", "Decay of the mean of gradients", 0.01, -1);
-  page->beta2 = nl_form_rows_setting (&page->rows, opt, "beta2", "beta2", "β₂", "Decay of the mean of squared gradients", 0.001, -1);
-  page->rho = nl_form_rows_setting (&page->rows, opt, "rho", "rho", "ρ", "Decay of the mean of squared gradients", 0.01, -1);
-  page->epsilon = nl_form_rows_setting (&page->rows, opt, "epsilon", "epsilon", "ε", NULL, 1e-8, -1);
-  page->centered = nl_form_rows_switch (&page->rows, opt, "centered", "Centered", "Normalise by the variance of gradients");
-  page->wd = nl_form_rows_setting (&page->rows, opt, "wd", "wd", "Weight decay", NULL, 1e-4, -1);
-  page->clip_norm = nl_form_rows_setting (&page->rows, opt, "clip-norm", "clip_global_norm", "Clip gradient norm",
-                                 "Global L2 norm; 0 is off", 0.1, -1);
 
   {
     g_autoptr (GListModel) m = nl_form_strings (schedule_titles);
@@ -596,7 +536,7 @@ nl_training_page_form_dispose (NlTrainingPage *page)
 void
 nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
 {
-  GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optim_group),
+  GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optimizer),
                           GTK_WIDGET (page->schedule_group), GTK_WIDGET (page->training_group),
                           GTK_WIDGET (page->checkpoint_group), GTK_WIDGET (page->early_group) };
   for (guint i = 0; i < G_N_ELEMENTS (groups); i++)

@@ -10,6 +10,7 @@
 #include "engine/session/nl-session.h"
 #include "ui/nl-form-rows.h"
 #include "ui/nl-lr-preview.h"
+#include "ui/nl-optimizer-group.h"
 #include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
@@ -46,20 +47,20 @@ struct _NlTrainingPage {
   /* template */
   GtkRevealer *error_revealer;
   GtkLabel *error_label;
-  AdwPreferencesGroup *run_group, *optim_group, *schedule_group, *training_group, *checkpoint_group, *early_group;
+  AdwPreferencesGroup *run_group, *schedule_group, *training_group, *checkpoint_group, *early_group;
+  NlOptimizerGroup *optimizer;
   NlTrainingDashboard *dashboard;
 
   /* form (nl-training-page-form.c) */
   NlFormRows rows;             /* fields: name -> control (nl_training_page_get_form_widget) */
   AdwActionRow *fork_row;
-  AdwComboRow *network_row, *pipeline_row, *optimizer_row, *schedule_row, *device_row, *monitor_row;
+  AdwComboRow *network_row, *pipeline_row, *schedule_row, *device_row, *monitor_row;
   AdwComboRow *early_metric_row, *precision_row;
   AdwEntryRow *name_row, *milestones_row;
   AdwExpanderRow *early_row;
-  GtkSpinButton *lr, *momentum, *wd, *beta1, *beta2, *epsilon, *rho, *clip_norm;
   GtkSpinButton *step, *factor, *final_lr, *power, *warmup, *warmup_lr;
   GtkSpinButton *epochs, *seed, *threads, *keep, *patience, *min_delta;
-  GtkSwitch *nesterov, *centered, *restore_best;
+  GtkSwitch *restore_best;
   NlLrPreview *lr_preview;
   GtkStringList *networks, *pipelines;
   GPtrArray *pipeline_infos;   /* NlPipelineInfo*, in the order of pipelines */

@@ -206,38 +206,9 @@ static void
 form_to_config (NlTrainingPage *page, NlRunConfig *rc)
 {
   NlRunConfig *c = rc;
-  NlOptimConfig *o = &c->optim;
-  NlOptimKind kind = MIN (adw_combo_row_get_selected (page->optimizer_row), NL_OPTIM_COUNT - 1);
   g_autofree char *spec = nl_training_page_form_schedule_spec (page);
 
-  nl_optim_config_init (o, kind);
-  o->lr = (float) spin (page->lr);
-  o->wd = (float) spin (page->wd);
-  o->clip_global_norm = (float) spin (page->clip_norm);
-  switch (kind)
-    {
-    case NL_OPTIM_SGD:
-      o->momentum = (float) spin (page->momentum);
-      o->nesterov = gtk_switch_get_active (page->nesterov);
-      break;
-    case NL_OPTIM_NAG:
-      o->momentum = (float) spin (page->momentum);
-      break;
-    case NL_OPTIM_ADAM:
-    case NL_OPTIM_ADAMW:
-      o->beta1 = (float) spin (page->beta1);
-      o->beta2 = (float) spin (page->beta2);
-      o->epsilon = (float) spin (page->epsilon);
-      break;
-    case NL_OPTIM_RMSPROP:
-      o->rho = (float) spin (page->rho);
-      o->momentum = (float) spin (page->momentum);
-      o->epsilon = (float) spin (page->epsilon);
-      o->centered = gtk_switch_get_active (page->centered);
-      break;
-    default:
-      o->epsilon = (float) spin (page->epsilon);
-    }
+  nl_optimizer_group_get (page->optimizer, &c->optim);
   /* a constant rate is stored as no schedule, as the CLI stores it */
   nl_run_config_set_text (&c->lr_schedule, strcmp (spec, "constant") ? spec : NULL);
   c->epochs = (int) spin (page->epochs);
@@ -414,20 +385,8 @@ select_string (AdwComboRow *row, GtkStringList *list, const char *s)
 static void
 fill_from_config (NlTrainingPage *page, const NlRunConfig *c)
 {
-  const NlOptimConfig *o = &c->optim;
   page->filling = TRUE;
-  adw_combo_row_set_selected (page->optimizer_row, o->kind);
-  page->shown_kind = o->kind;
-  gtk_spin_button_set_value (page->lr, o->lr);
-  gtk_spin_button_set_value (page->momentum, o->momentum);
-  gtk_switch_set_active (page->nesterov, o->nesterov);
-  gtk_spin_button_set_value (page->wd, o->wd);
-  gtk_spin_button_set_value (page->beta1, o->beta1);
-  gtk_spin_button_set_value (page->beta2, o->beta2);
-  gtk_spin_button_set_value (page->epsilon, o->epsilon);
-  gtk_spin_button_set_value (page->rho, o->rho);
-  gtk_switch_set_active (page->centered, o->centered);
-  gtk_spin_button_set_value (page->clip_norm, o->clip_global_norm);
+  nl_optimizer_group_set (page->optimizer, &c->optim);
   nl_training_page_form_set_schedule_spec (page, c->lr_schedule);
   gtk_spin_button_set_value (page->epochs, c->epochs);
   gtk_spin_button_set_value (page->seed, (double) c->seed);

@@ -502,11 +502,12 @@ nl_training_page_class_init (NlTrainingPageClass *klass)
   object_class->finalize = nl_training_page_finalize;
 
   g_type_ensure (NL_TYPE_TRAINING_DASHBOARD);
+  g_type_ensure (NL_TYPE_OPTIMIZER_GROUP);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-training-page.ui");
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_revealer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, run_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, optim_group);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, optimizer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, schedule_group);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, training_group);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, checkpoint_group);
@@ -618,7 +619,9 @@ nl_training_page_get_plot (NlTrainingPage *page, const char *name)
 GtkWidget *
 nl_training_page_get_form_widget (NlTrainingPage *page, const char *name)
 {
+  GtkWidget *w;
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), NULL);
   g_return_val_if_fail (name != NULL, NULL);
-  return page->rows.fields ? g_hash_table_lookup (page->rows.fields, name) : NULL;
+  w = page->rows.fields ? g_hash_table_lookup (page->rows.fields, name) : NULL;
+  return w ? w : nl_optimizer_group_get_control (page->optimizer, name);
 }

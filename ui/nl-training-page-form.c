@@ -9,10 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-enum { SCHED_CONSTANT, SCHED_FACTOR, SCHED_MULTIFACTOR, SCHED_COSINE, SCHED_POLY };
-static const char *const schedule_titles[] = { "Constant", "Step decay", "Multi-step decay", "Cosine", "Polynomial",
-                                               NULL };
-static const char *const schedule_names[] = { "constant", "factor", "multifactor", "cosine", "poly" };
 static const char *const metric_titles[] = { "Test accuracy", "Train accuracy", "Train loss", NULL };
 
 
@@ -22,130 +18,14 @@ spin (GtkSpinButton *s)
   return gtk_spin_button_get_value (s);
 }
 
-/* ---- the schedule ---- */
-
-char *
-nl_training_page_form_schedule_spec (NlTrainingPage *page)
-{
-  GString *s = g_string_new (NULL);
-  char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
-  guint kind = adw_combo_row_get_selected (page->schedule_row);
-  switch (kind)
-    {
-    case SCHED_FACTOR:
-      g_string_append_printf (s, "factor:%.0f:%s", spin (page->step),
-                              g_ascii_formatd (a, sizeof a, "%g", spin (page->factor)));
-      break;
-    case SCHED_MULTIFACTOR:
-      {
-        g_autofree char *m = g_strdup (gtk_editable_get_text (GTK_EDITABLE (page->milestones_row)));
-        g_strdelimit (g_strstrip (m), " ;", ',');
-        g_string_append_printf (s, "multifactor:%s:%s", m, g_ascii_formatd (a, sizeof a, "%g", spin (page->factor)));
-        break;
-      }
-    case SCHED_COSINE:
-      g_string_append (s, "cosine");
-      if (spin (page->final_lr) > 0)
-        g_string_append_printf (s, ":%s", g_ascii_formatd (a, sizeof a, "%g", spin (page->final_lr)));
-      break;
-    case SCHED_POLY:
-      g_string_append_printf (s, "poly:%s:%s", g_ascii_formatd (a, sizeof a, "%g", spin (page->power)),
-                              g_ascii_formatd (b, sizeof b, "%g", spin (page->final_lr)));
-      break;
-    default:
-      g_string_append (s, "constant");
-    }
-  if (spin (page->warmup) >= 1)
-    {
-      g_string_append_printf (s, "+warmup:%.0f", spin (page->warmup));
-      if (spin (page->warmup_lr) > 0)
-        g_string_append_printf (s, ":%s", g_ascii_formatd (a, sizeof a, "%g", spin (page->warmup_lr)));
-    }
-  return g_string_free (s, FALSE);
-}
-
-/* The form from a spec; unknown parts keep their rows' values. */
-void
-nl_training_page_form_set_schedule_spec (NlTrainingPage *page, const char *spec)
-{
-  g_autofree char *lower = g_ascii_strdown (spec ? spec : "constant", -1);
-  char *warm = strstr (lower, "+warmup:");
-  g_auto (GStrv) parts = NULL;
-  guint kind = SCHED_CONSTANT;
-
-  gtk_spin_button_set_value (page->warmup, 0);
-  gtk_spin_button_set_value (page->warmup_lr, 0);
-  if (warm)
-    {
-      g_auto (GStrv) w = g_strsplit (warm + strlen ("+warmup:"), ":", 2);
-      *warm = '\0';
-      gtk_spin_button_set_value (page->warmup, g_ascii_strtod (w[0], NULL));
-      if (w[0] && w[1])
-        gtk_spin_button_set_value (page->warmup_lr, g_ascii_strtod (w[1], NULL));
-    }
-  parts = g_strsplit (g_strstrip (lower), ":", -1);
-  for (guint i = 0; i < G_N_ELEMENTS (schedule_names); i++)
-    if (parts[0] && !strcmp (parts[0], schedule_names[i]))
-      kind = i;
-  adw_combo_row_set_selected (page->schedule_row, kind);
-  if (kind == SCHED_FACTOR && parts[1])
-    {
-      gtk_spin_button_set_value (page->step, g_ascii_strtod (parts[1], NULL));
-      if (parts[2])
-        gtk_spin_button_set_value (page->factor, g_ascii_strtod (parts[2], NULL));
-    }
-  else if (kind == SCHED_MULTIFACTOR && parts[1])
-    {
-      gtk_editable_set_text (GTK_EDITABLE (page->milestones_row), parts[1]);
-      if (parts[2])
-        gtk_spin_button_set_value (page->factor, g_ascii_strtod (parts[2], NULL));
-    }
-  else if (kind == SCHED_COSINE)
-    gtk_spin_button_set_value (page->final_lr, parts[1] ? g_ascii_strtod (parts[1], NULL) : 0);
-  else if (kind == SCHED_POLY)
-    {
-      gtk_spin_button_set_value (page->power, parts[1] ? g_ascii_strtod (parts[1], NULL) : 2);
-      gtk_spin_button_set_value (page->final_lr, parts[1] && parts[2] ? g_ascii_strtod (parts[2], NULL) : 0);
-    }
-}
-
-static GtkLabel *
-preview_label (NlTrainingPage *page)
-{
-  return GTK_LABEL (g_object_get_data (G_OBJECT (page->lr_preview), "nl-caption"));
-}
-
 static void
 update_preview (NlTrainingPage *page)
 {
-  g_autofree char *spec = nl_training_page_form_schedule_spec (page);
-  gint64 spe = page->steps_per_epoch > 0 ? page->steps_per_epoch : 100;
-  gint64 epochs = (gint64) spin (page->epochs);
-  g_autofree char *caption = NULL;
-
-  if (nl_lr_preview_set_schedule (page->lr_preview, spec, nl_optimizer_group_get_lr (page->optimizer), epochs * spe, spe, NULL))
-    caption = page->steps_per_epoch > 0
-                ? g_strdup_printf ("%" G_GINT64_FORMAT " steps: %" G_GINT64_FORMAT " epochs × %" G_GINT64_FORMAT,
-                                   epochs * spe, epochs, spe)
-                : g_strdup_printf ("%" G_GINT64_FORMAT " epochs (steps per epoch not known yet)", epochs);
-  gtk_label_set_label (preview_label (page), caption ? caption : "");
-  gtk_widget_set_visible (GTK_WIDGET (preview_label (page)), caption != NULL);
+  nl_schedule_group_preview (page->schedule, nl_optimizer_group_get_lr (page->optimizer),
+                             (gint64) spin (page->epochs), page->steps_per_epoch);
 }
 
 /* ---- visibility, defaults, reactions ---- */
-
-static void
-update_visibility (NlTrainingPage *page)
-{
-  guint sched = adw_combo_row_get_selected (page->schedule_row);
-
-  nl_form_set_row_visible (GTK_WIDGET (page->step), sched == SCHED_FACTOR);
-  nl_form_set_row_visible (GTK_WIDGET (page->factor), sched == SCHED_FACTOR || sched == SCHED_MULTIFACTOR);
-  gtk_widget_set_visible (GTK_WIDGET (page->milestones_row), sched == SCHED_MULTIFACTOR);
-  nl_form_set_row_visible (GTK_WIDGET (page->final_lr), sched == SCHED_COSINE || sched == SCHED_POLY);
-  nl_form_set_row_visible (GTK_WIDGET (page->power), sched == SCHED_POLY);
-  nl_form_set_row_visible (GTK_WIDGET (page->warmup_lr), spin (page->warmup) >= 1);
-}
 
 const NlPipelineInfo *
 nl_training_page_form_pipeline (NlTrainingPage *page)
@@ -159,11 +39,10 @@ static void count_steps (NlTrainingPage *page);
 void
 nl_training_page_form_changed (NlTrainingPage *page)
 {
-  if (!page->rows.fields || !page->lr_preview)
+  if (!page->rows.fields || !page->min_delta)
     return;  /* still building the rows */
   if (page->filling)
     return;
-  update_visibility (page);
   nl_training_page_form_update_device (page);
   nl_training_page_form_update_subtitle (page);
   count_steps (page);
@@ -388,33 +267,6 @@ nl_training_page_form_reload (NlTrainingPage *page)
 
 /* ---- building the rows ---- */
 
-static void
-add_preview_row (NlTrainingPage *page, GtkWidget *group)
-{
-  GtkWidget *row = adw_preferences_row_new ();
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
-  GtkWidget *preview = nl_lr_preview_new ();
-  GtkWidget *caption = gtk_label_new (NULL);
-
-  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Rate over the run");
-  gtk_widget_set_margin_start (box, 12);
-  gtk_widget_set_margin_end (box, 12);
-  gtk_widget_set_margin_top (box, 10);
-  gtk_widget_set_margin_bottom (box, 8);
-  gtk_widget_set_size_request (preview, -1, 88);
-  gtk_widget_set_tooltip_text (preview, "The learning rate at every step of the run, as the trainer will compute it");
-  gtk_label_set_xalign (GTK_LABEL (caption), 0);
-  gtk_widget_add_css_class (caption, "caption");
-  gtk_widget_add_css_class (caption, "dim-label");
-  gtk_box_append (GTK_BOX (box), preview);
-  gtk_box_append (GTK_BOX (box), caption);
-  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
-  nl_form_rows_add (group, row);
-  g_object_set_data (G_OBJECT (preview), "nl-caption", caption);
-  page->lr_preview = NL_LR_PREVIEW (preview);
-  g_hash_table_insert (page->rows.fields, (gpointer) "lr-preview", preview);
-}
 
 static void
 add_fork_row (NlTrainingPage *page, GtkWidget *group)
@@ -435,8 +287,7 @@ add_fork_row (NlTrainingPage *page, GtkWidget *group)
 void
 nl_training_page_form_init (NlTrainingPage *page)
 {
-  GtkWidget *run = GTK_WIDGET (page->run_group);
-  GtkWidget *sch = GTK_WIDGET (page->schedule_group), *tr = GTK_WIDGET (page->training_group);
+  GtkWidget *run = GTK_WIDGET (page->run_group), *tr = GTK_WIDGET (page->training_group);
   GtkWidget *ck = GTK_WIDGET (page->checkpoint_group);
   g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
 
@@ -446,6 +297,8 @@ nl_training_page_form_init (NlTrainingPage *page)
   page->pipelines = gtk_string_list_new (NULL);
   page->devices = gtk_string_list_new (NULL);
   g_signal_connect_object (page->optimizer, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (page->schedule, "changed", G_CALLBACK (nl_training_page_form_changed), page,
                            G_CONNECT_SWAPPED);
 
   add_fork_row (page, run);
@@ -457,22 +310,6 @@ nl_training_page_form_init (NlTrainingPage *page)
   nl_form_rows_add (run, GTK_WIDGET (page->name_row));
   g_hash_table_insert (page->rows.fields, (gpointer) "name", page->name_row);
 
-  {
-    g_autoptr (GListModel) m = nl_form_strings (schedule_titles);
-    page->schedule_row = nl_form_rows_combo (&page->rows, sch, "schedule", "Schedule", NULL, m);
-  }
-  page->step = nl_form_rows_spin (&page->rows, sch, "step", "Every", "Steps between decays", 1, 1e9, 100, 0, 1000);
-  page->milestones_row = ADW_ENTRY_ROW (adw_entry_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->milestones_row), "Milestones (steps, e.g. 1000,2000)");
-  nl_form_rows_add (sch, GTK_WIDGET (page->milestones_row));
-  g_hash_table_insert (page->rows.fields, (gpointer) "milestones", page->milestones_row);
-  g_signal_connect_swapped (page->milestones_row, "changed", G_CALLBACK (nl_training_page_form_changed), page);
-  page->factor = nl_form_rows_spin (&page->rows, sch, "factor", "Factor", "Multiplies the rate at each decay", 0.001, 1, 0.05, -1, 0.5);
-  page->power = nl_form_rows_spin (&page->rows, sch, "power", "Power", NULL, 0.1, 10, 0.5, -1, 2);
-  page->final_lr = nl_form_rows_spin (&page->rows, sch, "final-lr", "Final rate", NULL, 0, 10, 0.0001, -1, 0);
-  page->warmup = nl_form_rows_spin (&page->rows, sch, "warmup", "Warm-up", "Steps of linear ramp; 0 is off", 0, 1e9, 100, 0, 0);
-  page->warmup_lr = nl_form_rows_spin (&page->rows, sch, "warmup-lr", "Warm-up start rate", NULL, 0, 10, 0.001, -1, 0);
-  add_preview_row (page, sch);
 
   page->epochs = nl_form_rows_setting (&page->rows, tr, "epochs", "epochs", "Epochs", NULL, 1, 0);
   page->seed = nl_form_rows_setting (&page->rows, tr, "seed", "seed", "Seed", "Initialisation, shuffling and dropout", 1, 0);
@@ -511,7 +348,6 @@ nl_training_page_form_init (NlTrainingPage *page)
   page->min_delta = nl_form_rows_setting (&page->rows, GTK_WIDGET (page->early_row), "min-delta", "min_delta", "Minimum improvement",
                                  NULL, 0.001, -1);
 
-  update_visibility (page);
   update_preview (page);
   nl_training_page_form_devices_load (page);
 }
@@ -537,7 +373,7 @@ void
 nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
 {
   GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optimizer),
-                          GTK_WIDGET (page->schedule_group), GTK_WIDGET (page->training_group),
+                          GTK_WIDGET (page->schedule), GTK_WIDGET (page->training_group),
                           GTK_WIDGET (page->checkpoint_group), GTK_WIDGET (page->early_group) };
   for (guint i = 0; i < G_N_ELEMENTS (groups); i++)
     gtk_widget_set_sensitive (groups[i], sensitive);

@@ -11,6 +11,7 @@
 #include "ui/nl-form-rows.h"
 #include "ui/nl-lr-preview.h"
 #include "ui/nl-optimizer-group.h"
+#include "ui/nl-schedule-group.h"
 #include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
@@ -47,21 +48,20 @@ struct _NlTrainingPage {
   /* template */
   GtkRevealer *error_revealer;
   GtkLabel *error_label;
-  AdwPreferencesGroup *run_group, *schedule_group, *training_group, *checkpoint_group, *early_group;
+  AdwPreferencesGroup *run_group, *training_group, *checkpoint_group, *early_group;
   NlOptimizerGroup *optimizer;
+  NlScheduleGroup *schedule;
   NlTrainingDashboard *dashboard;
 
   /* form (nl-training-page-form.c) */
   NlFormRows rows;             /* fields: name -> control (nl_training_page_get_form_widget) */
   AdwActionRow *fork_row;
-  AdwComboRow *network_row, *pipeline_row, *schedule_row, *device_row, *monitor_row;
+  AdwComboRow *network_row, *pipeline_row, *device_row, *monitor_row;
   AdwComboRow *early_metric_row, *precision_row;
-  AdwEntryRow *name_row, *milestones_row;
+  AdwEntryRow *name_row;
   AdwExpanderRow *early_row;
-  GtkSpinButton *step, *factor, *final_lr, *power, *warmup, *warmup_lr;
   GtkSpinButton *epochs, *seed, *threads, *keep, *patience, *min_delta;
   GtkSwitch *restore_best;
-  NlLrPreview *lr_preview;
   GtkStringList *networks, *pipelines;
   GPtrArray *pipeline_infos;   /* NlPipelineInfo*, in the order of pipelines */
   char *preferred_network;     /* the newest run's, chosen when the list loads */
@@ -100,8 +100,6 @@ void nl_training_page_show_error (NlTrainingPage *page, const char *message);
 void nl_training_page_form_init (NlTrainingPage *page);
 /* Any control changed: rows shown, preview, steps per epoch, actions. */
 void nl_training_page_form_changed (NlTrainingPage *page);
-char *nl_training_page_form_schedule_spec (NlTrainingPage *page);
-void nl_training_page_form_set_schedule_spec (NlTrainingPage *page, const char *spec);
 const NlPipelineInfo *nl_training_page_form_pipeline (NlTrainingPage *page);
 const char *nl_training_page_form_selected (AdwComboRow *row);
 guint nl_training_page_form_find (GtkStringList *list, const char *s);

@@ -206,7 +206,7 @@ static void
 form_to_config (NlTrainingPage *page, NlRunConfig *rc)
 {
   NlRunConfig *c = rc;
-  g_autofree char *spec = nl_training_page_form_schedule_spec (page);
+  g_autofree char *spec = nl_schedule_group_get_spec (page->schedule);
 
   nl_optimizer_group_get (page->optimizer, &c->optim);
   /* a constant rate is stored as no schedule, as the CLI stores it */
@@ -285,7 +285,7 @@ nl_training_page_form_ready (NlTrainingPage *page, const char **why)
     reason = "The project has no network";
   else if (!page->fork_run && !nl_training_page_form_pipeline (page))
     reason = "The project has no pipeline";
-  else if (nl_lr_preview_get_error (page->lr_preview))
+  else if (nl_schedule_group_get_error (page->schedule))
     reason = "The learning-rate schedule is invalid";
   if (why)
     *why = reason;
@@ -299,10 +299,10 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
   const char *why = NULL;
   g_autofree char *name = NULL;
 
-  if (nl_lr_preview_get_error (page->lr_preview))
+  if (nl_schedule_group_get_error (page->schedule))
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "learning-rate schedule: %s",
-                   nl_lr_preview_get_error (page->lr_preview));
+                   nl_schedule_group_get_error (page->schedule));
       return NULL;
     }
   if (!nl_training_page_form_ready (page, &why))
@@ -387,7 +387,7 @@ fill_from_config (NlTrainingPage *page, const NlRunConfig *c)
 {
   page->filling = TRUE;
   nl_optimizer_group_set (page->optimizer, &c->optim);
-  nl_training_page_form_set_schedule_spec (page, c->lr_schedule);
+  nl_schedule_group_set_spec (page->schedule, c->lr_schedule);
   gtk_spin_button_set_value (page->epochs, c->epochs);
   gtk_spin_button_set_value (page->seed, (double) c->seed);
   gtk_spin_button_set_value (page->threads, c->threads);

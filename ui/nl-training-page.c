@@ -503,12 +503,13 @@ nl_training_page_class_init (NlTrainingPageClass *klass)
 
   g_type_ensure (NL_TYPE_TRAINING_DASHBOARD);
   g_type_ensure (NL_TYPE_OPTIMIZER_GROUP);
+  g_type_ensure (NL_TYPE_SCHEDULE_GROUP);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-training-page.ui");
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_revealer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, run_group);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, optimizer);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, schedule_group);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, schedule);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, training_group);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, checkpoint_group);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, early_group);
@@ -623,5 +624,7 @@ nl_training_page_get_form_widget (NlTrainingPage *page, const char *name)
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), NULL);
   g_return_val_if_fail (name != NULL, NULL);
   w = page->rows.fields ? g_hash_table_lookup (page->rows.fields, name) : NULL;
-  return w ? w : nl_optimizer_group_get_control (page->optimizer, name);
+  if (!w)
+    w = nl_optimizer_group_get_control (page->optimizer, name);
+  return w ? w : nl_schedule_group_get_control (page->schedule, name);
 }

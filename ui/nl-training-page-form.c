@@ -9,7 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const metric_titles[] = { "Test accuracy", "Train accuracy", "Train loss", NULL };
 
 
 static double
@@ -39,7 +38,7 @@ static void count_steps (NlTrainingPage *page);
 void
 nl_training_page_form_changed (NlTrainingPage *page)
 {
-  if (!page->rows.fields || !page->min_delta)
+  if (!page->rows.fields || !page->precision_row)
     return;  /* still building the rows */
   if (page->filling)
     return;
@@ -288,7 +287,6 @@ void
 nl_training_page_form_init (NlTrainingPage *page)
 {
   GtkWidget *run = GTK_WIDGET (page->run_group), *tr = GTK_WIDGET (page->training_group);
-  GtkWidget *ck = GTK_WIDGET (page->checkpoint_group);
   g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
 
   page->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (nl_training_page_form_changed),
@@ -324,29 +322,6 @@ nl_training_page_form_init (NlTrainingPage *page)
     page->precision_row = nl_form_rows_combo (&page->rows, tr, "precision", "Precision", NULL, m);
   }
 
-  page->keep = nl_form_rows_setting (&page->rows, ck, "keep", "keep_last", "Keep last", "Checkpoints kept besides the best", 1, 0);
-  {
-    g_autoptr (GListModel) m = nl_form_strings (metric_titles);
-    page->monitor_row = nl_form_rows_combo (&page->rows, ck, "monitor", "Best by", "What the best checkpoint is best at", m);
-  }
-  page->restore_best = nl_form_rows_switch (&page->rows, ck, "restore-best", "Restore best",
-                                   "End with the best epoch's weights as the newest checkpoint");
-
-  page->early_row = ADW_EXPANDER_ROW (adw_expander_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->early_row), "Stop when it stops improving");
-  adw_expander_row_set_subtitle (page->early_row, "Ends the run as finished");
-  adw_expander_row_set_show_enable_switch (page->early_row, TRUE);
-  adw_expander_row_set_enable_expansion (page->early_row, FALSE);
-  nl_form_rows_add (GTK_WIDGET (page->early_group), GTK_WIDGET (page->early_row));
-  g_hash_table_insert (page->rows.fields, (gpointer) "early-stopping", page->early_row);
-  {
-    g_autoptr (GListModel) m = nl_form_strings (metric_titles);
-    page->early_metric_row = nl_form_rows_combo (&page->rows, GTK_WIDGET (page->early_row), "early-metric", "Metric", NULL, m);
-  }
-  page->patience = nl_form_rows_setting (&page->rows, GTK_WIDGET (page->early_row), "patience", "patience", "Patience",
-                                "Epochs in a row without improvement", 1, 0);
-  page->min_delta = nl_form_rows_setting (&page->rows, GTK_WIDGET (page->early_row), "min-delta", "min_delta", "Minimum improvement",
-                                 NULL, 0.001, -1);
 
   update_preview (page);
   nl_training_page_form_devices_load (page);
@@ -374,7 +349,7 @@ nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
 {
   GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optimizer),
                           GTK_WIDGET (page->schedule), GTK_WIDGET (page->training_group),
-                          GTK_WIDGET (page->checkpoint_group), GTK_WIDGET (page->early_group) };
+                          GTK_WIDGET (page->checkpoint), GTK_WIDGET (page->early_stop) };
   for (guint i = 0; i < G_N_ELEMENTS (groups); i++)
     gtk_widget_set_sensitive (groups[i], sensitive);
   /* a fork trains the parent's network on the parent's data and device */

@@ -12,6 +12,8 @@
 #include "ui/nl-lr-preview.h"
 #include "ui/nl-optimizer-group.h"
 #include "ui/nl-schedule-group.h"
+#include "ui/nl-checkpoint-group.h"
+#include "ui/nl-early-stop-group.h"
 #include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
@@ -48,20 +50,20 @@ struct _NlTrainingPage {
   /* template */
   GtkRevealer *error_revealer;
   GtkLabel *error_label;
-  AdwPreferencesGroup *run_group, *training_group, *checkpoint_group, *early_group;
+  AdwPreferencesGroup *run_group, *training_group;
   NlOptimizerGroup *optimizer;
   NlScheduleGroup *schedule;
+  NlCheckpointGroup *checkpoint;
+  NlEarlyStopGroup *early_stop;
   NlTrainingDashboard *dashboard;
 
   /* form (nl-training-page-form.c) */
   NlFormRows rows;             /* fields: name -> control (nl_training_page_get_form_widget) */
   AdwActionRow *fork_row;
-  AdwComboRow *network_row, *pipeline_row, *device_row, *monitor_row;
-  AdwComboRow *early_metric_row, *precision_row;
+  AdwComboRow *network_row, *pipeline_row, *device_row;
+  AdwComboRow *precision_row;
   AdwEntryRow *name_row;
-  AdwExpanderRow *early_row;
-  GtkSpinButton *epochs, *seed, *threads, *keep, *patience, *min_delta;
-  GtkSwitch *restore_best;
+  GtkSpinButton *epochs, *seed, *threads;
   GtkStringList *networks, *pipelines;
   GPtrArray *pipeline_infos;   /* NlPipelineInfo*, in the order of pipelines */
   char *preferred_network;     /* the newest run's, chosen when the list loads */

@@ -12,7 +12,6 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const metric_names[] = { "test_accuracy", "train_accuracy", "train_loss" };
 
 static double
 spin (GtkSpinButton *s)
@@ -258,15 +257,8 @@ start_request_free (StartRequest *r)
 static void
 form_options (NlTrainingPage *page, NlRunConfig *rc)
 {
-  guint m = MIN (adw_combo_row_get_selected (page->monitor_row), G_N_ELEMENTS (metric_names) - 1);
-  guint e = MIN (adw_combo_row_get_selected (page->early_metric_row), G_N_ELEMENTS (metric_names) - 1);
-  nl_run_config_set_text (&rc->monitor, metric_names[m]);
-  nl_run_config_set_text (&rc->early_stop_metric,
-                          adw_expander_row_get_enable_expansion (page->early_row) ? metric_names[e] : NULL);
-  rc->keep_last = (int) spin (page->keep);
-  rc->restore_best = gtk_switch_get_active (page->restore_best);
-  rc->patience = (int) spin (page->patience);
-  rc->min_delta = spin (page->min_delta);
+  nl_checkpoint_group_get (page->checkpoint, rc);
+  nl_early_stop_group_get (page->early_stop, rc);
 }
 
 gboolean

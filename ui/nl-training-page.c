@@ -504,6 +504,8 @@ nl_training_page_class_init (NlTrainingPageClass *klass)
   g_type_ensure (NL_TYPE_TRAINING_DASHBOARD);
   g_type_ensure (NL_TYPE_OPTIMIZER_GROUP);
   g_type_ensure (NL_TYPE_SCHEDULE_GROUP);
+  g_type_ensure (NL_TYPE_CHECKPOINT_GROUP);
+  g_type_ensure (NL_TYPE_EARLY_STOP_GROUP);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-training-page.ui");
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_revealer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_label);
@@ -511,8 +513,8 @@ nl_training_page_class_init (NlTrainingPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, optimizer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, schedule);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, training_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, checkpoint_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, early_group);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, checkpoint);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, early_stop);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, dashboard);
 
   gtk_widget_class_install_action (widget_class, "training.start", NULL, action_start);
@@ -626,5 +628,9 @@ nl_training_page_get_form_widget (NlTrainingPage *page, const char *name)
   w = page->rows.fields ? g_hash_table_lookup (page->rows.fields, name) : NULL;
   if (!w)
     w = nl_optimizer_group_get_control (page->optimizer, name);
-  return w ? w : nl_schedule_group_get_control (page->schedule, name);
+  if (!w)
+    w = nl_schedule_group_get_control (page->schedule, name);
+  if (!w)
+    w = nl_checkpoint_group_get_control (page->checkpoint, name);
+  return w ? w : nl_early_stop_group_get_control (page->early_stop, name);
 }

@@ -11,17 +11,11 @@
 
 
 
-static double
-spin (GtkSpinButton *s)
-{
-  return gtk_spin_button_get_value (s);
-}
-
 static void
 update_preview (NlTrainingPage *page)
 {
   nl_schedule_group_preview (page->schedule, nl_optimizer_group_get_lr (page->optimizer),
-                             (gint64) spin (page->epochs), page->steps_per_epoch);
+                             nl_training_group_get_epochs (page->training), page->steps_per_epoch);
 }
 
 /* ---- visibility, defaults, reactions ---- */
@@ -38,11 +32,10 @@ static void count_steps (NlTrainingPage *page);
 void
 nl_training_page_form_changed (NlTrainingPage *page)
 {
-  if (!page->rows.fields || !page->precision_row)
+  if (!page->rows.fields || !page->name_row)
     return;  /* still building the rows */
   if (page->filling)
     return;
-  nl_training_page_form_update_device (page);
   nl_training_page_form_update_subtitle (page);
   count_steps (page);
   update_preview (page);
@@ -286,17 +279,18 @@ add_fork_row (NlTrainingPage *page, GtkWidget *group)
 void
 nl_training_page_form_init (NlTrainingPage *page)
 {
-  GtkWidget *run = GTK_WIDGET (page->run_group), *tr = GTK_WIDGET (page->training_group);
+  GtkWidget *run = GTK_WIDGET (page->run_group);
   g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
 
   page->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (nl_training_page_form_changed),
                               G_OBJECT (page) };
   page->networks = gtk_string_list_new (NULL);
   page->pipelines = gtk_string_list_new (NULL);
-  page->devices = gtk_string_list_new (NULL);
   g_signal_connect_object (page->optimizer, "changed", G_CALLBACK (nl_training_page_form_changed), page,
                            G_CONNECT_SWAPPED);
   g_signal_connect_object (page->schedule, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (page->training, "changed", G_CALLBACK (nl_training_page_form_changed), page,
                            G_CONNECT_SWAPPED);
 
   add_fork_row (page, run);
@@ -309,22 +303,9 @@ nl_training_page_form_init (NlTrainingPage *page)
   g_hash_table_insert (page->rows.fields, (gpointer) "name", page->name_row);
 
 
-  page->epochs = nl_form_rows_setting (&page->rows, tr, "epochs", "epochs", "Epochs", NULL, 1, 0);
-  page->seed = nl_form_rows_setting (&page->rows, tr, "seed", "seed", "Seed", "Initialisation, shuffling and dropout", 1, 0);
-  page->threads = nl_form_rows_setting (&page->rows, tr, "threads", "threads", "Threads", threads_sub, 1, 0);
-  page->device_row = nl_form_rows_combo (&page->rows, tr, "device", "Device", NULL, G_LIST_MODEL (page->devices));
-  {
-    /* NlPrecision in order, named as runs store them */
-    const char *titles[] = { nl_precision_name (NL_PRECISION_F32), nl_precision_name (NL_PRECISION_BF16),
-                             nl_precision_name (NL_PRECISION_F16), NULL };
-    G_STATIC_ASSERT (NL_PRECISION_COUNT == 3);
-    g_autoptr (GListModel) m = nl_form_strings (titles);
-    page->precision_row = nl_form_rows_combo (&page->rows, tr, "precision", "Precision", NULL, m);
-  }
 
 
   update_preview (page);
-  nl_training_page_form_devices_load (page);
 }
 
 void
@@ -337,7 +318,6 @@ nl_training_page_form_dispose (NlTrainingPage *page)
   g_clear_pointer (&page->rows.fields, g_hash_table_unref);
   g_clear_object (&page->networks);
   g_clear_object (&page->pipelines);
-  nl_training_page_form_devices_dispose (page);
   g_clear_pointer (&page->pipeline_infos, g_ptr_array_unref);
   g_clear_pointer (&page->preferred_network, g_free);
   g_clear_pointer (&page->steps_key, g_free);
@@ -348,13 +328,13 @@ void
 nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
 {
   GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optimizer),
-                          GTK_WIDGET (page->schedule), GTK_WIDGET (page->training_group),
+                          GTK_WIDGET (page->schedule), GTK_WIDGET (page->training),
                           GTK_WIDGET (page->checkpoint), GTK_WIDGET (page->early_stop) };
   for (guint i = 0; i < G_N_ELEMENTS (groups); i++)
     gtk_widget_set_sensitive (groups[i], sensitive);
   /* a fork trains the parent's network on the parent's data and device */
   gtk_widget_set_sensitive (GTK_WIDGET (page->network_row), page->fork_run == 0);
   gtk_widget_set_sensitive (GTK_WIDGET (page->pipeline_row), page->fork_run == 0);
-  gtk_widget_set_sensitive (GTK_WIDGET (page->device_row), page->fork_run == 0);
+  gtk_widget_set_sensitive (nl_training_group_get_control (page->training, "device"), page->fork_run == 0);
 }
 

@@ -14,6 +14,7 @@
 #include "ui/nl-schedule-group.h"
 #include "ui/nl-checkpoint-group.h"
 #include "ui/nl-early-stop-group.h"
+#include "ui/nl-training-group.h"
 #include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
@@ -50,20 +51,19 @@ struct _NlTrainingPage {
   /* template */
   GtkRevealer *error_revealer;
   GtkLabel *error_label;
-  AdwPreferencesGroup *run_group, *training_group;
+  AdwPreferencesGroup *run_group;
   NlOptimizerGroup *optimizer;
   NlScheduleGroup *schedule;
   NlCheckpointGroup *checkpoint;
   NlEarlyStopGroup *early_stop;
+  NlTrainingGroup *training;
   NlTrainingDashboard *dashboard;
 
   /* form (nl-training-page-form.c) */
   NlFormRows rows;             /* fields: name -> control (nl_training_page_get_form_widget) */
   AdwActionRow *fork_row;
-  AdwComboRow *network_row, *pipeline_row, *device_row;
-  AdwComboRow *precision_row;
+  AdwComboRow *network_row, *pipeline_row;
   AdwEntryRow *name_row;
-  GtkSpinButton *epochs, *seed, *threads;
   GtkStringList *networks, *pipelines;
   GPtrArray *pipeline_infos;   /* NlPipelineInfo*, in the order of pipelines */
   char *preferred_network;     /* the newest run's, chosen when the list loads */
@@ -76,11 +76,6 @@ struct _NlTrainingPage {
   gboolean filling;            /* the form is being set from settings: no reactions */
   gint64 fork_run;             /* Start forks this run; 0: a new run */
   char *fork_parent_json;      /* its settings (nl_run_config_to_json) */
-  GtkStringList *devices;      /* the device row's items, one per device_infos entry */
-  GPtrArray *device_infos;     /* NlDeviceInfo*: nl_device_list(), read off the main loop */
-  char *device_reason;         /* why no GPU is listed, or NULL */
-  gboolean devices_loading;
-  NlWorkspace *devices_busy_ws; /* kept busy until the list is read (screenshots wait for it) */
 
   /* the run (nl-training-page.c) */
   NlTrainingState state;
@@ -112,17 +107,6 @@ void nl_training_page_form_reload (NlTrainingPage *page);
 void nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive);
 
 /* nl-training-page-settings.c */
-/* Lists the devices off the main loop into the device row. */
-void nl_training_page_form_devices_load (NlTrainingPage *page);
-void nl_training_page_form_devices_dispose (NlTrainingPage *page);
-/* The device and precision rows' subtitles for what is chosen. */
-void nl_training_page_form_update_device (NlTrainingPage *page);
-/* Selects the device named ID ("cuda:0") when it is listed. */
-void nl_training_page_form_select_device (NlTrainingPage *page, const char *id);
-/* The device row's choice; the CPU while the list is being read. */
-NlDevice nl_training_page_form_device (NlTrainingPage *page);
-/* While the devices are being listed, page->ws is marked busy. */
-void nl_training_page_form_devices_hold (NlTrainingPage *page);
 /* Whether Start can build a request now; why not in *why (may be NULL). */
 gboolean nl_training_page_form_ready (NlTrainingPage *page, const char **why);
 /* The request Start sends to its thread; NULL with an error for a bad form. */

@@ -1,6 +1,5 @@
 /* nl-training-page-settings.c — the Training page's form as run settings:
- * the devices a run can train on (the device row's list), the start
- * request (a new run, or a fork's overrides: the settings the form
+ * the start request (a new run, or a fork's overrides: the settings the form
  * changed), the pipeline's part (in the worker thread), and a stored run's
  * settings back into the form. */
 #include "ui/nl-training-page-private.h"
@@ -12,189 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-
-static double
-spin (GtkSpinButton *s)
-{
-  return gtk_spin_button_get_value (s);
-}
-
-/* ---- devices: the one place that lists them ---- */
-
-/* nl_device_list() starts the CUDA runtime (up to seconds on a GPU
- * machine): it runs off the main loop, and Start waits for it. */
-
-static void
-devices_release (NlTrainingPage *page)
-{
-  if (page->devices_busy_ws)
-    nl_workspace_busy_pop (page->devices_busy_ws);
-  g_clear_object (&page->devices_busy_ws);
-}
-
-void
-nl_training_page_form_devices_hold (NlTrainingPage *page)
-{
-  if (!page->devices_loading || page->devices_busy_ws == page->ws)
-    return;
-  devices_release (page);
-  if (page->ws)
-    nl_workspace_busy_push (page->devices_busy_ws = g_object_ref (page->ws));
-}
-
-typedef struct {
-  GPtrArray *list;
-  char *reason;
-} DeviceList;
-
-static void
-device_list_free (DeviceList *l)
-{
-  g_ptr_array_unref (l->list);
-  g_free (l->reason);
-  g_free (l);
-}
-
-static void
-devices_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  DeviceList *l = g_new0 (DeviceList, 1);
-  l->list = nl_device_list (&l->reason);
-  g_task_return_pointer (task, l, (GDestroyNotify) device_list_free);
-}
-
-static void
-devices_done (GObject *source, GAsyncResult *res, gpointer data)
-{
-  NlTrainingPage *page = NL_TRAINING_PAGE (source);
-  DeviceList *l = g_task_propagate_pointer (G_TASK (res), NULL);
-  g_autoptr (GPtrArray) titles = g_ptr_array_new_with_free_func (g_free);
-
-  page->devices_loading = FALSE;
-  devices_release (page);
-  if (!page->rows.fields)
-    {
-      device_list_free (l); /* disposed meanwhile */
-      return;
-    }
-  for (guint i = 0; i < l->list->len; i++)
-    {
-      const NlDeviceInfo *d = g_ptr_array_index (l->list, i);
-      g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_ptr_array_add (titles, d->device.type == NL_DEVICE_CPU ? g_strdup_printf ("CPU — %s", d->name)
-                                                               : g_strdup_printf ("%s — %s (%s)", d->id, d->name, mem));
-    }
-  g_ptr_array_add (titles, NULL);
-  g_clear_pointer (&page->device_infos, g_ptr_array_unref);
-  page->device_infos = g_ptr_array_ref (l->list);
-  g_free (page->device_reason);
-  page->device_reason = g_strdup (l->reason);
-  page->filling = TRUE;
-  gtk_string_list_splice (page->devices, 0, g_list_model_get_n_items (G_LIST_MODEL (page->devices)),
-                          (const char *const *) titles->pdata);
-  adw_combo_row_set_selected (page->device_row, 0);
-  page->filling = FALSE;
-  device_list_free (l);
-  nl_training_page_form_changed (page);
-}
-
-/* The row shows the short id ("CPU", "cuda:0"), the pop-up the whole
- * title: a GPU's long name would squeeze the row's subtitle. */
-static void
-label_setup (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer full)
-{
-  GtkWidget *label = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_list_item_set_child (item, label);
-}
-
-static void
-label_bind (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer full)
-{
-  const char *title = gtk_string_object_get_string (gtk_list_item_get_item (item));
-  const char *dash = full ? NULL : strstr (title, " — ");
-  g_autofree char *text = dash ? g_strndup (title, dash - title) : g_strdup (title);
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
-}
-
-static GtkListItemFactory *
-label_factory (gboolean full)
-{
-  GtkListItemFactory *f = gtk_signal_list_item_factory_new ();
-  g_signal_connect (f, "setup", G_CALLBACK (label_setup), GINT_TO_POINTER (full));
-  g_signal_connect (f, "bind", G_CALLBACK (label_bind), GINT_TO_POINTER (full));
-  return f;
-}
-
-void
-nl_training_page_form_devices_load (NlTrainingPage *page)
-{
-  g_autoptr (GTask) task = g_task_new (page, NULL, devices_done, NULL);
-  g_autoptr (GtkListItemFactory) row_factory = label_factory (FALSE), list_factory = label_factory (TRUE);
-
-  adw_combo_row_set_factory (page->device_row, row_factory);
-  adw_combo_row_set_list_factory (page->device_row, list_factory);
-  /* names and reasons are text, not markup */
-  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (page->device_row), FALSE);
-  page->devices_loading = TRUE;
-  nl_training_page_form_update_device (page);
-  g_task_run_in_thread (task, devices_thread);
-}
-
-NlDevice
-nl_training_page_form_device (NlTrainingPage *page)
-{
-  guint i = adw_combo_row_get_selected (page->device_row);
-  if (page->device_infos && i < page->device_infos->len)
-    return ((NlDeviceInfo *) g_ptr_array_index (page->device_infos, i))->device;
-  return (NlDevice) { NL_DEVICE_CPU, 0 };
-}
-
-void
-nl_training_page_form_select_device (NlTrainingPage *page, const char *id)
-{
-  for (guint i = 0; id && page->device_infos && i < page->device_infos->len; i++)
-    if (!g_strcmp0 (((NlDeviceInfo *) g_ptr_array_index (page->device_infos, i))->id, id))
-      adw_combo_row_set_selected (page->device_row, i);
-}
-
-void
-nl_training_page_form_update_device (NlTrainingPage *page)
-{
-  guint i = adw_combo_row_get_selected (page->device_row);
-  const NlDeviceInfo *d = page->device_infos && i < page->device_infos->len ? g_ptr_array_index (page->device_infos, i)
-                                                                            : NULL;
-  gboolean cpu = nl_training_page_form_device (page).type == NL_DEVICE_CPU;
-  gboolean half = adw_combo_row_get_selected (page->precision_row) != NL_PRECISION_F32;
-  g_autofree char *sub = NULL;
-
-  if (page->devices_loading)
-    sub = g_strdup ("Looking for GPUs…");
-  else if (page->device_reason)
-    sub = g_strdup_printf ("No GPU: %s", page->device_reason);
-  else if (d)
-    {
-      g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      sub = d->device.type == NL_DEVICE_CPU
-              ? g_strdup_printf ("%s · %d cores · %s", d->name, d->cores, mem)
-              : g_strdup_printf ("%s · compute %d.%d · %s", d->name, d->cc_major, d->cc_minor, mem);
-    }
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (page->device_row), sub ? sub : "");
-  /* fp16 and bf16 on the CPU round the same numbers but gain no speed */
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (page->precision_row),
-                               !half ? "Float32 throughout"
-                               : cpu ? "Dense and Conv2D rounded to the half type; emulated on the CPU, no speed-up"
-                                     : "Dense and Conv2D on tensor cores; weights stay float32");
-}
-
-void
-nl_training_page_form_devices_dispose (NlTrainingPage *page)
-{
-  g_clear_object (&page->devices);
-  g_clear_pointer (&page->device_infos, g_ptr_array_unref);
-  g_clear_pointer (&page->device_reason, g_free);
-  devices_release (page);
-}
 
 /* ---- form -> settings ---- */
 
@@ -210,11 +26,7 @@ form_to_config (NlTrainingPage *page, NlRunConfig *rc)
   nl_optimizer_group_get (page->optimizer, &c->optim);
   /* a constant rate is stored as no schedule, as the CLI stores it */
   nl_run_config_set_text (&c->lr_schedule, strcmp (spec, "constant") ? spec : NULL);
-  c->epochs = (int) spin (page->epochs);
-  c->seed = (guint64) spin (page->seed);
-  c->threads = (int) spin (page->threads);
-  c->device = nl_training_page_form_device (page);
-  c->precision = MIN (adw_combo_row_get_selected (page->precision_row), NL_PRECISION_COUNT - 1);
+  nl_training_group_get (page->training, c);
 }
 
 /* The fork's overrides: the form's settings that differ from the parent's. */
@@ -271,7 +83,7 @@ nl_training_page_form_ready (NlTrainingPage *page, const char **why)
     reason = "The project is read-only";
   else if (page->lists_loading > 0 || page->prefill_loading > 0)
     reason = "Reading the project…";
-  else if (page->devices_loading)
+  else if (nl_training_group_is_loading (page->training))
     reason = "Looking for GPUs…";
   else if (!page->fork_run && !nl_training_page_form_selected (page->network_row))
     reason = "The project has no network";
@@ -380,10 +192,7 @@ fill_from_config (NlTrainingPage *page, const NlRunConfig *c)
   page->filling = TRUE;
   nl_optimizer_group_set (page->optimizer, &c->optim);
   nl_schedule_group_set_spec (page->schedule, c->lr_schedule);
-  gtk_spin_button_set_value (page->epochs, c->epochs);
-  gtk_spin_button_set_value (page->seed, (double) c->seed);
-  gtk_spin_button_set_value (page->threads, c->threads);
-  adw_combo_row_set_selected (page->precision_row, MIN (c->precision, NL_PRECISION_COUNT - 1));
+  nl_training_group_set (page->training, c);
   page->filling = FALSE;
 }
 
@@ -415,7 +224,7 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
   page->filling = TRUE;
   select_string (page->network_row, page->networks, info->network_name);
   /* shown, not chosen: a fork trains on its parent's device */
-  nl_training_page_form_select_device (page, info->device ? info->device : "cpu");
+  nl_training_group_select_device (page->training, info->device ? info->device : "cpu");
   {
     g_autoptr (NlPipelineInfo) pl = nl_pipeline_info_from_json (info->pipeline_json, NULL);
     /* runs snapshot their pipeline's contents, not its name: find a match */

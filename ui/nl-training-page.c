@@ -458,7 +458,7 @@ nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws)
       nl_training_page_form_reload (page);
       nl_training_dashboard_follow_poll (page->dashboard);
     }
-  nl_training_page_form_devices_hold (page);
+  nl_training_group_set_workspace (page->training, ws);
   nl_training_page_update_actions (page);
 }
 
@@ -506,13 +506,14 @@ nl_training_page_class_init (NlTrainingPageClass *klass)
   g_type_ensure (NL_TYPE_SCHEDULE_GROUP);
   g_type_ensure (NL_TYPE_CHECKPOINT_GROUP);
   g_type_ensure (NL_TYPE_EARLY_STOP_GROUP);
+  g_type_ensure (NL_TYPE_TRAINING_GROUP);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-training-page.ui");
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_revealer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, run_group);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, optimizer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, schedule);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, training_group);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, training);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, checkpoint);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, early_stop);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, dashboard);
@@ -601,7 +602,8 @@ gboolean
 nl_training_page_is_loading (NlTrainingPage *page)
 {
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), FALSE);
-  return page->lists_loading > 0 || page->prefill_loading > 0 || page->devices_loading;
+  return page->lists_loading > 0 || page->prefill_loading > 0
+         || nl_training_group_is_loading (page->training);
 }
 
 const char *
@@ -632,5 +634,7 @@ nl_training_page_get_form_widget (NlTrainingPage *page, const char *name)
     w = nl_schedule_group_get_control (page->schedule, name);
   if (!w)
     w = nl_checkpoint_group_get_control (page->checkpoint, name);
+  if (!w)
+    w = nl_training_group_get_control (page->training, name);
   return w ? w : nl_early_stop_group_get_control (page->early_stop, name);
 }

@@ -98,8 +98,9 @@ devices_done (GObject *source, GAsyncResult *res, gpointer data)
     {
       const NlDeviceInfo *d = g_ptr_array_index (l->list, i);
       g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_ptr_array_add (titles, d->device.type == NL_DEVICE_CPU ? g_strdup_printf ("CPU — %s", d->name)
-                                                               : g_strdup_printf ("%s — %s (%s)", d->id, d->name, mem));
+      g_ptr_array_add (titles, d->device.type == NL_DEVICE_CPU
+                                 ? g_strdup_printf ("CPU — %s", d->name)
+                                 : g_strdup_printf ("%s — %s (%s)", d->id, d->name, mem));
     }
   g_ptr_array_add (titles, NULL);
   g_clear_pointer (&self->device_infos, g_ptr_array_unref);

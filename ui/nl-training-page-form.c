@@ -1,7 +1,9 @@
-/* nl-training-page-form.c — the Training page's form: its rows (made here
- * from helpers, one line per setting), the project's networks and
- * pipelines (read off the main loop), the schedule preview, and the
- * conversions form -> start request and stored run -> form (fork). */
+/* nl-training-page-form.c — the Training page's form: the run group's rows
+ * (network, pipeline, name, fork), the project's networks and pipelines
+ * (read off the main loop), the steps per epoch and the schedule preview.
+ * The other groups are widgets of their own (nl-optimizer-group,
+ * nl-schedule-group, nl-training-group, nl-checkpoint-group,
+ * nl-early-stop-group). */
 #include "ui/nl-training-page-private.h"
 #include "ui/nl-form-rows.h"
 #include "engine/session/nl-data-preview.h"
@@ -294,8 +296,10 @@ nl_training_page_form_init (NlTrainingPage *page)
                            G_CONNECT_SWAPPED);
 
   add_fork_row (page, run);
-  page->network_row = nl_form_rows_combo (&page->rows, run, "network", "Network", NULL, G_LIST_MODEL (page->networks));
-  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", "Pipeline", NULL, G_LIST_MODEL (page->pipelines));
+  page->network_row = nl_form_rows_combo (&page->rows, run, "network", "Network", NULL,
+                                          G_LIST_MODEL (page->networks));
+  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", "Pipeline", NULL,
+                                           G_LIST_MODEL (page->pipelines));
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (page->pipeline_row), 1);
   page->name_row = ADW_ENTRY_ROW (adw_entry_row_new ());
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), "Run name (optional)");

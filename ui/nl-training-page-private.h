@@ -1,9 +1,11 @@
 /* nl-training-page-private.h — the Training page's parts, shared by
  *   nl-training-page.c            GObject, actions, the session's life
- *   nl-training-page-form.c       the form: rows, lists, schedule preview
+ *   nl-training-page-form.c       the form: run rows, lists, schedule preview
  *   nl-training-page-settings.c   form <-> run settings (start request, fork)
- * The dashboard (progress, plots, event log, follow mode) is a widget of its
- * own: nl-training-dashboard.c. */
+ * The form's groups (nl-optimizer-group, nl-schedule-group,
+ * nl-training-group, nl-checkpoint-group, nl-early-stop-group) and the
+ * dashboard (nl-training-dashboard: progress, plots, event log, follow
+ * mode) are widgets of their own. */
 #pragma once
 
 #include "engine/session/nl-run-pipeline.h"
@@ -72,7 +74,6 @@ struct _NlTrainingPage {
   GCancellable *form_cancel;   /* list and prefill reads of this project */
   GCancellable *size_cancel;   /* the count of steps per epoch */
   int lists_loading, prefill_loading;
-  int shown_kind;              /* the optimizer whose rows and defaults are shown */
   gboolean filling;            /* the form is being set from settings: no reactions */
   gint64 fork_run;             /* Start forks this run; 0: a new run */
   char *fork_parent_json;      /* its settings (nl_run_config_to_json) */

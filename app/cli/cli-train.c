@@ -304,7 +304,8 @@ nl_cli_train (int argc, char **argv)
       g_autofree char *dev = nl_device_to_string (cfg.device);
       printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g, %s %s\n",
               net->name, nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description,
-              cfg.epochs, cfg.batch_size, nl_optim_kind_name (kind), cfg.optim.lr, dev, nl_precision_name (cfg.precision));
+              cfg.epochs, cfg.batch_size, nl_optim_kind_name (kind), cfg.optim.lr, dev,
+              nl_precision_name (cfg.precision));
     }
   status = nl_trainer_run (trainer, &cb, &error) ? 0 : nl_cli_fail (error);
   nl_progress_clear (out.progress);

@@ -14,7 +14,7 @@ G_DEFINE_QUARK (nl-train-error-quark, nl_train_error)
 
 
 struct NlTrainer {
-  NlTrainConfig cfg;
+  NlRunConfig cfg;          /* a copy */
   NlDataset *train_set, *test_set;
   NlModel *model;
   NlProgram *train_prog;     /* full batches */
@@ -28,24 +28,6 @@ struct NlTrainer {
   int64_t updates;
   NlLossScale scaler;        /* fp16: dynamic loss scaling; else fixed at 1 */
 };
-
-void
-nl_train_config_init (NlTrainConfig *c)
-{
-  memset (c, 0, sizeof *c);
-  c->dataset = "fashion-mnist";
-  c->epochs = 5;
-  c->batch_size = 128;
-  nl_optim_config_init (&c->optim, NL_OPTIM_SGD);
-  c->optim.lr = 0.1f;
-  c->seed = 0;
-  c->loss = "SoftmaxCrossEntropy";
-  c->mean = 0.13f;
-  c->std = 0.31f;
-  c->eval_batch_size = 500;
-  c->workers = 1;
-  c->data.val_fraction = 0.1;
-}
 
 void
 nl_trainer_free (NlTrainer *t)
@@ -64,11 +46,12 @@ nl_trainer_free (NlTrainer *t)
   nl_metric_free (t->accuracy);
   nl_dataset_free (t->train_set);
   nl_dataset_free (t->test_set);
+  nl_run_config_clear (&t->cfg);
   g_free (t);
 }
 
 NlTrainer *
-nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
+nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
 {
   g_autoptr (NlTrainer) t = g_new0 (NlTrainer, 1);
   NlCompileOptions train_opts = { .batch = cfg->batch_size, .training = TRUE, .loss = cfg->loss,
@@ -81,7 +64,7 @@ nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error)
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "epochs and batch size must be at least 1");
       return NULL;
     }
-  t->cfg = *cfg;
+  nl_run_config_copy (&t->cfg, cfg);
   nl_loss_scale_init (&t->scaler, cfg->precision, cfg->loss_scale);
   train_opts.loss_scale = t->scaler.scale;
   nl_threads_set (cfg->threads);
@@ -172,7 +155,7 @@ nl_trainer_set_position (NlTrainer *t, int epochs_done, int64_t updates)
   t->updates = updates;
 }
 
-const NlTrainConfig *
+const NlRunConfig *
 nl_trainer_get_config (NlTrainer *t)
 {
   return &t->cfg;

@@ -5,44 +5,10 @@
 
 #include <glib.h>
 
-#include "engine/data/nl-dataset.h"
 #include "engine/nl-program.h"
-#include "engine/nl-optim.h"
+#include "engine/nl-run-config.h"
 
 G_BEGIN_DECLS
-
-#define NL_TRAIN_ERROR (nl_train_error_quark ())
-GQuark nl_train_error_quark (void);
-typedef enum {
-  NL_TRAIN_ERROR_CONFIG,
-  NL_TRAIN_ERROR_DIVERGED,   /* NaN or Inf loss */
-  NL_TRAIN_ERROR_CANCELLED,
-} NlTrainErrorCode;
-
-typedef struct {
-  const char *dataset;       /* "fashion-mnist[:DIR]", "mnist:DIR" */
-  int epochs;
-  int batch_size;
-  NlOptimConfig optim;
-  const char *lr_schedule;   /* NULL or "constant", "cosine", ... (nl-lr-schedule.h) */
-  guint64 seed;
-  int threads;               /* 0: all cores */
-  const char *loss;          /* loss appended when the network has none */
-  float mean, std;           /* input normalisation */
-  int eval_batch_size;
-  NlDatasetOptions data;     /* CSV label column, image size, validation fraction */
-  int workers;               /* loader threads (0: load in the training thread) */
-  int scheduler_workers;     /* 0: ops run inline in order; N: independent branches on N threads */
-  gboolean preload;          /* benchmark baseline: load each epoch's batches into memory before
-                                its timed loop, so the loop is fed from memory */
-  const char *augment;       /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
-  const char *val_dataset;   /* evaluate on this dataset (all of it) instead of the test split */
-  NlDevice device;           /* cpu (default) or cuda:N (core/nl-device.h) */
-  NlPrecision precision;     /* fp32 (default), bf16 or fp16 autocast of Dense and Conv2D */
-  float loss_scale;          /* fp16: the first dynamic loss scale (0: 65536); bf16 and fp32 need none */
-} NlTrainConfig;
-
-void nl_train_config_init (NlTrainConfig *c);
 
 typedef struct NlTrainer NlTrainer;
 
@@ -64,7 +30,9 @@ typedef struct {
   gboolean (*epoch_done) (gpointer user, NlTrainer *t, const NlEpochReport *r, GError **error);
 } NlTrainCallbacks;
 
-NlTrainer *nl_trainer_new (const NlNetwork *net, const NlTrainConfig *cfg, GError **error);
+/* The trainer keeps a copy of cfg (the trainer uses its training settings,
+ * not its checkpoint policy). */
+NlTrainer *nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error);
 void nl_trainer_free (NlTrainer *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlTrainer, nl_trainer_free)
 /* Runs the epochs from the next one to cfg->epochs. */
@@ -78,7 +46,7 @@ NlModel *nl_trainer_get_model (NlTrainer *t);
  * functions of the seed, the epoch and the update count). */
 void nl_trainer_get_position (NlTrainer *t, int *epochs_done, int64_t *updates);
 void nl_trainer_set_position (NlTrainer *t, int epochs_done, int64_t updates);
-const NlTrainConfig *nl_trainer_get_config (NlTrainer *t);
+const NlRunConfig *nl_trainer_get_config (NlTrainer *t);
 /* fp16's dynamic loss scaling so far: the scale the next step uses and how
  * many steps were skipped because their gradients overflowed (1 and 0 for
  * fp32 and bf16). */

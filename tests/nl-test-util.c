@@ -124,10 +124,10 @@ nl_test_write_idx_dataset (const char *dir, int n_train, int n_test)
 }
 
 void
-nl_test_tiny_train_config (NlTrainConfig *cfg, const char *dataset)
+nl_test_tiny_train_config (NlRunConfig *cfg, const char *dataset)
 {
-  nl_train_config_init (cfg);
-  cfg->dataset = dataset;
+  nl_run_config_init (cfg);
+  nl_run_config_set_text (&cfg->dataset, dataset);
   cfg->epochs = 3;
   cfg->batch_size = 32;
   cfg->eval_batch_size = 100;

@@ -56,4 +56,4 @@ void nl_test_write_idx_dataset (const char *dir, int n_train, int n_test);
 void nl_test_write_idx_dataset_sized (const char *dir, int side, int n_train, int n_test);
 /* The training of those runs on dataset: 3 epochs of batches of 32 (eval
  * batches of 100), SGD at 0.05, seed 5, loading in the training thread. */
-void nl_test_tiny_train_config (NlTrainConfig *cfg, const char *dataset);
+void nl_test_tiny_train_config (NlRunConfig *cfg, const char *dataset);

@@ -40,14 +40,13 @@ train_run (const char *network)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (network, -1, &error);
   g_autofree char *spec = dataset_spec ();
-  NlTrainConfig cfg;
-  NlRunOptions opts = { 0 };
+  g_auto (NlRunConfig) cfg = { 0 };
   gint64 run = 0;
 
   g_assert_no_error (error);
   nl_test_tiny_train_config (&cfg, spec);
   cfg.threads = 1;
-  g_assert_true (nl_run_train (project, "tiny", net, &cfg, &opts, &run, &error));
+  g_assert_true (nl_run_train (project, "tiny", net, &cfg, NULL, &run, &error));
   g_assert_no_error (error);
   return run;
 }
@@ -74,12 +73,12 @@ reference_of (gint64 run, const char *network, int output, const char *which, Re
   g_autoptr (GBytes) blob = NULL;
   NlCompileOptions co = { .batch = 1 };
   NlOptimConfig sgd;
-  NlTrainConfig defaults;
+  g_auto (NlRunConfig) defaults = { 0 };
   gint64 ckpt;
 
   g_assert_no_error (error);
   g_assert_cmpint (ds->length, ==, N_TEST);
-  nl_train_config_init (&defaults); /* the run used the default mean and std */
+  nl_run_config_init (&defaults); /* the run used the default mean and std */
   nl_optim_config_init (&sgd, NL_OPTIM_SGD);
   model = nl_model_new (net, &ds->sample_shape, 0, &error);
   g_assert_no_error (error);
@@ -470,8 +469,8 @@ make_run (const char *network, const char *dataset, gboolean checkpoint)
   g_autofree char *hp = NULL;
   gint64 run;
   nl_run_config_init (&rc);
-  rc.cfg.dataset = dataset;
-  hp = nl_run_config_to_json (&rc.cfg);
+  nl_run_config_set_text (&rc.dataset, dataset);
+  hp = nl_run_config_to_json (&rc);
   nl_run_config_clear (&rc);
   NlRunInfo info = { .name = (char *) "made", .network_name = (char *) "tiny", .network_json = (char *) network,
                      .hparams_json = hp, .device = (char *) "cpu", .status = (char *) "finished" };

@@ -36,13 +36,12 @@ train_run (NlProject *p)
   g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
   g_autofree char *spec = g_strdup_printf ("mnist:%s", data_dir);
   const char *other = g_getenv ("NL_EVAL_DATASET");
-  NlTrainConfig cfg;
-  NlRunOptions opts = { 0 };
+  g_auto (NlRunConfig) cfg = { 0 };
 
   g_assert_no_error (error);
   nl_test_tiny_train_config (&cfg, other ? other : spec);
   cfg.epochs = other ? 1 : 3;
-  g_assert_true (nl_run_train (p, "tiny", net, &cfg, &opts, &run_id, &error));
+  g_assert_true (nl_run_train (p, "tiny", net, &cfg, NULL, &run_id, &error));
   g_assert_no_error (error);
 }
 

@@ -55,15 +55,15 @@ hparams (const RunSpec *s)
 {
   g_auto (NlRunConfig) rc = { 0 };
   nl_run_config_init (&rc);
-  rc.cfg.dataset = "fashion-mnist";
-  rc.cfg.loss = "softmax_ce";
-  rc.cfg.seed = 7;
-  rc.cfg.epochs = s->epochs;
-  rc.cfg.batch_size = s->batch;
+  nl_run_config_set_text (&rc.dataset, "fashion-mnist");
+  nl_run_config_set_text (&rc.loss, "softmax_ce");
+  rc.seed = 7;
+  rc.epochs = s->epochs;
+  rc.batch_size = s->batch;
   /* same optimizer defaults for all: only the kind's name differs */
-  g_assert_true (nl_optim_kind_parse (s->optimizer, &rc.cfg.optim.kind, NULL));
-  rc.cfg.optim.lr = (float) s->lr;
-  return nl_run_config_to_json (&rc.cfg);
+  g_assert_true (nl_optim_kind_parse (s->optimizer, &rc.optim.kind, NULL));
+  rc.optim.lr = (float) s->lr;
+  return nl_run_config_to_json (&rc);
 }
 
 /* The points of run i: per step a batch loss, per epoch test accuracy,

@@ -102,7 +102,7 @@ on_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **err
 }
 
 static void
-config (NlTrainConfig *cfg, const char *spec, NlPrecision precision, float loss_scale)
+config (NlRunConfig *cfg, const char *spec, NlPrecision precision, float loss_scale)
 {
   nl_test_tiny_train_config (cfg, spec);
   /* momentum: the faint rows are learnt in 3 short epochs */
@@ -113,7 +113,7 @@ config (NlTrainConfig *cfg, const char *spec, NlPrecision precision, float loss_
 }
 
 static NlTrainer *
-new_trainer (const char *json, const NlTrainConfig *cfg)
+new_trainer (const char *json, const NlRunConfig *cfg)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
@@ -188,7 +188,7 @@ test_precisions_train (void)
 
       for (int p = 0; p < NL_PRECISION_COUNT; p++)
         {
-          NlTrainConfig cfg;
+          g_auto (NlRunConfig) cfg = { 0 };
           g_autoptr (NlTrainer) t = NULL;
           config (&cfg, data_spec, p, 0);
           t = new_trainer (nets[k], &cfg);
@@ -252,7 +252,7 @@ read_file (const char *dir, const char *name, gsize header, gsize want)
  * weights and the scaled logit gradient as precision p does: the change of
  * W. The batch's order does not matter to its sum. */
 static void
-ref_step (const float *w, const float *b, const NlTrainConfig *cfg, NlPrecision p, float scale, double *dw)
+ref_step (const float *w, const float *b, const NlRunConfig *cfg, NlPrecision p, float scale, double *dw)
 {
   const int k = SIDE * SIDE;
   g_autofree guint8 *px = read_file (one_dir, "train-images-idx3-ubyte", 16, (gsize) N_ONE * k);
@@ -305,7 +305,7 @@ test_one_step_reference (void)
 
   for (int p = 0; p < NL_PRECISION_COUNT; p++)
     {
-      NlTrainConfig cfg;
+      g_auto (NlRunConfig) cfg = { 0 };
       g_autoptr (NlTrainer) t = NULL;
       g_autofree float *w0 = NULL;
       g_autofree double *ref = g_new (double, (gsize) UNITS * k);
@@ -360,7 +360,7 @@ test_one_step_reference (void)
 static void
 test_fp16_overflow_backs_off (void)
 {
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (NlTrainer) t = NULL;
   g_autoptr (GArray) w = NULL;
   float scale = 0;
@@ -394,7 +394,7 @@ test_fp16_skipped_step_untouched (void)
   const float scales[2] = { 16777216.0f, 1.0f };
   for (int s = 0; s < 2; s++)
     {
-      NlTrainConfig cfg;
+      g_auto (NlRunConfig) cfg = { 0 };
       g_autoptr (NlTrainer) t = NULL;
       g_autoptr (GArray) w0 = NULL, st0 = NULL, w1 = NULL, st1 = NULL;
       float scale = 0;
@@ -449,7 +449,7 @@ test_fp16_scale_choices (void)
 
   for (int s = 0; s < 3; s++)
     {
-      NlTrainConfig cfg;
+      g_auto (NlRunConfig) cfg = { 0 };
       g_autoptr (NlTrainer) t = NULL;
       g_autoptr (GArray) w = NULL;
       float scale = 0;
@@ -468,7 +468,7 @@ test_fp16_scale_choices (void)
       g_assert_nonnull (r[s].epoch1);
     }
   {
-    NlTrainConfig cfg;
+    g_auto (NlRunConfig) cfg = { 0 };
     g_autoptr (NlTrainer) t = NULL;
     config (&cfg, data_spec, NL_PRECISION_F32, 0);
     t = new_trainer (mlp_json, &cfg);
@@ -504,7 +504,7 @@ test_bf16_never_scales (void)
       Run r[2] = { 0 };
       for (int s = 0; s < 2; s++)
         {
-          NlTrainConfig cfg;
+          g_auto (NlRunConfig) cfg = { 0 };
           g_autoptr (NlTrainer) t = NULL;
           float scale = 0;
           guint64 skipped = 1;
@@ -542,7 +542,7 @@ test_fp16_clipping_unscaled (void)
       double d, d_free;
       for (int s = 0; s < 3; s++)
         {
-          NlTrainConfig cfg;
+          g_auto (NlRunConfig) cfg = { 0 };
           g_autoptr (NlTrainer) t = NULL;
           Run r = { 0 };
           config (&cfg, data_spec, NL_PRECISION_F16, scales[s % 2]);
@@ -577,7 +577,8 @@ test_fp16_clipping_unscaled (void)
 static void
 test_fp16_resume_bit_exact (void)
 {
-  NlTrainConfig cfg, first;
+  g_auto (NlRunConfig) cfg = { 0 };
+  g_auto (NlRunConfig) first = { 0 };
   g_autoptr (NlTrainer) whole = NULL, part = NULL, resumed = NULL, forgetful = NULL;
   g_autoptr (GArray) w_whole = NULL, s_whole = NULL, w_resumed = NULL, s_resumed = NULL, w_forgot = NULL;
   g_autoptr (GBytes) blob = NULL;
@@ -597,7 +598,7 @@ test_fp16_resume_bit_exact (void)
   w_whole = weights_of (whole);
   s_whole = collect (whole, TRUE);
 
-  first = cfg;
+  nl_run_config_copy (&first, &cfg);
   first.epochs = 1;
   part = new_trainer (mlp_json, &first);
   run (part, &r);

@@ -48,13 +48,13 @@ static const char *net_json =
 #define LONG_EPOCHS 25
 
 static void
-config (NlTrainConfig *cfg, int epochs, float lr, char **spec)
+config (NlRunConfig *cfg, int epochs, float lr, char **spec)
 {
   *spec = g_strdup_printf ("mnist:%s", data_dir);
-  nl_train_config_init (cfg);
+  nl_run_config_init (cfg);
   nl_optim_config_init (&cfg->optim, NL_OPTIM_SGD);
   cfg->optim.lr = lr;
-  cfg->dataset = *spec;
+  nl_run_config_set_text (&cfg->dataset, *spec);
   cfg->epochs = epochs;
   cfg->batch_size = 32;
   cfg->eval_batch_size = 100;
@@ -212,14 +212,13 @@ ended (Watch *w, const char *status)
 }
 
 static NlSession *
-new_train (Watch *w, const NlTrainConfig *cfg, const NlRunOptions *opts)
+new_train (Watch *w, const NlRunConfig *cfg)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
-  NlRunOptions none = { 0 };
   NlSession *s;
   g_assert_no_error (error);
-  s = nl_session_new_train (w->p, "session test", net, cfg, opts ? opts : &none, &error);
+  s = nl_session_new_train (w->p, "session test", net, cfg, &error);
   g_assert_no_error (error);
   g_assert_nonnull (s);
   return s;
@@ -269,7 +268,7 @@ test_train (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   gint64 run;
   g_autoptr (NlRunInfo) info = NULL;
   g_autoptr (GArray) loss = NULL, batch_loss = NULL, ckpts = NULL;
@@ -277,9 +276,9 @@ test_train (void)
 
   watch_init (&w);
   config (&cfg, 3, 0.1f, &spec);
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   nl_session_free (g_steal_pointer (&w.s));   /* never started: nothing to join */
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   memset (spec, 'x', strlen (spec));   /* the session keeps its own copies of every string */
   watch_run (&w);
 
@@ -373,12 +372,12 @@ test_pause (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (NlRunInfo) info = NULL;
 
   watch_init (&w);
   config (&cfg, LONG_EPOCHS, 0.1f, &spec);
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   w.hook = pause_hook;
   watch_run (&w);
   g_assert_true (w.pause_checked);
@@ -420,13 +419,13 @@ check_stopped (Hook hook)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (NlRunInfo) info = NULL;
   g_autoptr (GError) error = NULL;
 
   watch_init (&w);
   config (&cfg, LONG_EPOCHS, 0.1f, &spec);
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   w.hook = hook;
   w.stop_on = NL_SESSION_EVENT_BATCH;
   watch_run (&w);
@@ -458,7 +457,7 @@ test_stop_paused (void)
 /* An error ends the session with one ERROR, FINISHED failed with the same
  * message, the run failed with it, and the project intact and openable. */
 static void
-check_failed (const NlTrainConfig *cfg, const char *needle)
+check_failed (const NlRunConfig *cfg, const char *needle)
 {
   Watch w;
   g_autoptr (NlRunInfo) info = NULL;
@@ -468,7 +467,7 @@ check_failed (const NlTrainConfig *cfg, const char *needle)
   const char *message;
 
   watch_init (&w);
-  w.s = new_train (&w, cfg, NULL);
+  w.s = new_train (&w, cfg);
   watch_run (&w);
   g_assert_cmpint (ev (&w, 0)->kind, ==, NL_SESSION_EVENT_STARTED);
   g_assert_cmpint (ev (&w, 0)->run, >, 0);
@@ -496,7 +495,7 @@ static void
 test_error_diverges (void)
 {
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   config (&cfg, 3, 1e30f, &spec);
   check_failed (&cfg, "the loss became");
 }
@@ -505,28 +504,31 @@ static void
 test_error_dataset (void)
 {
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   config (&cfg, 3, 0.1f, &spec);
-  cfg.dataset = "mnist:/nonexistent-netloom-dir";
+  nl_run_config_set_text (&cfg.dataset, "mnist:/nonexistent-netloom-dir");
   check_failed (&cfg, "/nonexistent-netloom-dir");
 }
 
-/* lr 0: the test accuracy cannot change, so patience 1 stops at epoch 2;
+/* lr 1e-30 (no update a float can hold): the test accuracy cannot change,
+ * so patience 1 stops at epoch 2;
  * restore_best adds the best weights as the newest checkpoint */
 static void
 test_early_stop (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
-  NlRunOptions opts = { .early_stop_metric = "test_accuracy", .patience = 1, .restore_best = TRUE };
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (NlRunInfo) info = NULL;
   g_autoptr (GArray) ckpts = NULL;
   const char *message;
 
   watch_init (&w);
-  config (&cfg, 8, 0.0f, &spec);
-  w.s = new_train (&w, &cfg, &opts);
+  config (&cfg, 8, 1e-30f, &spec);
+  nl_run_config_set_text (&cfg.early_stop_metric, "test_accuracy");
+  cfg.patience = 1;
+  cfg.restore_best = TRUE;
+  w.s = new_train (&w, &cfg);
   watch_run (&w);
   info = ended (&w, "finished");
   message = last_event (&w)->message;
@@ -553,13 +555,15 @@ test_early_stop_min_delta (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
-  NlRunOptions opts = { .early_stop_metric = "train_loss", .patience = 2, .min_delta = 100 };
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (NlRunInfo) info = NULL;
 
   watch_init (&w);
   config (&cfg, 6, 0.1f, &spec);
-  w.s = new_train (&w, &cfg, &opts);
+  nl_run_config_set_text (&cfg.early_stop_metric, "train_loss");
+  cfg.patience = 2;
+  cfg.min_delta = 100;
+  w.s = new_train (&w, &cfg);
   watch_run (&w);
   info = ended (&w, "finished");
   g_assert_true (g_str_has_prefix (last_event (&w)->message, "early stopping at epoch 3 (best train_loss "));
@@ -573,18 +577,28 @@ test_bad_options (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, NULL);
-  const NlRunOptions bad[] = { { .early_stop_metric = "val_loss" }, { .patience = -1 }, { .min_delta = NAN },
-                               { .min_delta = -0.1 }, { .monitor = "accuracy" } };
+  enum { N_BAD = 6 };
   g_autoptr (GPtrArray) runs = NULL;
 
   watch_init (&w);
   config (&cfg, 1, 0.1f, &spec);
-  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+  for (int i = 0; i < N_BAD; i++)
     {
       g_autoptr (GError) error = NULL;
-      g_assert_null (nl_session_new_train (w.p, NULL, net, &cfg, &bad[i], &error));
+      g_auto (NlRunConfig) bad = { 0 };
+      nl_run_config_copy (&bad, &cfg);
+      switch (i)
+        {
+        case 0: nl_run_config_set_text (&bad.early_stop_metric, "val_loss"); break;
+        case 1: bad.patience = -1; break;
+        case 2: bad.min_delta = NAN; break;
+        case 3: bad.min_delta = -0.1; break;
+        case 4: nl_run_config_set_text (&bad.monitor, "accuracy"); break;
+        default: bad.keep_last = -1; break;
+        }
+      g_assert_null (nl_session_new_train (w.p, NULL, net, &bad, &error));
       g_assert_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG);
       g_test_message ("%s", error->message);
     }
@@ -599,7 +613,7 @@ test_coalescing (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   gint64 t0;
   double secs;
   guint n, batches;
@@ -608,7 +622,7 @@ test_coalescing (void)
   watch_init (&w);
   config (&cfg, 3, 0.01f, &spec);
   cfg.batch_size = 1;
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   t0 = g_get_monotonic_time ();
   watch_run (&w);
   secs = (g_get_monotonic_time () - t0) / 1e6;
@@ -638,13 +652,13 @@ test_wakeup_once (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (GError) error = NULL;
   guint calls = 0, n;
 
   watch_init (&w);
   config (&cfg, 2, 0.1f, &spec);
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   nl_session_set_wakeup (w.s, g_main_context_default (), count_wakeup, &calls);
   g_assert_true (nl_session_start (w.s, &error));
   nl_session_wait (w.s);
@@ -681,12 +695,12 @@ test_free_in_callback (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (NlRunInfo) info = NULL;
 
   watch_init (&w);
   config (&cfg, LONG_EPOCHS, 0.1f, &spec);
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   w.hook = free_hook;
   watch_loop (&w);
   g_assert_null (w.s);
@@ -704,7 +718,7 @@ test_resume_fork (void)
 {
   Watch w;
   g_autofree char *spec = NULL;
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (NlRunInfo) parent = NULL, child = NULL;
   gint64 run, forked;
@@ -714,7 +728,7 @@ test_resume_fork (void)
 
   watch_init (&w);
   config (&cfg, 6, 0.1f, &spec);
-  w.s = new_train (&w, &cfg, NULL);
+  w.s = new_train (&w, &cfg);
   w.hook = stop_hook;
   w.stop_on = NL_SESSION_EVENT_CHECKPOINT;
   watch_run (&w);
@@ -762,9 +776,9 @@ test_resume_fork (void)
   g_assert_cmpint (child->seed, ==, 11);
   nl_run_config_init (&rc);
   g_assert_true (nl_run_config_from_json (&rc, child->hparams_json, &error));
-  g_assert_cmpfloat (rc.cfg.optim.lr, ==, 0.01f);
-  g_assert_cmpint (rc.cfg.epochs, ==, 8);
-  g_assert_cmpint (rc.cfg.batch_size, ==, 32);   /* the rest is the parent's */
+  g_assert_cmpfloat (rc.optim.lr, ==, 0.01f);
+  g_assert_cmpint (rc.epochs, ==, 8);
+  g_assert_cmpint (rc.batch_size, ==, 32);   /* the rest is the parent's */
   g_assert_cmpuint (count (&w, NL_SESSION_EVENT_EPOCH), ==, 2);   /* from the last checkpoint, epoch 6 */
   watch_clear (&w);
 }

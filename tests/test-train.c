@@ -51,15 +51,15 @@ static const char *net_json =
   "\"edges\":[\"data -> flat\",\"flat -> fc1\",\"fc1 -> drop\",\"drop -> act\",\"act -> fc2\"]}";
 
 static void
-config (NlTrainConfig *cfg, NlOptimKind kind, float lr)
+config (NlRunConfig *cfg, NlOptimKind kind, float lr)
 {
   static char *spec;
   if (!spec)
     spec = g_strdup_printf ("mnist:%s", data_dir);
-  nl_train_config_init (cfg);
+  nl_run_config_init (cfg);
   nl_optim_config_init (&cfg->optim, kind);
   cfg->optim.lr = lr;
-  cfg->dataset = spec;
+  nl_run_config_set_text (&cfg->dataset, spec);
   cfg->epochs = 3;
   cfg->batch_size = 32;   /* 600 samples: a smaller last batch of 24 is kept */
   cfg->eval_batch_size = 64;
@@ -90,7 +90,7 @@ on_epoch (gpointer user, const NlEpochReport *r)
 }
 
 static NlTrainer *
-train_net (const char *json, const NlTrainConfig *cfg, Seen *seen)
+train_net (const char *json, const NlRunConfig *cfg, Seen *seen)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
@@ -103,7 +103,7 @@ train_net (const char *json, const NlTrainConfig *cfg, Seen *seen)
 }
 
 static NlTrainer *
-train (const NlTrainConfig *cfg, Seen *seen)
+train (const NlRunConfig *cfg, Seen *seen)
 {
   return train_net (net_json, cfg, seen);
 }
@@ -111,7 +111,7 @@ train (const NlTrainConfig *cfg, Seen *seen)
 static void
 test_learns (void)
 {
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   Seen seen = { 0 };
   g_autoptr (NlTrainer) t = NULL;
   config (&cfg, NL_OPTIM_SGD, 0.1f);
@@ -140,7 +140,7 @@ assert_weights (NlTrainer *a, NlTrainer *b, gboolean equal)
 static void
 test_reproducible (void)
 {
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   Seen s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
   g_autoptr (NlTrainer) a = NULL, b = NULL, c = NULL;
   config (&cfg, NL_OPTIM_ADAM, 0.01f);
@@ -160,12 +160,12 @@ test_every_optimizer (void)
   const float lrs[NL_OPTIM_COUNT] = { 0.1f, 0.05f, 0.005f, 0.005f, 0.002f, 0.05f };
   for (int k = 0; k < NL_OPTIM_COUNT; k++)
     {
-      NlTrainConfig cfg;
+      g_auto (NlRunConfig) cfg = { 0 };
       Seen seen = { 0 };
       g_autoptr (NlTrainer) t = NULL;
       config (&cfg, k, lrs[k]);
       cfg.epochs = 2;
-      cfg.lr_schedule = "cosine+warmup:5";
+      nl_run_config_set_text (&cfg.lr_schedule, "cosine+warmup:5");
       t = train (&cfg, &seen);
       g_test_message ("%s: loss %.4f test acc %.4f", nl_optim_kind_name (k), seen.last.train_loss, seen.last.test_acc);
       g_assert_cmpfloat (seen.last.test_acc, >, 0.5);
@@ -175,7 +175,7 @@ test_every_optimizer (void)
 static void
 test_diverges (void)
 {
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
   g_autoptr (NlTrainer) t = NULL;
@@ -199,7 +199,7 @@ test_failing_op (void)
     "\"edges\":[\"data -> flat\",\"flat -> fc\"]}";
   for (int workers = 0; workers <= 2; workers += 2)
     {
-      NlTrainConfig cfg;
+      g_auto (NlRunConfig) cfg = { 0 };
       g_autoptr (GError) error = NULL;
       g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
       g_autoptr (NlTrainer) t = NULL;
@@ -223,7 +223,7 @@ test_failing_op (void)
 static void
 test_scheduler_workers (void)
 {
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   Seen s1 = { 0 }, s2 = { 0 };
   g_autoptr (NlTrainer) a = NULL, b = NULL;
   /* two towers joined by Add: their forward and backward ops are independent */
@@ -247,12 +247,12 @@ test_scheduler_workers (void)
 static void
 test_missing_dataset (void)
 {
-  NlTrainConfig cfg;
+  g_auto (NlRunConfig) cfg = { 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
   g_autoptr (NlTrainer) t = NULL;
   config (&cfg, NL_OPTIM_SGD, 0.1f);
-  cfg.dataset = "mnist:/nonexistent-dir";
+  nl_run_config_set_text (&cfg.dataset, "mnist:/nonexistent-dir");
   t = nl_trainer_new (net, &cfg, &error);
   g_assert_null (t);
   g_assert_nonnull (error);

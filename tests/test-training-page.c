@@ -14,6 +14,7 @@
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
 #include "ui/nl-lr-preview.h"
+#include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
 typedef struct {
@@ -490,10 +491,10 @@ test_fork (Fixture *f, gconstpointer data)
   g_assert_cmpint (info->parent_checkpoint, >, 0);
   nl_run_config_init (&rc);
   g_assert_true (nl_run_config_from_json (&rc, info->hparams_json, NULL));
-  g_assert_cmpint (rc.cfg.optim.kind, ==, NL_OPTIM_ADAM);
-  g_assert_cmpfloat_with_epsilon (rc.cfg.optim.lr, 0.0005, 1e-7);
-  g_assert_cmpint (rc.cfg.epochs, ==, 3);
-  g_assert_cmpint (rc.cfg.batch_size, ==, 64);
+  g_assert_cmpint (rc.optim.kind, ==, NL_OPTIM_ADAM);
+  g_assert_cmpfloat_with_epsilon (rc.optim.lr, 0.0005, 1e-7);
+  g_assert_cmpint (rc.epochs, ==, 3);
+  g_assert_cmpint (rc.batch_size, ==, 64);
   g_assert_cmpint (info->epochs_done, ==, 3);
 
   /* leaving fork mode: Start makes new runs again */
@@ -584,8 +585,8 @@ test_follow (Fixture *f, gconstpointer data)
   g_assert_nonnull (q);
   net = nl_project_load_network (q, "mlp", 0, NULL);
   nl_run_config_init (&rc);
-  rc.cfg.epochs = 2;
-  hp = nl_run_config_to_json (&rc.cfg);
+  rc.epochs = 2;
+  hp = nl_run_config_to_json (&rc);
   info.name = (char *) "cli run";
   info.network_name = (char *) "mlp";
   info.network_json = net;
@@ -668,7 +669,7 @@ test_device (Fixture *f, gconstpointer data)
                    ==, "bf16");
   nl_run_config_init (&rc);
   g_assert_true (nl_run_config_from_json (&rc, info->hparams_json, NULL));
-  g_assert_cmpint (rc.cfg.precision, ==, NL_PRECISION_BF16);
+  g_assert_cmpint (rc.precision, ==, NL_PRECISION_BF16);
 
   /* a fork shows its parent's precision and device, and keeps the device */
   select_item (f, "precision", "fp16");
@@ -679,6 +680,81 @@ test_device (Fixture *f, gconstpointer data)
   g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (row)));
   activate (f, "training.cancel-fork");
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (row)));
+}
+
+/* A new optimizer starts from its own defaults and shows only the rows it
+ * uses; a stored run's settings shown in the form keep theirs. */
+static void
+test_optimizer_rows (Fixture *f, gconstpointer data)
+{
+  GtkWidget *beta1_row;
+
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (f, "lr")), ==, 0.1f);   /* SGD's, as the CLI's */
+  gtk_spin_button_set_value (spin (f, "clip-norm"), 2);
+  select_item (f, "optimizer", "RMSProp");
+  nl_test_pump (10);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "lr")), 0.001, 1e-9);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "momentum")), 0.9, 1e-7);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "epsilon")), 1e-7, 1e-12);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (f, "clip-norm")), ==, 2);  /* not an optimizer default */
+  beta1_row = gtk_widget_get_ancestor (GTK_WIDGET (spin (f, "beta1")), ADW_TYPE_PREFERENCES_ROW);
+  g_assert_false (gtk_widget_get_visible (beta1_row));
+  g_assert_true (gtk_widget_get_visible (gtk_widget_get_ancestor (GTK_WIDGET (spin (f, "rho")),
+                                                                  ADW_TYPE_PREFERENCES_ROW)));
+  select_item (f, "optimizer", "Adam");
+  nl_test_pump (10);
+  g_assert_true (gtk_widget_get_visible (beta1_row));
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "beta2")), 0.999, 1e-7);
+  /* the ranges are the run settings' */
+  {
+    double lo, hi;
+    gtk_spin_button_get_range (spin (f, "epochs"), &lo, &hi);
+    g_assert_cmpfloat (lo, ==, nl_run_config_find_field ("epochs")->min);
+    g_assert_cmpfloat (hi, ==, nl_run_config_find_field ("epochs")->max);
+    gtk_spin_button_get_range (spin (f, "keep"), &lo, &hi);
+    g_assert_cmpfloat (lo, ==, nl_run_config_find_field ("keep_last")->min);
+  }
+}
+
+/* At 1280x800 the dashboard's right-most parts lie inside the window
+ * (the form gives way); they were cut off at the right edge before. */
+static void
+test_fits_1280 (Fixture *f, gconstpointer data)
+{
+  NlTrainingPage *page = g_object_new (NL_TYPE_TRAINING_PAGE, NULL);
+  GtkWindow *win = nl_test_show_in_window (GTK_WIDGET (page), 1280, 800);
+  const char *ids[] = { "log_button", "eta_label", "log_scroller", "progress" };
+  GtkWidget *parts[G_N_ELEMENTS (ids) + 1];
+  graphene_rect_t r;
+
+  nl_training_page_set_workspace (page, f->ws);
+  for (int i = 0; i < 100 && nl_training_page_is_loading (page); i++)
+    nl_test_pump (20);
+  nl_test_pump (100);
+  /* the window stayed 1280 wide: nothing forced it wider */
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (win)), ==, 1280);
+  g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (win)), ==, 800);
+  GtkWidget *dashboard = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), NL_TYPE_TRAINING_PAGE,
+                                                                  "dashboard"));
+  g_assert_true (NL_IS_TRAINING_DASHBOARD (dashboard));
+  for (gsize i = 0; i < G_N_ELEMENTS (ids); i++)
+    parts[i] = GTK_WIDGET (gtk_widget_get_template_child (dashboard, NL_TYPE_TRAINING_DASHBOARD, ids[i]));
+  parts[G_N_ELEMENTS (ids)] = GTK_WIDGET (nl_training_page_get_plot (page, "loss"));
+  for (gsize i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      g_assert_nonnull (parts[i]);
+      g_assert_true (gtk_widget_get_mapped (parts[i]));
+      g_assert_true (gtk_widget_compute_bounds (parts[i], GTK_WIDGET (win), &r));
+      g_test_message ("%s: x %.0f .. %.0f, y %.0f .. %.0f", i < G_N_ELEMENTS (ids) ? ids[i] : "plot",
+                      r.origin.x, r.origin.x + r.size.width, r.origin.y, r.origin.y + r.size.height);
+      g_assert_cmpfloat (r.size.width, >, 0);
+      g_assert_cmpfloat (r.origin.x, >=, 0);
+      g_assert_cmpfloat (r.origin.x + r.size.width, <=, 1280);
+      g_assert_cmpfloat (r.origin.y + r.size.height, <=, 800);
+    }
+  nl_training_page_set_workspace (page, NULL);
+  gtk_window_destroy (win);
+  nl_test_pump (20);
 }
 
 int
@@ -694,6 +770,8 @@ main (int argc, char **argv)
   ADD ("schedule-preview", test_schedule_preview);
   ADD ("follow", test_follow);
   ADD ("device", test_device);
+  ADD ("fits-1280x800", test_fits_1280);
+  ADD ("optimizer-rows", test_optimizer_rows);
 #undef ADD
   return g_test_run ();
 }

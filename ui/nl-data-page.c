@@ -4,6 +4,7 @@
  * kept as a draft while another one is shown. */
 #include "ui/nl-data-page-private.h"
 #include "ui/nl-file-chooser.h"
+#include "engine/session/nl-run-pipeline.h"
 
 #include <math.h>
 #include <string.h>
@@ -694,6 +695,9 @@ nl_data_page_init (NlDataPage *page)
     }
   gtk_menu_button_set_menu_model (page->add_transform_button, G_MENU_MODEL (menu));
 
+  /* the loader's limit, as the run settings take it */
+  gtk_adjustment_set_upper (gtk_spin_button_get_adjustment (page->workers_spin),
+                            nl_run_config_find_field ("workers")->max);
   g_signal_connect_swapped (page->pipeline_row, "notify::selected", G_CALLBACK (on_pipeline_selected), page);
   g_signal_connect_swapped (page->source_row, "notify::selected", G_CALLBACK (on_source_changed), page);
   g_signal_connect_swapped (page->split_spin, "value-changed", G_CALLBACK (on_data_option_changed), page);

@@ -1,295 +1,26 @@
-/* nl-training-page-form.c — the Training page's form: its rows (made here
- * from helpers, one line per setting), the project's networks and
- * pipelines (read off the main loop), the schedule preview, and the
- * conversions form -> start request and stored run -> form (fork). */
+/* nl-training-page-form.c — the Training page's form: the run group's rows
+ * (network, pipeline, name, fork), the project's networks and pipelines
+ * (read off the main loop), the steps per epoch and the schedule preview.
+ * The other groups are widgets of their own (nl-optimizer-group,
+ * nl-schedule-group, nl-training-group, nl-checkpoint-group,
+ * nl-early-stop-group). */
 #include "ui/nl-training-page-private.h"
+#include "ui/nl-form-rows.h"
 #include "engine/session/nl-data-preview.h"
 
 #include <math.h>
 #include <string.h>
 
-/* the optimizer drop-down lists NlOptimKind in order */
-G_STATIC_ASSERT (NL_OPTIM_SGD == 0 && NL_OPTIM_NAG == 1 && NL_OPTIM_ADAM == 2 && NL_OPTIM_ADAMW == 3
-                 && NL_OPTIM_RMSPROP == 4 && NL_OPTIM_ADAGRAD == 5 && NL_OPTIM_COUNT == 6);
 
-static const char *const optimizer_titles[] = { "SGD", "Nesterov (NAG)", "Adam", "AdamW", "RMSProp", "AdaGrad", NULL };
-enum { SCHED_CONSTANT, SCHED_FACTOR, SCHED_MULTIFACTOR, SCHED_COSINE, SCHED_POLY };
-static const char *const schedule_titles[] = { "Constant", "Step decay", "Multi-step decay", "Cosine", "Polynomial",
-                                               NULL };
-static const char *const schedule_names[] = { "constant", "factor", "multifactor", "cosine", "poly" };
-static const char *const metric_titles[] = { "Test accuracy", "Train accuracy", "Train loss", NULL };
-
-
-/* ---- row helpers ---- */
-
-static void
-add_row (GtkWidget *parent, GtkWidget *row)
-{
-  if (ADW_IS_EXPANDER_ROW (parent))
-    adw_expander_row_add_row (ADW_EXPANDER_ROW (parent), row);
-  else
-    adw_preferences_group_add (ADW_PREFERENCES_GROUP (parent), row);
-}
-
-/* Rates and small constants read as "1e-08" rather than in fixed decimals. */
-static gboolean
-spin_output_g (GtkSpinButton *spin, gpointer data)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (buf, sizeof buf, "%g", gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin)));
-  if (g_strcmp0 (buf, gtk_editable_get_text (GTK_EDITABLE (spin))) != 0)
-    gtk_editable_set_text (GTK_EDITABLE (spin), buf);
-  return TRUE;
-}
-
-static int
-spin_input_g (GtkSpinButton *spin, double *value, gpointer data)
-{
-  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (spin))));
-  char *end = NULL;
-  double v = g_ascii_strtod (text, &end);
-  if (!*text || !end || *end || !isfinite (v))
-    return GTK_INPUT_ERROR;
-  *value = v;
-  return TRUE;
-}
-
-static GtkSpinButton *
-add_spin (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *title, const char *subtitle,
-          double lower, double upper, double step, int digits, double value)
-{
-  GtkAdjustment *adj = gtk_adjustment_new (value, lower, upper, step, step * 10, 0);
-  GtkWidget *spin = gtk_spin_button_new (adj, step, MAX (digits, 0));
-  GtkWidget *row = adw_action_row_new ();
-
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
-  if (digits < 0)
-    {
-      /* digits < 0: general format, any magnitude */
-      gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), 12);
-      gtk_editable_set_width_chars (GTK_EDITABLE (spin), 7);
-      g_signal_connect (spin, "output", G_CALLBACK (spin_output_g), NULL);
-      g_signal_connect (spin, "input", G_CALLBACK (spin_input_g), NULL);
-      spin_output_g (GTK_SPIN_BUTTON (spin), NULL);
-    }
-  else
-    gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
-  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), spin);
-  add_row (parent, row);
-  g_hash_table_insert (page->fields, (gpointer) key, spin);
-  g_signal_connect_swapped (spin, "value-changed", G_CALLBACK (nl_training_page_form_changed), page);
-  return GTK_SPIN_BUTTON (spin);
-}
-
-static GtkSwitch *
-add_switch (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *title, const char *subtitle)
-{
-  GtkWidget *sw = gtk_switch_new ();
-  GtkWidget *row = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  gtk_widget_set_valign (sw, GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), sw);
-  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), sw);
-  add_row (parent, row);
-  g_hash_table_insert (page->fields, (gpointer) key, sw);
-  g_signal_connect_swapped (sw, "notify::active", G_CALLBACK (nl_training_page_form_changed), page);
-  return GTK_SWITCH (sw);
-}
-
-static AdwComboRow *
-add_combo (NlTrainingPage *page, GtkWidget *parent, const char *key, const char *title, const char *subtitle,
-           GListModel *model)
-{
-  GtkWidget *row = adw_combo_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  adw_combo_row_set_model (ADW_COMBO_ROW (row), model);
-  add_row (parent, row);
-  g_hash_table_insert (page->fields, (gpointer) key, row);
-  g_signal_connect_swapped (row, "notify::selected", G_CALLBACK (nl_training_page_form_changed), page);
-  return ADW_COMBO_ROW (row);
-}
-
-static GListModel *
-strings (const char *const *items)
-{
-  return G_LIST_MODEL (gtk_string_list_new (items));
-}
-
-static void
-set_row_visible (GtkWidget *control, gboolean visible)
-{
-  GtkWidget *row = gtk_widget_get_ancestor (control, ADW_TYPE_PREFERENCES_ROW);
-  gtk_widget_set_visible (row ? row : control, visible);
-}
-
-static double
-spin (GtkSpinButton *s)
-{
-  return gtk_spin_button_get_value (s);
-}
-
-/* ---- the schedule ---- */
-
-char *
-nl_training_page_form_schedule_spec (NlTrainingPage *page)
-{
-  GString *s = g_string_new (NULL);
-  char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
-  guint kind = adw_combo_row_get_selected (page->schedule_row);
-  switch (kind)
-    {
-    case SCHED_FACTOR:
-      g_string_append_printf (s, "factor:%.0f:%s", spin (page->step),
-                              g_ascii_formatd (a, sizeof a, "%g", spin (page->factor)));
-      break;
-    case SCHED_MULTIFACTOR:
-      {
-        g_autofree char *m = g_strdup (gtk_editable_get_text (GTK_EDITABLE (page->milestones_row)));
-        g_strdelimit (g_strstrip (m), " ;", ',');
-        g_string_append_printf (s, "multifactor:%s:%s", m, g_ascii_formatd (a, sizeof a, "%g", spin (page->factor)));
-        break;
-      }
-    case SCHED_COSINE:
-      g_string_append (s, "cosine");
-      if (spin (page->final_lr) > 0)
-        g_string_append_printf (s, ":%s", g_ascii_formatd (a, sizeof a, "%g", spin (page->final_lr)));
-      break;
-    case SCHED_POLY:
-      g_string_append_printf (s, "poly:%s:%s", g_ascii_formatd (a, sizeof a, "%g", spin (page->power)),
-                              g_ascii_formatd (b, sizeof b, "%g", spin (page->final_lr)));
-      break;
-    default:
-      g_string_append (s, "constant");
-    }
-  if (spin (page->warmup) >= 1)
-    {
-      g_string_append_printf (s, "+warmup:%.0f", spin (page->warmup));
-      if (spin (page->warmup_lr) > 0)
-        g_string_append_printf (s, ":%s", g_ascii_formatd (a, sizeof a, "%g", spin (page->warmup_lr)));
-    }
-  return g_string_free (s, FALSE);
-}
-
-/* The form from a spec; unknown parts keep their rows' values. */
-void
-nl_training_page_form_set_schedule_spec (NlTrainingPage *page, const char *spec)
-{
-  g_autofree char *lower = g_ascii_strdown (spec ? spec : "constant", -1);
-  char *warm = strstr (lower, "+warmup:");
-  g_auto (GStrv) parts = NULL;
-  guint kind = SCHED_CONSTANT;
-
-  gtk_spin_button_set_value (page->warmup, 0);
-  gtk_spin_button_set_value (page->warmup_lr, 0);
-  if (warm)
-    {
-      g_auto (GStrv) w = g_strsplit (warm + strlen ("+warmup:"), ":", 2);
-      *warm = '\0';
-      gtk_spin_button_set_value (page->warmup, g_ascii_strtod (w[0], NULL));
-      if (w[0] && w[1])
-        gtk_spin_button_set_value (page->warmup_lr, g_ascii_strtod (w[1], NULL));
-    }
-  parts = g_strsplit (g_strstrip (lower), ":", -1);
-  for (guint i = 0; i < G_N_ELEMENTS (schedule_names); i++)
-    if (parts[0] && !strcmp (parts[0], schedule_names[i]))
-      kind = i;
-  adw_combo_row_set_selected (page->schedule_row, kind);
-  if (kind == SCHED_FACTOR && parts[1])
-    {
-      gtk_spin_button_set_value (page->step, g_ascii_strtod (parts[1], NULL));
-      if (parts[2])
-        gtk_spin_button_set_value (page->factor, g_ascii_strtod (parts[2], NULL));
-    }
-  else if (kind == SCHED_MULTIFACTOR && parts[1])
-    {
-      gtk_editable_set_text (GTK_EDITABLE (page->milestones_row), parts[1]);
-      if (parts[2])
-        gtk_spin_button_set_value (page->factor, g_ascii_strtod (parts[2], NULL));
-    }
-  else if (kind == SCHED_COSINE)
-    gtk_spin_button_set_value (page->final_lr, parts[1] ? g_ascii_strtod (parts[1], NULL) : 0);
-  else if (kind == SCHED_POLY)
-    {
-      gtk_spin_button_set_value (page->power, parts[1] ? g_ascii_strtod (parts[1], NULL) : 2);
-      gtk_spin_button_set_value (page->final_lr, parts[1] && parts[2] ? g_ascii_strtod (parts[2], NULL) : 0);
-    }
-}
-
-static GtkLabel *
-preview_label (NlTrainingPage *page)
-{
-  return GTK_LABEL (g_object_get_data (G_OBJECT (page->lr_preview), "nl-caption"));
-}
 
 static void
 update_preview (NlTrainingPage *page)
 {
-  g_autofree char *spec = nl_training_page_form_schedule_spec (page);
-  gint64 spe = page->steps_per_epoch > 0 ? page->steps_per_epoch : 100;
-  gint64 epochs = (gint64) spin (page->epochs);
-  g_autofree char *caption = NULL;
-
-  if (nl_lr_preview_set_schedule (page->lr_preview, spec, spin (page->lr), epochs * spe, spe, NULL))
-    caption = page->steps_per_epoch > 0
-                ? g_strdup_printf ("%" G_GINT64_FORMAT " steps: %" G_GINT64_FORMAT " epochs × %" G_GINT64_FORMAT,
-                                   epochs * spe, epochs, spe)
-                : g_strdup_printf ("%" G_GINT64_FORMAT " epochs (steps per epoch not known yet)", epochs);
-  gtk_label_set_label (preview_label (page), caption ? caption : "");
-  gtk_widget_set_visible (GTK_WIDGET (preview_label (page)), caption != NULL);
+  nl_schedule_group_preview (page->schedule, nl_optimizer_group_get_lr (page->optimizer),
+                             nl_training_group_get_epochs (page->training), page->steps_per_epoch);
 }
 
 /* ---- visibility, defaults, reactions ---- */
-
-static void
-update_visibility (NlTrainingPage *page)
-{
-  guint kind = adw_combo_row_get_selected (page->optimizer_row);
-  guint sched = adw_combo_row_get_selected (page->schedule_row);
-  gboolean adam = kind == NL_OPTIM_ADAM || kind == NL_OPTIM_ADAMW, rms = kind == NL_OPTIM_RMSPROP;
-
-  set_row_visible (GTK_WIDGET (page->momentum), kind == NL_OPTIM_SGD || kind == NL_OPTIM_NAG || rms);
-  set_row_visible (GTK_WIDGET (page->nesterov), kind == NL_OPTIM_SGD);
-  set_row_visible (GTK_WIDGET (page->beta1), adam);
-  set_row_visible (GTK_WIDGET (page->beta2), adam);
-  set_row_visible (GTK_WIDGET (page->epsilon), adam || rms || kind == NL_OPTIM_ADAGRAD);
-  set_row_visible (GTK_WIDGET (page->rho), rms);
-  set_row_visible (GTK_WIDGET (page->centered), rms);
-  set_row_visible (GTK_WIDGET (page->step), sched == SCHED_FACTOR);
-  set_row_visible (GTK_WIDGET (page->factor), sched == SCHED_FACTOR || sched == SCHED_MULTIFACTOR);
-  gtk_widget_set_visible (GTK_WIDGET (page->milestones_row), sched == SCHED_MULTIFACTOR);
-  set_row_visible (GTK_WIDGET (page->final_lr), sched == SCHED_COSINE || sched == SCHED_POLY);
-  set_row_visible (GTK_WIDGET (page->power), sched == SCHED_POLY);
-  set_row_visible (GTK_WIDGET (page->warmup_lr), spin (page->warmup) >= 1);
-}
-
-/* A new optimizer starts from its own defaults (SGD's rate as the CLI's). */
-static void
-optimizer_defaults (NlTrainingPage *page, NlOptimKind kind)
-{
-  NlOptimConfig o;
-  nl_optim_config_init (&o, kind);
-  if (kind == NL_OPTIM_SGD)
-    o.lr = 0.1f;
-  page->filling = TRUE;
-  gtk_spin_button_set_value (page->lr, o.lr);
-  gtk_spin_button_set_value (page->momentum, o.momentum);
-  gtk_spin_button_set_value (page->wd, o.wd);
-  gtk_spin_button_set_value (page->beta1, o.beta1);
-  gtk_spin_button_set_value (page->beta2, o.beta2);
-  gtk_spin_button_set_value (page->epsilon, o.epsilon);
-  gtk_spin_button_set_value (page->rho, o.rho);
-  gtk_switch_set_active (page->centered, o.centered);
-  gtk_switch_set_active (page->nesterov, o.nesterov);
-  page->filling = FALSE;
-}
 
 const NlPipelineInfo *
 nl_training_page_form_pipeline (NlTrainingPage *page)
@@ -303,21 +34,10 @@ static void count_steps (NlTrainingPage *page);
 void
 nl_training_page_form_changed (NlTrainingPage *page)
 {
-  guint kind;
-  if (!page->fields || !page->lr_preview)
+  if (!page->rows.fields || !page->name_row)
     return;  /* still building the rows */
-  kind = adw_combo_row_get_selected (page->optimizer_row);
-  if ((int) kind != page->shown_kind && kind < NL_OPTIM_COUNT)
-    {
-      gboolean was_filling = page->filling;
-      page->shown_kind = (int) kind;
-      if (!was_filling)
-        optimizer_defaults (page, kind);
-    }
   if (page->filling)
     return;
-  update_visibility (page);
-  nl_training_page_form_update_device (page);
   nl_training_page_form_update_subtitle (page);
   count_steps (page);
   update_preview (page);
@@ -541,33 +261,6 @@ nl_training_page_form_reload (NlTrainingPage *page)
 
 /* ---- building the rows ---- */
 
-static void
-add_preview_row (NlTrainingPage *page, GtkWidget *group)
-{
-  GtkWidget *row = adw_preferences_row_new ();
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
-  GtkWidget *preview = nl_lr_preview_new ();
-  GtkWidget *caption = gtk_label_new (NULL);
-
-  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Rate over the run");
-  gtk_widget_set_margin_start (box, 12);
-  gtk_widget_set_margin_end (box, 12);
-  gtk_widget_set_margin_top (box, 10);
-  gtk_widget_set_margin_bottom (box, 8);
-  gtk_widget_set_size_request (preview, -1, 88);
-  gtk_widget_set_tooltip_text (preview, "The learning rate at every step of the run, as the trainer will compute it");
-  gtk_label_set_xalign (GTK_LABEL (caption), 0);
-  gtk_widget_add_css_class (caption, "caption");
-  gtk_widget_add_css_class (caption, "dim-label");
-  gtk_box_append (GTK_BOX (box), preview);
-  gtk_box_append (GTK_BOX (box), caption);
-  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
-  add_row (group, row);
-  g_object_set_data (G_OBJECT (preview), "nl-caption", caption);
-  page->lr_preview = NL_LR_PREVIEW (preview);
-  g_hash_table_insert (page->fields, (gpointer) "lr-preview", preview);
-}
 
 static void
 add_fork_row (NlTrainingPage *page, GtkWidget *group)
@@ -581,109 +274,42 @@ add_fork_row (NlTrainingPage *page, GtkWidget *group)
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (row), 3);
   gtk_widget_add_css_class (row, "accent");
   gtk_widget_set_visible (row, FALSE);
-  add_row (group, row);
+  nl_form_rows_add (group, row);
   page->fork_row = ADW_ACTION_ROW (row);
 }
 
 void
 nl_training_page_form_init (NlTrainingPage *page)
 {
-  GtkWidget *run = GTK_WIDGET (page->run_group), *opt = GTK_WIDGET (page->optim_group);
-  GtkWidget *sch = GTK_WIDGET (page->schedule_group), *tr = GTK_WIDGET (page->training_group);
-  GtkWidget *ck = GTK_WIDGET (page->checkpoint_group);
+  GtkWidget *run = GTK_WIDGET (page->run_group);
   g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
 
-  page->fields = g_hash_table_new (g_str_hash, g_str_equal);
+  page->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (nl_training_page_form_changed),
+                              G_OBJECT (page) };
   page->networks = gtk_string_list_new (NULL);
   page->pipelines = gtk_string_list_new (NULL);
-  page->devices = gtk_string_list_new (NULL);
-  page->shown_kind = NL_OPTIM_SGD;
+  g_signal_connect_object (page->optimizer, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (page->schedule, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (page->training, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+                           G_CONNECT_SWAPPED);
 
   add_fork_row (page, run);
-  page->network_row = add_combo (page, run, "network", "Network", NULL, G_LIST_MODEL (page->networks));
-  page->pipeline_row = add_combo (page, run, "pipeline", "Pipeline", NULL, G_LIST_MODEL (page->pipelines));
+  page->network_row = nl_form_rows_combo (&page->rows, run, "network", "Network", NULL,
+                                          G_LIST_MODEL (page->networks));
+  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", "Pipeline", NULL,
+                                           G_LIST_MODEL (page->pipelines));
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (page->pipeline_row), 1);
   page->name_row = ADW_ENTRY_ROW (adw_entry_row_new ());
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), "Run name (optional)");
-  add_row (run, GTK_WIDGET (page->name_row));
-  g_hash_table_insert (page->fields, (gpointer) "name", page->name_row);
+  nl_form_rows_add (run, GTK_WIDGET (page->name_row));
+  g_hash_table_insert (page->rows.fields, (gpointer) "name", page->name_row);
 
-  {
-    g_autoptr (GListModel) m = strings (optimizer_titles);
-    page->optimizer_row = add_combo (page, opt, "optimizer", "Optimizer", NULL, m);
-  }
-  page->lr = add_spin (page, opt, "lr", "Learning rate", "The base rate; the schedule scales it", 1e-7, 10, 0.001,
-                       -1, 0.1);
-  page->momentum = add_spin (page, opt, "momentum", "Momentum", NULL, 0, 0.999, 0.01, -1, 0);
-  page->nesterov = add_switch (page, opt, "nesterov", "Nesterov momentum", NULL);
-  page->beta1 = add_spin (page, opt, "beta1", "β₁", "Decay of the mean of gradients", 0, 0.9999, 0.01, -1, 0.9);
-  page->beta2 = add_spin (page, opt, "beta2", "β₂", "Decay of the mean of squared gradients", 0, 0.99999, 0.001, -1,
-                          0.999);
-  page->rho = add_spin (page, opt, "rho", "ρ", "Decay of the mean of squared gradients", 0, 0.9999, 0.01, -1, 0.9);
-  page->epsilon = add_spin (page, opt, "epsilon", "ε", NULL, 1e-12, 1, 1e-8, -1, 1e-8);
-  page->centered = add_switch (page, opt, "centered", "Centered", "Normalise by the variance of gradients");
-  page->wd = add_spin (page, opt, "wd", "Weight decay", NULL, 0, 1, 1e-4, -1, 0);
-  page->clip_norm = add_spin (page, opt, "clip-norm", "Clip gradient norm", "Global L2 norm; 0 is off", 0, 1000, 0.1,
-                              -1, 0);
 
-  {
-    g_autoptr (GListModel) m = strings (schedule_titles);
-    page->schedule_row = add_combo (page, sch, "schedule", "Schedule", NULL, m);
-  }
-  page->step = add_spin (page, sch, "step", "Every", "Steps between decays", 1, 1e9, 100, 0, 1000);
-  page->milestones_row = ADW_ENTRY_ROW (adw_entry_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->milestones_row), "Milestones (steps, e.g. 1000,2000)");
-  add_row (sch, GTK_WIDGET (page->milestones_row));
-  g_hash_table_insert (page->fields, (gpointer) "milestones", page->milestones_row);
-  g_signal_connect_swapped (page->milestones_row, "changed", G_CALLBACK (nl_training_page_form_changed), page);
-  page->factor = add_spin (page, sch, "factor", "Factor", "Multiplies the rate at each decay", 0.001, 1, 0.05, -1, 0.5);
-  page->power = add_spin (page, sch, "power", "Power", NULL, 0.1, 10, 0.5, -1, 2);
-  page->final_lr = add_spin (page, sch, "final-lr", "Final rate", NULL, 0, 10, 0.0001, -1, 0);
-  page->warmup = add_spin (page, sch, "warmup", "Warm-up", "Steps of linear ramp; 0 is off", 0, 1e9, 100, 0, 0);
-  page->warmup_lr = add_spin (page, sch, "warmup-lr", "Warm-up start rate", NULL, 0, 10, 0.001, -1, 0);
-  add_preview_row (page, sch);
 
-  page->epochs = add_spin (page, tr, "epochs", "Epochs", NULL, 1, 100000, 1, 0, 5);
-  page->seed = add_spin (page, tr, "seed", "Seed", "Initialisation, shuffling and dropout", 0, 9007199254740991.0, 1, 0,
-                         0);
-  page->threads = add_spin (page, tr, "threads", "Threads", threads_sub, 0, 1024, 1, 0, 0);
-  page->device_row = add_combo (page, tr, "device", "Device", NULL, G_LIST_MODEL (page->devices));
-  {
-    /* NlPrecision in order, named as runs store them */
-    const char *titles[] = { nl_precision_name (NL_PRECISION_F32), nl_precision_name (NL_PRECISION_BF16),
-                             nl_precision_name (NL_PRECISION_F16), NULL };
-    G_STATIC_ASSERT (NL_PRECISION_COUNT == 3);
-    g_autoptr (GListModel) m = strings (titles);
-    page->precision_row = add_combo (page, tr, "precision", "Precision", NULL, m);
-  }
 
-  page->keep = add_spin (page, ck, "keep", "Keep last", "Checkpoints kept besides the best", 1, 1000, 1, 0, 3);
-  {
-    g_autoptr (GListModel) m = strings (metric_titles);
-    page->monitor_row = add_combo (page, ck, "monitor", "Best by", "What the best checkpoint is best at", m);
-  }
-  page->restore_best = add_switch (page, ck, "restore-best", "Restore best",
-                                   "End with the best epoch's weights as the newest checkpoint");
-
-  page->early_row = ADW_EXPANDER_ROW (adw_expander_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->early_row), "Stop when it stops improving");
-  adw_expander_row_set_subtitle (page->early_row, "Ends the run as finished");
-  adw_expander_row_set_show_enable_switch (page->early_row, TRUE);
-  adw_expander_row_set_enable_expansion (page->early_row, FALSE);
-  add_row (GTK_WIDGET (page->early_group), GTK_WIDGET (page->early_row));
-  g_hash_table_insert (page->fields, (gpointer) "early-stopping", page->early_row);
-  {
-    g_autoptr (GListModel) m = strings (metric_titles);
-    page->early_metric_row = add_combo (page, GTK_WIDGET (page->early_row), "early-metric", "Metric", NULL, m);
-  }
-  page->patience = add_spin (page, GTK_WIDGET (page->early_row), "patience", "Patience",
-                             "Epochs in a row without improvement", 1, 1000, 1, 0, 5);
-  page->min_delta = add_spin (page, GTK_WIDGET (page->early_row), "min-delta", "Minimum improvement", NULL, 0, 10,
-                              0.001, -1, 0);
-
-  update_visibility (page);
   update_preview (page);
-  nl_training_page_form_devices_load (page);
 }
 
 void
@@ -693,10 +319,9 @@ nl_training_page_form_dispose (NlTrainingPage *page)
   g_clear_object (&page->form_cancel);
   g_cancellable_cancel (page->size_cancel);
   g_clear_object (&page->size_cancel);
-  g_clear_pointer (&page->fields, g_hash_table_unref);
+  g_clear_pointer (&page->rows.fields, g_hash_table_unref);
   g_clear_object (&page->networks);
   g_clear_object (&page->pipelines);
-  nl_training_page_form_devices_dispose (page);
   g_clear_pointer (&page->pipeline_infos, g_ptr_array_unref);
   g_clear_pointer (&page->preferred_network, g_free);
   g_clear_pointer (&page->steps_key, g_free);
@@ -706,14 +331,14 @@ nl_training_page_form_dispose (NlTrainingPage *page)
 void
 nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
 {
-  GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optim_group),
-                          GTK_WIDGET (page->schedule_group), GTK_WIDGET (page->training_group),
-                          GTK_WIDGET (page->checkpoint_group), GTK_WIDGET (page->early_group) };
+  GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optimizer),
+                          GTK_WIDGET (page->schedule), GTK_WIDGET (page->training),
+                          GTK_WIDGET (page->checkpoint), GTK_WIDGET (page->early_stop) };
   for (guint i = 0; i < G_N_ELEMENTS (groups); i++)
     gtk_widget_set_sensitive (groups[i], sensitive);
   /* a fork trains the parent's network on the parent's data and device */
   gtk_widget_set_sensitive (GTK_WIDGET (page->network_row), page->fork_run == 0);
   gtk_widget_set_sensitive (GTK_WIDGET (page->pipeline_row), page->fork_run == 0);
-  gtk_widget_set_sensitive (GTK_WIDGET (page->device_row), page->fork_run == 0);
+  gtk_widget_set_sensitive (nl_training_group_get_control (page->training, "device"), page->fork_run == 0);
 }
 

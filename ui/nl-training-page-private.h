@@ -1,12 +1,23 @@
 /* nl-training-page-private.h — the Training page's parts, shared by
  *   nl-training-page.c            GObject, actions, the session's life
- *   nl-training-page-form.c       the form: rows, lists, schedule preview
+ *   nl-training-page-form.c       the form: run rows, lists, schedule preview
  *   nl-training-page-settings.c   form <-> run settings (start request, fork)
- *   nl-training-page-dashboard.c  progress, plots, event log, follow mode */
+ * The form's groups (nl-optimizer-group, nl-schedule-group,
+ * nl-training-group, nl-checkpoint-group, nl-early-stop-group) and the
+ * dashboard (nl-training-dashboard: progress, plots, event log, follow
+ * mode) are widgets of their own. */
 #pragma once
 
+#include "engine/session/nl-run-pipeline.h"
 #include "engine/session/nl-session.h"
+#include "ui/nl-form-rows.h"
 #include "ui/nl-lr-preview.h"
+#include "ui/nl-optimizer-group.h"
+#include "ui/nl-schedule-group.h"
+#include "ui/nl-checkpoint-group.h"
+#include "ui/nl-early-stop-group.h"
+#include "ui/nl-training-group.h"
+#include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
 G_BEGIN_DECLS
@@ -19,13 +30,12 @@ typedef struct {
   StartKind kind;
   NlWorkspace *ws;             /* a reference: the project outlives the task */
   char *network, *pipeline;    /* train: names in the project */
-  NlRunConfig rc;              /* train: the form's settings (the pipeline's are added in the thread) */
+  NlRunConfig rc;              /* train: the form's settings (the pipeline's are added in the thread);
+                                  resume, fork: the form's checkpoint policy and early stopping */
   char *name;                  /* the run's name; NULL: default */
   char *title;                 /* what the dashboard calls it */
   gint64 run;                  /* resume, fork: the stored run */
   char *overrides;             /* fork: JSON of the changed settings */
-  char *monitor, *early_metric;
-  NlRunOptions opts;           /* strings point at the two above */
   /* results */
   NlSession *session;
   int epochs, batch_size;      /* the run's, for progress and the rate curve */
@@ -43,28 +53,19 @@ struct _NlTrainingPage {
   /* template */
   GtkRevealer *error_revealer;
   GtkLabel *error_label;
-  AdwPreferencesGroup *run_group, *optim_group, *schedule_group, *training_group, *checkpoint_group, *early_group;
-  GtkLabel *title_label, *status_label;
-  GtkProgressBar *progress;
-  GtkLabel *epoch_label, *batch_label, *speed_label, *eta_label;
-  GtkStack *plot_stack;
-  GtkScale *smoothing_scale;
-  GtkToggleButton *log_button, *follow_button;
-  GtkListBox *log_list;
-  GtkScrolledWindow *log_scroller;
+  AdwPreferencesGroup *run_group;
+  NlOptimizerGroup *optimizer;
+  NlScheduleGroup *schedule;
+  NlCheckpointGroup *checkpoint;
+  NlEarlyStopGroup *early_stop;
+  NlTrainingGroup *training;
+  NlTrainingDashboard *dashboard;
 
   /* form (nl-training-page-form.c) */
-  GHashTable *fields;          /* name -> control (nl_training_page_get_form_widget) */
+  NlFormRows rows;             /* fields: name -> control (nl_training_page_get_form_widget) */
   AdwActionRow *fork_row;
-  AdwComboRow *network_row, *pipeline_row, *optimizer_row, *schedule_row, *device_row, *monitor_row;
-  AdwComboRow *early_metric_row, *precision_row;
-  AdwEntryRow *name_row, *milestones_row;
-  AdwExpanderRow *early_row;
-  GtkSpinButton *lr, *momentum, *wd, *beta1, *beta2, *epsilon, *rho, *clip_norm;
-  GtkSpinButton *step, *factor, *final_lr, *power, *warmup, *warmup_lr;
-  GtkSpinButton *epochs, *seed, *threads, *keep, *patience, *min_delta;
-  GtkSwitch *nesterov, *centered, *restore_best;
-  NlLrPreview *lr_preview;
+  AdwComboRow *network_row, *pipeline_row;
+  AdwEntryRow *name_row;
   GtkStringList *networks, *pipelines;
   GPtrArray *pipeline_infos;   /* NlPipelineInfo*, in the order of pipelines */
   char *preferred_network;     /* the newest run's, chosen when the list loads */
@@ -73,15 +74,9 @@ struct _NlTrainingPage {
   GCancellable *form_cancel;   /* list and prefill reads of this project */
   GCancellable *size_cancel;   /* the count of steps per epoch */
   int lists_loading, prefill_loading;
-  int shown_kind;              /* the optimizer whose rows and defaults are shown */
   gboolean filling;            /* the form is being set from settings: no reactions */
   gint64 fork_run;             /* Start forks this run; 0: a new run */
   char *fork_parent_json;      /* its settings (nl_run_config_to_json) */
-  GtkStringList *devices;      /* the device row's items, one per device_infos entry */
-  GPtrArray *device_infos;     /* NlDeviceInfo*: nl_device_list(), read off the main loop */
-  char *device_reason;         /* why no GPU is listed, or NULL */
-  gboolean devices_loading;
-  NlWorkspace *devices_busy_ws; /* kept busy until the list is read (screenshots wait for it) */
 
   /* the run (nl-training-page.c) */
   NlTrainingState state;
@@ -93,24 +88,6 @@ struct _NlTrainingPage {
   GCancellable *start_cancel;
   gint64 last_metrics_notify;  /* monotonic us */
   char *error;
-
-  /* dashboard (nl-training-page-dashboard.c) */
-  NlPlot *loss_plot, *acc_plot, *lr_plot, *speed_plot;
-  NlPlotSeries *batch_loss, *epoch_loss, *train_acc, *test_acc, *lr_series, *speed_series;
-  int run_epochs, run_batch_size;
-  double run_lr;
-  char *run_lr_schedule;
-  gpointer run_schedule;       /* NlLrSchedule*, built once n_batches is known */
-  gint64 n_batches, last_step;
-  GArray *pending;             /* batches not drawn yet (PendingBatch) */
-  NlSessionEvent last_batch;   /* the newest of them, for the counters */
-  guint flush_id;              /* draws them at 5 Hz */
-  guint n_log;
-  guint log_tick_id;           /* keeps the log scrolled to its end for a few frames */
-  int log_tick_frames;
-  gint64 follow_run, follow_rowid;
-  gboolean follow_busy, follow_again;
-  GCancellable *follow_cancel;
 };
 
 /* nl-training-page.c */
@@ -121,8 +98,6 @@ void nl_training_page_show_error (NlTrainingPage *page, const char *message);
 void nl_training_page_form_init (NlTrainingPage *page);
 /* Any control changed: rows shown, preview, steps per epoch, actions. */
 void nl_training_page_form_changed (NlTrainingPage *page);
-char *nl_training_page_form_schedule_spec (NlTrainingPage *page);
-void nl_training_page_form_set_schedule_spec (NlTrainingPage *page, const char *spec);
 const NlPipelineInfo *nl_training_page_form_pipeline (NlTrainingPage *page);
 const char *nl_training_page_form_selected (AdwComboRow *row);
 guint nl_training_page_form_find (GtkStringList *list, const char *s);
@@ -133,44 +108,14 @@ void nl_training_page_form_reload (NlTrainingPage *page);
 void nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive);
 
 /* nl-training-page-settings.c */
-/* Lists the devices off the main loop into the device row. */
-void nl_training_page_form_devices_load (NlTrainingPage *page);
-void nl_training_page_form_devices_dispose (NlTrainingPage *page);
-/* The device and precision rows' subtitles for what is chosen. */
-void nl_training_page_form_update_device (NlTrainingPage *page);
-/* Selects the device named ID ("cuda:0") when it is listed. */
-void nl_training_page_form_select_device (NlTrainingPage *page, const char *id);
-/* The device row's choice; the CPU while the list is being read. */
-NlDevice nl_training_page_form_device (NlTrainingPage *page);
-/* While the devices are being listed, page->ws is marked busy. */
-void nl_training_page_form_devices_hold (NlTrainingPage *page);
 /* Whether Start can build a request now; why not in *why (may be NULL). */
 gboolean nl_training_page_form_ready (NlTrainingPage *page, const char **why);
 /* The request Start sends to its thread; NULL with an error for a bad form. */
 StartRequest *nl_training_page_form_request (NlTrainingPage *page, GError **error);
 /* Continue RUN with the form's checkpoint and early-stopping options. */
 StartRequest *nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run);
-/* In the worker thread: the pipeline's dataset, batches, transforms and
- * options into rc (mean and std as the CLI picks them, or the pipeline's
- * own normalize). */
-gboolean nl_training_page_apply_pipeline (NlRunConfig *rc, const NlPipelineInfo *pl, GError **error);
 void nl_training_page_form_prefill (NlTrainingPage *page, gint64 run);
 /* run 0 leaves fork mode. */
 void nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json);
-
-/* nl-training-page-dashboard.c */
-void nl_training_page_dashboard_init (NlTrainingPage *page);
-void nl_training_page_dashboard_dispose (NlTrainingPage *page);
-/* Empties the plots, counters and log for a new run of EPOCHS epochs. */
-void nl_training_page_dashboard_reset (NlTrainingPage *page, const char *title, int epochs, int batch_size,
-                                       double lr, const char *lr_schedule);
-void nl_training_page_dashboard_event (NlTrainingPage *page, const NlSessionEvent *e);
-/* A stored metric point (a resumed run's history, a followed run). */
-void nl_training_page_dashboard_add_row (NlTrainingPage *page, const NlMetricRow *row);
-void nl_training_page_dashboard_set_status (NlTrainingPage *page, const char *text);
-void nl_training_page_log (NlTrainingPage *page, const char *kind, const char *message);
-/* Looks for the newest run another process is training (when idle). */
-void nl_training_page_follow_poll (NlTrainingPage *page);
-void nl_training_page_export (NlTrainingPage *page, const char *format);
 
 G_END_DECLS

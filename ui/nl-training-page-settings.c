@@ -1,6 +1,5 @@
 /* nl-training-page-settings.c — the Training page's form as run settings:
- * the devices a run can train on (the device row's list), the start
- * request (a new run, or a fork's overrides: the settings the form
+ * the start request (a new run, or a fork's overrides: the settings the form
  * changed), the pipeline's part (in the worker thread), and a stored run's
  * settings back into the form. */
 #include "ui/nl-training-page-private.h"
@@ -12,190 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const metric_names[] = { "test_accuracy", "train_accuracy", "train_loss" };
-
-static double
-spin (GtkSpinButton *s)
-{
-  return gtk_spin_button_get_value (s);
-}
-
-/* ---- devices: the one place that lists them ---- */
-
-/* nl_device_list() starts the CUDA runtime (up to seconds on a GPU
- * machine): it runs off the main loop, and Start waits for it. */
-
-static void
-devices_release (NlTrainingPage *page)
-{
-  if (page->devices_busy_ws)
-    nl_workspace_busy_pop (page->devices_busy_ws);
-  g_clear_object (&page->devices_busy_ws);
-}
-
-void
-nl_training_page_form_devices_hold (NlTrainingPage *page)
-{
-  if (!page->devices_loading || page->devices_busy_ws == page->ws)
-    return;
-  devices_release (page);
-  if (page->ws)
-    nl_workspace_busy_push (page->devices_busy_ws = g_object_ref (page->ws));
-}
-
-typedef struct {
-  GPtrArray *list;
-  char *reason;
-} DeviceList;
-
-static void
-device_list_free (DeviceList *l)
-{
-  g_ptr_array_unref (l->list);
-  g_free (l->reason);
-  g_free (l);
-}
-
-static void
-devices_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  DeviceList *l = g_new0 (DeviceList, 1);
-  l->list = nl_device_list (&l->reason);
-  g_task_return_pointer (task, l, (GDestroyNotify) device_list_free);
-}
-
-static void
-devices_done (GObject *source, GAsyncResult *res, gpointer data)
-{
-  NlTrainingPage *page = NL_TRAINING_PAGE (source);
-  DeviceList *l = g_task_propagate_pointer (G_TASK (res), NULL);
-  g_autoptr (GPtrArray) titles = g_ptr_array_new_with_free_func (g_free);
-
-  page->devices_loading = FALSE;
-  devices_release (page);
-  if (!page->fields)
-    {
-      device_list_free (l); /* disposed meanwhile */
-      return;
-    }
-  for (guint i = 0; i < l->list->len; i++)
-    {
-      const NlDeviceInfo *d = g_ptr_array_index (l->list, i);
-      g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_ptr_array_add (titles, d->device.type == NL_DEVICE_CPU ? g_strdup_printf ("CPU — %s", d->name)
-                                                               : g_strdup_printf ("%s — %s (%s)", d->id, d->name, mem));
-    }
-  g_ptr_array_add (titles, NULL);
-  g_clear_pointer (&page->device_infos, g_ptr_array_unref);
-  page->device_infos = g_ptr_array_ref (l->list);
-  g_free (page->device_reason);
-  page->device_reason = g_strdup (l->reason);
-  page->filling = TRUE;
-  gtk_string_list_splice (page->devices, 0, g_list_model_get_n_items (G_LIST_MODEL (page->devices)),
-                          (const char *const *) titles->pdata);
-  adw_combo_row_set_selected (page->device_row, 0);
-  page->filling = FALSE;
-  device_list_free (l);
-  nl_training_page_form_changed (page);
-}
-
-/* The row shows the short id ("CPU", "cuda:0"), the pop-up the whole
- * title: a GPU's long name would squeeze the row's subtitle. */
-static void
-label_setup (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer full)
-{
-  GtkWidget *label = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_list_item_set_child (item, label);
-}
-
-static void
-label_bind (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer full)
-{
-  const char *title = gtk_string_object_get_string (gtk_list_item_get_item (item));
-  const char *dash = full ? NULL : strstr (title, " — ");
-  g_autofree char *text = dash ? g_strndup (title, dash - title) : g_strdup (title);
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
-}
-
-static GtkListItemFactory *
-label_factory (gboolean full)
-{
-  GtkListItemFactory *f = gtk_signal_list_item_factory_new ();
-  g_signal_connect (f, "setup", G_CALLBACK (label_setup), GINT_TO_POINTER (full));
-  g_signal_connect (f, "bind", G_CALLBACK (label_bind), GINT_TO_POINTER (full));
-  return f;
-}
-
-void
-nl_training_page_form_devices_load (NlTrainingPage *page)
-{
-  g_autoptr (GTask) task = g_task_new (page, NULL, devices_done, NULL);
-  g_autoptr (GtkListItemFactory) row_factory = label_factory (FALSE), list_factory = label_factory (TRUE);
-
-  adw_combo_row_set_factory (page->device_row, row_factory);
-  adw_combo_row_set_list_factory (page->device_row, list_factory);
-  /* names and reasons are text, not markup */
-  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (page->device_row), FALSE);
-  page->devices_loading = TRUE;
-  nl_training_page_form_update_device (page);
-  g_task_run_in_thread (task, devices_thread);
-}
-
-NlDevice
-nl_training_page_form_device (NlTrainingPage *page)
-{
-  guint i = adw_combo_row_get_selected (page->device_row);
-  if (page->device_infos && i < page->device_infos->len)
-    return ((NlDeviceInfo *) g_ptr_array_index (page->device_infos, i))->device;
-  return (NlDevice) { NL_DEVICE_CPU, 0 };
-}
-
-void
-nl_training_page_form_select_device (NlTrainingPage *page, const char *id)
-{
-  for (guint i = 0; id && page->device_infos && i < page->device_infos->len; i++)
-    if (!g_strcmp0 (((NlDeviceInfo *) g_ptr_array_index (page->device_infos, i))->id, id))
-      adw_combo_row_set_selected (page->device_row, i);
-}
-
-void
-nl_training_page_form_update_device (NlTrainingPage *page)
-{
-  guint i = adw_combo_row_get_selected (page->device_row);
-  const NlDeviceInfo *d = page->device_infos && i < page->device_infos->len ? g_ptr_array_index (page->device_infos, i)
-                                                                            : NULL;
-  gboolean cpu = nl_training_page_form_device (page).type == NL_DEVICE_CPU;
-  gboolean half = adw_combo_row_get_selected (page->precision_row) != NL_PRECISION_F32;
-  g_autofree char *sub = NULL;
-
-  if (page->devices_loading)
-    sub = g_strdup ("Looking for GPUs…");
-  else if (page->device_reason)
-    sub = g_strdup_printf ("No GPU: %s", page->device_reason);
-  else if (d)
-    {
-      g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      sub = d->device.type == NL_DEVICE_CPU
-              ? g_strdup_printf ("%s · %d cores · %s", d->name, d->cores, mem)
-              : g_strdup_printf ("%s · compute %d.%d · %s", d->name, d->cc_major, d->cc_minor, mem);
-    }
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (page->device_row), sub ? sub : "");
-  /* fp16 and bf16 on the CPU round the same numbers but gain no speed */
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (page->precision_row),
-                               !half ? "Float32 throughout"
-                               : cpu ? "Dense and Conv2D rounded to the half type; emulated on the CPU, no speed-up"
-                                     : "Dense and Conv2D on tensor cores; weights stay float32");
-}
-
-void
-nl_training_page_form_devices_dispose (NlTrainingPage *page)
-{
-  g_clear_object (&page->devices);
-  g_clear_pointer (&page->device_infos, g_ptr_array_unref);
-  g_clear_pointer (&page->device_reason, g_free);
-  devices_release (page);
-}
 
 /* ---- form -> settings ---- */
 
@@ -205,54 +20,13 @@ nl_training_page_form_devices_dispose (NlTrainingPage *page)
 static void
 form_to_config (NlTrainingPage *page, NlRunConfig *rc)
 {
-  NlTrainConfig *c = &rc->cfg;
-  NlOptimConfig *o = &c->optim;
-  NlOptimKind kind = MIN (adw_combo_row_get_selected (page->optimizer_row), NL_OPTIM_COUNT - 1);
-  g_autofree char *spec = nl_training_page_form_schedule_spec (page);
+  NlRunConfig *c = rc;
+  g_autofree char *spec = nl_schedule_group_get_spec (page->schedule);
 
-  nl_optim_config_init (o, kind);
-  o->lr = (float) spin (page->lr);
-  o->wd = (float) spin (page->wd);
-  o->clip_global_norm = (float) spin (page->clip_norm);
-  switch (kind)
-    {
-    case NL_OPTIM_SGD:
-      o->momentum = (float) spin (page->momentum);
-      o->nesterov = gtk_switch_get_active (page->nesterov);
-      break;
-    case NL_OPTIM_NAG:
-      o->momentum = (float) spin (page->momentum);
-      break;
-    case NL_OPTIM_ADAM:
-    case NL_OPTIM_ADAMW:
-      o->beta1 = (float) spin (page->beta1);
-      o->beta2 = (float) spin (page->beta2);
-      o->epsilon = (float) spin (page->epsilon);
-      break;
-    case NL_OPTIM_RMSPROP:
-      o->rho = (float) spin (page->rho);
-      o->momentum = (float) spin (page->momentum);
-      o->epsilon = (float) spin (page->epsilon);
-      o->centered = gtk_switch_get_active (page->centered);
-      break;
-    default:
-      o->epsilon = (float) spin (page->epsilon);
-    }
+  nl_optimizer_group_get (page->optimizer, &c->optim);
   /* a constant rate is stored as no schedule, as the CLI stores it */
-  c->lr_schedule = strcmp (spec, "constant") ? nl_run_config_keep (rc, spec) : NULL;
-  c->epochs = (int) spin (page->epochs);
-  c->seed = (guint64) spin (page->seed);
-  c->threads = (int) spin (page->threads);
-  c->device = nl_training_page_form_device (page);
-  c->precision = MIN (adw_combo_row_get_selected (page->precision_row), NL_PRECISION_COUNT - 1);
-}
-
-/* The schedule in its normalised form, to compare two specs. */
-static char *
-schedule_normal (const char *spec)
-{
-  g_autoptr (NlLrSchedule) s = nl_lr_schedule_new (spec ? spec : "constant", 1, G_MAXINT32, NULL);
-  return g_strdup (s ? nl_lr_schedule_describe (s) : spec);
+  nl_run_config_set_text (&c->lr_schedule, strcmp (spec, "constant") ? spec : NULL);
+  nl_training_group_get (page->training, c);
 }
 
 /* The fork's overrides: the form's settings that differ from the parent's. */
@@ -261,56 +35,16 @@ fork_overrides (NlTrainingPage *page, GError **error)
 {
   static const char *const keys[] = { "optimizer", "lr", "momentum", "nesterov", "wd", "beta1", "beta2", "epsilon",
                                       "rho", "centered", "clip_global_norm", "lr_schedule", "epochs", "seed",
-                                      "threads", "precision" };
+                                      "threads", "precision", NULL };
+  g_auto (NlRunConfig) parent = { 0 };
   g_auto (NlRunConfig) rc = { 0 };
-  g_autofree char *form_json = NULL;
-  g_autoptr (JsonParser) pp = json_parser_new (), fp = json_parser_new ();
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  JsonObject *parent, *form;
 
-  nl_run_config_init (&rc);
-  if (!nl_run_config_from_json (&rc, page->fork_parent_json, error))
+  nl_run_config_init (&parent);
+  if (!nl_run_config_from_json (&parent, page->fork_parent_json, error))
     return NULL;
+  nl_run_config_copy (&rc, &parent);
   form_to_config (page, &rc);
-  form_json = nl_run_config_to_json (&rc.cfg);
-  if (!json_parser_load_from_data (pp, page->fork_parent_json, -1, error)
-      || !json_parser_load_from_data (fp, form_json, -1, error))
-    return NULL;
-  parent = json_node_get_object (json_parser_get_root (pp));
-  form = json_node_get_object (json_parser_get_root (fp));
-  json_builder_begin_object (b);
-  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
-    {
-      JsonNode *f = json_object_get_member (form, keys[i]);
-      JsonNode *p = json_object_get_member (parent, keys[i]);
-      gboolean same;
-      if (!f)
-        continue;
-      if (!strcmp (keys[i], "lr_schedule"))
-        {
-          g_autofree char *a = schedule_normal (p && !JSON_NODE_HOLDS_NULL (p) ? json_node_get_string (p) : NULL);
-          g_autofree char *z = schedule_normal (JSON_NODE_HOLDS_NULL (f) ? NULL : json_node_get_string (f));
-          same = g_strcmp0 (a, z) == 0;
-        }
-      else if (p && JSON_NODE_HOLDS_VALUE (f) && JSON_NODE_HOLDS_VALUE (p)
-               && json_node_get_value_type (f) == G_TYPE_DOUBLE)
-        {
-          double x = json_node_get_double (f), y = json_node_get_double (p);
-          same = fabs (x - y) <= 1e-6 * MAX (fabs (x), fabs (y));
-        }
-      else
-        same = p && json_node_equal (f, p);
-      if (same)
-        continue;
-      json_builder_set_member_name (b, keys[i]);
-      json_builder_add_value (b, json_node_copy (f));
-    }
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return nl_run_config_overrides_json (&parent, &rc, keys);
 }
 
 void
@@ -325,8 +59,6 @@ start_request_free (StartRequest *r)
   g_free (r->name);
   g_free (r->title);
   g_free (r->overrides);
-  g_free (r->monitor);
-  g_free (r->early_metric);
   g_clear_pointer (&r->session, nl_session_free);
   g_free (r->lr_schedule);
   g_clear_pointer (&r->history, g_array_unref);
@@ -335,17 +67,10 @@ start_request_free (StartRequest *r)
 
 /* The checkpoint and early-stopping options of the form. */
 static void
-form_options (NlTrainingPage *page, StartRequest *r)
+form_options (NlTrainingPage *page, NlRunConfig *rc)
 {
-  guint m = MIN (adw_combo_row_get_selected (page->monitor_row), G_N_ELEMENTS (metric_names) - 1);
-  guint e = MIN (adw_combo_row_get_selected (page->early_metric_row), G_N_ELEMENTS (metric_names) - 1);
-  r->monitor = g_strdup (metric_names[m]);
-  if (adw_expander_row_get_enable_expansion (page->early_row))
-    r->early_metric = g_strdup (metric_names[e]);
-  r->opts = (NlRunOptions) { .keep_last = (int) spin (page->keep), .monitor = r->monitor,
-                             .restore_best = gtk_switch_get_active (page->restore_best),
-                             .early_stop_metric = r->early_metric, .patience = (int) spin (page->patience),
-                             .min_delta = spin (page->min_delta) };
+  nl_checkpoint_group_get (page->checkpoint, rc);
+  nl_early_stop_group_get (page->early_stop, rc);
 }
 
 gboolean
@@ -358,13 +83,13 @@ nl_training_page_form_ready (NlTrainingPage *page, const char **why)
     reason = "The project is read-only";
   else if (page->lists_loading > 0 || page->prefill_loading > 0)
     reason = "Reading the project…";
-  else if (page->devices_loading)
+  else if (nl_training_group_is_loading (page->training))
     reason = "Looking for GPUs…";
   else if (!page->fork_run && !nl_training_page_form_selected (page->network_row))
     reason = "The project has no network";
   else if (!page->fork_run && !nl_training_page_form_pipeline (page))
     reason = "The project has no pipeline";
-  else if (nl_lr_preview_get_error (page->lr_preview))
+  else if (nl_schedule_group_get_error (page->schedule))
     reason = "The learning-rate schedule is invalid";
   if (why)
     *why = reason;
@@ -378,10 +103,10 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
   const char *why = NULL;
   g_autofree char *name = NULL;
 
-  if (nl_lr_preview_get_error (page->lr_preview))
+  if (nl_schedule_group_get_error (page->schedule))
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "learning-rate schedule: %s",
-                   nl_lr_preview_get_error (page->lr_preview));
+                   nl_schedule_group_get_error (page->schedule));
       return NULL;
     }
   if (!nl_training_page_form_ready (page, &why))
@@ -394,11 +119,11 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
   r->ws = g_object_ref (page->ws);
   name = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (page->name_row))));
   r->name = *name ? g_steal_pointer (&name) : NULL;
-  form_options (page, r);
+  form_options (page, &r->rc);
   form_to_config (page, &r->rc);
-  r->epochs = r->rc.cfg.epochs;
-  r->lr = r->rc.cfg.optim.lr;
-  r->lr_schedule = g_strdup (r->rc.cfg.lr_schedule);
+  r->epochs = r->rc.epochs;
+  r->lr = r->rc.optim.lr;
+  r->lr_schedule = g_strdup (r->rc.lr_schedule);
   if (page->fork_run)
     {
       g_auto (NlRunConfig) parent = { 0 };
@@ -411,7 +136,7 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
           start_request_free (r);
           return NULL;
         }
-      r->batch_size = parent.cfg.batch_size;
+      r->batch_size = parent.batch_size;
       r->title = g_strdup_printf ("%s (fork of run %" G_GINT64_FORMAT ")", r->name ? r->name : "New run", r->run);
     }
   else
@@ -434,75 +159,8 @@ nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
   r->ws = g_object_ref (page->ws);
   r->run = run;
   r->title = g_strdup_printf ("Run %" G_GINT64_FORMAT " (resumed)", run);
-  form_options (page, r);
+  form_options (page, &r->rc);
   return r;
-}
-
-/* ---- pipeline -> settings (worker thread) ---- */
-
-/* The single value of a normalize parameter ("0.2860"); FALSE for one per
- * channel ("0.49/0.48/0.45"). */
-static gboolean
-single_value (const char *text, float *v)
-{
-  char *end = NULL;
-  double d;
-  if (!text || strchr (text, '/'))
-    return FALSE;
-  d = g_ascii_strtod (text, &end);
-  if (end == text || *end || !isfinite (d))
-    return FALSE;
-  *v = (float) d;
-  return TRUE;
-}
-
-gboolean
-nl_training_page_apply_pipeline (NlRunConfig *rc, const NlPipelineInfo *pl, GError **error)
-{
-  NlTrainConfig *c = &rc->cfg;
-  NlPipelineExtra x;
-  g_autoptr (GError) local = NULL;
-  g_autoptr (GPtrArray) steps = NULL;
-
-  if (!nl_pipeline_extra_parse (pl->extra_json, &x, &local))
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "pipeline “%s”: %s", pl->name, local->message);
-      return FALSE;
-    }
-  c->dataset = nl_run_config_keep (rc, pl->dataset_spec);
-  c->augment = pl->transforms && *pl->transforms ? nl_run_config_keep (rc, pl->transforms) : NULL;
-  c->batch_size = pl->batch_size > 0 ? pl->batch_size : 128;
-  c->workers = CLAMP (pl->workers, 0, 64);
-  c->data.val_fraction = pl->split;
-  c->data.label_column = nl_run_config_keep (rc, x.label_column);
-  c->data.regression = x.regression;
-  c->data.image_width = x.image_width;
-  c->data.image_height = x.image_height;
-  if (x.regression)
-    c->loss = "L2Loss";
-  nl_pipeline_extra_clear (&x);
-  /* the input normalisation the CLI picks for the dataset... */
-  if (!g_str_has_prefix (c->dataset, "mnist") && !g_str_has_prefix (c->dataset, "fashion-mnist"))
-    {
-      gboolean cifar = g_str_has_prefix (c->dataset, "cifar10");
-      c->mean = cifar ? 0.47f : 0.0f;
-      c->std = cifar ? 0.25f : 1.0f;
-    }
-  /* ...unless the pipeline normalises itself: evaluation (which does not
-   * run the training transforms) must then use the same numbers */
-  steps = nl_transform_steps_parse (c->augment, NULL);
-  for (guint i = 0; steps && i < steps->len; i++)
-    {
-      NlTransformStep *s = g_ptr_array_index (steps, i);
-      float m, d;
-      if (!strcmp (s->info->name, "normalize") && single_value (s->values[0], &m) && single_value (s->values[1], &d)
-          && d > 0)
-        {
-          c->mean = m;
-          c->std = d;
-        }
-    }
-  return TRUE;
 }
 
 /* ---- stored run -> form (fork) ---- */
@@ -529,27 +187,12 @@ select_string (AdwComboRow *row, GtkStringList *list, const char *s)
 
 /* The form shows rc's settings. */
 static void
-fill_from_config (NlTrainingPage *page, const NlTrainConfig *c)
+fill_from_config (NlTrainingPage *page, const NlRunConfig *c)
 {
-  const NlOptimConfig *o = &c->optim;
   page->filling = TRUE;
-  adw_combo_row_set_selected (page->optimizer_row, o->kind);
-  page->shown_kind = o->kind;
-  gtk_spin_button_set_value (page->lr, o->lr);
-  gtk_spin_button_set_value (page->momentum, o->momentum);
-  gtk_switch_set_active (page->nesterov, o->nesterov);
-  gtk_spin_button_set_value (page->wd, o->wd);
-  gtk_spin_button_set_value (page->beta1, o->beta1);
-  gtk_spin_button_set_value (page->beta2, o->beta2);
-  gtk_spin_button_set_value (page->epsilon, o->epsilon);
-  gtk_spin_button_set_value (page->rho, o->rho);
-  gtk_switch_set_active (page->centered, o->centered);
-  gtk_spin_button_set_value (page->clip_norm, o->clip_global_norm);
-  nl_training_page_form_set_schedule_spec (page, c->lr_schedule);
-  gtk_spin_button_set_value (page->epochs, c->epochs);
-  gtk_spin_button_set_value (page->seed, (double) c->seed);
-  gtk_spin_button_set_value (page->threads, c->threads);
-  adw_combo_row_set_selected (page->precision_row, MIN (c->precision, NL_PRECISION_COUNT - 1));
+  nl_optimizer_group_set (page->optimizer, &c->optim);
+  nl_schedule_group_set_spec (page->schedule, c->lr_schedule);
+  nl_training_group_set (page->training, c);
   page->filling = FALSE;
 }
 
@@ -577,11 +220,11 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
       nl_training_page_update_actions (page);
       return;
     }
-  fill_from_config (page, &rc.cfg);
+  fill_from_config (page, &rc);
   page->filling = TRUE;
   select_string (page->network_row, page->networks, info->network_name);
   /* shown, not chosen: a fork trains on its parent's device */
-  nl_training_page_form_select_device (page, info->device ? info->device : "cpu");
+  nl_training_group_select_device (page->training, info->device ? info->device : "cpu");
   {
     g_autoptr (NlPipelineInfo) pl = nl_pipeline_info_from_json (info->pipeline_json, NULL);
     /* runs snapshot their pipeline's contents, not its name: find a match */
@@ -596,12 +239,12 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
       }
   }
   page->filling = FALSE;
-  parent_json = nl_run_config_to_json (&rc.cfg);
+  parent_json = nl_run_config_to_json (&rc);
   nl_training_page_form_set_fork (page, info->id, parent_json);
   {
     g_autofree char *sub = g_strdup_printf ("From its best checkpoint, with %s on %s; settings changed here "
                                             "override the run's", info->network_name ? info->network_name : "its network",
-                                            rc.cfg.dataset);
+                                            rc.dataset);
     g_autofree char *title = g_strdup_printf ("Fork of “%s” (run %" G_GINT64_FORMAT ")", info->name, info->id);
     adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->fork_row), title);
     adw_action_row_set_subtitle (page->fork_row, sub);

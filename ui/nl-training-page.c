@@ -2,8 +2,8 @@
  * run it starts. The session trains on its own thread; its events are
  * drained on the main loop when it wakes it (nl_session_set_wakeup), so the
  * GUI never waits for training. The form lives in
- * nl-training-page-form.c and -settings.c, the dashboard in
- * nl-training-page-dashboard.c. */
+ * nl-training-page-form.c and -settings.c, the dashboard is its own widget
+ * (nl-training-dashboard.c). */
 #include "ui/nl-training-page-private.h"
 
 #include <string.h>
@@ -35,8 +35,9 @@ nl_training_page_update_actions (NlTrainingPage *page)
   gtk_widget_action_set_enabled (w, "training.stop", going && !page->stop_requested);
   gtk_widget_action_set_enabled (w, "training.cancel-fork", page->fork_run != 0 && !session_active (page));
   nl_training_page_form_set_sensitive (page, !session_active (page));
-  if (page->state == NL_TRAINING_IDLE && !page->follow_run && page->ws)
-    nl_training_page_dashboard_set_status (page, why ? why : "Ready to start");
+  nl_training_dashboard_set_follow_blocked (page->dashboard, session_active (page));
+  if (page->state == NL_TRAINING_IDLE && !nl_training_dashboard_get_followed_run (page->dashboard) && page->ws)
+    nl_training_dashboard_set_status (page->dashboard, why ? why : "Ready to start");
 }
 
 void
@@ -60,7 +61,7 @@ set_status (NlTrainingPage *page, const char *what)
 {
   g_autofree char *text = page->run > 0 ? g_strdup_printf ("Run %" G_GINT64_FORMAT " · %s", page->run, what)
                                         : g_strdup (what);
-  nl_training_page_dashboard_set_status (page, text);
+  nl_training_dashboard_set_status (page->dashboard, text);
 }
 
 /* ---- a session left behind by a project switch: stopped, drained, freed ---- */
@@ -129,14 +130,14 @@ on_event (NlSession *s, const NlSessionEvent *e, gpointer data)
 {
   NlTrainingPage *page = data;
 
-  nl_training_page_dashboard_event (page, e);
+  nl_training_dashboard_event (page->dashboard, e);
   switch (e->kind)
     {
     case NL_SESSION_EVENT_STARTED:
       {
         g_autofree char *line = g_strdup_printf ("run %" G_GINT64_FORMAT " started", e->run);
         page->run = e->run;
-        nl_training_page_log (page, "STATUS", line);
+        nl_training_dashboard_log (page->dashboard, "STATUS", line);
         set_status (page, page->state == NL_TRAINING_PAUSED ? "pausing…" : "running");
         notify (page, NL_WORKSPACE_RUNS);
         break;
@@ -149,7 +150,7 @@ on_event (NlSession *s, const NlSessionEvent *e, gpointer data)
         notify (page, NL_WORKSPACE_METRICS);
       break;
     case NL_SESSION_EVENT_STATUS:
-      nl_training_page_log (page, "STATUS", e->status);
+      nl_training_dashboard_log (page->dashboard, "STATUS", e->status);
       if (!page->stop_requested)
         {
           page->state = !g_strcmp0 (e->status, "paused") ? NL_TRAINING_PAUSED : NL_TRAINING_RUNNING;
@@ -172,7 +173,7 @@ on_event (NlSession *s, const NlSessionEvent *e, gpointer data)
                       : !g_strcmp0 (e->status, "stopped") ? NL_TRAINING_STOPPED : NL_TRAINING_FAILED;
         if (page->state == NL_TRAINING_FAILED && !page->error && e->message)
           nl_training_page_show_error (page, e->message);
-        nl_training_page_log (page, page->state == NL_TRAINING_FAILED ? "ERROR" : "STATUS", line);
+        nl_training_dashboard_log (page->dashboard, page->state == NL_TRAINING_FAILED ? "ERROR" : "STATUS", line);
         set_status (page, line);
         page->session_done = TRUE;
         notify (page, NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS);
@@ -220,43 +221,45 @@ prepare (StartRequest *r, GError **error)
         g_autoptr (NlPipelineInfo) pl = nl_project_load_pipeline (p, r->pipeline, error);
         g_autofree char *json = NULL;
         g_autoptr (NlNetwork) net = NULL;
-        if (!pl || !nl_training_page_apply_pipeline (&r->rc, pl, error))
+        if (!pl || !nl_run_config_apply_pipeline (&r->rc, pl, error))
           return FALSE;
         if (!(json = nl_project_load_network (p, r->network, 0, error)))
           return FALSE;
         if (!(net = nl_network_load_data (json, -1, error)))
           return FALSE;
-        r->batch_size = r->rc.cfg.batch_size;
-        r->session = nl_session_new_train (p, r->name, net, &r->rc.cfg, &r->opts, error);
+        r->batch_size = r->rc.batch_size;
+        r->session = nl_session_new_train (p, r->name, net, &r->rc, error);
         break;
       }
     case START_RESUME:
       {
         g_autoptr (NlRunInfo) info = nl_project_get_run (p, r->run, error);
-        if (!info || !nl_run_config_from_json (&r->rc, info->hparams_json, error))
+        g_auto (NlRunConfig) stored = { 0 };   /* r->rc holds the form's policy */
+        nl_run_config_init (&stored);
+        if (!info || !nl_run_config_from_json (&stored, info->hparams_json, error))
           return FALSE;
-        r->epochs = r->rc.cfg.epochs;
-        r->batch_size = r->rc.cfg.batch_size;
-        r->lr = r->rc.cfg.optim.lr;
-        r->lr_schedule = g_strdup (r->rc.cfg.lr_schedule);
+        r->epochs = stored.epochs;
+        r->batch_size = stored.batch_size;
+        r->lr = stored.optim.lr;
+        r->lr_schedule = g_strdup (stored.lr_schedule);
         if (!(r->history = nl_project_get_metrics (p, r->run, NULL, 0, NULL, error)))
           return FALSE;
         /* the points of a partial epoch are trained again: keep the done ones */
         for (guint i = r->history->len; i-- > 0;)
           if (g_array_index (r->history, NlMetricRow, i).epoch > info->epochs_done)
             g_array_remove_index (r->history, i);
-        r->session = nl_session_new_resume (p, r->run, 0, &r->opts, error);
+        r->session = nl_session_new_resume (p, r->run, 0, &r->rc, error);
         break;
       }
     case START_FORK:
       {
         g_autoptr (GError) local = NULL;
-        r->session = nl_session_new_fork (p, r->run, "best", r->name, r->overrides, &r->opts, &local);
+        r->session = nl_session_new_fork (p, r->run, "best", r->name, r->overrides, &r->rc, &local);
         /* a run whose checkpoints compete on nothing has no best: its last then */
         if (!r->session && g_error_matches (local, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND))
           {
             g_clear_error (&local);
-            r->session = nl_session_new_fork (p, r->run, "last", r->name, r->overrides, &r->opts, &local);
+            r->session = nl_session_new_fork (p, r->run, "last", r->name, r->overrides, &r->rc, &local);
           }
         if (!r->session)
           g_propagate_error (error, g_steal_pointer (&local));
@@ -281,7 +284,7 @@ start_failed (NlTrainingPage *page, const char *message)
 {
   page->state = NL_TRAINING_FAILED;
   nl_training_page_show_error (page, message);
-  nl_training_page_log (page, "ERROR", message);
+  nl_training_dashboard_log (page->dashboard, "ERROR", message);
   set_status (page, "could not start");
 }
 
@@ -296,7 +299,7 @@ start_done (GObject *source, GAsyncResult *res, gpointer data)
   nl_workspace_busy_pop (r->ws);
   if (r->ws != page->ws)
     return;  /* another project by now: the unstarted session goes with the request */
-  nl_training_page_dashboard_reset (page, r->title, r->epochs, r->batch_size, r->lr, r->lr_schedule);
+  nl_training_dashboard_reset (page->dashboard, r->title, r->epochs, r->batch_size, r->lr, r->lr_schedule);
   if (!ok)
     {
       start_failed (page, error->message);
@@ -307,7 +310,7 @@ start_done (GObject *source, GAsyncResult *res, gpointer data)
   page->session_ws = g_object_ref (r->ws);
   page->run = r->kind == START_RESUME ? r->run : 0;
   for (guint i = 0; r->history && i < r->history->len; i++)
-    nl_training_page_dashboard_add_row (page, &g_array_index (r->history, NlMetricRow, i));
+    nl_training_dashboard_add_row (page->dashboard, &g_array_index (r->history, NlMetricRow, i));
   nl_session_set_wakeup (page->session, NULL, session_wake, page);
   if (!nl_session_start (page->session, &error))
     {
@@ -331,8 +334,7 @@ start_request (NlTrainingPage *page, StartRequest *r)
   page->state = NL_TRAINING_STARTING;
   page->stop_requested = FALSE;
   page->run = 0;
-  page->follow_run = 0;  /* the dashboard is this run's now */
-  page->follow_rowid = 0;
+  nl_training_dashboard_stop_following (page->dashboard);  /* the dashboard is this run's now */
   hide_error (page);
   set_status (page, "Preparing…");
   nl_workspace_busy_push (r->ws);
@@ -410,7 +412,7 @@ action_dismiss_error (GtkWidget *widget, const char *name, GVariant *param)
 static void
 action_export (GtkWidget *widget, const char *name, GVariant *param)
 {
-  nl_training_page_export (NL_TRAINING_PAGE (widget), g_variant_get_string (param, NULL));
+  nl_training_dashboard_export (NL_TRAINING_PAGE (widget)->dashboard, g_variant_get_string (param, NULL));
 }
 
 /* ---- the project ---- */
@@ -421,7 +423,7 @@ workspace_changed (NlWorkspace *ws, guint what, NlTrainingPage *page)
   if (what & (NL_WORKSPACE_NETWORKS | NL_WORKSPACE_PIPELINES))
     nl_training_page_form_reload (page);
   if (what & (NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS))
-    nl_training_page_follow_poll (page);
+    nl_training_dashboard_follow_poll (page->dashboard);
 }
 
 void
@@ -442,19 +444,21 @@ nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws)
   page->form_cancel = g_cancellable_new ();
   g_set_object (&page->ws, ws);
   page->state = NL_TRAINING_IDLE;
-  page->run = page->follow_run = page->follow_rowid = 0;
+  page->run = 0;
+  nl_training_dashboard_set_workspace (page->dashboard, ws);
+  nl_training_dashboard_set_follow_blocked (page->dashboard, FALSE);  /* no session now */
   page->lists_loading = page->prefill_loading = 0;
   page->stop_requested = FALSE;
   hide_error (page);
   nl_training_page_form_set_fork (page, 0, NULL);
-  nl_training_page_dashboard_reset (page, "No Run Yet", 0, 0, 0, NULL);
+  nl_training_dashboard_reset (page->dashboard, "No Run Yet", 0, 0, 0, NULL);
   if (ws)
     {
       g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), page);
       nl_training_page_form_reload (page);
-      nl_training_page_follow_poll (page);
+      nl_training_dashboard_follow_poll (page->dashboard);
     }
-  nl_training_page_form_devices_hold (page);
+  nl_training_group_set_workspace (page->training, ws);
   nl_training_page_update_actions (page);
 }
 
@@ -475,7 +479,6 @@ nl_training_page_dispose (GObject *object)
     }
   g_clear_object (&page->session_ws);
   nl_training_page_form_dispose (page);
-  nl_training_page_dashboard_dispose (page);
   g_clear_object (&page->ws);
   gtk_widget_dispose_template (GTK_WIDGET (page), NL_TYPE_TRAINING_PAGE);
   G_OBJECT_CLASS (nl_training_page_parent_class)->dispose (object);
@@ -498,29 +501,22 @@ nl_training_page_class_init (NlTrainingPageClass *klass)
   object_class->dispose = nl_training_page_dispose;
   object_class->finalize = nl_training_page_finalize;
 
-  g_type_ensure (NL_TYPE_PLOT);
+  g_type_ensure (NL_TYPE_TRAINING_DASHBOARD);
+  g_type_ensure (NL_TYPE_OPTIMIZER_GROUP);
+  g_type_ensure (NL_TYPE_SCHEDULE_GROUP);
+  g_type_ensure (NL_TYPE_CHECKPOINT_GROUP);
+  g_type_ensure (NL_TYPE_EARLY_STOP_GROUP);
+  g_type_ensure (NL_TYPE_TRAINING_GROUP);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-training-page.ui");
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_revealer);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, error_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, run_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, optim_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, schedule_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, training_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, checkpoint_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, early_group);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, title_label);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, status_label);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, progress);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, epoch_label);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, batch_label);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, speed_label);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, eta_label);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, plot_stack);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, smoothing_scale);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, log_button);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, follow_button);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, log_list);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, log_scroller);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, optimizer);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, schedule);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, training);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, checkpoint);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, early_stop);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, dashboard);
 
   gtk_widget_class_install_action (widget_class, "training.start", NULL, action_start);
   gtk_widget_class_install_action (widget_class, "training.pause", NULL, action_pause);
@@ -537,9 +533,8 @@ nl_training_page_init (NlTrainingPage *page)
   gtk_widget_init_template (GTK_WIDGET (page));
   page->form_cancel = g_cancellable_new ();
   nl_training_page_form_init (page);
-  nl_training_page_dashboard_init (page);
-  nl_training_page_dashboard_reset (page, "No Run Yet", 0, 0, 0, NULL);
-  nl_training_page_dashboard_set_status (page, "Open a project to train");
+  nl_training_dashboard_reset (page->dashboard, "No Run Yet", 0, 0, 0, NULL);
+  nl_training_dashboard_set_status (page->dashboard, "Open a project to train");
   nl_training_page_update_actions (page);
 }
 
@@ -593,7 +588,7 @@ gint64
 nl_training_page_get_followed_run (NlTrainingPage *page)
 {
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), 0);
-  return page->follow_run;
+  return nl_training_dashboard_get_followed_run (page->dashboard);
 }
 
 gint64
@@ -607,7 +602,8 @@ gboolean
 nl_training_page_is_loading (NlTrainingPage *page)
 {
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), FALSE);
-  return page->lists_loading > 0 || page->prefill_loading > 0 || page->devices_loading;
+  return page->lists_loading > 0 || page->prefill_loading > 0
+         || nl_training_group_is_loading (page->training);
 }
 
 const char *
@@ -622,21 +618,23 @@ nl_training_page_get_plot (NlTrainingPage *page, const char *name)
 {
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), NULL);
   g_return_val_if_fail (name != NULL, NULL);
-  if (!strcmp (name, "loss"))
-    return page->loss_plot;
-  if (!strcmp (name, "accuracy"))
-    return page->acc_plot;
-  if (!strcmp (name, "lr"))
-    return page->lr_plot;
-  if (!strcmp (name, "throughput"))
-    return page->speed_plot;
-  return NULL;
+  return nl_training_dashboard_get_plot (page->dashboard, name);
 }
 
 GtkWidget *
 nl_training_page_get_form_widget (NlTrainingPage *page, const char *name)
 {
+  GtkWidget *w;
   g_return_val_if_fail (NL_IS_TRAINING_PAGE (page), NULL);
   g_return_val_if_fail (name != NULL, NULL);
-  return page->fields ? g_hash_table_lookup (page->fields, name) : NULL;
+  w = page->rows.fields ? g_hash_table_lookup (page->rows.fields, name) : NULL;
+  if (!w)
+    w = nl_optimizer_group_get_control (page->optimizer, name);
+  if (!w)
+    w = nl_schedule_group_get_control (page->schedule, name);
+  if (!w)
+    w = nl_checkpoint_group_get_control (page->checkpoint, name);
+  if (!w)
+    w = nl_training_group_get_control (page->training, name);
+  return w ? w : nl_early_stop_group_get_control (page->early_stop, name);
 }

@@ -123,7 +123,7 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
   nl_project_metric_summary (p, r->id, "loss", "train", &loss_best, NULL, &loss_last, NULL);
   nl_run_config_from_json (&rc, r->hparams_json ? r->hparams_json : "{}", NULL);
   /* a resume may have trained past the epochs first asked for */
-  rc.cfg.epochs = MAX (rc.cfg.epochs, r->epochs_done);
+  rc.epochs = MAX (rc.epochs, r->epochs_done);
   dur = (r->finished > 0 ? r->finished : g_get_real_time () / 1e6) - (r->started > 0 ? r->started : r->created);
   if (json)
     {
@@ -132,17 +132,17 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
               "\"lr\":%g,\"batch_size\":%d,\"epochs\":%d,\"epochs_done\":%d,\"parent_run\":%" G_GINT64_FORMAT
               ",\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f,"
               "\"device\":\"%s\",\"precision\":\"%s\"}\n",
-              r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.cfg.optim.kind),
-              rc.cfg.optim.lr, rc.cfg.batch_size, rc.cfg.epochs, r->epochs_done, r->parent_run,
+              r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.optim.kind),
+              rc.optim.lr, rc.batch_size, rc.epochs, r->epochs_done, r->parent_run,
               json_number (b1, sizeof b1, acc_best), json_number (b2, sizeof b2, acc_last),
               json_number (b3, sizeof b3, loss_last), dur, r->device ? r->device : "cpu",
-              nl_precision_name (rc.cfg.precision));
+              nl_precision_name (rc.precision));
     }
   else
     printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %.4f last %.4f"
             "  %.0f s  %s\n", r->id, r->status, r->network_name ? r->network_name : "?",
-            nl_optim_kind_name (rc.cfg.optim.kind), rc.cfg.optim.lr, rc.cfg.batch_size, r->epochs_done,
-            rc.cfg.epochs, acc_best, acc_last, dur, r->name ? r->name : "");
+            nl_optim_kind_name (rc.optim.kind), rc.optim.lr, rc.batch_size, r->epochs_done,
+            rc.epochs, acc_best, acc_last, dur, r->name ? r->name : "");
 }
 
 int
@@ -196,25 +196,25 @@ apply_overrides (NlRunConfig *rc, gpointer user)
   if (o->optimizer)
     {
       NlOptimKind kind;
-      if (nl_optim_kind_parse (o->optimizer, &kind, NULL) && kind != rc->cfg.optim.kind)
-        nl_optim_config_init (&rc->cfg.optim, kind);
+      if (nl_optim_kind_parse (o->optimizer, &kind, NULL) && kind != rc->optim.kind)
+        nl_optim_config_init (&rc->optim, kind);
     }
   if (!isnan (o->lr))
-    rc->cfg.optim.lr = (float) o->lr;
+    rc->optim.lr = (float) o->lr;
   if (!isnan (o->momentum))
-    rc->cfg.optim.momentum = (float) o->momentum;
+    rc->optim.momentum = (float) o->momentum;
   if (!isnan (o->wd))
-    rc->cfg.optim.wd = (float) o->wd;
+    rc->optim.wd = (float) o->wd;
   if (o->epochs > 0)
-    rc->cfg.epochs = o->epochs;
+    rc->epochs = o->epochs;
   if (o->batch > 0)
-    rc->cfg.batch_size = o->batch;
+    rc->batch_size = o->batch;
   if (o->schedule)
-    rc->cfg.lr_schedule = nl_run_config_keep (rc, o->schedule);
+    nl_run_config_set_text (&rc->lr_schedule, o->schedule);
   if (o->device_s)
-    rc->cfg.device = o->device;
+    rc->device = o->device;
   if (o->precision_s)
-    rc->cfg.precision = o->precision;
+    rc->precision = o->precision;
 }
 
 static int
@@ -247,7 +247,7 @@ run_command (int argc, char **argv, gboolean fork)
   g_autoptr (NlProject) p = NULL;
   g_autoptr (NlRunInfo) info = NULL;
   NlTrainOutput out = { .json = json };
-  NlRunOptions ro = { .keep_last = 3 };
+  NlRunCallbacks cb = { 0 };
   NlOptimKind kind;
   int status = 0;
   gboolean ok;
@@ -265,8 +265,14 @@ run_command (int argc, char **argv, gboolean fork)
     return nl_cli_usage_error ("--device: %s", error->message);
   if (o.optimizer && !nl_optim_kind_parse (o.optimizer, &kind, &error))
     return nl_cli_usage_error ("%s", error->message);
-  if ((!isnan (o.lr) && !(o.lr > 0)) || o.epochs < 0 || o.batch < 0)
-    return nl_cli_usage_error ("--lr must be > 0, --epochs and --batch-size >= 1");
+  /* the limits of the run settings; 0 leaves a number as it was */
+  if ((!isnan (o.lr) && !nl_run_field_check (nl_run_config_find_field ("lr"), "--lr", o.lr, &error))
+      || (o.epochs && !nl_run_field_check (nl_run_config_find_field ("epochs"), "--epochs", o.epochs, &error))
+      || (o.batch && !nl_run_field_check (nl_run_config_find_field ("batch_size"), "--batch-size", o.batch, &error))
+      || (!isnan (o.momentum)
+          && !nl_run_field_check (nl_run_config_find_field ("momentum"), "--momentum", o.momentum, &error))
+      || (!isnan (o.wd) && !nl_run_field_check (nl_run_config_find_field ("wd"), "--wd", o.wd, &error)))
+    return nl_cli_usage_error ("%s", error->message);
   if (!(p = open_project (path, &status)))
     return status;
   info = nl_project_get_run (p, run, &error);
@@ -280,18 +286,18 @@ run_command (int argc, char **argv, gboolean fork)
     g_auto (NlRunConfig) rc = { 0 };
     nl_run_config_init (&rc);
     if (nl_run_config_from_json (&rc, info->hparams_json, NULL))
-      out.epochs = o.epochs > 0 ? o.epochs : rc.cfg.epochs;
+      out.epochs = o.epochs > 0 ? o.epochs : rc.epochs;
   }
   out.progress = json ? NULL : nl_progress_new ();
-  ro.chain = nl_cli_train_output (&out);
+  cb.chain = nl_cli_train_output (&out);
   nl_cli_catch_interrupt ();
   if (fork)
     {
       out.run = 0;
-      ok = nl_run_fork (p, run, checkpoint, name, apply_overrides, &o, &ro, &out.run, &error);
+      ok = nl_run_fork (p, run, checkpoint, name, apply_overrides, &o, NULL, &cb, &out.run, &error);
     }
   else
-    ok = nl_run_resume (p, run, o.epochs, &ro, &error);
+    ok = nl_run_resume (p, run, o.epochs, NULL, &cb, &error);
   nl_progress_clear (out.progress);
   nl_progress_free (out.progress);
   if (!json)
@@ -512,8 +518,8 @@ nl_cli_import_weights (int argc, char **argv)
     NlRunConfig rc;
     g_autofree char *hp = NULL;
     nl_run_config_init (&rc);
-    rc.cfg.epochs = 0;
-    hp = nl_run_config_to_json (&rc.cfg);
+    rc.epochs = 0;
+    hp = nl_run_config_to_json (&rc);
     nl_run_config_clear (&rc);
     NlRunInfo info = { .name = run_name, .network_name = net->name, .network_json = net_json, .hparams_json = hp,
                        .device = (char *) "cpu", .status = (char *) "finished" };

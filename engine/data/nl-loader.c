@@ -456,8 +456,9 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
 
   if (cfg->batch_size <= 0)
     return config_error (l, error, "loader batch size must be positive, not %d", cfg->batch_size);
-  if (cfg->num_workers < 0 || cfg->num_workers > 256)
-    return config_error (l, error, "loader workers must be 0 to 256, not %d", cfg->num_workers);
+  if (cfg->num_workers < 0 || cfg->num_workers > NL_LOADER_MAX_WORKERS)
+    return config_error (l, error, "loader workers must be 0 to %d, not %d", NL_LOADER_MAX_WORKERS,
+                         cfg->num_workers);
   if ((guint) cfg->last_batch > NL_LAST_BATCH_ROLLOVER)
     return config_error (l, error, "unknown last-batch policy %d", (int) cfg->last_batch);
   float std = cfg->std == 0.0f ? 1.0f : cfg->std;

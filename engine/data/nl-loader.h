@@ -37,12 +37,16 @@ gboolean nl_batch_check_tensor (NlTensor *t, const char *what, int64_t want, GEr
 void nl_split_indices (int64_t n, double val_fraction, guint64 seed, int64_t **train_idx,
                        int64_t *n_train, int64_t **val_idx, int64_t *n_val);
 
+/* The most loader threads a loader takes (the run settings' limit too). */
+#define NL_LOADER_MAX_WORKERS 256
+
 typedef struct {
   int batch_size; /* > 0 */
   gboolean shuffle;
   guint64 seed; /* the order and the transforms' randomness */
   NlLastBatch last_batch;
-  int num_workers;              /* decode/augment threads; 0 = in the consumer's thread */
+  int num_workers;              /* decode/augment threads; 0 = in the consumer's thread; at most
+                                   NL_LOADER_MAX_WORKERS */
   int prefetch;                 /* batches buffered ahead; <= 0 means 2 * num_workers */
   const NlTransform *transform; /* NULL = none; borrowed, must outlive the loader */
   /* (x - mean) / std after the transforms, as nl_batcher does, unless the

@@ -147,25 +147,25 @@ load (Loaded *l, NlProject *p, gint64 run, const char *which, gboolean need_data
     return FALSE;
 
   /* the split nl_trainer_evaluate tests on */
-  l->ds = nl_dataset_open_full (l->rc.cfg.dataset, FALSE, &l->rc.cfg.data, &local);
+  l->ds = nl_dataset_open_full (l->rc.dataset, FALSE, &l->rc.data, &local);
   if (l->ds)
     l->sample_shape = l->ds->sample_shape;
   else if (need_data || !input_shape (l->net, &l->sample_shape))
     return prefix_error (error, g_steal_pointer (&local),
                          "the dataset “%s” of run %" G_GINT64_FORMAT " is not available on this machine",
-                         l->rc.cfg.dataset, run);
+                         l->rc.dataset, run);
   g_clear_error (&local);
   if (l->ds && l->ds->n_classes <= 0)
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
                    "run %" G_GINT64_FORMAT " learned a regression of “%s”: there are no classes to evaluate", run,
-                   l->rc.cfg.dataset);
+                   l->rc.dataset);
       return FALSE;
     }
 
   /* the optimizer state is prepared as saved: the checkpoint holds it too */
-  l->model = nl_model_new (l->net, &l->sample_shape, l->rc.cfg.seed, &local);
-  if (!l->model || !nl_model_prepare_optimizer (l->model, &l->rc.cfg.optim, &local))
+  l->model = nl_model_new (l->net, &l->sample_shape, l->rc.seed, &local);
+  if (!l->model || !nl_model_prepare_optimizer (l->model, &l->rc.optim, &local))
     return prefix_error (error, g_steal_pointer (&local),
                          "run %" G_GINT64_FORMAT "'s network snapshot no longer builds", run);
   if (!nl_checkpoint_load (l->model, blob, FALSE, &pos, &local))
@@ -293,7 +293,7 @@ copy_rows (NlTensor *dst, const NlTensor *src, int n)
 
 /* Inference over the split in the trainer's evaluation batches. */
 static gboolean
-run_inference (NlEvaluation *ev, const NlTrainConfig *cfg, int max_misclassified, GCancellable *cancel,
+run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, GCancellable *cancel,
                void (*progress) (gpointer, double), gpointer user, GError **error)
 {
   NlLoaderConfig lc = { .batch_size = cfg->eval_batch_size, .shuffle = FALSE, .last_batch = NL_LAST_BATCH_KEEP,
@@ -372,13 +372,13 @@ evaluation_new (Loaded *l, gint64 run)
   ev->checkpoint = l->checkpoint;
   ev->epoch = l->epoch;
   ev->sample_shape = l->sample_shape;
-  ev->mean = l->rc.cfg.mean;
-  ev->std = l->rc.cfg.std;
+  ev->mean = l->rc.mean;
+  ev->std = l->rc.std;
   ev->priv->net = g_steal_pointer (&l->net);
   ev->priv->model = g_steal_pointer (&l->model);
   ev->priv->ds = g_steal_pointer (&l->ds);
   if (ev->priv->ds)
-    ev->dataset = g_strdup (ev->priv->ds->description ? ev->priv->ds->description : l->rc.cfg.dataset);
+    ev->dataset = g_strdup (ev->priv->ds->description ? ev->priv->ds->description : l->rc.dataset);
   return ev;
 }
 
@@ -393,7 +393,7 @@ nl_evaluate_run (NlProject *p, gint64 run, const char *which, int max_misclassif
   if (!load (&l, p, run, which, TRUE, error))
     return NULL;
   ev = evaluation_new (&l, run);
-  if (!run_inference (ev, &l.rc.cfg, max_misclassified, cancel, progress, user, error))
+  if (!run_inference (ev, &l.rc, max_misclassified, cancel, progress, user, error))
     return NULL;
   return g_steal_pointer (&ev);
 }

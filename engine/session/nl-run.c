@@ -6,166 +6,11 @@
 #include "engine/nl-metric.h"
 
 #include <glib/gstdio.h>
-#include <json-glib/json-glib.h>
 #include <unistd.h>
 #include <math.h>
 #include <string.h>
 
-void
-nl_run_config_init (NlRunConfig *rc)
-{
-  nl_train_config_init (&rc->cfg);
-  rc->strings = g_ptr_array_new_with_free_func (g_free);
-}
-
-void
-nl_run_config_clear (NlRunConfig *rc)
-{
-  g_clear_pointer (&rc->strings, g_ptr_array_unref);
-}
-
-const char *
-nl_run_config_keep (NlRunConfig *rc, const char *s)
-{
-  char *copy;
-  if (!s)
-    return NULL;
-  copy = g_strdup (s);
-  g_ptr_array_add (rc->strings, copy);
-  return copy;
-}
-
-
-#define SET_STR(b, k, v) (json_builder_set_member_name (b, k), (v) ? json_builder_add_string_value (b, v) : json_builder_add_null_value (b))
-#define SET_NUM(b, k, v) (json_builder_set_member_name (b, k), json_builder_add_double_value (b, v))
-#define SET_INT(b, k, v) (json_builder_set_member_name (b, k), json_builder_add_int_value (b, v))
-#define SET_BOOL(b, k, v) (json_builder_set_member_name (b, k), json_builder_add_boolean_value (b, v))
-
-char *
-nl_run_config_to_json (const NlTrainConfig *c)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  const NlOptimConfig *o = &c->optim;
-
-  json_builder_begin_object (b);
-  SET_STR (b, "dataset", c->dataset);
-  SET_INT (b, "epochs", c->epochs);
-  SET_INT (b, "batch_size", c->batch_size);
-  SET_STR (b, "optimizer", nl_optim_kind_name (o->kind));
-  SET_NUM (b, "lr", o->lr);
-  SET_NUM (b, "momentum", o->momentum);
-  SET_BOOL (b, "nesterov", o->nesterov);
-  SET_NUM (b, "wd", o->wd);
-  SET_NUM (b, "beta1", o->beta1);
-  SET_NUM (b, "beta2", o->beta2);
-  SET_NUM (b, "epsilon", o->epsilon);
-  SET_NUM (b, "rho", o->rho);
-  SET_BOOL (b, "centered", o->centered);
-  SET_NUM (b, "clip_gradient", o->clip_gradient);
-  SET_NUM (b, "clip_global_norm", o->clip_global_norm);
-  SET_STR (b, "lr_schedule", c->lr_schedule);
-  {
-    char seed[32];
-    g_snprintf (seed, sizeof seed, "%" G_GUINT64_FORMAT, c->seed);
-    json_builder_set_member_name (b, "seed");
-    json_builder_add_string_value (b, seed); /* as text: 64-bit exact */
-  }
-  SET_INT (b, "threads", c->threads);
-  SET_STR (b, "loss", c->loss);
-  SET_NUM (b, "mean", c->mean);
-  SET_NUM (b, "std", c->std);
-  SET_INT (b, "eval_batch_size", c->eval_batch_size);
-  SET_INT (b, "workers", c->workers);
-  SET_STR (b, "augment", c->augment);
-  SET_STR (b, "label_column", c->data.label_column);
-  SET_INT (b, "image_width", c->data.image_width);
-  SET_INT (b, "image_height", c->data.image_height);
-  SET_BOOL (b, "regression", c->data.regression);
-  SET_NUM (b, "val_fraction", c->data.val_fraction);
-  SET_STR (b, "precision", nl_precision_name (c->precision));
-  SET_NUM (b, "loss_scale", c->loss_scale);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
-}
-
-gboolean
-nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
-{
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  NlTrainConfig *c = &rc->cfg;
-  JsonObject *o;
-  NlOptimKind kind;
-
-  if (!nl_json_check_depth (json, -1, "the run's settings", error)
-      || !json_parser_load_from_data (parser, json, -1, error))
-    return FALSE;
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the run's settings are not a JSON object");
-      return FALSE;
-    }
-  o = json_node_get_object (json_parser_get_root (parser));
-#define STR(k) nl_run_config_keep (rc, json_object_get_string_member_with_default (o, k, NULL))
-#define NUM(k, d) json_object_get_double_member_with_default (o, k, d)
-#define INT(k, d) (int) json_object_get_int_member_with_default (o, k, d)
-#define BOOL(k) json_object_get_boolean_member_with_default (o, k, FALSE)
-  if (!nl_optim_kind_parse (json_object_get_string_member_with_default (o, "optimizer", "sgd"), &kind, error))
-    return FALSE;
-  nl_optim_config_init (&c->optim, kind);
-  c->dataset = STR ("dataset");
-  c->epochs = INT ("epochs", 1);
-  c->batch_size = INT ("batch_size", 128);
-  c->optim.lr = (float) NUM ("lr", c->optim.lr);
-  c->optim.momentum = (float) NUM ("momentum", c->optim.momentum);
-  c->optim.nesterov = BOOL ("nesterov");
-  c->optim.wd = (float) NUM ("wd", c->optim.wd);
-  c->optim.beta1 = (float) NUM ("beta1", c->optim.beta1);
-  c->optim.beta2 = (float) NUM ("beta2", c->optim.beta2);
-  c->optim.epsilon = (float) NUM ("epsilon", c->optim.epsilon);
-  c->optim.rho = (float) NUM ("rho", c->optim.rho);
-  c->optim.centered = BOOL ("centered");
-  c->optim.clip_gradient = (float) NUM ("clip_gradient", 0);
-  c->optim.clip_global_norm = (float) NUM ("clip_global_norm", 0);
-  c->lr_schedule = STR ("lr_schedule");
-  c->seed = g_ascii_strtoull (json_object_get_string_member_with_default (o, "seed", "0"), NULL, 10);
-  c->threads = INT ("threads", 0);
-  c->loss = STR ("loss");
-  c->mean = (float) NUM ("mean", 0);
-  c->std = (float) NUM ("std", 1);
-  c->eval_batch_size = INT ("eval_batch_size", 500);
-  c->workers = INT ("workers", 1);
-  c->augment = STR ("augment");
-  c->data.label_column = STR ("label_column");
-  c->data.image_width = INT ("image_width", 0);
-  c->data.image_height = INT ("image_height", 0);
-  c->data.regression = BOOL ("regression");
-  c->data.val_fraction = NUM ("val_fraction", 0.1);
-  {
-    /* runs stored before precision existed read as fp32 */
-    const char *prec = json_object_get_string_member_with_default (o, "precision", "fp32");
-    if (!nl_precision_parse (prec, &c->precision))
-      {
-        g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
-                     "unknown precision '%s' in the run's settings (fp32, bf16 or fp16)", prec);
-        return FALSE;
-      }
-  }
-  c->loss_scale = (float) NUM ("loss_scale", 0);
-#undef STR
-#undef NUM
-#undef INT
-#undef BOOL
-  if (!c->dataset || !c->loss)
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the run's settings lack a dataset or a loss");
-      return FALSE;
-    }
-  return TRUE;
-}
+static const NlRunCallbacks no_callbacks;
 
 /* ---- recording ---- */
 
@@ -173,8 +18,8 @@ typedef struct {
   NlProject *project;
   gint64 run;
   NlMetricWriter *writer;
-  const NlRunOptions *opts;
-  const NlTrainConfig *cfg;
+  const NlRunCallbacks *cb;
+  const NlRunConfig *cfg;   /* the trainer's: settings, checkpoint policy, early stopping */
   gint64 step;              /* updates done: the x axis of every curve */
   /* early stopping */
   double best;
@@ -186,8 +31,8 @@ typedef struct {
 static const char *
 r_monitor (const Recorder *r)
 {
-  return r->opts->monitor ? r->opts->monitor
-         : r->opts->early_stop_metric ? r->opts->early_stop_metric : "test_accuracy";
+  return r->cfg->monitor ? r->cfg->monitor
+         : r->cfg->early_stop_metric ? r->cfg->early_stop_metric : "test_accuracy";
 }
 
 static double
@@ -199,8 +44,8 @@ metric_value (const char *name, const NlEpochReport *e)
 static void
 r_log (const Recorder *r, const char *line)
 {
-  if (r->opts->log)
-    r->opts->log (r->opts->chain.user, line);
+  if (r->cb->log)
+    r->cb->log (r->cb->chain.user, line);
 }
 
 static void
@@ -216,7 +61,7 @@ rec_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double lo
   Recorder *r = user;
   r->step++;
   add_point (r, epoch, "train", "batch_loss", loss);
-  return !r->opts->chain.batch || r->opts->chain.batch (r->opts->chain.user, epoch, batch, n_batches, loss, elapsed);
+  return !r->cb->chain.batch || r->cb->chain.batch (r->cb->chain.user, epoch, batch, n_batches, loss, elapsed);
 }
 
 static void
@@ -229,46 +74,8 @@ rec_epoch (gpointer user, const NlEpochReport *e)
   add_point (r, e->epoch, "train", "lr", e->lr);
   add_point (r, e->epoch, "train", "images_per_s", e->images_per_s);
   add_point (r, e->epoch, "train", "epoch_seconds", e->seconds);
-  if (r->opts->chain.epoch)
-    r->opts->chain.epoch (r->opts->chain.user, e);
-}
-
-gboolean
-nl_run_monitor_check (const char *monitor, GError **error)
-{
-  if (!monitor || !strcmp (monitor, "test_accuracy") || !strcmp (monitor, "train_accuracy")
-      || !strcmp (monitor, "train_loss"))
-    return TRUE;
-  g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
-               "unknown checkpoint metric '%s' (test_accuracy, train_accuracy or train_loss)", monitor);
-  return FALSE;
-}
-
-gboolean
-nl_run_options_check (const NlRunOptions *opts, GError **error)
-{
-  g_return_val_if_fail (opts != NULL, FALSE);
-  if (!nl_run_monitor_check (opts->monitor, error))
-    return FALSE;
-  if (opts->early_stop_metric && !nl_run_monitor_check (opts->early_stop_metric, NULL))
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
-                   "unknown early stopping metric '%s' (test_accuracy, train_accuracy or train_loss)",
-                   opts->early_stop_metric);
-      return FALSE;
-    }
-  if (opts->patience < 0)
-    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "early stopping patience must be >= 0, not %d",
-                 opts->patience);
-  else if (!(opts->min_delta >= 0 && isfinite (opts->min_delta)))
-    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "early stopping min delta must be a number >= 0, "
-                 "not %g", opts->min_delta);
-  else if (opts->keep_last < 0)
-    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "checkpoints kept must be >= 0, not %d",
-                 opts->keep_last);
-  else
-    return TRUE;
-  return FALSE;
+  if (r->cb->chain.epoch)
+    r->cb->chain.epoch (r->cb->chain.user, e);
 }
 
 /* Keras' EarlyStopping: TRUE (with the message set) when `patience` epochs
@@ -277,14 +84,14 @@ nl_run_options_check (const NlRunOptions *opts, GError **error)
 static gboolean
 early_stop (Recorder *r, const NlEpochReport *e)
 {
-  const char *metric = r->opts->early_stop_metric;
+  const char *metric = r->cfg->early_stop_metric;
   gboolean lower = metric && !strcmp (metric, "train_loss");
   double v;
 
   if (!metric)
     return FALSE;
   v = metric_value (metric, e);
-  if (r->best_epoch == 0 || (lower ? v < r->best - r->opts->min_delta : v > r->best + r->opts->min_delta))
+  if (r->best_epoch == 0 || (lower ? v < r->best - r->cfg->min_delta : v > r->best + r->cfg->min_delta))
     {
       if (!isnan (v))
         {
@@ -294,7 +101,7 @@ early_stop (Recorder *r, const NlEpochReport *e)
           return FALSE;
         }
     }
-  if (++r->wait < MAX (r->opts->patience, 1) || e->epoch >= r->cfg->epochs)
+  if (++r->wait < MAX (r->cfg->patience, 1) || e->epoch >= r->cfg->epochs)
     return FALSE;
   r->stop_epoch = e->epoch;
   r->early_message = g_strdup_printf ("early stopping at epoch %d (best %s %.6g at epoch %d)", e->epoch, metric,
@@ -331,11 +138,11 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
     return FALSE;
   ckpt = nl_project_add_checkpoint (r->project, r->run, pos.epoch, pos.updates, g_bytes_get_data (blob, NULL),
                                     g_bytes_get_size (blob), monitor, value, strcmp (monitor, "train_loss") != 0,
-                                    r->opts->keep_last > 0 ? r->opts->keep_last : 3, error);
+                                    r->cfg->keep_last > 0 ? r->cfg->keep_last : 3, error);
   if (ckpt <= 0 || !nl_project_set_run_epochs (r->project, r->run, pos.epoch, error))
     return FALSE;
-  if (r->opts->checkpoint)
-    r->opts->checkpoint (r->opts->chain.user, pos.epoch, ckpt);
+  if (r->cb->checkpoint)
+    r->cb->checkpoint (r->cb->chain.user, pos.epoch, ckpt);
   if (early_stop (r, e))
     {
       /* the trainer stops on FALSE; record() turns this into "finished" */
@@ -349,7 +156,7 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
 /* The best checkpoint becomes the newest one, and the model takes its
  * weights; nothing to do when the last epoch was the best. */
 static gboolean
-restore_best (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError **error)
+restore_best (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb, GError **error)
 {
   g_autoptr (GArray) list = nl_project_list_checkpoints (p, run, error);
   g_autoptr (GBytes) blob = NULL;
@@ -380,16 +187,16 @@ restore_best (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, 
                                     NULL, NAN, TRUE, 0, error);
   if (ckpt <= 0)
     return FALSE;
-  if (opts->checkpoint)
-    opts->checkpoint (opts->chain.user, epochs, ckpt);
+  if (cb->checkpoint)
+    cb->checkpoint (cb->chain.user, epochs, ckpt);
   return TRUE;
 }
 
 /* Trains t as run `run` and records the outcome in the run's status. */
 static gboolean
-record (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError **error)
+record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GError **error)
 {
-  Recorder r = { .project = p, .run = run, .opts = opts, .cfg = nl_trainer_get_config (t) };
+  Recorder r = { .project = p, .run = run, .cb = cb_in, .cfg = nl_trainer_get_config (t) };
   NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done };
   g_autoptr (GError) local = NULL, flush_error = NULL;
   g_autofree char *early_message = NULL;
@@ -416,8 +223,8 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError
       ok = FALSE;
       local = g_steal_pointer (&flush_error);
     }
-  if (ok && opts->restore_best)
-    ok = restore_best (p, run, t, opts, &local);
+  if (ok && r.cfg->restore_best)
+    ok = restore_best (p, run, t, cb_in, &local);
   if (ok)
     return nl_project_set_run_status (p, run, "finished", early_message, error);
   nl_project_set_run_status (p, run,
@@ -428,7 +235,7 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunOptions *opts, GError
 }
 
 static char *
-pipeline_json (const NlTrainConfig *cfg)
+pipeline_json (const NlRunConfig *cfg)
 {
   NlPipelineInfo pl = { .name = (char *) "run", .dataset_spec = (char *) cfg->dataset,
                         .transforms = (char *) cfg->augment, .split = cfg->data.val_fraction,
@@ -437,7 +244,7 @@ pipeline_json (const NlTrainConfig *cfg)
 }
 
 static gint64
-create_run (NlProject *p, const char *name, const NlNetwork *net, const NlTrainConfig *cfg, gint64 parent_run,
+create_run (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg, gint64 parent_run,
             gint64 parent_checkpoint, GError **error)
 {
   g_autofree char *net_json = nl_network_to_json (net);
@@ -454,24 +261,26 @@ create_run (NlProject *p, const char *name, const NlNetwork *net, const NlTrainC
 }
 
 gboolean
-nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrainConfig *cfg,
-              const NlRunOptions *opts, gint64 *run_id, GError **error)
+nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg,
+              const NlRunCallbacks *cb, gint64 *run_id, GError **error)
 {
   g_autoptr (NlTrainer) t = NULL;
   g_autoptr (GError) local = NULL;
   gint64 run;
 
-  g_return_val_if_fail (p != NULL && net != NULL && cfg != NULL && opts != NULL, FALSE);
+  g_return_val_if_fail (p != NULL && net != NULL && cfg != NULL, FALSE);
+  if (!cb)
+    cb = &no_callbacks;
   /* an absent device is the caller's mistake, not a failed run to keep */
-  if (!nl_run_options_check (opts, error) || !nl_device_check (cfg->device, error))
+  if (!nl_run_config_check (cfg, error) || !nl_device_check (cfg->device, error))
     return FALSE;
   run = create_run (p, name, net, cfg, 0, 0, error);
   if (run <= 0)
     return FALSE;
   if (run_id)
     *run_id = run;
-  if (opts->created)
-    opts->created (opts->chain.user, run);
+  if (cb->created)
+    cb->created (cb->chain.user, run);
   t = nl_trainer_new (net, cfg, &local);
   if (!t)
     {
@@ -479,15 +288,15 @@ nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrai
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
-  return record (p, run, t, opts, error);
+  return record (p, run, t, cb, error);
 }
 
 /* The device the run row names (runs stored before devices: the CPU). */
 static void
 run_device (const NlRunInfo *info, NlRunConfig *rc)
 {
-  if (!info->device || !nl_device_parse (info->device, &rc->cfg.device, NULL))
-    rc->cfg.device = (NlDevice) { NL_DEVICE_CPU, 0 };
+  if (!info->device || !nl_device_parse (info->device, &rc->device, NULL))
+    rc->device = (NlDevice) { NL_DEVICE_CPU, 0 };
 }
 
 /* The trainer of a stored run, its state from checkpoint ckpt: all of it
@@ -505,7 +314,7 @@ trainer_from (NlProject *p, const NlRunInfo *info, NlRunConfig *rc, gint64 ckpt,
 
   if (!net)
     return NULL;
-  t = nl_trainer_new (net, &rc->cfg, error);
+  t = nl_trainer_new (net, rc, error);
   if (!t)
     return NULL;
   blob = nl_project_load_checkpoint (p, ckpt, NULL, &epoch, NULL, error);
@@ -541,15 +350,24 @@ trainer_from (NlProject *p, const NlRunInfo *info, NlRunConfig *rc, gint64 ckpt,
 }
 
 gboolean
-nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, GError **error)
+nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, const NlRunCallbacks *cb,
+               GError **error)
 {
   g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
   g_auto (NlRunConfig) rc = { 0 };
   g_autoptr (NlTrainer) t = NULL;
   gint64 ckpt;
 
-  g_return_val_if_fail (p != NULL && opts != NULL, FALSE);
-  if (!info || !nl_run_options_check (opts, error))
+  g_auto (NlRunConfig) defaults = { 0 };
+
+  g_return_val_if_fail (p != NULL, FALSE);
+  nl_run_config_init (&defaults);
+  if (!cb)
+    cb = &no_callbacks;
+  if (!policy)
+    policy = &defaults;
+  /* the stored settings stay as they were; the policy is new */
+  if (!info || !nl_run_config_check (policy, error))
     return FALSE;
   if (g_strcmp0 (info->status, "running") == 0)
     {
@@ -558,29 +376,30 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, G
                    info->host ? info->host : "?");
       return FALSE;
     }
-  if (opts->created)
-    opts->created (opts->chain.user, run);
+  if (cb->created)
+    cb->created (cb->chain.user, run);
   nl_run_config_init (&rc);
   if (!nl_run_config_from_json (&rc, info->hparams_json, error))
     return FALSE;
+  nl_run_config_set_policy (&rc, policy);
   run_device (info, &rc);
-  if (!nl_device_check (rc.cfg.device, error))
+  if (!nl_device_check (rc.device, error))
     return FALSE;
   if (epochs > 0)
-    rc.cfg.epochs = epochs;
+    rc.epochs = epochs;
   ckpt = nl_project_find_checkpoint (p, run, "last", error);
   if (ckpt <= 0)
     return FALSE;
   t = trainer_from (p, info, &rc, ckpt, TRUE, NULL, error);
   if (!t)
     return FALSE;
-  return record (p, run, t, opts, error);
+  return record (p, run, t, cb, error);
 }
 
 gboolean
 nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
              void (*apply) (NlRunConfig *rc, gpointer user), gpointer user,
-             const NlRunOptions *opts, gint64 *new_run, GError **error)
+             const NlRunConfig *policy, const NlRunCallbacks *cb, gint64 *new_run, GError **error)
 {
   g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
   g_auto (NlRunConfig) rc = { 0 };
@@ -590,32 +409,36 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   gint64 ckpt, child;
   g_autofree char *default_name = NULL;
 
-  g_return_val_if_fail (p != NULL && opts != NULL, FALSE);
-  if (!info || !nl_run_options_check (opts, error))
+  g_return_val_if_fail (p != NULL, FALSE);
+  if (!cb)
+    cb = &no_callbacks;
+  if (!info)
     return FALSE;
   nl_run_config_init (&rc);
   if (!nl_run_config_from_json (&rc, info->hparams_json, error))
     return FALSE;
   /* the parent's device unless apply picks another */
   run_device (info, &rc);
-  parent_kind = rc.cfg.optim.kind;
+  parent_kind = rc.optim.kind;
+  if (policy)
+    nl_run_config_set_policy (&rc, policy);
   if (apply)
     apply (&rc, user);
-  if (!nl_device_check (rc.cfg.device, error))
+  if (!nl_run_config_check (&rc, error) || !nl_device_check (rc.device, error))
     return FALSE;
   ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", error);
   if (ckpt <= 0)
     return FALSE;
-  t = trainer_from (p, info, &rc, ckpt, rc.cfg.optim.kind == parent_kind, &net, error);
+  t = trainer_from (p, info, &rc, ckpt, rc.optim.kind == parent_kind, &net, error);
   if (!t)
     return FALSE;
   default_name = g_strdup_printf ("fork of %s", info->name ? info->name : "run");
-  child = create_run (p, name ? name : default_name, net, &rc.cfg, run, ckpt, error);
+  child = create_run (p, name ? name : default_name, net, &rc, run, ckpt, error);
   if (child <= 0)
     return FALSE;
   if (new_run)
     *new_run = child;
-  if (opts->created)
-    opts->created (opts->chain.user, child);
-  return record (p, child, t, opts, error);
+  if (cb->created)
+    cb->created (cb->chain.user, child);
+  return record (p, child, t, cb, error);
 }

@@ -23,13 +23,12 @@ struct NlSession {
   /* what to run: copies, read by the worker only once started */
   char *name;
   NlNetwork *net;           /* train */
-  NlRunConfig rc;           /* train */
+  NlRunConfig rc;           /* train: all of it; resume, fork: the policy */
   gint64 parent;            /* resume, fork: the run */
   int epochs;               /* resume */
   char *which;              /* fork */
   char *fork_json;          /* fork: the parent's settings with the overrides */
-  NlRunOptions opts;        /* its strings are the two below; callbacks are ours */
-  char *monitor, *early_stop_metric;
+  NlRunCallbacks cb;        /* ours: they queue events */
   int batch_size;
 
   GThread *thread;
@@ -253,13 +252,13 @@ worker (gpointer data)
   switch (s->kind)
     {
     case KIND_TRAIN:
-      ok = nl_run_train (s->project, s->name, s->net, &s->rc.cfg, &s->opts, NULL, &error);
+      ok = nl_run_train (s->project, s->name, s->net, &s->rc, &s->cb, NULL, &error);
       break;
     case KIND_RESUME:
-      ok = nl_run_resume (s->project, s->parent, s->epochs, &s->opts, &error);
+      ok = nl_run_resume (s->project, s->parent, s->epochs, &s->rc, &s->cb, &error);
       break;
     case KIND_FORK:
-      ok = nl_run_fork (s->project, s->parent, s->which, s->name, fork_apply, s, &s->opts, NULL, &error);
+      ok = nl_run_fork (s->project, s->parent, s->which, s->name, fork_apply, s, &s->rc, &s->cb, NULL, &error);
       break;
     }
   flush_pending (s);
@@ -289,26 +288,24 @@ worker (gpointer data)
 
 /* ---- the owner's side ---- */
 
+/* cfg: the run's settings (train) or the policy (resume, fork); NULL: the
+ * defaults. */
 static NlSession *
-session_new (NlProject *p, Kind kind, const char *name, const NlRunOptions *opts, GError **error)
+session_new (NlProject *p, Kind kind, const char *name, const NlRunConfig *cfg, GError **error)
 {
-  NlRunOptions none = { 0 };
   NlSession *s;
 
-  if (!opts)
-    opts = &none;
-  if (!nl_run_options_check (opts, error))
+  if (cfg && !nl_run_config_check (cfg, error))
     return NULL;
   s = g_new0 (NlSession, 1);
   s->kind = kind;
   s->project = p;
   s->name = g_strdup (name);
-  nl_run_config_init (&s->rc);
-  s->monitor = g_strdup (opts->monitor);
-  s->early_stop_metric = g_strdup (opts->early_stop_metric);
-  s->opts = (NlRunOptions) { .keep_last = opts->keep_last, .monitor = s->monitor, .restore_best = opts->restore_best,
-                             .chain = { on_batch, on_epoch, s, NULL }, .early_stop_metric = s->early_stop_metric,
-                             .patience = opts->patience, .min_delta = opts->min_delta, .created = on_created,
+  if (cfg)
+    nl_run_config_copy (&s->rc, cfg);
+  else
+    nl_run_config_init (&s->rc);
+  s->cb = (NlRunCallbacks) { .chain = { on_batch, on_epoch, s, NULL }, .created = on_created,
                              .checkpoint = on_checkpoint, .log = on_log };
   s->queue = g_async_queue_new_full ((GDestroyNotify) event_free);
   g_mutex_init (&s->lock);
@@ -318,25 +315,16 @@ session_new (NlProject *p, Kind kind, const char *name, const NlRunOptions *opts
 }
 
 NlSession *
-nl_session_new_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrainConfig *cfg,
-                      const NlRunOptions *opts, GError **error)
+nl_session_new_train (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg,
+                      GError **error)
 {
   NlSession *s;
-  NlTrainConfig *c;
 
   g_return_val_if_fail (p != NULL && net != NULL && cfg != NULL, NULL);
-  s = session_new (p, KIND_TRAIN, name, opts, error);
+  s = session_new (p, KIND_TRAIN, name, cfg, error);
   if (!s)
     return NULL;
   s->net = nl_network_copy (net);
-  c = &s->rc.cfg;
-  *c = *cfg;
-  c->dataset = nl_run_config_keep (&s->rc, cfg->dataset);
-  c->lr_schedule = nl_run_config_keep (&s->rc, cfg->lr_schedule);
-  c->loss = nl_run_config_keep (&s->rc, cfg->loss);
-  c->augment = nl_run_config_keep (&s->rc, cfg->augment);
-  c->val_dataset = nl_run_config_keep (&s->rc, cfg->val_dataset);
-  c->data.label_column = nl_run_config_keep (&s->rc, cfg->data.label_column);
   s->batch_size = cfg->batch_size;
   return s;
 }
@@ -359,7 +347,7 @@ stored_run (NlProject *p, gint64 run, NlRunConfig *rc, GError **error)
 }
 
 NlSession *
-nl_session_new_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, GError **error)
+nl_session_new_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, GError **error)
 {
   g_auto (NlRunConfig) rc = { 0 };
   g_autoptr (NlRunInfo) info = NULL;
@@ -380,12 +368,12 @@ nl_session_new_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions 
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "run %" G_GINT64_FORMAT " is running", run);
       return NULL;
     }
-  s = session_new (p, KIND_RESUME, NULL, opts, error);
+  s = session_new (p, KIND_RESUME, NULL, policy, error);
   if (!s)
     return NULL;
   s->parent = run;
   s->epochs = epochs;
-  s->batch_size = rc.cfg.batch_size;
+  s->batch_size = rc.batch_size;
   return s;
 }
 
@@ -414,7 +402,7 @@ apply_overrides (JsonObject *parent, const char *overrides, GError **error)
   g_autofree char *defaults_json = NULL;
   g_autoptr (GList) members = NULL;
   g_autoptr (GError) local = NULL;
-  NlTrainConfig defaults;
+  g_auto (NlRunConfig) defaults = { 0 };
   JsonObject *o, *known;
 
   if (!nl_json_check_depth (overrides, -1, "the fork's settings", &local)
@@ -430,7 +418,7 @@ apply_overrides (JsonObject *parent, const char *overrides, GError **error)
       return FALSE;
     }
   o = json_node_get_object (json_parser_get_root (op));
-  nl_train_config_init (&defaults);
+  nl_run_config_init (&defaults);
   defaults_json = nl_run_config_to_json (&defaults);
   if (!json_parser_load_from_data (dp, defaults_json, -1, error))
     return FALSE;
@@ -474,7 +462,7 @@ apply_overrides (JsonObject *parent, const char *overrides, GError **error)
 
 NlSession *
 nl_session_new_fork (NlProject *p, gint64 run, const char *which, const char *name,
-                     const char *hparams_json_overrides, const NlRunOptions *opts, GError **error)
+                     const char *hparams_json_overrides, const NlRunConfig *policy, GError **error)
 {
   g_auto (NlRunConfig) rc = { 0 };
   g_auto (NlRunConfig) merged = { 0 };
@@ -499,20 +487,20 @@ nl_session_new_fork (NlProject *p, gint64 run, const char *which, const char *na
   json_generator_set_root (gen, json_parser_get_root (parser));
   json = json_generator_to_data (gen, NULL);
   nl_run_config_init (&merged);
-  if (!nl_run_config_from_json (&merged, json, &local))
+  if (!nl_run_config_from_json (&merged, json, &local) || !nl_run_config_check (&merged, &local))
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the fork's settings: %s", local->message);
       return NULL;
     }
   if (nl_project_find_checkpoint (p, run, which ? which : "last", error) <= 0)
     return NULL;
-  s = session_new (p, KIND_FORK, name, opts, error);
+  s = session_new (p, KIND_FORK, name, policy, error);
   if (!s)
     return NULL;
   s->parent = run;
   s->which = g_strdup (which);
   s->fork_json = g_steal_pointer (&json);
-  s->batch_size = merged.cfg.batch_size;
+  s->batch_size = merged.batch_size;
   return s;
 }
 
@@ -701,7 +689,5 @@ nl_session_free (NlSession *s)
   g_free (s->name);
   g_free (s->which);
   g_free (s->fork_json);
-  g_free (s->monitor);
-  g_free (s->early_stop_metric);
   g_free (s);
 }

@@ -56,23 +56,22 @@ typedef struct {
 /* Called by nl_session_drain for each event, on the draining thread. */
 typedef void (*NlSessionEventFunc) (NlSession *s, const NlSessionEvent *event, gpointer user);
 
-/* A new run NAME (NULL: a default name) of NET with CFG. Everything is
- * copied (network, every string of cfg and opts); opts' callbacks (chain,
- * created, checkpoint, log) are ignored: events replace them. NULL
- * with an error for bad options (monitor, early stopping). */
-NlSession *nl_session_new_train (NlProject *p, const char *name, const NlNetwork *net, const NlTrainConfig *cfg,
-                                 const NlRunOptions *opts, GError **error);
+/* A new run NAME (NULL: a default name) of NET with CFG (its settings,
+ * checkpoint policy and early stopping). Both are copied; events stand
+ * for callbacks. NULL with an error naming a bad setting. */
+NlSession *nl_session_new_train (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg,
+                                 GError **error);
 /* Continues RUN from its last checkpoint up to EPOCHS (0: the run's own).
  * NULL with an error when the run does not exist or is running. */
-NlSession *nl_session_new_resume (NlProject *p, gint64 run, int epochs, const NlRunOptions *opts, GError **error);
+NlSession *nl_session_new_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, GError **error);
 /* A new run forked from checkpoint WHICH ("best", "last", an epoch number;
  * NULL: "last") of RUN, with the parent's settings changed by
- * HPARAMS_JSON_OVERRIDES: NULL or a JSON object of NlTrainConfig fields as
+ * HPARAMS_JSON_OVERRIDES: NULL or a JSON object of NlRunConfig fields as
  * nl_run_config_to_json writes them, e.g. {"lr":0.01,"epochs":10}. NULL
  * with an error when the run does not exist or an override is unknown, of
  * the wrong type or invalid. */
 NlSession *nl_session_new_fork (NlProject *p, gint64 run, const char *which, const char *name,
-                                const char *hparams_json_overrides, const NlRunOptions *opts, GError **error);
+                                const char *hparams_json_overrides, const NlRunConfig *policy, GError **error);
 /* Stops the run if it is going, waits for the worker, frees the events
  * left. May be called from a drain callback (e.g. on FINISHED): the
  * session is then freed when nl_session_drain returns, and no further

@@ -1,7 +1,7 @@
 /* nl-training-group.c — the Training form's training group: epochs, seed,
  * threads, the device (listed off the main loop) and the precision. */
 #include "ui/nl-training-group.h"
-#include "engine/nl-device.h"
+#include "core/nl-device.h"
 #include "ui/nl-form-rows.h"
 
 #include <string.h>

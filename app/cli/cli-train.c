@@ -74,6 +74,7 @@ static const struct {
 } checked[] = {
   { "--epochs", "epochs", TRUE }, { "--batch-size", "batch_size", TRUE }, { "--threads", "threads", TRUE },
   { "--keep-checkpoints", "keep_last", TRUE }, { "--workers", "workers", TRUE },
+  { "--scheduler-workers", "scheduler_workers", TRUE },
   { "--val-fraction", "val_fraction", TRUE }, { "--patience", "patience", TRUE },
   { "--min-delta", "min_delta", TRUE }, { "--lr", "lr", FALSE }, { "--momentum", "momentum", FALSE },
   { "--wd", "wd", FALSE }, { "--clip-norm", "clip_global_norm", FALSE }, { "--mean", "mean", FALSE },
@@ -133,6 +134,8 @@ nl_cli_train (int argc, char **argv)
       "(default 0.1)", "F" },
     { "workers", 'w', 0, G_OPTION_ARG_INT, &cfg.workers, "Loader threads that decode and augment ahead of training "
       "(default 1; 0 loads in the training thread)", "N" },
+    { "scheduler-workers", 0, 0, G_OPTION_ARG_INT, &cfg.scheduler_workers, "Threads of the dependency scheduler: "
+      "independent branches of the network run at once (default 0: ops run in order on the training thread)", "N" },
     { "augment", 'a', 0, G_OPTION_ARG_STRING, &augment, "Training transforms, comma-separated: random-crop:SIZE[:PAD], "
       "center-crop:SIZE, resize:WxH, flip, brightness:X, contrast:X, normalize:M:S", "LIST" },
     { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &mean, "Input normalisation mean (default 0.13 for (fashion-)mnist, "

@@ -757,6 +757,32 @@ test_fits_1280 (Fixture *f, gconstpointer data)
   nl_test_pump (20);
 }
 
+/* Closing the project while a run goes on stops it in the background;
+ * at application shutdown nl_training_page_end_abandoned waits for that
+ * run's worker, so the process never exits under it (it crashed in
+ * oneDNN's exit handlers before): the run is then "stopped", not still
+ * "running", and the project is whole. */
+static void
+test_abandoned_run_ends (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *status = NULL;
+  gint64 run;
+
+  setup_run (f, "tiny16", 200);
+  activate (f, "training.start");
+  g_assert_true (nl_test_wait_until (has_points, f, 60000));
+  run = nl_training_page_get_run (f->page);
+  g_assert_cmpint (run, >, 0);
+  nl_training_page_set_workspace (f->page, NULL);
+  nl_training_page_end_abandoned ();
+  status = run_status (f, run);
+  g_assert_cmpstr (status, ==, "stopped");
+  g_assert_true (nl_project_check (f->p, &error));
+  g_assert_no_error (error);
+  nl_training_page_end_abandoned (); /* none left: returns at once */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -772,6 +798,7 @@ main (int argc, char **argv)
   ADD ("device", test_device);
   ADD ("fits-1280x800", test_fits_1280);
   ADD ("optimizer-rows", test_optimizer_rows);
+  ADD ("abandoned-run-ends", test_abandoned_run_ends);
 #undef ADD
   return g_test_run ();
 }

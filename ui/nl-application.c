@@ -3,6 +3,7 @@
 #include "ui/nl-application.h"
 #include "ui/nl-screenshot.h"
 #include "ui/nl-settings.h"
+#include "ui/nl-training-page.h"
 #include "ui/nl-window.h"
 
 #include <stdio.h>
@@ -264,11 +265,21 @@ nl_application_finalize (GObject *object)
   G_OBJECT_CLASS (nl_application_parent_class)->finalize (object);
 }
 
+/* Windows are gone; runs their projects' closing stopped may still be
+ * finishing a batch. */
+static void
+nl_application_shutdown (GApplication *gapp)
+{
+  nl_training_page_end_abandoned ();
+  G_APPLICATION_CLASS (nl_application_parent_class)->shutdown (gapp);
+}
+
 static void
 nl_application_class_init (NlApplicationClass *klass)
 {
   G_OBJECT_CLASS (klass)->finalize = nl_application_finalize;
   G_APPLICATION_CLASS (klass)->startup = nl_application_startup;
+  G_APPLICATION_CLASS (klass)->shutdown = nl_application_shutdown;
   G_APPLICATION_CLASS (klass)->activate = nl_application_activate;
   G_APPLICATION_CLASS (klass)->open = nl_application_open;
 }

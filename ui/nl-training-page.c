@@ -79,19 +79,39 @@ orphan_event (NlSession *s, const NlSessionEvent *e, gpointer data)
     ((Orphan *) data)->done = TRUE;
 }
 
+/* Stopped sessions whose worker has not ended yet: the process must not
+ * exit under them (nl_training_page_end_abandoned). Main thread only. */
+static GList *orphans;
+
+static void
+orphan_free (Orphan *o)
+{
+  orphans = g_list_remove (orphans, o);
+  nl_session_free (o->session);  /* stop was asked: one batch at most */
+  nl_workspace_notify (o->ws, NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS);
+  g_object_unref (o->ws);
+  g_free (o);
+}
+
 static gboolean
 orphan_wake (gpointer data)
 {
   Orphan *o = data;
   nl_session_drain (o->session, orphan_event, o);
   if (o->done)
-    {
-      nl_session_free (o->session);  /* the worker has ended: no wait to speak of */
-      nl_workspace_notify (o->ws, NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS);
-      g_object_unref (o->ws);
-      g_free (o);
-    }
+    orphan_free (o);
   return G_SOURCE_REMOVE;
+}
+
+void
+nl_training_page_end_abandoned (void)
+{
+  while (orphans)
+    {
+      Orphan *o = orphans->data;
+      nl_session_set_wakeup (o->session, NULL, NULL, NULL);
+      orphan_free (o);
+    }
 }
 
 static void
@@ -103,6 +123,7 @@ abandon_session (NlTrainingPage *page)
   o = g_new0 (Orphan, 1);
   o->session = g_steal_pointer (&page->session);
   o->ws = g_steal_pointer (&page->session_ws);
+  orphans = g_list_prepend (orphans, o);
   nl_session_stop (o->session);
   if (page->session_done)
     {

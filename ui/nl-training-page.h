@@ -28,6 +28,10 @@ typedef enum {
 /* NULL closes the page's view of the project (a run still going is
  * stopped in the background and kept until it has ended). */
 void nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws);
+/* Runs stopped because their project was closed end in the background;
+ * this waits for every one still ending (at application shutdown, so the
+ * process never exits under a training worker). */
+void nl_training_page_end_abandoned (void);
 
 /* Fills the form from RUN's settings, network and pipeline (read off the
  * main thread) and arms "fork": Start then trains a new run from RUN's best

@@ -57,6 +57,8 @@ cpu_fill (NlBackend *b, float *x, int64_t n, float value, GError **error)
 static gboolean
 cpu_sum_n (NlBackend *b, float *dst, const float *const *src, int n_src, int64_t n, GError **error)
 {
+  if (n_src == 0)
+    return cpu_memset0 (b, dst, n * sizeof (float), error);
   if (dst != src[0])
     memcpy (dst, src[0], n * sizeof (float));
   for (int k = 1; k < n_src; k++)

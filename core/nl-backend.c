@@ -56,8 +56,8 @@ nl_backend_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int ro
 }
 
 const void *
-nl_backend_op_kernels (NlBackend *b, int op_id)
+nl_backend_op_kernels (NlBackend *b, int op_id, const char *op_name)
 {
   g_return_val_if_fail (b->iface->op_kernels != NULL, NULL);
-  return b->iface->op_kernels (b, op_id);
+  return b->iface->op_kernels (b, op_id, op_name);
 }

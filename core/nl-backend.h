@@ -67,11 +67,13 @@ typedef struct {
 
   /* float32 kernels of the engine besides the ops, queued in order */
   gboolean (*fill) (NlBackend *b, float *x, int64_t n, float value, GError **error);
-  /* dst = src[0] + ... + src[n_src - 1], added in that order (dst may be src[0]) */
+  /* dst = src[0] + ... + src[n_src - 1], added in that order; zeros for no
+   * source; dst may be src[0], and no other source */
   gboolean (*sum_n) (NlBackend *b, float *dst, const float *const *src, int n_src, int64_t n, GError **error);
   /* *out (host) = the sum of x^2 over every element of the n_buffers
-   * buffers, in double and in a fixed order (the same bits whatever the
-   * thread count); NaN or Inf in any element makes it NaN or Inf. Waits. */
+   * buffers (NULL ones skipped), in double; NaN or Inf in any element makes
+   * it NaN or Inf. Waits. The CPU's adds in a fixed order (the same bits
+   * whatever the thread count); a GPU's may combine blocks in any order. */
   gboolean (*sum_squares) (NlBackend *b, const float *const *x, const int64_t *n, int n_buffers, double *out,
                            GError **error);
   /* One optimizer update of one weight (core/nl-optim-rule.h): w, g and
@@ -79,10 +81,11 @@ typedef struct {
   gboolean (*optim_update) (NlBackend *b, const NlOptimConfig *cfg, float lr, int64_t t, float grad_scale, float *w,
                             const float *g, float *const *state, int64_t n, GError **error);
 
-  /* optional: the kernels of the op with that registry id (ops/ knows
-   * their type), NULL when it has none. NULL member: the ops' own CPU
-   * kernels (the CPU backend). */
-  const void *(*op_kernels) (NlBackend *b, int op_id);
+  /* optional: the kernels of the op with that registry id and list name
+   * (ops/ knows their type), NULL when it has none or its op of that id
+   * has another name (a backend built with another op list). NULL member:
+   * the ops' own CPU kernels (the CPU backend). */
+  const void *(*op_kernels) (NlBackend *b, int op_id, const char *op_name);
 
   /* optional collectives over comm, in place, on this device's buffers;
    * NULL where the backend has no transport (a group of one needs none). */
@@ -168,6 +171,6 @@ gboolean nl_backend_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t
 gboolean nl_backend_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GError **error);
 /* The op's kernels on this backend (ops/nl-op-registry.c casts them), or
  * NULL; never asked of a backend without op_kernels. */
-const void *nl_backend_op_kernels (NlBackend *b, int op_id);
+const void *nl_backend_op_kernels (NlBackend *b, int op_id, const char *op_name);
 
 G_END_DECLS

@@ -17,7 +17,7 @@ typedef struct {
   size_t nbytes;
   NlDevice device;
   /* who frees data: the device's backend, or for page-locked host memory
-   * the backend that gave it (pinned); NULL: plain CPU memory (free) */
+   * the backend that gave it (pinned); never NULL */
   NlBackend *owner;
   gboolean pinned;  /* CPU memory page-locked for fast copies to a device */
 } NlStorage;

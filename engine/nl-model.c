@@ -159,12 +159,22 @@ nl_model_set_device (NlModel *m, NlDevice device, GError **error)
     return FALSE;
   if (b == m->backend)
     return TRUE;
+  /* a model moves once, from the CPU, before any program: nothing trained
+   * elsewhere can be left behind */
+  g_return_val_if_fail (m->backend == nl_backend_cpu (), FALSE);
   m->backend = b;
+  if (!make_all_on_device (m, error))
+    {
+      /* back on the CPU, whose tensors are the host tensors themselves */
+      m->backend = nl_backend_cpu ();
+      make_all_on_device (m, NULL);
+      return FALSE;
+    }
   /* a backend that runs its work in order on one queue takes the programs'
    * ops in push order */
   if (b->iface->in_order)
     nl_model_set_scheduler_workers (m, 0);
-  return make_all_on_device (m, error);
+  return TRUE;
 }
 
 void

@@ -60,9 +60,10 @@ void nl_model_set_scheduler_workers (NlModel *m, int n_workers);
  * Then copies what the device changed back into the CPU tensors (nothing
  * to copy on a host-visible backend). */
 gboolean nl_model_sync (NlModel *m, GError **error);
-/* Moves the model to device (before any program exists): makes the device
- * copies (optimizer state too, once prepared) and uploads them. An
- * unavailable device or too little memory is an error naming it. */
+/* Moves the model from the CPU to device, once, before any program exists:
+ * makes the device copies (optimizer state too, once prepared) and uploads
+ * them. An unavailable device or too little memory is an error naming it,
+ * and the model stays on the CPU. */
 gboolean nl_model_set_device (NlModel *m, NlDevice device, GError **error);
 /* The CPU tensors were written (checkpoint, import): upload before the next step. */
 void nl_model_host_changed (NlModel *m);

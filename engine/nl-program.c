@@ -240,6 +240,8 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
   p->bytes = p->plan->planned_bytes;
   p->backend = model->backend;
   p->mirrored = !p->backend->iface->host_visible;
+  /* the mirrors' copies are ordered by the backend's one queue */
+  g_return_val_if_fail (!p->mirrored || p->backend->iface->in_order, NULL);
   g_return_val_if_fail (opts->device.type == p->backend->device.type && opts->device.index == p->backend->device.index,
                         NULL);
   if (!bind_kernels (p, error))
@@ -493,8 +495,9 @@ nl_program_forward (NlProgram *p, guint64 step, GError **error)
   /* the previous step's ops read p->step; it may change once they are done */
   if (g->opts.training && !nl_scheduler_wait_for_all (p->model->scheduler, error))
     return FALSE;
-  /* a mirrored backend runs ops inline, in order (one queue), so these
-   * copies queue after the previous step and before this one's kernels */
+  /* a backend with mirrors runs its work in order on one queue (in_order:
+   * the model's ops are pushed inline), so these copies queue after the
+   * previous step and before this one's kernels */
   if (!nl_model_upload (p->model, error) || !mirror_copy (p, p->host_input, g->input_value, TRUE, error)
       || !mirror_copy (p, p->host_label, g->label_value, TRUE, error))
     return FALSE;

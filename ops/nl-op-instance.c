@@ -109,7 +109,7 @@ make_ctx (NlOpInstance *inst)
                      .in = inst->in, .out = inst->out, .aux = inst->aux, .saved = inst->saved,
                      .out_grad = inst->out_grad, .in_grad = inst->in_grad,
                      .training = inst->training, .seed = inst->seed, .step = inst->step,
-                     .state = &inst->state };
+                     .state = &inst->state, .backend = nl_backend_cpu () };
 }
 
 gboolean

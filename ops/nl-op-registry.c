@@ -21,6 +21,19 @@ static const NlOpDef *const registry[] = {
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (registry) == NL_OP_COUNT);
 
+static const char *const list_names[] = {
+#define NL_OP(c) #c,
+#include "ops/nl-op-list.h"
+#undef NL_OP
+};
+
+const char *
+nl_op_list_name (NlOpId id)
+{
+  g_return_val_if_fail (id < NL_OP_COUNT, NULL);
+  return list_names[id];
+}
+
 static const char *const precision_names[NL_PRECISION_COUNT] = { "fp32", "bf16", "fp16" };
 
 const char *
@@ -49,7 +62,7 @@ nl_op_kernels (const NlOpDef *def, NlBackend *backend)
   for (int i = 0; i < NL_OP_COUNT; i++)
     if (registry[i] == def)
       {
-        const NlOpKernels *k = nl_backend_op_kernels (backend, i);
+        const NlOpKernels *k = nl_backend_op_kernels (backend, i, nl_op_list_name ((NlOpId) i));
         if (k)
           return *k;
         break;

@@ -14,6 +14,9 @@ typedef enum {
 
 /* NULL if no op of that name (case-sensitive, e.g. "Conv2D"). */
 const NlOpDef *nl_op_lookup (const char *name);
+/* The op's name in nl-op-list.h ("conv2d"): how backends built apart
+ * (the CUDA module) name their kernels' ops. */
+const char *nl_op_list_name (NlOpId id);
 /* NULL for an op not linked in (only during development). */
 const NlOpDef *nl_op_get (NlOpId id);
 /* Number of ops registered (== NL_OP_COUNT in a complete build). */

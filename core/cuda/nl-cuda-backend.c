@@ -100,9 +100,9 @@ cuda_optim_update (NlBackend *b, const NlOptimConfig *cfg, float lr, int64_t t, 
 }
 
 static const void *
-cuda_op_kernels (NlBackend *b, int op_id)
+cuda_op_kernels (NlBackend *b, int op_id, const char *op_name)
 {
-  return nl_cuda_op_kernels (op_id);
+  return nl_cuda_op_kernels (op_id, op_name);
 }
 
 static const NlBackendInterface cuda_iface = {

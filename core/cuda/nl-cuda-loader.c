@@ -131,9 +131,11 @@ nl_cuda_compiled (void)
 }
 
 const void *
-nl_cuda_op_kernels (int op_id)
+nl_cuda_op_kernels (int op_id, const char *op_name)
 {
   const NlCudaModule *b = backend_get ();
 
-  return b && op_id >= 0 && op_id < b->n_op_kernels ? b->op_kernels[op_id] : NULL;
+  if (!b || op_id < 0 || op_id >= b->n_op_kernels || g_strcmp0 (b->op_names[op_id], op_name) != 0)
+    return NULL;
+  return b->op_kernels[op_id];
 }

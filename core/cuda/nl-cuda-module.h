@@ -73,6 +73,9 @@ typedef struct {
   /* the ops' kernels (const NlOpKernels *, ops/nl-op.h) by registry op id;
    * NULL for an op without CUDA kernels */
   const void *const *op_kernels;
+  /* the ops' names (nl-op-list.h's) by the same ids, so a module built
+   * with another op list is never asked for the wrong op's kernels */
+  const char *const *op_names;
   int n_op_kernels;
 } NlCudaModule;
 

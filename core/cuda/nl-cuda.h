@@ -52,9 +52,10 @@ gboolean nl_cuda_compiled (void);
  * libcublas.so.13: cannot open ...", "no NVIDIA driver (CUDA driver version
  * is insufficient for CUDA runtime version)", "no CUDA device". reason may be NULL. */
 int nl_cuda_device_count (char **reason);
-/* The CUDA kernels of the op of that NlOpId (ops/nl-op-registry.h), NULL
- * when it has none or the module cannot be loaded; nl_op_kernels() asks. */
-const void *nl_cuda_op_kernels (int op_id);
+/* The CUDA kernels of the op of that NlOpId and nl-op-list.h name
+ * (ops/nl-op-registry.h), NULL when it has none, the module cannot be
+ * loaded or the module's op of that id is another; nl_op_kernels() asks. */
+const void *nl_cuda_op_kernels (int op_id, const char *op_name);
 gboolean nl_cuda_device_info (int index, NlCudaDeviceInfo *info, GError **error);
 
 typedef struct NlCudaCtx NlCudaCtx;

@@ -22,6 +22,12 @@ static const void *const op_kernels[NL_OP_COUNT] = {
 #undef NL_OP
 };
 
+static const char *const op_names[NL_OP_COUNT] = {
+#define NL_OP(c) [NL_OP_ID_##c] = #c,
+#include "ops/nl-op-list.h"
+#undef NL_OP
+};
+
 const NlCudaModule *
 nl_cuda_module_get (void)
 {
@@ -31,6 +37,7 @@ nl_cuda_module_get (void)
     .size = sizeof (NlCudaModule),
     NL_CUDA_FUNCS (FN, VFN)
     .op_kernels = op_kernels,
+    .op_names = op_names,
     .n_op_kernels = NL_OP_COUNT,
   };
 #undef FN

@@ -44,22 +44,7 @@ static const NlParamSpec params[CONV_N] = {
                          "Number of input channels; 0 infers it from the data" },
 };
 
-typedef struct {
-  int64_t n, c, h, w;    /* input */
-  int64_t o, oh, ow;     /* output */
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t groups, cg, og; /* channels per group, in and out */
-  int64_t ckk;           /* rows of a group's column matrix: cg * kh * kw */
-  int64_t ohw;           /* its columns: oh * ow */
-  gboolean direct;       /* 1x1, stride 1, no padding: the input is the column matrix */
-} Geom;
-
-/* out = floor((in + 2p - d(k-1) - 1) / s) + 1; span < 0 means no window fits */
-static int64_t
-out_span (int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
-{
-  return in + 2 * p - d * (k - 1) - 1;
-}
+typedef NlConv2dGeom Geom;
 
 static void
 resolve (const NlParamValue *p, void *args)
@@ -81,27 +66,7 @@ resolve (const NlParamValue *p, void *args)
 static void
 geom_init (Geom *g, const NlConv2dArgs *a, const NlShape *in)
 {
-  g->n = in->d[0];
-  g->c = in->d[1];
-  g->h = in->d[2];
-  g->w = in->d[3];
-  g->o = a->channels;
-  g->kh = a->kernel[0];
-  g->kw = a->kernel[1];
-  g->sh = a->stride[0];
-  g->sw = a->stride[1];
-  g->ph = a->padding[0];
-  g->pw = a->padding[1];
-  g->dh = a->dilation[0];
-  g->dw = a->dilation[1];
-  g->groups = a->groups;
-  g->cg = g->c / g->groups;
-  g->og = g->o / g->groups;
-  g->oh = out_span (g->h, g->kh, g->sh, g->ph, g->dh) / g->sh + 1;
-  g->ow = out_span (g->w, g->kw, g->sw, g->pw, g->dw) / g->sw + 1;
-  g->ckk = g->cg * g->kh * g->kw;
-  g->ohw = g->oh * g->ow;
-  g->direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+  nl_conv2d_geom_init (g, a, in->d[0], in->d[1], in->d[2], in->d[3]);
 }
 
 static gboolean
@@ -144,7 +109,7 @@ infer (NlInferCtx *c, GError **error)
   for (int i = 0; i < 2; i++)
     {
       int64_t size = in->d[2 + i], k = a.kernel[i], pad = a.padding[i], d = a.dilation[i];
-      if (out_span (size, k, a.stride[i], pad, d) < 0)
+      if (nl_conv2d_out_span (size, k, a.stride[i], pad, d) < 0)
         return nl_op_shape_error (error,
                                   "Conv2D kernel %s %" G_GINT64_FORMAT " (dilation %" G_GINT64_FORMAT
                                   ", covering %" G_GINT64_FORMAT ") is larger than the input %s %"

@@ -48,10 +48,7 @@ round_half_kernel (const float *__restrict__ src, float *__restrict__ dst, int64
     dst[i] = fp16 ? __half2float (__float2half_rn (src[i])) : __bfloat162float (__float2bfloat16_rn (src[i]));
 }
 
-struct Geom {
-  int64_t n, c, h, w, o, oh, ow;
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw, groups;
-};
+typedef NlConv2dGeom Geom;
 
 /* Descriptors and chosen algorithms for one input shape and math mode. */
 struct Plan {
@@ -104,23 +101,9 @@ conv_free_state (void *state)
 gboolean
 geom_init (const NlOpCtx *c, const NlTensor *x, const NlTensor *y, Geom *g, GError **error)
 {
-  const NlConv2dArgs *a = (const NlConv2dArgs *) c->args;
-  g->n = x->shape[0];
-  g->c = x->shape[1];
-  g->h = x->shape[2];
-  g->w = x->shape[3];
-  g->o = a->channels;
-  g->kh = a->kernel[0];
-  g->kw = a->kernel[1];
-  g->sh = a->stride[0];
-  g->sw = a->stride[1];
-  g->ph = a->padding[0];
-  g->pw = a->padding[1];
-  g->dh = a->dilation[0];
-  g->dw = a->dilation[1];
-  g->groups = a->groups;
-  g->oh = y->shape[2];
-  g->ow = y->shape[3];
+  nl_conv2d_geom_init (g, (const NlConv2dArgs *) c->args, x->shape[0], x->shape[1], x->shape[2], x->shape[3]);
+  /* the graph gave y the shape the geometry works out */
+  g_return_val_if_fail (g->oh == y->shape[2] && g->ow == y->shape[3], FALSE);
   /* cuDNN's descriptors take ints and its tensors at most 2^31 - 1 elements */
   const int64_t big[] = { g->n * g->c * g->h * g->w, g->n * g->o * g->oh * g->ow, g->o * (g->c / g->groups) * g->kh * g->kw,
                           g->ph, g->pw, g->sh, g->sw, g->dh, g->dw };

@@ -1,5 +1,6 @@
 /* nl-network.c — network documents: JSON in and out, editing, validation. */
 #include "engine/nl-network.h"
+#include "engine/nl-json-member.h"
 #include "ops/nl-op-registry.h"
 #include "core/nl-json-guard.h"
 
@@ -400,21 +401,6 @@ parse_endpoint (const Loader *ld, const char *text, int *node, int *port, GError
   return TRUE;
 }
 
-/* The string member name of o (NULL when absent); FALSE when it is there
- * but not a string: json-glib's getters would raise a critical. */
-static gboolean
-string_member (JsonObject *o, const char *name, const char **value)
-{
-  JsonNode *n = json_object_get_member (o, name);
-  *value = NULL;
-  if (!n)
-    return TRUE;
-  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
-    return FALSE;
-  *value = json_node_get_string (n);
-  return TRUE;
-}
-
 static gboolean
 parse_edge (const Loader *ld, JsonNode *e, guint k, GError **error)
 {
@@ -431,7 +417,7 @@ parse_edge (const Loader *ld, JsonNode *e, guint k, GError **error)
   else if (JSON_NODE_HOLDS_OBJECT (e))
     {
       JsonObject *o = json_node_get_object (e);
-      if (!string_member (o, "from", &from) || !string_member (o, "to", &to))
+      if (!nl_json_string_member (o, "from", &from) || !nl_json_string_member (o, "to", &to))
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
                        "edge %u: \"from\" and \"to\" must be strings (\"node:port\")", k);
@@ -486,10 +472,10 @@ parse_node (const Loader *ld, JsonNode *jn, guint k, GError **error)
   if (!JSON_NODE_HOLDS_OBJECT (jn))
     goto bad;
   o = json_node_get_object (jn);
-  if (!string_member (o, "id", &id) || !string_member (o, "op", &op))
+  if (!nl_json_string_member (o, "id", &id) || !nl_json_string_member (o, "op", &op))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "node %u: \"%s\" must be a string", k,
-                   string_member (o, "id", &id) ? "op" : "id");
+                   nl_json_string_member (o, "id", &id) ? "op" : "id");
       return FALSE;
     }
   if (!id || !op)
@@ -591,7 +577,7 @@ nl_network_load_data (const char *json, gssize length, GError **error)
   /* every member's type checked before it is read: json-glib's getters
    * raise criticals on the wrong one */
   root = json_node_get_object (root_node);
-  if (!string_member (root, "format", &format) || g_strcmp0 (format, NL_NETWORK_FORMAT) != 0)
+  if (!nl_json_string_member (root, "format", &format) || g_strcmp0 (format, NL_NETWORK_FORMAT) != 0)
     return not_network (error);
   version = json_object_get_member (root, "version");
   if (version && !JSON_NODE_HOLDS_VALUE (version) && !JSON_NODE_HOLDS_NULL (version))
@@ -606,7 +592,7 @@ nl_network_load_data (const char *json, gssize length, GError **error)
   nodes = json_object_get_member (root, "nodes");
   if (!nodes || !JSON_NODE_HOLDS_ARRAY (nodes))
     return not_network (error);
-  if (!string_member (root, "name", &name))
+  if (!nl_json_string_member (root, "name", &name))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "the network's \"name\" must be a string");
       return NULL;

@@ -5,6 +5,7 @@
  * field can make a reader allocate more than the file holds or loop
  * without advancing. */
 #include "engine/data/nl-record.h"
+#include "engine/nl-json-member.h"
 #include "core/nl-json-guard.h"
 
 #include <errno.h>
@@ -929,21 +930,6 @@ json_int (JsonObject *o, const char *name, int64_t lo, int64_t hi, int64_t *v)
   return *v >= lo && *v <= hi;
 }
 
-/* The string member name of o (NULL when absent); FALSE when it holds
- * something else, which json-glib's getters would raise a critical for. */
-static gboolean
-json_str (JsonObject *o, const char *name, const char **v)
-{
-  JsonNode *n = json_object_get_member (o, name);
-  *v = NULL;
-  if (!n)
-    return TRUE;
-  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
-    return FALSE;
-  *v = json_node_get_string (n);
-  return TRUE;
-}
-
 /* Parse the metadata record into d's fields. */
 static gboolean
 parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GError **error)
@@ -969,7 +955,7 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
     return meta_error (error, path, "not a JSON object");
   const char *format, *dtype, *desc;
   int64_t version, n_classes;
-  if (!json_str (o, "format", &format) || !format || strcmp (format, PACK_FORMAT) != 0)
+  if (!nl_json_string_member (o, "format", &format) || !format || strcmp (format, PACK_FORMAT) != 0)
     return meta_error (error, path, "\"format\" is not \"" PACK_FORMAT "\"");
   if (!json_int (o, "version", 0, G_MAXINT, &version) || version != PACK_VERSION)
     return meta_error (error, path, "unsupported \"version\" (this reader knows version 1)");
@@ -977,9 +963,9 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
     return meta_error (error, path, "\"length\" is not a count");
   if (!json_int (o, "n_classes", 0, G_MAXINT32, &n_classes))
     return meta_error (error, path, "\"n_classes\" is not a count");
-  if (!json_str (o, "description", &desc))
+  if (!nl_json_string_member (o, "description", &desc))
     return meta_error (error, path, "\"description\" is not a string");
-  if (!json_str (o, "dtype", &dtype) || !dtype || (strcmp (dtype, "u8") != 0 && strcmp (dtype, "f32") != 0))
+  if (!nl_json_string_member (o, "dtype", &dtype) || !dtype || (strcmp (dtype, "u8") != 0 && strcmp (dtype, "f32") != 0))
     return meta_error (error, path, "\"dtype\" is not \"u8\" or \"f32\"");
   JsonNode *shape_node = json_object_get_member (o, "sample_shape");
   JsonArray *shape = shape_node && JSON_NODE_HOLDS_ARRAY (shape_node) ? json_node_get_array (shape_node) : NULL;

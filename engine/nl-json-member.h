@@ -1,0 +1,14 @@
+/* nl-json-member.h — typed reads of a JSON object's members that never
+ * raise json-glib's criticals on a member of another type (a file written
+ * by someone else can hold anything). */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/* The string member name of o in *value (NULL when absent); FALSE when it
+ * is there but not a string. */
+gboolean nl_json_string_member (JsonObject *o, const char *name, const char **value);
+
+G_END_DECLS

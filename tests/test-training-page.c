@@ -13,6 +13,7 @@
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
+#include "ui/nl-event-log.h"
 #include "ui/nl-lr-preview.h"
 #include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
@@ -723,7 +724,7 @@ test_fits_1280 (Fixture *f, gconstpointer data)
 {
   NlTrainingPage *page = g_object_new (NL_TYPE_TRAINING_PAGE, NULL);
   GtkWindow *win = nl_test_show_in_window (GTK_WIDGET (page), 1280, 800);
-  const char *ids[] = { "log_button", "eta_label", "log_scroller", "progress" };
+  const char *ids[] = { "log_button", "eta_label", "event_log", "progress" };
   GtkWidget *parts[G_N_ELEMENTS (ids) + 1];
   graphene_rect_t r;
 
@@ -783,6 +784,29 @@ test_abandoned_run_ends (Fixture *f, gconstpointer data)
   nl_training_page_end_abandoned (); /* none left: returns at once */
 }
 
+/* The event log keeps the newest 1,000 rows, and a new run clears it. */
+static void
+test_event_log (void)
+{
+  NlEventLog *log = g_object_ref_sink (g_object_new (NL_TYPE_EVENT_LOG, NULL));
+  GtkWidget *first;
+  for (int i = 0; i < 1005; i++)
+    {
+      g_autofree char *m = g_strdup_printf ("event %d", i);
+      nl_event_log_append (log, i == 1004 ? "ERROR" : "STATUS", m);
+    }
+  g_assert_cmpuint (nl_event_log_get_n_rows (log), ==, 1000);
+  /* the oldest five went: the first row is event 5 */
+  first = gtk_widget_get_first_child (GTK_WIDGET (gtk_widget_get_first_child (
+    gtk_widget_get_first_child (gtk_widget_get_first_child (gtk_widget_get_first_child (GTK_WIDGET (log)))))));
+  g_assert_nonnull (first);
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (gtk_list_box_row_get_child (GTK_LIST_BOX_ROW (first)))),
+                            "event 5"));
+  nl_event_log_clear (log);
+  g_assert_cmpuint (nl_event_log_get_n_rows (log), ==, 0);
+  g_object_unref (log);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -800,5 +824,6 @@ main (int argc, char **argv)
   ADD ("optimizer-rows", test_optimizer_rows);
   ADD ("abandoned-run-ends", test_abandoned_run_ends);
 #undef ADD
+  g_test_add_func ("/event-log/rows", test_event_log);
   return g_test_run ();
 }

@@ -3,6 +3,7 @@
  * log, plot export, and "follow": the newest run another process trains
  * on the project, read from the store while the page runs none. */
 #include "ui/nl-training-dashboard.h"
+#include "ui/nl-event-log.h"
 #include "engine/nl-lr-schedule.h"
 #include "engine/session/nl-data-preview.h"
 #include "engine/session/nl-run.h"
@@ -23,8 +24,7 @@ struct _NlTrainingDashboard {
   GtkStack *plot_stack;
   GtkScale *smoothing_scale;
   GtkToggleButton *log_button, *follow_button;
-  GtkListBox *log_list;
-  GtkScrolledWindow *log_scroller;
+  NlEventLog *event_log;
 
   NlPlot *loss_plot, *acc_plot, *lr_plot, *speed_plot;
   NlPlotSeries *batch_loss, *epoch_loss, *train_acc, *test_acc, *lr_series, *speed_series;
@@ -36,17 +36,12 @@ struct _NlTrainingDashboard {
   GArray *pending;             /* batches not drawn yet (PendingBatch) */
   NlSessionEvent last_batch;   /* the newest of them, for the counters */
   guint flush_id;              /* draws them at 5 Hz */
-  guint n_log;
-  guint log_tick_id;           /* keeps the log scrolled to its end for a few frames */
-  int log_tick_frames;
   gint64 follow_run, follow_rowid;
   gboolean follow_busy, follow_again;
   GCancellable *follow_cancel;
 };
 
 G_DEFINE_FINAL_TYPE (NlTrainingDashboard, nl_training_dashboard, ADW_TYPE_BIN)
-
-#define MAX_LOG_ROWS 1000
 
 /* ---- plots ---- */
 
@@ -99,67 +94,10 @@ plot_switched (NlTrainingDashboard *self)
   g_signal_handlers_unblock_by_func (self->log_button, log_y_toggled, self);
 }
 
-/* ---- the event log: newest at the bottom, kept there unless scrolled up ---- */
-
-/* Rows appended in a frame are laid out after its tick: scroll to the end
- * on the next few ticks rather than when the adjustment changes (the
- * viewport reconfigures it more than once per layout). */
-static gboolean
-log_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
-{
-  NlTrainingDashboard *self = data;
-  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->log_scroller);
-  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj));
-  if (++self->log_tick_frames < 3)
-    return G_SOURCE_CONTINUE;
-  self->log_tick_id = 0;
-  return G_SOURCE_REMOVE;
-}
-
-static void
-log_follow_end (NlTrainingDashboard *self)
-{
-  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->log_scroller);
-  gboolean at_end = gtk_adjustment_get_value (adj)
-                    >= gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj) - 4;
-  if (!self->log_tick_id && !at_end)
-    return;  /* scrolled up to read: leave it there */
-  self->log_tick_frames = 0;
-  if (!self->log_tick_id)
-    self->log_tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self->log_scroller), log_tick, self, NULL);
-}
-
-/* One wrapping label per row, time and kind in its markup: a wrapping
- * label beside other widgets in a GtkBox measures inconsistently in GTK
- * 4.8 (a critical, and rows that jump). */
 void
 nl_training_dashboard_log (NlTrainingDashboard *self, const char *kind, const char *message)
 {
-  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
-  g_autofree char *time = g_date_time_format (now, "%H:%M:%S");
-  g_autofree char *markup = g_markup_printf_escaped ("<span alpha=\"55%%\" font_features=\"tnum\">%s</span>   "
-                                                     "<span weight=\"bold\" size=\"small\">%s</span>   %s", time, kind,
-                                                     message ? message : "");
-  GtkWidget *label = gtk_label_new (NULL);
-
-  gtk_label_set_markup (GTK_LABEL (label), markup);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  gtk_widget_set_margin_start (label, 8);
-  gtk_widget_set_margin_end (label, 8);
-  gtk_widget_set_margin_top (label, 2);
-  gtk_widget_set_margin_bottom (label, 2);
-  if (!strcmp (kind, "ERROR"))
-    gtk_widget_add_css_class (label, "error");
-  log_follow_end (self);
-  gtk_list_box_append (self->log_list, label);
-  if (++self->n_log > MAX_LOG_ROWS)
-    {
-      gtk_list_box_remove (self->log_list, gtk_widget_get_first_child (GTK_WIDGET (self->log_list)));
-      self->n_log--;
-    }
+  nl_event_log_append (self->event_log, kind, message);
 }
 
 /* ---- counters ---- */
@@ -392,7 +330,6 @@ nl_training_dashboard_reset (NlTrainingDashboard *self, const char *title, int e
   NlPlotSeries *all[] = { self->batch_loss, self->epoch_loss, self->train_acc, self->test_acc, self->lr_series,
                           self->speed_series };
   NlPlot *plots[] = { self->loss_plot, self->acc_plot, self->lr_plot, self->speed_plot };
-  GtkWidget *child;
 
   g_clear_handle_id (&self->flush_id, g_source_remove);
   g_array_set_size (self->pending, 0);
@@ -418,9 +355,7 @@ nl_training_dashboard_reset (NlTrainingDashboard *self, const char *title, int e
   gtk_label_set_label (self->eta_label, "–");
   gtk_progress_bar_set_fraction (self->progress, 0);
   gtk_progress_bar_set_text (self->progress, epochs > 0 ? "0 %" : "");
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->log_list))))
-    gtk_list_box_remove (self->log_list, child);
-  self->n_log = 0;
+  nl_event_log_clear (self->event_log);
 }
 
 /* ---- export of the plot in view ---- */
@@ -633,9 +568,6 @@ nl_training_dashboard_dispose (GObject *object)
   g_clear_object (&self->follow_cancel);
   g_clear_handle_id (&self->flush_id, g_source_remove);
   g_clear_pointer (&self->pending, g_array_unref);
-  if (self->log_tick_id)
-    gtk_widget_remove_tick_callback (GTK_WIDGET (self->log_scroller), self->log_tick_id);
-  self->log_tick_id = 0;
   g_clear_pointer (&self->run_schedule, nl_lr_schedule_free);
   g_clear_pointer (&self->run_lr_schedule, g_free);
   g_clear_object (&self->ws);
@@ -651,6 +583,7 @@ nl_training_dashboard_class_init (NlTrainingDashboardClass *klass)
 
   object_class->dispose = nl_training_dashboard_dispose;
   g_type_ensure (NL_TYPE_PLOT);
+  g_type_ensure (NL_TYPE_EVENT_LOG);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/netloom/Netloom/ui/nl-training-dashboard.ui");
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, title_label);
@@ -664,8 +597,7 @@ nl_training_dashboard_class_init (NlTrainingDashboardClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, smoothing_scale);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, log_button);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, follow_button);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, log_list);
-  gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, log_scroller);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, event_log);
 }
 
 static void
@@ -691,14 +623,6 @@ nl_training_dashboard_init (NlTrainingDashboard *self)
                            G_CONNECT_SWAPPED);
   g_signal_connect_object (self->follow_button, "toggled", G_CALLBACK (nl_training_dashboard_follow_poll), self,
                            G_CONNECT_SWAPPED);
-  {
-    GtkWidget *placeholder = gtk_label_new ("What the run reports appears here: epochs, checkpoints, pauses, errors");
-    gtk_widget_add_css_class (placeholder, "dim-label");
-    gtk_widget_set_margin_top (placeholder, 12);
-    gtk_widget_set_margin_bottom (placeholder, 12);
-    gtk_label_set_wrap (GTK_LABEL (placeholder), TRUE);
-    gtk_list_box_set_placeholder (self->log_list, placeholder);
-  }
 }
 
 /* ---- the page's hold on it ---- */

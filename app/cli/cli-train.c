@@ -95,6 +95,22 @@ check_option (const NlRunConfig *rc, const char *option, double given, GError **
   g_return_val_if_reached (FALSE);
 }
 
+/* The options bound to a numeric setting say its default as the table
+ * has it, so the help cannot drift from it; the texts live in keep. */
+static void
+describe_defaults (GOptionEntry *entries, GPtrArray *keep)
+{
+  for (GOptionEntry *e = entries; e->long_name; e++)
+    for (gsize i = 0; i < G_N_ELEMENTS (checked); i++)
+      if (checked[i].bound && !strcmp (checked[i].option + 2, e->long_name))
+        {
+          const NlRunField *f = nl_run_config_find_field (checked[i].field);
+          char *text = g_strdup_printf ("%s (default %g)", e->description, f->def);
+          g_ptr_array_add (keep, text);
+          e->description = text;
+        }
+}
+
 int
 nl_cli_train (int argc, char **argv)
 {
@@ -106,6 +122,7 @@ nl_cli_train (int argc, char **argv)
   double lr = NAN, momentum = NAN, wd = NAN, clip = NAN, mean = NAN, std = NAN, loss_scale = NAN;
   gint64 seed;
   gboolean json = FALSE;
+  g_autoptr (GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
   GOptionEntry entries[] = {
     { "network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "Network file (JSON, e.g. data/networks/lenet.json)", "FILE" },
     { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset,
@@ -124,25 +141,24 @@ nl_cli_train (int argc, char **argv)
       "at: test_accuracy (default), train_accuracy or train_loss", "NAME" },
     { "early-stop", 0, 0, G_OPTION_ARG_STRING, &early_stop, "With --project: stop when METRIC (test_accuracy, "
       "train_accuracy or train_loss) has not improved for --patience epochs", "METRIC" },
-    { "patience", 0, 0, G_OPTION_ARG_INT, &cfg.patience, "Epochs without improvement before early stopping "
-      "(default 3)", "N" },
-    { "min-delta", 0, 0, G_OPTION_ARG_DOUBLE, &cfg.min_delta, "Smallest change that counts as an improvement "
-      "(default 0)", "X" },
+    { "patience", 0, 0, G_OPTION_ARG_INT, &cfg.patience, "Epochs without improvement before early stopping",
+      "N" },
+    { "min-delta", 0, 0, G_OPTION_ARG_DOUBLE, &cfg.min_delta, "Smallest change that counts as an improvement",
+      "X" },
     { "keep-checkpoints", 0, 0, G_OPTION_ARG_INT, &cfg.keep_last, "With --project: newest checkpoints kept besides the "
-      "best (default 3)", "K" },
-    { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &cfg.data.val_fraction, "csv, folder: share held out for evaluation "
-      "(default 0.1)", "F" },
-    { "workers", 'w', 0, G_OPTION_ARG_INT, &cfg.workers, "Loader threads that decode and augment ahead of training "
-      "(default 1; 0 loads in the training thread)", "N" },
+      "best", "K" },
+    { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &cfg.data.val_fraction, "csv, folder: share held out for evaluation", "F" },
+    { "workers", 'w', 0, G_OPTION_ARG_INT, &cfg.workers, "Loader threads that decode and augment ahead of training; "
+      "0 loads in the training thread", "N" },
     { "scheduler-workers", 0, 0, G_OPTION_ARG_INT, &cfg.scheduler_workers, "Threads of the dependency scheduler: "
-      "independent branches of the network run at once (default 0: ops run in order on the training thread)", "N" },
+      "independent branches of the network run at once; 0: ops run in order on the training thread", "N" },
     { "augment", 'a', 0, G_OPTION_ARG_STRING, &augment, "Training transforms, comma-separated: random-crop:SIZE[:PAD], "
       "center-crop:SIZE, resize:WxH, flip, brightness:X, contrast:X, normalize:M:S", "LIST" },
     { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &mean, "Input normalisation mean (default 0.13 for (fashion-)mnist, "
       "0.47 for cifar10, else 0)", "M" },
     { "std", 0, 0, G_OPTION_ARG_DOUBLE, &std, "Input normalisation std (default 0.31, 0.25, else 1)", "S" },
-    { "epochs", 'e', 0, G_OPTION_ARG_INT, &cfg.epochs, "Epochs to train (default 5)", "N" },
-    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &cfg.batch_size, "Samples per batch (default 128)", "B" },
+    { "epochs", 'e', 0, G_OPTION_ARG_INT, &cfg.epochs, "Epochs to train", "N" },
+    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &cfg.batch_size, "Samples per batch", "B" },
     { "optimizer", 'o', 0, G_OPTION_ARG_STRING, &optimizer,
       "sgd (default), nag, adam, adamw, rmsprop or adagrad", "NAME" },
     { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &lr, "Learning rate (default: the optimizer's; sgd 0.1)", "X" },
@@ -154,7 +170,7 @@ nl_cli_train (int argc, char **argv)
       "each optionally +warmup:STEPS", "SPEC" },
     { "loss", 0, 0, G_OPTION_ARG_STRING, &loss, "Loss when the network has none (default SoftmaxCrossEntropy)", "OP" },
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Random seed for initialisation and shuffling (default 0)", "S" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &cfg.threads, "Worker threads (default: all cores)", "T" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &cfg.threads, "Worker threads; 0: all cores", "T" },
     { "device", 0, 0, G_OPTION_ARG_STRING, &device, "Train on cpu (default), cuda (the first GPU) or cuda:N "
       "(see 'netloom-cli devices')", "DEVICE" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &precision, "fp32 (default), or bf16 or fp16 autocast of Dense and "
@@ -183,6 +199,7 @@ nl_cli_train (int argc, char **argv)
   /* the defaults are the run settings' own */
   nl_run_config_init (&cfg);
   seed = (gint64) cfg.seed;
+  describe_defaults (entries, texts);
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_summary (ctx, "Trains on the training split and evaluates on the test split after every epoch.");
   g_option_context_set_description (ctx,

@@ -780,10 +780,22 @@ test_actions (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_func (f->ws, on_fork, forked);
 }
 
+/* A metric not measured yet (a run stopped before its first epoch) reads
+ * "–" in the table, never "nan" or a blank that looks like a bug. */
+static void
+test_metric_text (void)
+{
+  g_autofree char *none = nl_format_metric (NAN), *some = nl_format_metric (0.8765);
+  g_assert_cmpstr (none, ==, "–");
+  g_assert_null (strstr (some, "nan"));
+  g_assert_nonnull (strstr (some, "0.87"));
+}
+
 int
 main (int argc, char **argv)
 {
   nl_test_gui_init (&argc, &argv);
+  g_test_add_func ("/experiments/metric-text", test_metric_text);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/experiments/table", test_table);
   ADD ("/experiments/sort", test_sort);

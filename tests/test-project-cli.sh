@@ -98,6 +98,18 @@ rout=$("$cli" resume --project "$P" --run "$killed" --json 2>&1); s2=$?
 [ $s1 -eq 0 ] && grep -q "integrity ok" <<<"$info" && [ "$status" = interrupted ] && [ $s2 -eq 0 ] && grep -q '"epoch":4' <<<"$rout" \
   && ok "kill -9: integrity ok, run interrupted, resumed to the end" || not_ok "kill -9" "$info / status $status / $rout"
 
+# a run killed before its first epoch has no accuracy yet: "–", not "nan"
+"$cli" train --project "$P" --dataset "$D" --threads 2 --network lenet --epochs 4 --batch-size 32 \
+  --name unmeasured >/dev/null 2>&1 &
+victim=$!
+for i in $(seq 600); do
+  "$cli" runs --project "$P" --json 2>/dev/null | grep -q '"name":"unmeasured"' && break; sleep 0.1
+done
+kill -9 $victim; wait $victim 2>/dev/null
+line=$("$cli" runs --project "$P" 2>&1 | grep " unmeasured$")
+grep -q "test acc best – last –" <<<"$line" && ! grep -qi "nan" <<<"$line" \
+  && ok "runs: metrics not measured yet show as –" || not_ok "runs before the first epoch" "$line"
+
 # import: weights exported from mlp into the mlp network; a file of other names reports missing and extra
 out=$("$cli" import-weights --project "$P" --network mlp --safetensors "$tmp/a.safetensors" 2>&1) && grep -q "imported" <<<"$out" \
   && ok "import-weights of a matching file" || not_ok "import matching" "$out"

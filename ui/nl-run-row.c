@@ -73,7 +73,7 @@ char *
 nl_format_metric (double v)
 {
   if (isnan (v))
-    return g_strdup ("");
+    return g_strdup ("–"); /* not measured yet (or never: a run stopped before its first epoch) */
   if (fabs (v) >= 1e4)
     return g_strdup_printf ("%.0f", v);
   if (fabs (v) >= 100)

@@ -112,6 +112,17 @@ json_number (char *buf, gsize size, double v)
   return buf;
 }
 
+/* A number, or "–" for one not measured yet (a run stopped before its
+ * first epoch), for people. */
+static const char *
+text_number (char *buf, gsize size, double v)
+{
+  if (isnan (v))
+    return "–";
+  g_snprintf (buf, size, "%.4f", v);
+  return buf;
+}
+
 static void
 print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
 {
@@ -139,10 +150,11 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
               nl_precision_name (rc.precision));
     }
   else
-    printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %.4f last %.4f"
+    printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %s last %s"
             "  %.0f s  %s\n", r->id, r->status, r->network_name ? r->network_name : "?",
             nl_optim_kind_name (rc.optim.kind), rc.optim.lr, rc.batch_size, r->epochs_done,
-            rc.epochs, acc_best, acc_last, dur, r->name ? r->name : "");
+            rc.epochs, text_number (b1, sizeof b1, acc_best), text_number (b2, sizeof b2, acc_last), dur,
+            r->name ? r->name : "");
 }
 
 int

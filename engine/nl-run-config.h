@@ -39,7 +39,7 @@ typedef struct {
                                 its timed loop, so the loop is fed from memory */
   char *augment;             /* training transforms, e.g. "random-crop:28:4,flip" (nl-transform.h) */
   char *val_dataset;         /* evaluate on this dataset (all of it) instead of the test split */
-  NlDevice device;           /* cpu (default) or cuda:N (engine/nl-device.h) */
+  NlDevice device;           /* cpu (default) or cuda:N (core/nl-device.h) */
   NlPrecision precision;     /* fp32 (default), bf16 or fp16 autocast of Dense and Conv2D */
   float loss_scale;          /* fp16: the first dynamic loss scale (0: 65536); bf16 and fp32 need none */
 

@@ -2,7 +2,7 @@
 # gpu-check.sh — every check issue 7 asks for on a GPU, in one call on the
 # device machine (see tools/gpu-pack.sh). Results go to $OUT (or ./gpu-out):
 #   nvidia-smi, netloom-cli devices, test-cuda (every op forward/backward
-#   against the CPU, the math helpers, the pool), compute-sanitizer memcheck
+#   against the CPU, the math helpers, the device allocator), compute-sanitizer memcheck
 #   of a training run, LeNet and ResNet-small accuracy on cuda:0 against the
 #   CPU (same seed, epochs, settings), and the ResNet-20 benchmark against
 #   PyTorch (bench/bench-gpu.sh). Each part prints a line "== part: rc".

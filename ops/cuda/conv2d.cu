@@ -14,7 +14,7 @@
  * tensor cores (10-bit mantissas), which would not match the CPU.
  *
  * bf16 / fp16 autocast (ctx->precision): x and w (backward: dy too) are
- * rounded to the half type into float32 pool buffers and convolved with
+ * rounded to the half type into float32 buffers from the device allocator and convolved with
  * TF32 tensor cores allowed. Every bf16 or fp16 value is exactly a TF32
  * value, so the products are exact and accumulate in float32: precisely
  * the CPU's emulation (round the operands, multiply in float32), with an
@@ -312,7 +312,7 @@ is_rounded (const NlOpCtx *c)
   return c->precision == NL_PRECISION_BF16 || c->precision == NL_PRECISION_F16;
 }
 
-/* A pool copy of t rounded to the autocast's half type. */
+/* A copy of t, from the device allocator, rounded to the autocast's half type. */
 float *
 rounded_copy (NlOpCtx *c, const NlTensor *t, const char *what, GError **error)
 {
@@ -331,7 +331,7 @@ rounded_copy (NlOpCtx *c, const NlTensor *t, const char *what, GError **error)
   return r;
 }
 
-/* Pool buffers released when a call returns, on every path: the pool is
+/* Allocator buffers released when a call returns, on every path: the allocator is
  * stream-ordered, so the kernels already queued still read them safely. */
 struct Scratch {
   NlCudaCtx *dev;

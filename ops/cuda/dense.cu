@@ -7,7 +7,7 @@
  *
  * Precision (ops/nl-op.h, NlPrecision): in BF16/F16 mode x and W (and, in
  * backward, out_grad) are rounded to the half type (round to nearest even)
- * into pool buffers and multiplied on tensor cores with float32 accumulation
+ * into device-allocator buffers and multiplied on tensor cores with float32 accumulation
  * and float32 output; the bias add and the bias gradient stay float32 on
  * the unrounded values. Every tensor in memory stays float32. */
 #include <cublas_v2.h>
@@ -96,7 +96,7 @@ as_matrix (const NlOpCtx *c, int64_t *rows, int64_t *k)
   *k = n;
 }
 
-/* Half copies of up to three float32 operands in one pool block; NULL
+/* Half copies of up to three float32 operands in one allocator block; NULL
  * sources are skipped. Offsets are 256-byte aligned for the tensor cores. */
 typedef struct {
   void *block;
@@ -207,7 +207,7 @@ dense_forward (NlOpCtx *c, GError **error)
    * is W^T column-major (ld k), so it is transposed; X's is X^T (ld k). */
   ok = gemm (&e, prec, CUBLAS_OP_T, CUBLAS_OP_N, units, rows, k, wa, k, xa, k, b ? 1.0f : 0.0f, y, units,
              "Dense forward GEMM", error);
-  /* stream-ordered pool: the block may go back before the GEMM has run */
+  /* stream-ordered allocator: the block may go back before the GEMM has run */
   if (h.block)
     nl_cuda_release (e.dev, h.block);
   return ok;

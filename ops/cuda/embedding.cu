@@ -64,7 +64,7 @@ struct Shape
 struct State
 {
   NlCudaCtx *dev;
-  Status *status;     /* device, from the pool */
+  Status *status;     /* device, from the allocator */
   Report *host;       /* pinned, or g_malloc'd when pinned is FALSE */
   gboolean pinned;
   cudaEvent_t copied; /* recorded after the copy into host */

@@ -220,7 +220,7 @@ ln_backward (NlOpCtx *c, GError **error)
           ln_wgrad_final_kernel<<<grid_for (dim), kThreads, 0, stream>>> (part, dgamma, dbeta, dim, chunks);
           ok = nl_cuda_check_launch ("LayerNorm backward (gamma/beta sums)", error);
         }
-      /* stream-ordered pool: safe to hand back before the kernels have run */
+      /* stream-ordered allocator: safe to hand back before the kernels have run */
       nl_cuda_release (dev, part);
       if (!ok)
         return FALSE;

@@ -57,7 +57,7 @@ typedef struct {
 
 typedef struct {
   NlCudaCtx *dev;
-  LabelRecord *rec_dev;  /* pool memory */
+  LabelRecord *rec_dev;  /* from the device allocator */
   LabelRecord *rec_host; /* pinned; NULL: no deferred report */
   cudaEvent_t copied;
   gboolean pending;      /* a copy was queued since the last look */

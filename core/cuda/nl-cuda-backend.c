@@ -134,13 +134,13 @@ nl_cuda_backend_get (int index, GError **error)
   NlBackend *b;
   NlCudaCtx *c;
 
-  if (!nl_device_check ((NlDevice) { NL_DEVICE_CUDA, index }, error))
-    return NULL;
   if (!backends)
     backends = g_hash_table_new (NULL, NULL);
   b = g_hash_table_lookup (backends, GINT_TO_POINTER (index));
   if (b)
-    return b;
+    return b;  /* every device storage asks: the runtime is asked once */
+  if (!nl_device_check ((NlDevice) { NL_DEVICE_CUDA, index }, error))
+    return NULL;
   c = nl_cuda_ctx (index, error);
   if (!c)
     return NULL;

@@ -21,6 +21,12 @@ nl_backend_get (NlDevice device, GError **error)
 }
 
 void
+nl_backend_shutdown_all (void)
+{
+  nl_cuda_backend_shutdown ();
+}
+
+void
 nl_backend_trim (NlBackend *b)
 {
   if (b->iface->trim)

@@ -103,6 +103,10 @@ struct NlBackend {
  * thread-safe. NULL with NL_BACKEND_ERROR_UNAVAILABLE (or the device's
  * NL_DEVICE_ERROR_UNAVAILABLE) saying why when the device is not here. */
 NlBackend *nl_backend_get (NlDevice device, GError **error);
+/* At the end of a process, once no tensor, model or program lives: frees
+ * what the backends keep for the process (device contexts, cached memory),
+ * so leak checkers (compute-sanitizer, valgrind) report only real leaks. */
+void nl_backend_shutdown_all (void);
 /* The CPU's; never fails. */
 NlBackend *nl_backend_cpu (void);
 

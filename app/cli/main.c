@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli-common.h"
+#include "core/nl-backend.h"
 
 typedef struct {
   const char *name;
@@ -57,7 +58,11 @@ main (int argc, char **argv)
     }
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
-      return commands[i].run (argc - 1, argv + 1);
+      {
+        int rc = commands[i].run (argc - 1, argv + 1);
+        nl_backend_shutdown_all ();
+        return rc;
+      }
   fprintf (stderr, "netloom-cli: unknown command '%s' (see 'netloom-cli --help')\n", argv[1]);
   return 2;
 }

@@ -125,17 +125,27 @@ static const NlBackendInterface cuda_iface = {
   /* collectives: NCCL plugs in here (data-parallel training) */
 };
 
+static GMutex backends_lock;
+static GHashTable *backends; /* index -> NlBackend, kept until nl_cuda_backend_shutdown () */
+
+void
+nl_cuda_backend_shutdown (void)
+{
+  g_mutex_lock (&backends_lock);
+  g_clear_pointer (&backends, g_hash_table_destroy);
+  g_mutex_unlock (&backends_lock);
+  nl_cuda_shutdown ();
+}
+
 NlBackend *
 nl_cuda_backend_get (int index, GError **error)
 {
-  static GMutex lock;
-  static GHashTable *backends; /* index -> NlBackend, kept for the process */
-  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&lock);
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&backends_lock);
   NlBackend *b;
   NlCudaCtx *c;
 
   if (!backends)
-    backends = g_hash_table_new (NULL, NULL);
+    backends = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   b = g_hash_table_lookup (backends, GINT_TO_POINTER (index));
   if (b)
     return b;  /* every device storage asks: the runtime is asked once */

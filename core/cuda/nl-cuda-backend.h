@@ -9,5 +9,7 @@ G_BEGIN_DECLS
 /* cuda:index's backend, made on first use and kept for the process;
  * NULL with NL_DEVICE_ERROR_UNAVAILABLE saying why when there is none. */
 NlBackend *nl_cuda_backend_get (int index, GError **error);
+/* Forgets the backends and frees the devices' contexts (nl_cuda_shutdown). */
+void nl_cuda_backend_shutdown (void);
 
 G_END_DECLS

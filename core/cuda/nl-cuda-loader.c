@@ -17,6 +17,7 @@
 G_DEFINE_QUARK (nl-cuda-error-quark, nl_cuda_error)
 
 static char *load_reason; /* why the backend is not there; set once by load () */
+static const NlCudaModule *loaded; /* set once by load () when it succeeds */
 
 static gpointer
 load (gpointer data)
@@ -63,6 +64,7 @@ load (gpointer data)
       return NULL;
     }
   g_module_make_resident (module);
+  g_atomic_pointer_set (&loaded, backend);
   return (gpointer) backend;
 #endif
 }
@@ -119,6 +121,15 @@ no_devices (char **reason)
       b->name args; \
   }
 NL_CUDA_FUNCS (TRAMPOLINE, VTRAMPOLINE)
+
+void
+nl_cuda_shutdown (void)
+{
+  const NlCudaModule *b = g_atomic_pointer_get (&loaded);
+
+  if (b)
+    b->shutdown ();
+}
 
 gboolean
 nl_cuda_compiled (void)

@@ -77,6 +77,9 @@ typedef struct {
    * with another op list is never asked for the wrong op's kernels */
   const char *const *op_names;
   int n_op_kernels;
+  /* nl_cuda_shutdown (nl-cuda.h); outside NL_CUDA_FUNCS because its
+   * trampoline must not load a module that was never loaded */
+  void (*shutdown) (void);
 } NlCudaModule;
 
 /* The module's entry point, looked up by this name. */

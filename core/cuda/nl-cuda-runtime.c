@@ -291,6 +291,9 @@ static NlCudaCtx **ctxs; /* nl_cuda_device_count () entries, made on demand, kep
 static void
 ctx_destroy (NlCudaCtx *c)
 {
+  /* the workspace is the context's own block, not a leak */
+  if (c->ws)
+    nl_device_allocator_release (c->allocator, c->ws);
   if (c->allocator)
     nl_device_allocator_free (c->allocator);
   if (c->cudnn)
@@ -361,6 +364,27 @@ nl_cuda_ctx (int index, GError **error)
     }
   g_mutex_unlock (&ctx_lock);
   return c;
+}
+
+void
+nl_cuda_shutdown (void)
+{
+  g_mutex_lock (&ctx_lock);
+  if (ctxs)
+    {
+      int n = nl_cuda_device_count (NULL);
+      for (int i = 0; i < n; i++)
+        if (ctxs[i])
+          {
+            /* the handles belong to their device */
+            cudaSetDevice (i);
+            cudaStreamSynchronize (ctxs[i]->stream);
+            ctx_destroy (ctxs[i]);
+          }
+      g_free (ctxs);
+      g_atomic_pointer_set (&ctxs, NULL);
+    }
+  g_mutex_unlock (&ctx_lock);
 }
 
 int nl_cuda_ctx_index (NlCudaCtx *c) { return c ? c->index : -1; }

@@ -77,6 +77,11 @@ void *nl_cuda_ctx_workspace (NlCudaCtx *c, size_t nbytes, GError **error);
 NlDeviceAllocator *nl_cuda_ctx_allocator (NlCudaCtx *c);
 /* Gives the allocator's wholly free memory back to the driver. */
 void nl_cuda_ctx_trim (NlCudaCtx *c);
+/* Frees every device's context (stream, cuBLAS and cuDNN handles, the
+ * allocator's memory) at the end of a process, once nothing uses them, so
+ * compute-sanitizer's leak check sees only real leaks. Loads nothing: a
+ * process that never used CUDA does nothing here. */
+void nl_cuda_shutdown (void);
 
 /* Device memory from the context's allocator; what names the asker in the
  * out-of-memory error. */

@@ -39,6 +39,7 @@ nl_cuda_module_get (void)
     .op_kernels = op_kernels,
     .op_names = op_names,
     .n_op_kernels = NL_OP_COUNT,
+    .shutdown = nl_cuda_shutdown,
   };
 #undef FN
 #undef VFN

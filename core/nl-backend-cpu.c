@@ -1,9 +1,10 @@
 /* nl-backend-cpu.c — the CPU as a backend: memory is the process's
  * (64-byte aligned), copies are memcpy, nothing is queued, the engine's
  * kernels are plain C threaded with OpenMP. Its ops' kernels are the
- * NlOpDef's own (ops/), so it has no op_kernels member, and no collective
- * transport of its own (MPI plugs in through NlComm). */
+ * NlOpDef's own (ops/), so it has no op_kernels member. Its collectives
+ * are MPI's on host memory (nl-comm.c). */
 #include "core/nl-backend-cpu.h"
+#include "core/nl-comm.h"
 #include "core/nl-threads.h"
 
 #include <stdlib.h>
@@ -71,6 +72,20 @@ cpu_sum_n (NlBackend *b, float *dst, const float *const *src, int n_src, int64_t
   return TRUE;
 }
 
+static gboolean
+cpu_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **error)
+{
+  (void) b;
+  return nl_comm_allreduce_f32 (comm, x, n, error);
+}
+
+static gboolean
+cpu_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GError **error)
+{
+  (void) b;
+  return nl_comm_broadcast (comm, x, nbytes, root, error);
+}
+
 static const NlBackendInterface cpu_iface = {
   .name = "cpu",
   .host_visible = TRUE,
@@ -83,6 +98,8 @@ static const NlBackendInterface cpu_iface = {
   .fill = cpu_fill,
   .sum_n = cpu_sum_n,
   .sum_squares = nl_backend_cpu_sum_squares,
+  .allreduce_sum = cpu_allreduce_sum,
+  .broadcast = cpu_broadcast,
   .optim_update = nl_backend_cpu_optim_update,
 };
 

@@ -3,6 +3,7 @@
  * updates equals one update of the concatenated batches. F-beta keeps
  * per-class confusion counts and derives the score in get(). */
 #include "engine/nl-metric.h"
+#include "core/nl-comm.h"
 #include "engine/nl-spec.h"
 
 #include <gio/gio.h>
@@ -541,4 +542,41 @@ nl_metric_update (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
       }
       break;
     }
+}
+
+gboolean
+nl_metric_reduce (NlMetric *m, NlComm *comm, GError **error)
+{
+  double classes;
+  g_autofree double *all = NULL;
+  int C;
+
+  if (!comm || comm->size <= 1)
+    return TRUE;
+  /* F-beta's per-class counts grow with the classes seen: to the largest */
+  classes = m->n_classes;
+  if (!nl_comm_allreduce_max_f64 (comm, &classes, 1, error))
+    return FALSE;
+  C = (int) classes;
+  grow_classes (m, C);
+  all = g_new (double, 2 + 3 * (gsize) C);
+  all[0] = m->sum;
+  all[1] = (double) m->count;
+  for (int c = 0; c < C; c++)
+    {
+      all[2 + c] = (double) m->tp[c];
+      all[2 + C + c] = (double) m->fp[c];
+      all[2 + 2 * C + c] = (double) m->fn[c];
+    }
+  if (!nl_comm_allreduce_f64 (comm, all, 2 + 3 * (int64_t) C, error))
+    return FALSE;
+  m->sum = all[0];
+  m->count = (int64_t) all[1];
+  for (int c = 0; c < C; c++)
+    {
+      m->tp[c] = (int64_t) all[2 + c];
+      m->fp[c] = (int64_t) all[2 + C + c];
+      m->fn[c] = (int64_t) all[2 + 2 * C + c];
+    }
+  return TRUE;
 }

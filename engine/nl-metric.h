@@ -38,6 +38,7 @@
 
 #include <glib.h>
 
+#include "core/nl-comm.h"
 #include "core/nl-tensor.h"
 
 G_BEGIN_DECLS
@@ -53,6 +54,9 @@ double nl_metric_get (const NlMetric *m);   /* NAN before any update */
 const char *nl_metric_name (const NlMetric *m);
 gboolean nl_metric_higher_is_better (const NlMetric *m);
 void nl_metric_reset (NlMetric *m);
+/* Data parallelism: every process's counts summed into every process's
+ * metric (each saw its shard), so nl_metric_get gives the whole data's. */
+gboolean nl_metric_reduce (NlMetric *m, NlComm *comm, GError **error);
 void nl_metric_free (NlMetric *m);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlMetric, nl_metric_free)

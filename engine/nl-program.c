@@ -10,6 +10,7 @@
  * copies loss and prediction down last and waits. */
 #include "core/nl-device.h"
 #include "core/nl-random.h"
+#include "engine/nl-grad-reducer.h"
 #include "engine/nl-program.h"
 #include "ops/nl-op-registry.h"
 
@@ -64,6 +65,13 @@ struct NlProgram {
   float loss_scale;        /* the head gradient's factor (1: none) */
   float update_loss_scale; /* what the pushed updates divide out: set with lr and t, so
                               the next step's nl_program_set_loss_scale cannot race them */
+  /* data parallelism (nl_program_set_comm) */
+  NlGradReducer *reducer;  /* NULL in a group of one */
+  int *bucket_after;       /* per bucket: the backward step after which it is pushed */
+  gboolean overlap;        /* buckets go as backward writes them ($NETLOOM_ALLREDUCE_OVERLAP=0: after it) */
+  int grad_batch;          /* samples the head gradient averages over (0: this program's batch) */
+  gint64 backward_done;    /* µs the last backward step finished */
+  double exposed;          /* seconds backward waited on the all-reduce after its own work */
 };
 
 static void
@@ -99,6 +107,8 @@ nl_program_free (NlProgram *p)
         nl_scheduler_delete_var (p->model->scheduler, p->bind[i].state_var, NULL, NULL);
       nl_scheduler_wait_for_all (p->model->scheduler, NULL);
     }
+  g_clear_pointer (&p->reducer, nl_grad_reducer_free);
+  g_free (p->bucket_after);
   g_free (p->block_var);
   g_free (p->step_tasks);
   g_free (p->update_tasks);
@@ -210,7 +220,7 @@ gboolean
 nl_program_set_loss_scale (NlProgram *p, float scale, GError **error)
 {
   const NlGraph *g = p->graph;
-  float v = scale / (float) g->opts.batch;
+  float v = scale / (float) (p->grad_batch > 0 ? p->grad_batch : g->opts.batch);
   p->loss_scale = scale;
   if (g->head_grad_value < 0)
     return TRUE;
@@ -401,6 +411,14 @@ run_step (gpointer data, GError **error)
     }
   if (p->profile)
     (fwd ? p->fwd_us : p->bwd_us)[st->node] += g_get_monotonic_time () - t0;
+  if (!fwd && p->reducer)
+    {
+      /* the latest end of any backward step (workers race to store it) */
+      gint64 now = g_get_monotonic_time (), seen = __atomic_load_n (&p->backward_done, __ATOMIC_RELAXED);
+      while (now > seen && !__atomic_compare_exchange_n (&p->backward_done, &seen, now, TRUE, __ATOMIC_RELAXED,
+                                                         __ATOMIC_RELAXED))
+        ;
+    }
   return TRUE;
 }
 
@@ -519,14 +537,83 @@ nl_program_backward (NlProgram *p, GError **error)
 {
   const NlGraph *g = p->graph;
   g_return_val_if_fail (g->opts.training, FALSE);
+  int bucket = 0, n_buckets = nl_grad_reducer_n_buckets (p->reducer);
+  p->backward_done = 0;
   for (guint s = g->n_forward_steps; s < g->steps->len; s++)
-    push_step (p, s);
+    {
+      push_step (p, s);
+      /* a bucket op waits only for its own gradients' writers */
+      for (; p->overlap && bucket < n_buckets && p->bucket_after[bucket] == (int) s; bucket++)
+        nl_grad_reducer_push (p->reducer, p->model->scheduler, bucket);
+    }
+  if (bucket < n_buckets && !nl_scheduler_wait_for_all (p->model->scheduler, error))
+    return FALSE;
+  for (; bucket < n_buckets; bucket++)
+    nl_grad_reducer_push (p->reducer, p->model->scheduler, bucket);
   if (!nl_scheduler_wait_for_all (p->model->scheduler, error))
     return FALSE;
+  if (p->reducer && p->backward_done > 0)
+    p->exposed += MAX (0, nl_grad_reducer_last_done (p->reducer) - p->backward_done) / 1e6;
   if (!(mirror_copy (p, p->host_loss, g->loss_value, FALSE, error)
         && mirror_copy (p, p->host_pred, g->pred_value, FALSE, error)))
     return FALSE;
   return wait_all (p, error);
+}
+
+gboolean
+nl_program_set_comm (NlProgram *p, NlComm *comm, GError **error)
+{
+  const NlGraph *g = p->graph;
+  g_autoptr (GPtrArray) grads = g_ptr_array_new ();
+  g_autoptr (GPtrArray) vars = g_ptr_array_new ();
+  g_autoptr (GArray) step_of = g_array_new (FALSE, FALSE, sizeof (int));
+
+  g_return_val_if_fail (g->opts.training && p->reducer == NULL, FALSE);
+  if (!comm || comm->size <= 1)
+    return TRUE;
+  /* the gradients in the order backward writes them */
+  for (guint s = g->n_forward_steps; s < g->steps->len; s++)
+    {
+      const NlStep *st = &g_array_index (g->steps, NlStep, s);
+      if (st->kind == NL_STEP_GRAD_SUM)
+        continue;
+      for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+        if (p->bind[st->node].weight_grad[k] && nl_graph_node (g, st->node)->net_index >= 0)
+          {
+            g_ptr_array_add (grads, p->bind[st->node].weight_grad[k]);
+            g_ptr_array_add (vars, p->block_var[p->plan->block[nl_graph_node (g, st->node)->wgrad_v[k]]]);
+            g_array_append_val (step_of, s);
+          }
+    }
+  p->overlap = g_strcmp0 (g_getenv ("NETLOOM_ALLREDUCE_OVERLAP"), "0") != 0;
+  p->reducer = nl_grad_reducer_new (p->backend, comm, (NlTensor *const *) grads->pdata, (NlVar *const *) vars->pdata,
+                                    (int) grads->len, NL_GRAD_BUCKET_BYTES, error);
+  if (!p->reducer)
+    return FALSE;
+  p->bucket_after = g_new0 (int, MAX (nl_grad_reducer_n_buckets (p->reducer), 1));
+  for (guint i = 0; i < grads->len; i++)
+    {
+      int k = nl_grad_reducer_bucket_of (p->reducer, (int) i);
+      if (k >= 0)
+        p->bucket_after[k] = MAX (p->bucket_after[k], g_array_index (step_of, int, i));
+    }
+  return TRUE;
+}
+
+gboolean
+nl_program_set_grad_batch (NlProgram *p, int samples, GError **error)
+{
+  if (p->grad_batch == samples)
+    return TRUE;
+  p->grad_batch = samples;
+  return nl_program_set_loss_scale (p, p->loss_scale, error);
+}
+
+void
+nl_program_comm_seconds (NlProgram *p, double *busy, double *exposed)
+{
+  *busy = nl_grad_reducer_busy_seconds (p->reducer);
+  *exposed = p->exposed;
 }
 
 /* The global L2 norm of every weight gradient (double accumulation, in a

@@ -6,6 +6,7 @@
 
 #include "engine/nl-memory-plan.h"
 #include "engine/nl-model.h"
+#include "core/nl-comm.h"
 
 G_BEGIN_DECLS
 
@@ -40,6 +41,18 @@ gboolean nl_program_grads_finite (NlProgram *p, gboolean *finite, GError **error
 /* Gradient of weight slot k of network node i in this program (after
  * backward); a device tensor on a GPU. */
 NlTensor *nl_program_weight_grad (NlProgram *p, int node, int k);
+/* Data parallelism: after backward every weight gradient holds the sum
+ * over comm's processes (fused buckets all-reduced as backward writes
+ * them; nl-grad-reducer.h). A training program; a group of one changes
+ * nothing. */
+gboolean nl_program_set_comm (NlProgram *p, NlComm *comm, GError **error);
+/* The head gradient averages over this many samples (0: the program's
+ * batch). Under data parallelism: the global batch, so that the summed
+ * gradients are the global batch's mean, whatever each rank's share. */
+gboolean nl_program_set_grad_batch (NlProgram *p, int samples, GError **error);
+/* Seconds spent all-reducing in total, and those backward waited for
+ * after its own work was done (the part not hidden behind it). */
+void nl_program_comm_seconds (NlProgram *p, double *busy, double *exposed);
 /* Bytes of activations, gradients and saved tensors this program holds. */
 size_t nl_program_bytes (NlProgram *p);
 const NlMemoryPlan *nl_program_get_plan (NlProgram *p);

@@ -1,5 +1,6 @@
 /* nl-trainer.c — the training loop. */
 #include "engine/nl-trainer.h"
+#include "engine/nl-data-parallel.h"
 #include "engine/data/nl-loader.h"
 #include "engine/data/nl-transform.h"
 #include "engine/nl-loss-scale.h"
@@ -27,6 +28,11 @@ struct NlTrainer {
   int next_epoch;            /* 0-based */
   int64_t updates;
   NlLossScale scaler;        /* fp16: dynamic loss scaling; else fixed at 1 */
+  /* data parallelism: the job's group (NULL: this process alone) */
+  NlComm *comm;
+  int batch, eval_batch;     /* this process's share of the batches */
+  gboolean in_step;          /* rank 0's model is sent before the first step of nl_trainer_run */
+  gboolean stop_asked;       /* a batch callback asked to stop: told the others at the next step */
 };
 
 void
@@ -50,8 +56,8 @@ nl_trainer_free (NlTrainer *t)
   g_free (t);
 }
 
-NlTrainer *
-nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
+static NlTrainer *
+trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GError **error)
 {
   g_autoptr (NlTrainer) t = g_new0 (NlTrainer, 1);
   NlCompileOptions train_opts = { .batch = cfg->batch_size, .training = TRUE, .loss = cfg->loss,
@@ -64,6 +70,7 @@ nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "epochs and batch size must be at least 1");
       return NULL;
     }
+  t->comm = comm;
   nl_run_config_copy (&t->cfg, cfg);
   nl_loss_scale_init (&t->scaler, cfg->precision, cfg->loss_scale);
   train_opts.loss_scale = t->scaler.scale;
@@ -89,11 +96,16 @@ nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
         return NULL;
     }
   {
+    /* under data parallelism each process takes its share of every
+     * batch of the one seeded order (and of the test set) */
+    int shard = comm ? comm->rank : 0, shards = comm ? comm->size : 0;
     NlLoaderConfig lc = { .batch_size = cfg->batch_size, .shuffle = TRUE, .seed = cfg->seed,
                           .last_batch = NL_LAST_BATCH_KEEP, .num_workers = cfg->workers,
-                          .transform = t->augment, .mean = cfg->mean, .std = cfg->std };
+                          .transform = t->augment, .mean = cfg->mean, .std = cfg->std,
+                          .shard_index = shard, .shard_count = shards, .shard_drop_short = TRUE };
     NlLoaderConfig ec = { .batch_size = cfg->eval_batch_size, .shuffle = FALSE, .last_batch = NL_LAST_BATCH_KEEP,
-                          .num_workers = cfg->workers, .mean = cfg->mean, .std = cfg->std };
+                          .num_workers = cfg->workers, .mean = cfg->mean, .std = cfg->std,
+                          .shard_index = shard, .shard_count = shards };
     NlShape ts, es;
     char a[96], b[96];
     t->loader = nl_loader_new (t->train_set, &lc, error);
@@ -102,6 +114,8 @@ nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
     t->eval_loader = nl_loader_new (t->test_set, &ec, error);
     if (!t->eval_loader)
       return NULL;
+    t->batch = train_opts.batch = nl_loader_batch_size (t->loader);
+    t->eval_batch = eval_opts.batch = nl_loader_batch_size (t->eval_loader);
     ts = nl_loader_sample_shape (t->loader);
     es = nl_loader_sample_shape (t->eval_loader);
     if (!nl_shape_equal (&ts, &es))
@@ -120,7 +134,7 @@ nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
       || !nl_model_prepare_optimizer (t->model, &cfg->optim, error))
     return NULL;
   t->train_prog = nl_program_new (t->model, &train_opts, error);
-  if (!t->train_prog)
+  if (!t->train_prog || !nl_program_set_comm (t->train_prog, comm, error))
     return NULL;
   t->eval_prog = nl_program_new (t->model, &eval_opts, error);
   if (!t->eval_prog)
@@ -133,6 +147,44 @@ nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
   if (!t->accuracy)
     return NULL;
   return g_steal_pointer (&t);
+}
+
+NlTrainer *
+nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
+{
+  NlComm *comm = nl_comm_world ();
+  g_auto (NlRunConfig) local = { 0 };
+  NlNetwork *same = (NlNetwork *) net;
+
+  if (!comm)
+    return trainer_build (net, cfg, NULL, error);
+  /* rank 0 of a data-parallel job: the others get this job */
+  nl_run_config_copy (&local, cfg);
+  if (!nl_dp_share_job (comm, NULL, NULL, &same, &local, error))
+    return NULL;
+  nl_dp_local_settings (comm, &local);
+  return trainer_build (net, &local, comm, error);
+}
+
+NlTrainer *
+nl_trainer_new_follower (const NlNetwork *given_net, const NlRunConfig *given_cfg, GError **error)
+{
+  NlComm *comm = nl_comm_world ();
+  g_auto (NlRunConfig) cfg = { 0 };
+  g_autoptr (NlNetwork) net = NULL;
+
+  g_return_val_if_fail (comm != NULL && comm->rank > 0, NULL);
+  if (!nl_dp_share_job (comm, given_net, given_cfg, &net, &cfg, error))
+    return NULL;
+  /* the per-process settings are this process's own */
+  if (given_cfg)
+    {
+      cfg.threads = given_cfg->threads;
+      cfg.workers = given_cfg->workers;
+      cfg.scheduler_workers = given_cfg->scheduler_workers;
+    }
+  nl_dp_local_settings (comm, &cfg);
+  return trainer_build (net, &cfg, comm, error);
 }
 
 NlModel *
@@ -198,6 +250,8 @@ program_for (NlTrainer *t, NlProgram *full, NlProgram **tail, int n, gboolean tr
     return *tail;
   g_clear_pointer (tail, nl_program_free);
   *tail = nl_program_new (t->model, &opts, error);
+  if (*tail && training && !nl_program_set_comm (*tail, t->comm, error))
+    g_clear_pointer (tail, nl_program_free);
   return *tail;
 }
 
@@ -298,6 +352,25 @@ apply_update (NlTrainer *t, NlProgram *p, float lr, GError **error)
   return nl_program_update (p, &t->cfg.optim, lr, t->updates - (int64_t) t->scaler.skipped, error);
 }
 
+/* Data parallelism, after each step: the batch's loss summed over every
+ * process (every rank then judges a NaN alike and reports the whole
+ * batch), and whether any process was asked to stop. */
+static gboolean
+agree_on_step (NlTrainer *t, double *loss, gboolean *stop, GError **error)
+{
+  double v[2] = { *loss, t->stop_asked ? 1 : 0 };
+  if (!t->comm)
+    {
+      *stop = t->stop_asked;
+      return TRUE;
+    }
+  if (!nl_comm_allreduce_f64 (t->comm, v, 2, error))
+    return FALSE;
+  *loss = v[0];
+  *stop = v[1] > 0;
+  return TRUE;
+}
+
 static gboolean
 train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport *r, GError **error)
 {
@@ -309,6 +382,8 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   int n;
   g_auto (Preloaded) pre = { 0 };
 
+  double busy0, exposed0;
+  nl_trainer_comm_seconds (t, &busy0, &exposed0);
   nl_metric_reset (t->accuracy);
   nl_loader_start_epoch (t->loader, epoch);
   if (t->cfg.preload && !preload_epoch (t, &pre, error))
@@ -317,7 +392,10 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   while ((n = next_batch (t, &pre, data, labels, error)) > 0)
     {
       NlProgram *p = program_for (t, t->train_prog, &t->tail_prog, n, TRUE, error);
+      /* the samples of this batch over every process */
+      int global = t->comm ? nl_loader_global_count (t->loader, batch) : n;
       double loss;
+      gboolean stop;
       if (!p)
         return FALSE;
       if (p != t->train_prog)
@@ -327,11 +405,15 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         }
       lr = nl_lr_schedule_get (t->schedule, t->updates);
       t->updates++;
+      if (t->comm && !nl_program_set_grad_batch (p, global, error))
+        return FALSE;
       if (t->scaler.dynamic && !nl_program_set_loss_scale (p, t->scaler.scale, error))
         return FALSE;
       if (!nl_program_forward (p, (guint64) t->updates, error) || !nl_program_backward (p, error))
         return FALSE;
       loss = sum_loss (nl_program_loss (p));
+      if (!agree_on_step (t, &loss, &stop, error))
+        return FALSE;
       if (!isfinite (loss))
         {
           g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_DIVERGED,
@@ -340,20 +422,33 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
                        isnan (loss) ? "NaN" : "infinite", epoch + 1, batch + 1, n_batches, lr);
           return FALSE;
         }
+      if (stop)
+        {
+          /* every process stops at the same step, before its update */
+          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, "training was stopped");
+          return FALSE;
+        }
       if (!apply_update (t, p, lr, error))
         return FALSE;
       nl_metric_update (t->accuracy, nl_program_label (p), nl_program_pred (p));
       total_loss += loss;
-      seen += n;
+      seen += global;
       batch++;
       if (cb && cb->batch
-          && !cb->batch (cb->user, epoch + 1, batch, n_batches, loss / n, (g_get_monotonic_time () - start) / 1e6))
+          && !cb->batch (cb->user, epoch + 1, batch, n_batches, loss / global, (g_get_monotonic_time () - start) / 1e6))
         {
-          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, "training was stopped");
-          return FALSE;
+          t->stop_asked = TRUE;
+          /* in a group: every process stops at the next step or epoch's end */
+          if (!t->comm)
+            {
+              g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, "training was stopped");
+              return FALSE;
+            }
         }
     }
   if (n < 0)
+    return FALSE;
+  if (!nl_metric_reduce (t->accuracy, t->comm, error))
     return FALSE;
   r->epoch = epoch + 1;
   r->seconds = (g_get_monotonic_time () - start) / 1e6;
@@ -361,6 +456,9 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   r->train_loss = total_loss / MAX (seen, 1);
   r->train_acc = nl_metric_get (t->accuracy);
   r->lr = lr;
+  nl_trainer_comm_seconds (t, &r->comm_seconds, &r->comm_exposed_seconds);
+  r->comm_seconds -= busy0;
+  r->comm_exposed_seconds -= exposed0;
   return TRUE;
 }
 
@@ -369,7 +467,7 @@ nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
 {
   g_autoptr (NlTensor) labels = NULL;
   NlTensor *data = nl_program_input (t->eval_prog);
-  NlShape ls = nl_shape_of (1, (int64_t) t->cfg.eval_batch_size);
+  NlShape ls = nl_shape_of (1, (int64_t) t->eval_batch);
   int n;
 
   labels = nl_tensor_zeros (NL_DTYPE_F32, &ls);
@@ -386,7 +484,7 @@ nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
         copy_rows (nl_program_input (p), data, n);
       if (!nl_program_forward (p, 0, error))
         return FALSE;
-      if (n == t->cfg.eval_batch_size)
+      if (n == t->eval_batch)
         lab = nl_tensor_ref (labels);
       else
         {
@@ -395,15 +493,56 @@ nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
         }
       nl_metric_update (t->accuracy, lab, nl_program_pred (p));
     }
-  if (n < 0)
+  if (n < 0 || !nl_metric_reduce (t->accuracy, t->comm, error))
     return FALSE;
   *accuracy = nl_metric_get (t->accuracy);
+  return TRUE;
+}
+
+/* Data parallelism, before the first step: rank 0's model, position and
+ * loss scale (a resumed run's) to every process. */
+static gboolean
+share_start (NlTrainer *t, GError **error)
+{
+  double pos[4] = { t->next_epoch, (double) t->updates, t->scaler.scale, (double) t->scaler.skipped };
+  if (!t->comm)
+    return TRUE;
+  if (!nl_dp_broadcast_model (t->comm, t->model, error) || !nl_comm_broadcast (t->comm, pos, sizeof pos, 0, error))
+    return FALSE;
+  t->next_epoch = (int) pos[0];
+  t->updates = (int64_t) pos[1];
+  if (t->comm->rank > 0)
+    nl_trainer_set_loss_scale (t, (float) pos[2], (guint64) pos[3]);
+  return TRUE;
+}
+
+/* Data parallelism, after each epoch: rank 0's verdict (it alone ran
+ * the hook: checkpoint written, early stopping) and any process's wish
+ * to stop, to every process. */
+static gboolean
+agree_on_epoch (NlTrainer *t, gboolean ok, GError **error)
+{
+  double verdict[2] = { ok ? 0 : 1, t->stop_asked ? 1 : 0 };
+  if (!t->comm)
+    return ok;
+  if (!nl_comm_allreduce_max_f64 (t->comm, verdict, 2, error))
+    return FALSE;
+  if (!ok)
+    return FALSE;
+  if (verdict[0] > 0 || verdict[1] > 0)
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED,
+                   verdict[0] > 0 ? "rank 0 ended the run" : "training was stopped");
+      return FALSE;
+    }
   return TRUE;
 }
 
 gboolean
 nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
 {
+  if (!share_start (t, error))
+    return FALSE;
   for (; t->next_epoch < t->cfg.epochs; t->next_epoch++)
     {
       NlEpochReport r = { 0 };
@@ -420,9 +559,27 @@ nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
           t->next_epoch++;
           ok = nl_model_sync (t->model, error) && cb->epoch_done (cb->user, t, &r, error);
           t->next_epoch--;
-          if (!ok)
+          if (!agree_on_epoch (t, ok, error))
             return FALSE;
         }
+      else if (!agree_on_epoch (t, TRUE, error))
+        return FALSE;
     }
   return nl_model_sync (t->model, error);
+}
+
+void
+nl_trainer_comm_seconds (NlTrainer *t, double *busy, double *exposed)
+{
+  double b = 0, e = 0;
+  *busy = *exposed = 0;
+  for (int i = 0; i < 2; i++)
+    {
+      NlProgram *p = i == 0 ? t->train_prog : t->tail_prog;
+      if (!p)
+        continue;
+      nl_program_comm_seconds (p, &b, &e);
+      *busy += b;
+      *exposed += e;
+    }
 }

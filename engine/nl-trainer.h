@@ -19,6 +19,9 @@ typedef struct {
   double train_loss, train_acc;
   double test_acc;
   double lr;                 /* rate at the end of the epoch */
+  /* data parallelism: seconds this process all-reduced gradients this
+   * epoch, and those backward waited for beyond its own work */
+  double comm_seconds, comm_exposed_seconds;
 } NlEpochReport;
 
 typedef struct {
@@ -33,6 +36,16 @@ typedef struct {
 /* The trainer keeps a copy of cfg (the trainer uses its training settings,
  * not its checkpoint policy). */
 NlTrainer *nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error);
+/* Under data parallelism (nl_comm_world (), MPI) nl_trainer_new is rank
+ * 0's: it sends the job to the other ranks, which make theirs with
+ * nl_trainer_new_follower, given what they were told to run themselves
+ * (NULL: nothing to compare), and every rank then runs nl_trainer_run
+ * together. Rank 0's model and position go to all at its start; each
+ * process trains on its share of every batch; gradients, losses and
+ * metrics are summed over all; rank 0's epoch_done hook decides for all. */
+NlTrainer *nl_trainer_new_follower (const NlNetwork *given_net, const NlRunConfig *given_cfg, GError **error);
+/* Seconds spent all-reducing gradients, and those not hidden behind backward. */
+void nl_trainer_comm_seconds (NlTrainer *t, double *busy, double *exposed);
 void nl_trainer_free (NlTrainer *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlTrainer, nl_trainer_free)
 /* Runs the epochs from the next one to cfg->epochs. */

@@ -1,5 +1,6 @@
 /* cli-common.c — error reporting and the progress line. */
 #include "cli-common.h"
+#include "core/nl-comm.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +20,9 @@ nl_cli_usage_error (const char *fmt, ...)
   va_start (ap, fmt);
   g_autofree char *msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  fprintf (stderr, "netloom-cli: %s\n", msg);
+  /* under mpirun every process read the same command line: rank 0 says it */
+  if (!nl_comm_world () || nl_comm_world ()->rank == 0)
+    fprintf (stderr, "netloom-cli: %s\n", msg);
   return 2;
 }
 

@@ -45,3 +45,10 @@ typedef struct {
   gint64 run;             /* 0 outside a project */
 } NlTrainOutput;
 NlTrainCallbacks nl_cli_train_output (NlTrainOutput *out);
+
+/* Under mpirun (cli-group.c): a rank other than 0 trains the job rank 0
+ * sends (given_net and given_cfg: what its own command line says, NULL
+ * where it cannot tell); and the exit of a failed command, which ends
+ * every process of the job when the failure is this process's own. */
+int nl_cli_follow (const NlNetwork *given_net, const NlRunConfig *given_cfg);
+int nl_cli_group_fail (const GError *error);

@@ -5,7 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-glib/json-glib.h>
+
 #include "cli-common.h"
+#include "core/nl-comm.h"
 #include "engine/nl-checkpoint.h"
 #include "core/nl-device.h"
 #include "engine/session/nl-run.h"
@@ -123,6 +126,20 @@ text_number (char *buf, gsize size, double v)
   return buf;
 }
 
+/* ',"processes":N,"hosts":"..."' where a run trained under mpirun, else "" */
+static char *
+processes_json (const NlRunInfo *r)
+{
+  g_autoptr (JsonNode) root = json_from_string (r->hparams_json ? r->hparams_json : "{}", NULL);
+  JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  g_autofree char *hosts = NULL;
+  if (!o || !json_object_has_member (o, "processes"))
+    return g_strdup ("");
+  hosts = g_strescape (json_object_get_string_member_with_default (o, "hosts", ""), NULL);
+  return g_strdup_printf (",\"processes\":%" G_GINT64_FORMAT ",\"hosts\":\"%s\"",
+                          json_object_get_int_member_with_default (o, "processes", 1), hosts);
+}
+
 static void
 print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
 {
@@ -139,15 +156,16 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
   if (json)
     {
       g_autofree char *name = g_strescape (r->name ? r->name : "", NULL);
+      g_autofree char *processes = processes_json (r);
       printf ("{\"id\":%" G_GINT64_FORMAT ",\"name\":\"%s\",\"status\":\"%s\",\"network\":\"%s\",\"optimizer\":\"%s\","
               "\"lr\":%g,\"batch_size\":%d,\"epochs\":%d,\"epochs_done\":%d,\"parent_run\":%" G_GINT64_FORMAT
               ",\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f,"
-              "\"device\":\"%s\",\"precision\":\"%s\"}\n",
+              "\"device\":\"%s\",\"precision\":\"%s\"%s}\n",
               r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.optim.kind),
               rc.optim.lr, rc.batch_size, rc.epochs, r->epochs_done, r->parent_run,
               json_number (b1, sizeof b1, acc_best), json_number (b2, sizeof b2, acc_last),
               json_number (b3, sizeof b3, loss_last), dur, r->device ? r->device : "cpu",
-              nl_precision_name (rc.precision));
+              nl_precision_name (rc.precision), processes);
     }
   else
     printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %s last %s"
@@ -285,11 +303,14 @@ run_command (int argc, char **argv, gboolean fork)
           && !nl_run_field_check (nl_run_config_find_field ("momentum"), "--momentum", o.momentum, &error))
       || (!isnan (o.wd) && !nl_run_field_check (nl_run_config_find_field ("wd"), "--wd", o.wd, &error)))
     return nl_cli_usage_error ("%s", error->message);
+  /* under mpirun: rank 0 reads the run and sends the job */
+  if (nl_comm_world () && nl_comm_world ()->rank > 0)
+    return nl_cli_follow (NULL, NULL);
   if (!(p = open_project (path, &status)))
-    return status;
+    return nl_comm_world () ? nl_cli_group_fail (NULL) : status;
   info = nl_project_get_run (p, run, &error);
   if (!info)
-    return nl_cli_fail (error);
+    return nl_cli_group_fail (error);
   out.json = json;
   out.network = info->network_name ? info->network_name : "network";
   out.run = run;
@@ -314,7 +335,7 @@ run_command (int argc, char **argv, gboolean fork)
   nl_progress_free (out.progress);
   if (!json)
     printf ("run %" G_GINT64_FORMAT " %s\n", fork ? out.run : run, ok ? "finished" : "did not finish");
-  return ok ? 0 : nl_cli_fail (error);
+  return ok ? 0 : nl_cli_group_fail (error);
 }
 
 int

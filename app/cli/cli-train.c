@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "cli-common.h"
+#include "core/nl-comm.h"
 #include "core/nl-device.h"
 #include "engine/session/nl-run.h"
 
@@ -35,11 +36,18 @@ on_epoch (gpointer user, const NlEpochReport *r)
       /* fixed decimals: JSON readers get short, stable numbers */
       g_autofree char *name = g_strescape (o->network, NULL);
       g_autofree char *run = o->run > 0 ? g_strdup_printf ("\"run\":%" G_GINT64_FORMAT ",", o->run) : g_strdup ("");
+      NlComm *comm = nl_comm_world ();
+      /* a data-parallel run: its processes, and the seconds this one
+       * all-reduced, in all and not hidden behind backward */
+      g_autofree char *group = comm ? g_strdup_printf (",\"processes\":%d,\"allreduce_s\":%.4f,"
+                                                       "\"allreduce_exposed_s\":%.4f", comm->size, r->comm_seconds,
+                                                       r->comm_exposed_seconds)
+                                    : g_strdup ("");
       printf ("{\"impl\":\"netloom\",%s\"network\":\"%s\",\"threads\":%d,\"epoch\":%d,\"seconds\":%.4f,"
               "\"images_per_s\":%.1f,\"train_loss\":%.5f,\"train_acc\":%.5f,\"test_acc\":%.5f,\"lr\":%.6g,"
-              "\"peak_rss_mb\":%.1f}\n",
+              "\"peak_rss_mb\":%.1f%s}\n",
               run, name, o->threads, r->epoch, r->seconds, r->images_per_s, r->train_loss, r->train_acc,
-              r->test_acc, r->lr, peak_rss_mb ());
+              r->test_acc, r->lr, peak_rss_mb (), group);
     }
   else
     printf ("epoch %d/%d  train loss %.4f  train acc %.4f  test acc %.4f  %.1f s  %.0f images/s\n", r->epoch,
@@ -274,24 +282,33 @@ nl_cli_train (int argc, char **argv)
   if (!nl_run_config_check (&cfg, &error))
     return nl_cli_usage_error ("%s", error->message);
 
+  if (nl_comm_world () && nl_comm_world ()->rank > 0)
+    {
+      /* rank 0 has the project and sends the job; this process says what
+       * it was told, to be compared (a network stored in the project:
+       * only rank 0 can read it) */
+      g_autoptr (NlNetwork) own = g_file_test (network, G_FILE_TEST_EXISTS) ? nl_network_load_file (network, NULL)
+                                                                            : NULL;
+      return nl_cli_follow (own, own ? &cfg : NULL);
+    }
   if (project_path)
     {
       project = nl_project_open (project_path, FALSE, &error);
       if (!project)
-        return nl_cli_fail (error);
+        return nl_cli_group_fail (error);
     }
   if (project && !g_file_test (network, G_FILE_TEST_EXISTS))
     {
       /* a network stored in the project, by name */
       g_autofree char *json_text = nl_project_load_network (project, network, 0, &error);
       if (!json_text)
-        return nl_cli_fail (error);
+        return nl_cli_group_fail (error);
       net = nl_network_load_data (json_text, -1, &error);
     }
   else
     net = nl_network_load_file (network, &error);
   if (!net)
-    return nl_cli_fail (error);
+    return nl_cli_group_fail (error);
   out.json = json;
   out.epochs = cfg.epochs;
   out.network = net->name;
@@ -309,14 +326,14 @@ nl_cli_train (int argc, char **argv)
       nl_progress_free (out.progress);
       if (!json)
         printf ("run %" G_GINT64_FORMAT " %s\n", out.run, ok ? "finished" : "did not finish");
-      return ok ? 0 : nl_cli_fail (error);
+      return ok ? 0 : nl_cli_group_fail (error);
     }
   if (cfg.restore_best)
     return nl_cli_usage_error ("--restore-best needs --project (the best epoch is kept as a checkpoint)");
 
   trainer = nl_trainer_new (net, &cfg, &error);
   if (!trainer)
-    return nl_cli_fail (error);
+    return nl_cli_group_fail (error);
   out.threads = nl_threads_get ();
   out.progress = json ? NULL : nl_progress_new ();
   if (!json)
@@ -327,7 +344,7 @@ nl_cli_train (int argc, char **argv)
               cfg.epochs, cfg.batch_size, nl_optim_kind_name (kind), cfg.optim.lr, dev,
               nl_precision_name (cfg.precision));
     }
-  status = nl_trainer_run (trainer, &cb, &error) ? 0 : nl_cli_fail (error);
+  status = nl_trainer_run (trainer, &cb, &error) ? 0 : nl_cli_group_fail (error);
   nl_progress_clear (out.progress);
   nl_progress_free (out.progress);
   return status;

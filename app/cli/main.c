@@ -6,21 +6,23 @@
 
 #include "cli-common.h"
 #include "core/nl-backend.h"
+#include "core/nl-comm.h"
 
 typedef struct {
   const char *name;
   int (*run) (int argc, char **argv);
   const char *summary;
+  gboolean group;  /* runs on every process under mpirun */
 } Command;
 
 static const Command commands[] = {
-  { "train", nl_cli_train, "train a network on a dataset" },
+  { "train", nl_cli_train, "train a network on a dataset", TRUE },
   { "plan", nl_cli_plan, "show the static memory plan of a network" },
   { "pack", nl_cli_pack, "pack a dataset into one record file" },
   { "project", nl_cli_project, "create (new [--sample]) or describe (info) a project" },
   { "runs", nl_cli_runs, "list a project's runs" },
-  { "resume", nl_cli_resume, "continue a run from its last checkpoint" },
-  { "fork", nl_cli_fork, "start a new run from a checkpoint, with changed settings" },
+  { "resume", nl_cli_resume, "continue a run from its last checkpoint", TRUE },
+  { "fork", nl_cli_fork, "start a new run from a checkpoint, with changed settings", TRUE },
   { "watch", nl_cli_watch, "follow a run that another process trains" },
   { "metrics", nl_cli_metrics, "print every stored metric point of a run" },
   { "export", nl_cli_export, "write a run's weights as safetensors" },
@@ -59,8 +61,14 @@ main (int argc, char **argv)
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
       {
-        int rc = commands[i].run (argc - 1, argv + 1);
+        g_autoptr (GError) error = NULL;
+        int rc;
+        /* the training commands join mpirun's job (data parallelism) */
+        if (commands[i].group && !nl_comm_world_init (&error))
+          return nl_cli_fail (error);
+        rc = commands[i].run (argc - 1, argv + 1);
         nl_backend_shutdown_all ();
+        nl_comm_world_finalize ();
         return rc;
       }
   fprintf (stderr, "netloom-cli: unknown command '%s' (see 'netloom-cli --help')\n", argv[1]);

@@ -6,6 +6,7 @@
  * makes the mirrors' copies asynchronous. */
 #include "core/cuda/nl-cuda-backend.h"
 #include "core/cuda/nl-cuda.h"
+#include "core/nl-comm.h"
 
 static NlCudaCtx *
 ctx_of (NlBackend *b)
@@ -105,6 +106,46 @@ cuda_op_kernels (NlBackend *b, int op_id, const char *op_name)
   return nl_cuda_op_kernels (op_id, op_name);
 }
 
+/* Collectives through host memory and MPI: what every GPU build has.
+ * (NCCL, device to device, is the faster transport where it is set up.)
+ * The copy down waits for the stream, so the gradients are complete. */
+static gboolean
+staged (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, gboolean reduce, GError **error)
+{
+  NlCudaCtx *c = ctx_of (b);
+  void *host = nl_cuda_host_alloc (nbytes);
+  gboolean pinned = host != NULL, ok;
+  if (!host)
+    host = g_try_malloc (nbytes);
+  if (!host)
+    {
+      g_set_error (error, NL_COMM_ERROR, NL_COMM_ERROR_FAILED, "out of host memory staging %zu bytes for MPI",
+                   nbytes);
+      return FALSE;
+    }
+  ok = (root == comm->rank || reduce ? nl_cuda_copy (c, host, x, nbytes, NL_COPY_DEVICE_TO_HOST, error) : TRUE)
+       && (reduce ? nl_comm_allreduce_f32 (comm, host, (int64_t) (nbytes / sizeof (float)), error)
+                  : nl_comm_broadcast (comm, host, nbytes, root, error))
+       && nl_cuda_copy (c, x, host, nbytes, NL_COPY_HOST_TO_DEVICE, error) && nl_cuda_sync (c, error);
+  if (pinned)
+    nl_cuda_host_free (host);
+  else
+    g_free (host);
+  return ok;
+}
+
+static gboolean
+cuda_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **error)
+{
+  return staged (b, comm, x, (size_t) n * sizeof (float), 0, TRUE, error);
+}
+
+static gboolean
+cuda_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GError **error)
+{
+  return staged (b, comm, x, nbytes, root, FALSE, error);
+}
+
 static const NlBackendInterface cuda_iface = {
   .name = "cuda",
   .host_visible = FALSE,
@@ -122,7 +163,8 @@ static const NlBackendInterface cuda_iface = {
   .sum_squares = cuda_sum_squares,
   .optim_update = cuda_optim_update,
   .op_kernels = cuda_op_kernels,
-  /* collectives: NCCL plugs in here (data-parallel training) */
+  .allreduce_sum = cuda_allreduce_sum,
+  .broadcast = cuda_broadcast,
 };
 
 static GMutex backends_lock;

@@ -122,7 +122,11 @@ typedef struct {
 
 struct NlLoader {
   NlDataset *ds;
-  int batch_size;
+  int batch_size;     /* of this shard */
+  int global_batch;   /* over every shard (batch_size without sharding) */
+  int shard_index, shard_count;
+  gboolean shard_drop_short;
+  int64_t global_len; /* the epoch's samples over every shard */
   gboolean shuffle;
   guint64 seed;
   NlLastBatch last_batch;
@@ -175,11 +179,44 @@ batches_for (const NlLoader *l, int64_t total)
   return l->last_batch == NL_LAST_BATCH_KEEP ? (total + B - 1) / B : total / B;
 }
 
+/* Of a global batch of m samples, where shard r's share starts and how
+ * many it has: the first m % count shards take one more. */
+static void
+shard_share (int64_t m, int r, int count, int64_t *start, int64_t *n)
+{
+  *start = r * (m / count) + MIN (r, m % count);
+  *n = m / count + (r < m % count);
+}
+
+/* This shard's part of the epoch's global sequence: its share of each
+ * global batch, in order (takes seq, returns a new one). */
+static int64_t *
+shard_sequence (NlLoader *l, int64_t *seq, int64_t *len)
+{
+  const int64_t B = l->global_batch, total = *len;
+  int64_t usable = total, out = 0;
+  int64_t *mine;
+  if (l->shard_drop_short && total % B != 0 && total % B < l->shard_count)
+    usable = total - total % B;
+  mine = g_new (int64_t, MAX (usable / l->shard_count + (usable + B - 1) / B, 1));
+  for (int64_t first = 0; first < usable; first += B)
+    {
+      int64_t start, n;
+      shard_share (MIN (B, usable - first), l->shard_index, l->shard_count, &start, &n);
+      memcpy (mine + out, seq + first + start, n * sizeof (int64_t));
+      out += n;
+    }
+  g_free (seq);
+  l->global_len = usable;
+  *len = out;
+  return mine;
+}
+
 /* The epoch's sequence of dataset indices, as nl_batcher_start_epoch builds
  * it: the tail of earlier epochs' orders carried under ROLLOVER, then this
  * epoch's order. Returns a new array of *len entries. */
 static int64_t *
-build_sequence (const NlLoader *l, int epoch, int64_t *len)
+build_sequence (NlLoader *l, int epoch, int64_t *len)
 {
   int64_t n_carry = carried_count (l, epoch);
   int64_t *seq = g_new (int64_t, MAX (n_carry + l->n, 1));
@@ -201,7 +238,7 @@ build_sequence (const NlLoader *l, int epoch, int64_t *len)
     for (int64_t p = 0; p < n_carry + l->n; p++)
       seq[p] = l->subset[seq[p]];
   *len = n_carry + l->n;
-  return seq;
+  return l->shard_count > 1 ? shard_sequence (l, seq, len) : seq;
 }
 
 /* row[k] = lut[px[k]]: the table makes normalisation free; with AVX2, 8
@@ -466,7 +503,22 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
     return config_error (l, error, "loader normalisation needs a finite mean and a positive std (got %g, %g)",
                          cfg->mean, cfg->std);
 
-  l->batch_size = cfg->batch_size;
+  l->batch_size = l->global_batch = cfg->batch_size;
+  if (cfg->shard_count > 1)
+    {
+      int64_t start, n;
+      if (cfg->shard_index < 0 || cfg->shard_index >= cfg->shard_count || cfg->last_batch != NL_LAST_BATCH_KEEP)
+        return config_error (l, error, "loader shard %d of %d (a shard needs the kept last batch)",
+                             cfg->shard_index, cfg->shard_count);
+      if (cfg->batch_size < cfg->shard_count)
+        return config_error (l, error, "a batch of %d cannot be shared by %d processes: each needs a sample",
+                             cfg->batch_size, cfg->shard_count);
+      l->shard_index = cfg->shard_index;
+      l->shard_count = cfg->shard_count;
+      l->shard_drop_short = cfg->shard_drop_short;
+      shard_share (cfg->batch_size, l->shard_index, l->shard_count, &start, &n);
+      l->batch_size = (int) n;
+    }
   l->shuffle = cfg->shuffle;
   l->seed = cfg->seed;
   l->last_batch = cfg->last_batch;
@@ -566,6 +618,19 @@ nl_loader_sample_shape (const NlLoader *l)
 {
   g_return_val_if_fail (l != NULL, NL_SHAPE_ABSENT);
   return l->out_shape;
+}
+
+int
+nl_loader_batch_size (const NlLoader *l)
+{
+  return l->batch_size;
+}
+
+int
+nl_loader_global_count (const NlLoader *l, int64_t k)
+{
+  int64_t len = l->shard_count > 1 ? l->global_len : l->seq_len;
+  return (int) CLAMP (len - k * l->global_batch, 0, l->global_batch);
 }
 
 int64_t

@@ -57,6 +57,16 @@ typedef struct {
    * NULL = every sample. Positions in the epoch order index this list. */
   const int64_t *indices;
   int64_t n_indices;
+  /* Data parallelism (PyTorch's DistributedSampler over a global batch):
+   * batch_size is then the global batch; of each global batch of the
+   * epoch's order, shard_index (of shard_count) takes its share, the first
+   * ones one sample more where the count does not divide it. Needs
+   * NL_LAST_BATCH_KEEP. With shard_drop_short a last global batch smaller
+   * than shard_count (not every shard would get a sample) is dropped, so
+   * that every shard has as many batches (training); without, a shard may
+   * have one batch less (evaluation). shard_count <= 1: no sharding. */
+  int shard_index, shard_count;
+  gboolean shard_drop_short;
 } NlLoaderConfig;
 
 typedef struct NlLoader NlLoader;
@@ -71,6 +81,13 @@ NlShape nl_loader_sample_shape (const NlLoader *l);
 
 /* Batches in the current epoch, as nl_batcher_n_batches. */
 int64_t nl_loader_n_batches (const NlLoader *l);
+
+/* The batch size of the tensors nl_loader_next fills: batch_size, or a
+ * shard's share of it. */
+int nl_loader_batch_size (const NlLoader *l);
+/* Samples of batch k of the current epoch over every shard (the global
+ * batch's size; nl_loader_next's count without sharding). */
+int nl_loader_global_count (const NlLoader *l, int64_t k);
 
 /* Begin epoch `epoch` (0-based); workers start on it at once, abandoning
  * whatever they were doing for the previous one. Under ROLLOVER, the carried

@@ -1,11 +1,13 @@
 /* nl-run.c — training runs stored in a project. */
 #include "engine/session/nl-run.h"
 #include "engine/nl-checkpoint.h"
+#include "core/nl-comm.h"
 #include "core/nl-device.h"
 #include "core/nl-json-guard.h"
 #include "engine/nl-metric.h"
 
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <unistd.h>
 #include <math.h>
 #include <string.h>
@@ -243,12 +245,30 @@ pipeline_json (const NlRunConfig *cfg)
   return nl_pipeline_info_to_json (&pl);
 }
 
+/* A data-parallel run's settings also say how many processes trained it
+ * and where (not settings: a resume or fork may use any number). */
+static char *
+with_processes (char *hparams_json)
+{
+  NlComm *comm = nl_comm_world ();
+  g_autoptr (JsonNode) root = NULL;
+  if (!comm)
+    return hparams_json;
+  root = json_from_string (hparams_json, NULL);
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
+    return hparams_json;
+  json_object_set_int_member (json_node_get_object (root), "processes", comm->size);
+  json_object_set_string_member (json_node_get_object (root), "hosts", comm->hosts);
+  g_free (hparams_json);
+  return json_to_string (root, FALSE);
+}
+
 static gint64
 create_run (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg, gint64 parent_run,
             gint64 parent_checkpoint, GError **error)
 {
   g_autofree char *net_json = nl_network_to_json (net);
-  g_autofree char *hp = nl_run_config_to_json (cfg);
+  g_autofree char *hp = with_processes (nl_run_config_to_json (cfg));
   g_autofree char *pl = pipeline_json (cfg);
   g_autofree char *default_name = g_strdup_printf ("%s %s lr %g", net->name, nl_optim_kind_name (cfg->optim.kind),
                                                    cfg->optim.lr);

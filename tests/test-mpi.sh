@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# test-mpi.sh — data-parallel training under a real `mpirun -np 2`: the
+# same weights and accuracy as one process for the same seed and global
+# batch (also where 2 does not divide the batch), resume and fork with
+# another process count, a rank killed with kill -9 mid-epoch (the other
+# exits within 30 s, the project stays intact and the run resumes), and a
+# rank given another network refused. Skips (with the reason) only where
+# mpirun is absent or netloom was built without MPI.
+# Usage: test-mpi.sh PATH/TO/netloom-cli   (TAP)
+set -u
+cli="$1"
+src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
+tmp=$(mktemp -d)
+. "$(dirname "$0")/cli-lib.sh"
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+if ! command -v mpirun >/dev/null; then
+  echo "1..0 # SKIP mpirun is not installed (Debian: openmpi-bin)"
+  exit 0
+fi
+# Open MPI refuses root without these; oversubscribe: 2 ranks on any machine
+mpi=(mpirun --oversubscribe -np 2)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+make_mnist "$tmp/data" 1300 500   # 10 full batches of 128 and a short one of 20
+P="$tmp/p.netloom"
+D="mnist:$tmp/data"
+"$cli" project new "$P" >/dev/null
+lenet="$src/data/networks/lenet.json"
+common=(--project "$P" --dataset "$D" --network "$lenet" --epochs 1 --seed 1 --json)
+
+probe=$("${mpi[@]}" "$cli" train "${common[@]}" --batch-size 128 --threads 1 2>&1)
+if grep -q "built without MPI" <<<"$probe"; then
+  echo "1..0 # SKIP this netloom was built without MPI"
+  exit 0
+fi
+
+# relative L2 distance of two runs' exported weights
+distance() {
+  "$cli" export --project "$P" --run "$1" --safetensors "$tmp/w$1.st" >/dev/null \
+    && "$cli" export --project "$P" --run "$2" --safetensors "$tmp/w$2.st" >/dev/null \
+    && python3 - "$tmp/w$1.st" "$tmp/w$2.st" <<'PY'
+import json, math, struct, sys
+def load(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    head = json.loads(b[8:8 + n])
+    return {k: struct.unpack("<%df" % ((v["data_offsets"][1] - v["data_offsets"][0]) // 4),
+                             b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
+            for k, v in head.items() if k != "__metadata__"}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a.keys() == b.keys()
+num = sum((x - y) ** 2 for k in a for x, y in zip(a[k], b[k]))
+den = sum(x * x for k in a for x in a[k])
+print("%.3g" % math.sqrt(num / den))
+PY
+}
+test_acc() { python3 -c 'import json, sys; print(json.loads(sys.argv[1].strip().splitlines()[-1])["test_acc"])' "$1"; }
+agree() {  # RUN_A RUN_B OUT_A OUT_B WHAT
+  local d da
+  d=$(distance "$1" "$2") && da=$(python3 -c 'import sys; print(abs(float(sys.argv[1]) - float(sys.argv[2])) * 100)' \
+    "$(test_acc "$3")" "$(test_acc "$4")") \
+    && python3 -c 'import sys; sys.exit(not (float(sys.argv[1]) <= 1e-4 and float(sys.argv[2]) <= 0.3))' "$d" "$da" \
+    && ok "$5: weights within $d relative L2, test accuracy within $da points" \
+    || not_ok "$5" "distance $d, accuracy difference $da points; $3 $4"
+}
+
+# run 1: the two ranks (above); run 2: one process
+single=$("$cli" train "${common[@]}" --batch-size 128 --threads 2 2>&1)
+agree 1 2 "$probe" "$single" "np 2 = 1 process (lenet, 1 epoch, global batch 128)"
+python3 -c '
+import json, sys
+r = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{")][-1]
+assert r["processes"] == 2 and r["images_per_s"] > 0, r
+' "$probe" && [ "$(grep -c '^{' <<<"$probe")" = 1 ] && ok "rank 0 alone prints, one line per epoch with the processes" \
+  || not_ok "rank 0's output" "$probe"
+"$cli" runs --project "$P" --json | python3 -c '
+import json, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+assert runs[0]["processes"] == 2 and runs[0]["hosts"].endswith(" x2"), runs[0]
+assert "processes" not in runs[1], runs[1]
+' && ok "the run records its 2 processes and their host" || not_ok "run row processes" "$("$cli" runs --project "$P" --json)"
+
+# 2 does not divide 127: ranks take 64 and 63, the gradient is still the global batch's mean
+odd2=$("${mpi[@]}" "$cli" train "${common[@]}" --batch-size 127 --threads 1 2>&1)
+odd1=$("$cli" train "${common[@]}" --batch-size 127 --threads 2 2>&1)
+agree 3 4 "$odd2" "$odd1" "np 2 = 1 process with global batch 127"
+
+# resume the 2-process run with 1 process, and the 1-process run with 2
+out=$("$cli" resume --project "$P" --run 1 --epochs 2 --json 2>&1) && out2=$("${mpi[@]}" "$cli" resume --project "$P" --run 2 --epochs 2 --json 2>&1) \
+  && [ "$(grep -c '"epoch":2' <<<"$out")" = 1 ] && [ "$(grep -c '"epoch":2' <<<"$out2")" = 1 ] \
+  && "$cli" runs --project "$P" | grep -E '^ +1 +finished .*epochs 2/2' >/dev/null \
+  && "$cli" runs --project "$P" | grep -E '^ +2 +finished .*epochs 2/2' >/dev/null \
+  && agree 1 2 "$out" "$out2" "resumed with 1 and with 2 processes: still the same training" \
+  || not_ok "resume with another process count" "$out $out2"
+out=$("${mpi[@]}" "$cli" fork --project "$P" --run 2 --epochs 3 --json 2>&1) \
+  && "$cli" runs --project "$P" | grep -E '^ +5 +finished .*epochs 3/3' >/dev/null \
+  && ok "fork of a 1-process run under mpirun -np 2" || not_ok "fork under mpirun" "$out"
+
+# a rank given another network: every rank stops, one message from rank 0
+out=$(timeout 60 mpirun --oversubscribe $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
+  -np 1 "$cli" train "${common[@]}" --batch-size 128 : -np 1 "$cli" train --project "$P" --dataset "$D" \
+  --network "$src/data/networks/mlp.json" --epochs 1 --seed 1 --json --batch-size 128 2>&1)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'rank 1 of 2 runs another network' <<<"$out")" = 1 ] \
+  && ok "a mismatched network on rank 1 is refused with one message" || not_ok "mismatch (rc $rc)" "$out"
+
+# kill -9 of rank 1 in the middle of an epoch (Fashion-MNIST, long enough)
+fm=/usr/share/datasets/fashion-mnist
+if [ -e "$fm/train-images-idx3-ubyte.gz" ] || [ -e "$fm/train-images-idx3-ubyte" ]; then
+  K="$tmp/k.netloom"
+  "$cli" project new "$K" >/dev/null
+  "${mpi[@]}" "$cli" train --project "$K" --dataset "fashion-mnist:$fm" --network "$lenet" --epochs 3 \
+    --batch-size 128 --threads 1 --seed 1 >"$tmp/kill.out" 2>&1 &
+  job=$!
+  killed=""
+  for i in $(seq 600); do
+    # after the first checkpoint, into the second epoch
+    if "$cli" runs --project "$K" 2>/dev/null | grep -q 'epochs 1/3'; then
+      sleep 2
+      for p in $(pgrep -f "netloom-cli train --project $K"); do
+        [ "$(tr '\0' '\n' </proc/$p/environ 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')" = 1 ] && kill -9 "$p" && killed=$(date +%s)
+      done
+      break
+    fi
+    sleep 0.2
+  done
+  for i in $(seq 300); do kill -0 $job 2>/dev/null || break; sleep 0.2; done
+  gone=$(( $(date +%s) - ${killed:-0} ))
+  if [ -n "$killed" ] && ! kill -0 $job 2>/dev/null && [ $gone -le 30 ]; then
+    ok "rank 1 killed with kill -9: the job ended ${gone} s later"
+  else
+    not_ok "kill -9 of rank 1 (killed '${killed}', ended after $gone s)" "$(cat "$tmp/kill.out")"
+    kill -9 $job 2>/dev/null
+  fi
+  grep -q "rank 1" "$tmp/kill.out" && ok "the message names rank 1" || not_ok "message names the rank" "$(cat "$tmp/kill.out")"
+  info=$("$cli" project info --json "$K" 2>&1) && python3 -c 'import json, sys; assert json.loads(sys.argv[1])["integrity"] == "ok"' "$info" \
+    && "$cli" runs --project "$K" | grep -E '^ +1 +interrupted .*epochs 1/3' >/dev/null \
+    && ok "project intact, the run interrupted after its checkpoint" || not_ok "project after the kill" "$info $("$cli" runs --project "$K")"
+  out=$("$cli" resume --project "$K" --run 1 --epochs 2 --json 2>&1) && "$cli" runs --project "$K" | grep -E '^ +1 +finished .*epochs 2/' >/dev/null \
+    && ok "the interrupted run resumes (1 process)" || not_ok "resume after the kill" "$out"
+else
+  ok "# SKIP kill -9 test: no Fashion-MNIST in $fm (Debian: dataset-fashion-mnist)"
+fi
+
+echo "1..$n"
+[ $failed -eq 0 ]

@@ -45,6 +45,23 @@ nl_comm_world (void)
   return world;
 }
 
+/* 0: a group of one (nothing to do), 1: go, -1: a group without a
+ * transport (error set) */
+static int
+group_check (NlComm *comm, GError **error)
+{
+  if (!comm || comm->size <= 1)
+    return 0;
+  if (!comm->host_transport)
+    {
+      g_set_error (error, NL_COMM_ERROR, NL_COMM_ERROR_UNAVAILABLE,
+                   "a group of %d processes without a transport (this netloom %s MPI)", comm->size,
+                   nl_comm_compiled () ? "has no MPI job here, though it was built with" : "was built without");
+      return -1;
+    }
+  return 1;
+}
+
 #ifdef NL_HAVE_MPI
 
 static GMutex mpi_lock;          /* MPI_THREAD_SERIALIZED: one call at a time */
@@ -186,27 +203,31 @@ allreduce (NlComm *comm, void *x, int64_t n, MPI_Datatype type, MPI_Op op, const
 gboolean
 nl_comm_allreduce_f32 (NlComm *comm, float *x, int64_t n, GError **error)
 {
-  return !comm || comm->size <= 1 || allreduce (comm, x, n, MPI_FLOAT, MPI_SUM, "all-reduce", error);
+  int go = group_check (comm, error);
+  return go == 0 || (go > 0 && allreduce (comm, x, n, MPI_FLOAT, MPI_SUM, "all-reduce", error));
 }
 
 gboolean
 nl_comm_allreduce_f64 (NlComm *comm, double *x, int64_t n, GError **error)
 {
-  return !comm || comm->size <= 1 || allreduce (comm, x, n, MPI_DOUBLE, MPI_SUM, "all-reduce", error);
+  int go = group_check (comm, error);
+  return go == 0 || (go > 0 && allreduce (comm, x, n, MPI_DOUBLE, MPI_SUM, "all-reduce", error));
 }
 
 gboolean
 nl_comm_allreduce_max_f64 (NlComm *comm, double *x, int64_t n, GError **error)
 {
-  return !comm || comm->size <= 1 || allreduce (comm, x, n, MPI_DOUBLE, MPI_MAX, "all-reduce", error);
+  int go = group_check (comm, error);
+  return go == 0 || (go > 0 && allreduce (comm, x, n, MPI_DOUBLE, MPI_MAX, "all-reduce", error));
 }
 
 gboolean
 nl_comm_broadcast (NlComm *comm, void *x, size_t nbytes, int root, GError **error)
 {
   const size_t piece = G_MAXINT / 2;
-  if (!comm || comm->size <= 1)
-    return TRUE;
+  int go = group_check (comm, error);
+  if (go <= 0)
+    return go == 0;
   for (size_t done = 0; done < nbytes; done += piece)
     {
       collective_begin ("broadcast");
@@ -221,10 +242,11 @@ nl_comm_broadcast (NlComm *comm, void *x, size_t nbytes, int root, GError **erro
 gboolean
 nl_comm_allgather_u64 (NlComm *comm, guint64 x, guint64 *out, GError **error)
 {
-  if (!comm || comm->size <= 1)
+  int go = group_check (comm, error);
+  if (go <= 0)
     {
       out[0] = x;
-      return TRUE;
+      return go == 0;
     }
   collective_begin ("all-gather");
   int rc = MPI_Allgather (&x, 1, MPI_UINT64_T, out, 1, MPI_UINT64_T, (MPI_Comm) comm->host_transport);
@@ -249,18 +271,18 @@ nl_comm_world_init (GError **error)
 
 void nl_comm_world_finalize (void) {}
 void nl_comm_abort (NlComm *comm, int code) { (void) comm; (void) code; }
-gboolean nl_comm_allreduce_f32 (NlComm *c, float *x, int64_t n, GError **e) { (void) c; (void) x; (void) n; (void) e; return TRUE; }
-gboolean nl_comm_allreduce_f64 (NlComm *c, double *x, int64_t n, GError **e) { (void) c; (void) x; (void) n; (void) e; return TRUE; }
-gboolean nl_comm_allreduce_max_f64 (NlComm *c, double *x, int64_t n, GError **e) { (void) c; (void) x; (void) n; (void) e; return TRUE; }
-gboolean nl_comm_broadcast (NlComm *c, void *x, size_t b, int r, GError **e) { (void) c; (void) x; (void) b; (void) r; (void) e; return TRUE; }
+/* without MPI no group has a transport: a group of one is a no-op, a
+ * larger one an error */
+gboolean nl_comm_allreduce_f32 (NlComm *c, float *x, int64_t n, GError **e) { (void) x; (void) n; return group_check (c, e) == 0; }
+gboolean nl_comm_allreduce_f64 (NlComm *c, double *x, int64_t n, GError **e) { (void) x; (void) n; return group_check (c, e) == 0; }
+gboolean nl_comm_allreduce_max_f64 (NlComm *c, double *x, int64_t n, GError **e) { (void) x; (void) n; return group_check (c, e) == 0; }
+gboolean nl_comm_broadcast (NlComm *c, void *x, size_t b, int r, GError **e) { (void) x; (void) b; (void) r; return group_check (c, e) == 0; }
 
 gboolean
 nl_comm_allgather_u64 (NlComm *comm, guint64 x, guint64 *out, GError **error)
 {
-  (void) comm;
-  (void) error;
   out[0] = x;
-  return TRUE;
+  return group_check (comm, error) == 0;
 }
 
 #endif

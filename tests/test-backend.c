@@ -195,7 +195,8 @@ test_cpu_optim_update (void)
 }
 
 /* Collectives: a group of one (or none) needs no transport; a larger group
- * on a backend without one is an error saying so, not a silent no-op. */
+ * without one is an error saying so, not a silent no-op (the CPU's
+ * collectives are MPI's: tests/test-mpi.sh runs them under mpirun). */
 static void
 test_collectives (void)
 {
@@ -210,11 +211,23 @@ test_collectives (void)
   g_assert_no_error (error);
   g_assert_cmpfloat (x[3], ==, 4);
   g_assert_false (nl_backend_allreduce_sum (b, &two, x, 4, &error));
-  g_assert_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_UNSUPPORTED);
-  g_assert_nonnull (strstr (error->message, "cpu"));
+  g_assert_error (error, NL_COMM_ERROR, NL_COMM_ERROR_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "without a transport"));
   g_clear_error (&error);
   g_assert_false (nl_backend_broadcast (b, &two, x, sizeof x, 0, &error));
-  g_assert_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_UNSUPPORTED);
+  g_assert_error (error, NL_COMM_ERROR, NL_COMM_ERROR_UNAVAILABLE);
+  g_clear_error (&error);
+  /* a backend without collectives says so */
+  {
+    NlBackendInterface bare = *b->iface;
+    NlBackend other = *b;
+    bare.allreduce_sum = NULL;
+    bare.name = "bare";
+    other.iface = &bare;
+    g_assert_false (nl_backend_allreduce_sum (&other, &two, x, 4, &error));
+    g_assert_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_UNSUPPORTED);
+    g_assert_nonnull (strstr (error->message, "bare"));
+  }
 }
 
 /* A GPU that is not here: one error naming the device and why. */

@@ -161,6 +161,8 @@ nl_comm_world_finalize (void)
       g_thread_join (watchdog);
       watchdog = NULL;
     }
+  if (world && world->device_transport && world->device_transport_free)
+    world->device_transport_free (world->device_transport);
   MPI_Initialized (&inited);
   MPI_Finalized (&finalized);
   if (inited && !finalized)

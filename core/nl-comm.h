@@ -24,6 +24,8 @@ struct NlComm {
   int local_size;
   void *host_transport;  /* what moves host buffers (an MPI communicator), or NULL */
   void *device_transport;/* what moves device buffers (a NCCL communicator), or NULL */
+  int device_transport_state;            /* 0: not tried yet, 1: set up, -1: none (host memory and MPI) */
+  void (*device_transport_free) (void *); /* called by nl_comm_world_finalize */
   char *hosts;           /* where the group runs: "node1 x2, node2 x2" */
 };
 typedef struct NlComm NlComm;

@@ -3,6 +3,7 @@
 #include "engine/nl-data-parallel.h"
 #include "core/nl-device.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 /* between the network and the settings: never in JSON text */
@@ -22,7 +23,11 @@ nl_dp_job_text (const NlNetwork *net, const NlRunConfig *cfg)
   same.scheduler_workers = 0;
   same.device.index = 0;
   cfg_json = nl_run_config_to_json (&same);
-  return g_strdup_printf ("%s" JOB_SEPARATOR "%s", net_json, cfg_json);
+  /* the settings a run row does not store but every rank needs: the kind
+   * of device (not which: each rank its own), the evaluation data */
+  return g_strdup_printf ("%s" JOB_SEPARATOR "%s" JOB_SEPARATOR "%s" JOB_SEPARATOR "%s" JOB_SEPARATOR "%d", net_json,
+                          cfg_json, cfg->device.type == NL_DEVICE_CUDA ? "cuda" : "cpu",
+                          cfg->val_dataset ? cfg->val_dataset : "", cfg->preload);
 }
 
 static guint64
@@ -43,7 +48,6 @@ nl_dp_share_job (NlComm *comm, const NlNetwork *given_net, const NlRunConfig *gi
   g_autofree guint64 *hashes = NULL;
   g_autoptr (GString) differ = g_string_new (NULL);
   size_t len = 0;
-  char *cut;
 
   if (!comm || comm->size <= 1)
     return TRUE;
@@ -72,15 +76,20 @@ nl_dp_share_job (NlComm *comm, const NlNetwork *given_net, const NlRunConfig *gi
     }
   if (comm->rank == 0)
     return TRUE;
-  /* rank 0's network and settings */
-  cut = strstr (job, JOB_SEPARATOR);
-  g_return_val_if_fail (cut != NULL, FALSE);
-  *cut = 0;
-  *net = nl_network_load_data (job, -1, error);
-  if (!*net)
-    return FALSE;
-  nl_run_config_init (cfg);
-  return nl_run_config_from_json (cfg, cut + strlen (JOB_SEPARATOR), error);
+  /* rank 0's network, settings, device kind, evaluation data, preload */
+  {
+    g_auto (GStrv) part = g_strsplit (job, JOB_SEPARATOR, 5);
+    g_return_val_if_fail (g_strv_length (part) == 5, FALSE);
+    *net = nl_network_load_data (part[0], -1, error);
+    if (!*net)
+      return FALSE;
+    nl_run_config_init (cfg);
+    if (!nl_run_config_from_json (cfg, part[1], error) || !nl_device_parse (part[2], &cfg->device, error))
+      return FALSE;
+    nl_run_config_set_text (&cfg->val_dataset, *part[3] ? part[3] : NULL);
+    cfg->preload = atoi (part[4]) != 0;
+    return TRUE;
+  }
 }
 
 void

@@ -563,6 +563,41 @@ test_oom (void)
   nl_cuda_release (cuda, p);
 }
 
+/* NCCL as the data-parallel backend uses it, on a job of one GPU (a job
+ * of two needs two GPUs: NCCL refuses two ranks on one device): the id,
+ * the communicator, an all-reduce and a broadcast in place that leave a
+ * lone rank's buffer as it was, queued on the context's stream. */
+static void
+test_nccl (void)
+{
+  const int64_t n = 100003;
+  g_autofree float *x = g_new (float, n), *back = g_new (float, n);
+  g_autoptr (GError) error = NULL;
+  char id[NL_NCCL_ID_BYTES] = { 0 };
+  float *dev;
+  void *comm;
+
+  if (!need_device ())
+    return;
+  if (!nl_nccl_unique_id (id, &error))
+    {
+      g_test_skip (error->message);
+      return;
+    }
+  comm = nl_nccl_comm_new (cuda, 1, 0, id, &error);
+  nl_test_ok_or_die (comm != NULL, error, "nl_nccl_comm_new");
+  for (int64_t i = 0; i < n; i++)
+    x[i] = (float) i * 0.25f - 7;
+  dev = dev_new (n * sizeof (float));
+  copy (dev, x, n * sizeof (float), NL_COPY_HOST_TO_DEVICE);
+  sync_or_die (nl_nccl_allreduce_sum (cuda, comm, dev, n, &error), error, "nl_nccl_allreduce_sum");
+  sync_or_die (nl_nccl_broadcast (cuda, comm, dev, n * sizeof (float), 0, &error), error, "nl_nccl_broadcast");
+  copy (back, dev, n * sizeof (float), NL_COPY_DEVICE_TO_HOST);
+  g_assert_cmpmem (back, n * sizeof (float), x, n * sizeof (float));
+  nl_cuda_release (cuda, dev);
+  nl_nccl_comm_free (comm);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -577,5 +612,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda-runtime/optim", test_optim);
   g_test_add_func ("/cuda-runtime/allocator", test_pool);
   g_test_add_func ("/cuda-runtime/oom", test_oom);
+  g_test_add_func ("/cuda-runtime/nccl", test_nccl);
   return g_test_run ();
 }

@@ -6,7 +6,7 @@
 #   of a training run, LeNet and ResNet-small accuracy on cuda:0 against the
 #   CPU (same seed, epochs, settings), and the ResNet-20 benchmark against
 #   PyTorch (bench/bench-gpu.sh). Each part prints a line "== part: rc".
-#   tools/gpu-check.sh [tests|memcheck|accuracy|bench|all]   (default all;
+#   tools/gpu-check.sh [tests|memcheck|accuracy|mpi|bench|all]   (default all;
 #   one call has 10 minutes, so the parts can go in separate calls)
 set -u
 what=${1:-all}
@@ -52,5 +52,16 @@ want accuracy && for net in lenet:0.05 resnet-small:0.05; do
     done
   done
 done
+# data parallelism: 2 ranks on the one GPU (NCCL refuses two ranks on one
+# device, so the gradients go through host memory and MPI) against one
+# process, same seed and global batch
+if want mpi && [ -d "$g/ompi" ]; then
+  mpi=(bash "$src/tools/mpi-staged.sh" "$g/ompi" orterun -np 2)
+  lenet=(train --network "$src/data/networks/lenet.json" --dataset "$ds" --epochs 2 --batch-size 128 --lr 0.05
+         --seed 1 --device cuda --json)
+  part mpi-np1-cuda "$cli" "${lenet[@]}"
+  part mpi-np2-cuda "${mpi[@]}" "$cli" "${lenet[@]}"
+  part mpi-np2-cuda-bf16 "${mpi[@]}" "$cli" "${lenet[@]}" --precision bf16
+fi
 want bench && part bench bash "$src/bench/bench-gpu.sh" "$g" cuda:0 3
 rm -rf "$work"

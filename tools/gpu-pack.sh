@@ -29,6 +29,22 @@ for b in $bins "$build/ops/libnetloom-cuda.so"; do ldd "$b"; done | awk '/=> \//
     *) cp -L "$lib" "$stage/gpu/lib/" ;;
   esac
 done
+# Open MPI (relocatable with OPAL_PREFIX) with its plugins and libraries,
+# for the data-parallel checks (tools/mpi-staged.sh runs it there)
+if [ -x /usr/bin/orterun ] && [ -d /usr/lib/x86_64-linux-gnu/openmpi ]; then
+  R=$stage/gpu/ompi
+  mkdir -p "$R/usr/bin" "$R/usr/lib/x86_64-linux-gnu" "$R/usr/share" "$R/lib"
+  cp -L /usr/bin/orterun /usr/bin/orted "$R/usr/bin/"
+  cp -a /usr/lib/x86_64-linux-gnu/openmpi "$R/usr/lib/x86_64-linux-gnu/"
+  cp -a /usr/share/openmpi "$R/usr/share/"
+  [ -d /usr/lib/x86_64-linux-gnu/pmix2 ] && cp -a /usr/lib/x86_64-linux-gnu/pmix2 "$R/usr/lib/x86_64-linux-gnu/"
+  for f in "$R"/usr/bin/* $(find "$R" -name "*.so*" -type f); do ldd "$f" 2>/dev/null; done | awk '/=> \//{print $3}' \
+    | sort -u | grep -v "openmpi\|pmix2\|/libc.so\|/libm.so\|ld-linux\|libpthread\|libdl\|librt" | while read -r lib; do
+      cp -L "$lib" "$R/lib/"
+    done
+else
+  echo "no Open MPI here: the data-parallel checks will skip"
+fi
 cp -L /usr/share/datasets/fashion-mnist/*.gz "$stage/gpu/data/" 2>/dev/null || echo "no Fashion-MNIST here: accuracy checks will skip"
 mkdir -p "$src/.carry"
 tar -C "$stage" -cJf "$src/.carry/gpu.tar.xz" gpu

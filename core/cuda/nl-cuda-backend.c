@@ -134,15 +134,74 @@ staged (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, gboolean r
   return ok;
 }
 
+/* The job's NCCL communicator, set up at the first collective (every rank
+ * is there: collectives come in the same order everywhere): rank 0 makes
+ * the id and sends it through MPI. NULL where NCCL cannot be had on some
+ * rank ($NETLOOM_NCCL=0, a module without NCCL): then every rank goes
+ * through host memory. */
+static void *
+nccl_of (NlBackend *b, NlComm *comm, GError **error)
+{
+  char id[NL_NCCL_ID_BYTES] = { 0 };
+  double failed = g_strcmp0 (g_getenv ("NETLOOM_NCCL"), "0") == 0;
+  void *nccl = NULL;
+
+  if (comm->device_transport_state != 0)
+    return comm->device_transport;
+  if (!failed && comm->rank == 0 && !nl_nccl_unique_id (id, NULL))
+    failed = 1;
+  if (!nl_comm_allreduce_max_f64 (comm, &failed, 1, error)
+      || (!failed && !nl_comm_broadcast (comm, id, sizeof id, 0, error)))
+    return NULL;
+  if (!failed)
+    {
+      g_autoptr (GError) why = NULL;
+      nccl = nl_nccl_comm_new (ctx_of (b), comm->size, comm->rank, id, &why);
+      failed = nccl == NULL;
+      if (why)
+        g_message ("rank %d: NCCL: %s; all-reducing through host memory and MPI", comm->rank, why->message);
+      if (!nl_comm_allreduce_max_f64 (comm, &failed, 1, error))
+        return NULL;
+    }
+  if (failed)
+    {
+      nl_nccl_comm_free (nccl);
+      comm->device_transport_state = -1;
+      return NULL;
+    }
+  comm->device_transport = nccl;
+  comm->device_transport_free = nl_nccl_comm_free;
+  comm->device_transport_state = 1;
+  return nccl;
+}
+
 static gboolean
 cuda_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **error)
 {
+  GError *local = NULL;
+  void *nccl = nccl_of (b, comm, &local);
+  if (local)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  if (nccl)
+    return nl_nccl_allreduce_sum (ctx_of (b), nccl, x, n, error);
   return staged (b, comm, x, (size_t) n * sizeof (float), 0, TRUE, error);
 }
 
 static gboolean
 cuda_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GError **error)
 {
+  GError *local = NULL;
+  void *nccl = nccl_of (b, comm, &local);
+  if (local)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  if (nccl)
+    return nl_nccl_broadcast (ctx_of (b), nccl, x, nbytes, root, error);
   return staged (b, comm, x, nbytes, root, FALSE, error);
 }
 

@@ -60,7 +60,15 @@ G_BEGIN_DECLS
   F (gboolean, nl_cuda_optim_update, \
      (NlCudaCtx *c, const NlOptimConfig *cfg, float lr, int64_t t, float grad_scale, \
       const float *grad_scale_dev, float *w, const float *g, float *const *state, int64_t n, GError **error), \
-     (c, cfg, lr, t, grad_scale, grad_scale_dev, w, g, state, n, error), unavailable (error))
+     (c, cfg, lr, t, grad_scale, grad_scale_dev, w, g, state, n, error), unavailable (error)) \
+  F (gboolean, nl_nccl_unique_id, (void *id, GError **error), (id, error), unavailable (error)) \
+  F (void *, nl_nccl_comm_new, (NlCudaCtx *c, int size, int rank, const void *id, GError **error), \
+     (c, size, rank, id, error), unavailable_null (error)) \
+  V (nl_nccl_comm_free, (void *comm), (comm)) \
+  F (gboolean, nl_nccl_allreduce_sum, (NlCudaCtx *c, void *comm, float *x, int64_t n, GError **error), \
+     (c, comm, x, n, error), unavailable (error)) \
+  F (gboolean, nl_nccl_broadcast, (NlCudaCtx *c, void *comm, void *x, size_t nbytes, int root, GError **error), \
+     (c, comm, x, nbytes, root, error), unavailable (error))
 
 #define NL_CUDA_MODULE_FIELD(ret, name, params, args, fallback) ret (*name) params;
 #define NL_CUDA_MODULE_VFIELD(name, params, args) void (*name) params;

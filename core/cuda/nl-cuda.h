@@ -132,4 +132,15 @@ gboolean nl_cuda_optim_update (NlCudaCtx *c, const NlOptimConfig *cfg, float lr,
                                const float *grad_scale_dev, float *w, const float *g, float *const *state,
                                int64_t n, GError **error);
 
+/* ---- NCCL (nl-cuda-nccl.c): collectives between the GPUs of a job,
+ * in place on device buffers, queued on c's stream ---- */
+#define NL_NCCL_ID_BYTES 128
+/* A new job's id (rank 0 makes it and sends it to the others). */
+gboolean nl_nccl_unique_id (void *id, GError **error);
+/* This rank's communicator on c's device (collective over the job). */
+void *nl_nccl_comm_new (NlCudaCtx *c, int size, int rank, const void *id, GError **error);
+void nl_nccl_comm_free (void *comm);
+gboolean nl_nccl_allreduce_sum (NlCudaCtx *c, void *comm, float *x, int64_t n, GError **error);
+gboolean nl_nccl_broadcast (NlCudaCtx *c, void *comm, void *x, size_t nbytes, int root, GError **error);
+
 G_END_DECLS

@@ -8,36 +8,9 @@
 #include "cli-common.h"
 #include "engine/nl-checkpoint.h"
 #include "core/nl-device.h"
+#include "engine/onnx/nl-onnx-export.h"
+#include "engine/session/nl-run-onnx.h"
 #include "engine/session/nl-run.h"
-
-static gboolean
-parse (GOptionContext *ctx, GOptionEntry *entries, int *argc, char ***argv, const char *cmd, int *status)
-{
-  g_autoptr (GError) error = NULL;
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, argc, argv, &error))
-    {
-      *status = nl_cli_usage_error ("%s (see 'netloom-cli %s --help')", error->message, cmd);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static NlProject *
-open_project (const char *path, int *status)
-{
-  g_autoptr (GError) error = NULL;
-  NlProject *p;
-  if (!path)
-    {
-      *status = nl_cli_usage_error ("--project FILE is required");
-      return NULL;
-    }
-  p = nl_project_open (path, FALSE, &error);
-  if (!p)
-    *status = nl_cli_fail (error);
-  return p;
-}
 
 int
 nl_cli_project (int argc, char **argv)
@@ -53,7 +26,7 @@ nl_cli_project (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "project", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "project", &status))
     return status;
   if (argc != 3 || (strcmp (argv[1], "new") != 0 && strcmp (argv[1], "info") != 0))
     return nl_cli_usage_error ("usage: netloom-cli project new [--sample] FILE | project info [--json] FILE");
@@ -69,7 +42,7 @@ nl_cli_project (int argc, char **argv)
     }
   else
     {
-      g_autoptr (NlProject) p = open_project (argv[2], &status);
+      g_autoptr (NlProject) p = nl_cli_open_project (argv[2], &status);
       g_autoptr (GPtrArray) nets = NULL, runs = NULL, pipes = NULL;
       if (!p)
         return status;
@@ -173,7 +146,7 @@ nl_cli_runs (int argc, char **argv)
   g_autoptr (GPtrArray) runs = NULL;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "runs", &status) || !(p = open_project (path, &status)))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "runs", &status) || !(p = nl_cli_open_project (path, &status)))
     return status;
   runs = nl_project_list_runs (p, &error);
   if (!runs)
@@ -264,7 +237,7 @@ run_command (int argc, char **argv, gboolean fork)
   int status = 0;
   gboolean ok;
 
-  if (!parse (ctx, entries, &argc, &argv, fork ? "fork" : "resume", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, fork ? "fork" : "resume", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
@@ -285,7 +258,7 @@ run_command (int argc, char **argv, gboolean fork)
           && !nl_run_field_check (nl_run_config_find_field ("momentum"), "--momentum", o.momentum, &error))
       || (!isnan (o.wd) && !nl_run_field_check (nl_run_config_find_field ("wd"), "--wd", o.wd, &error)))
     return nl_cli_usage_error ("%s", error->message);
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
   info = nl_project_get_run (p, run, &error);
   if (!info)
@@ -364,11 +337,11 @@ nl_cli_metrics (int argc, char **argv)
   g_autoptr (NlRunInfo) info = NULL;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "metrics", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "metrics", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
   if (!(info = nl_project_get_run (p, run, &error)) || !(rows = nl_project_get_metrics (p, run, name, 0, NULL, &error)))
     return nl_cli_fail (error);
@@ -396,11 +369,11 @@ nl_cli_watch (int argc, char **argv)
   gint64 start = g_get_monotonic_time ();
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "watch", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "watch", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
   nl_cli_catch_interrupt ();
   for (;;)
@@ -431,33 +404,51 @@ nl_cli_watch (int argc, char **argv)
 int
 nl_cli_export (int argc, char **argv)
 {
-  g_autofree char *path = NULL, *which = NULL, *out = NULL;
+  g_autofree char *path = NULL, *which = NULL, *out = NULL, *onnx = NULL;
   gint64 run = 0;
+  int opset = 0;
+  gboolean softmax = FALSE;
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
     { "checkpoint", 'c', 0, G_OPTION_ARG_STRING, &which, "best, last (default) or a checkpoint id", "ID" },
     { "safetensors", 0, 0, G_OPTION_ARG_FILENAME, &out, "Write the weights to this safetensors file", "OUT" },
+    { "onnx", 0, 0, G_OPTION_ARG_FILENAME, &onnx, "Write the inference graph with its weights to this ONNX file",
+      "OUT" },
+    { "opset", 0, 0, G_OPTION_ARG_INT, &opset, "ONNX opset, 13 to 17 (default 17)", "N" },
+    { "softmax", 0, 0, G_OPTION_ARG_NONE, &softmax, "ONNX: end in a Softmax, so the output is probabilities", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- export a run's weights");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- export a run's weights (safetensors) or model (ONNX)");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlProject) p = NULL;
   g_autoptr (GBytes) blob = NULL;
   gint64 ckpt;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "export", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "export", &status))
     return status;
-  if (run <= 0 || !out)
-    return nl_cli_usage_error ("--run ID and --safetensors OUT are required");
-  if (!(p = open_project (path, &status)))
+  if (run <= 0 || (!out && !onnx))
+    return nl_cli_usage_error ("--run ID and --safetensors OUT or --onnx OUT are required");
+  if (opset != 0 && (opset < NL_ONNX_OPSET_MIN || opset > NL_ONNX_OPSET_MAX))
+    return nl_cli_usage_error ("--opset must be 13 to 17");
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
-  ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", &error);
-  if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, NULL, NULL, &error))
-      || !nl_weights_export_from_checkpoint (blob, out, &error))
-    return nl_cli_fail (error);
-  printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s\n", ckpt, run, out);
+  if (out)
+    {
+      ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", &error);
+      if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, NULL, NULL, &error))
+          || !nl_weights_export_from_checkpoint (blob, out, &error))
+        return nl_cli_fail (error);
+      printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s\n", ckpt, run, out);
+    }
+  if (onnx)
+    {
+      if (!nl_run_export_onnx (p, run, which ? which : "last", onnx, opset, softmax, &ckpt, &error))
+        return nl_cli_fail (error);
+      printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s (ONNX opset %d)\n", ckpt, run,
+              onnx, opset ? opset : NL_ONNX_OPSET_MAX);
+    }
   return 0;
 }
 
@@ -501,11 +492,11 @@ nl_cli_import_weights (int argc, char **argv)
   gboolean ok;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "import-weights", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "import-weights", &status))
     return status;
   if (!network || !in)
     return nl_cli_usage_error ("--network NAME and --safetensors IN are required");
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
   if (!(json_text = nl_project_load_network (p, network, 0, &error)) || !(net = nl_network_load_data (json_text, -1, &error)))
     return nl_cli_fail (error);

@@ -17,6 +17,7 @@ int nl_cli_watch (int argc, char **argv);
 int nl_cli_metrics (int argc, char **argv);
 int nl_cli_export (int argc, char **argv);
 int nl_cli_import_weights (int argc, char **argv);
+int nl_cli_import_onnx (int argc, char **argv);
 int nl_cli_devices (int argc, char **argv);
 int nl_cli_evaluate (int argc, char **argv);
 int nl_cli_predict (int argc, char **argv);

@@ -536,3 +536,31 @@ nl_cli_import_weights (int argc, char **argv)
   printf ("imported %s into run %" G_GINT64_FORMAT " (network %s); fork it to train on\n", in, run, net->name);
   return 0;
 }
+
+int
+nl_cli_import_onnx (int argc, char **argv)
+{
+  g_autofree char *path = NULL, *name = NULL, *network = NULL;
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "name", 'n', 0, G_OPTION_ARG_STRING, &name, "Name of the new network (default: the file's)", "NAME" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("FILE.onnx - an ONNX model as a network with its weights");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  gint64 run;
+  int status = 0;
+
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "import-onnx", &status))
+    return status;
+  if (argc != 2)
+    return nl_cli_usage_error ("give one FILE.onnx");
+  if (!(p = nl_cli_open_project (path, &status)))
+    return status;
+  if ((run = nl_run_import_onnx (p, argv[1], name, &network, &error)) <= 0)
+    return nl_cli_fail (error);
+  printf ("imported %s as network %s with its weights in run %" G_GINT64_FORMAT "; evaluate, predict or fork it\n",
+          argv[1], network, run);
+  return 0;
+}

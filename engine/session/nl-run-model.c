@@ -65,7 +65,10 @@ nl_run_model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, c
   l->net = nl_network_load_data (info->network_json, -1, &local);
   if (!l->net)
     return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s network snapshot", run);
-  l->checkpoint = nl_project_find_checkpoint (p, run, which ? which : "best", error);
+  /* no best without a metric (an imported run): then the newest */
+  l->checkpoint = nl_project_find_checkpoint (p, run, which ? which : "best", which ? error : NULL);
+  if (l->checkpoint <= 0 && !which)
+    l->checkpoint = nl_project_find_checkpoint (p, run, "last", error);
   if (l->checkpoint <= 0)
     return FALSE;
   blob = nl_project_load_checkpoint (p, l->checkpoint, NULL, &l->epoch, NULL, error);

@@ -22,7 +22,8 @@ typedef struct {
   NlShape sample_shape;   /* the dataset's, else the Input node's */
 } NlRunModel;
 
-/* Loads checkpoint `which` ("best", "last" or an epoch; NULL: the best) of
+/* Loads checkpoint `which` ("best", "last" or an epoch; NULL: the best, or
+ * the last where none is best, as in an imported run) of
  * RUN. dataset (may be NULL: the run's) replaces the run's dataset spec;
  * its test split is opened. need_data: that split must open (else the
  * Input's fixed shape will do). Errors name the run, checkpoint or dataset. */

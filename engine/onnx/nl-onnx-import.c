@@ -796,9 +796,11 @@ nl_onnx_import_data (const void *data, gsize size, const char *base_dir, GHashTa
       return NULL;
     }
   im.opset = model_opset (m);
-  if (im.opset < 9 || im.opset > NL_ONNX_OPSET_MAX)
+  /* 9 to 17 are what the mappers are written for; older models import when
+   * their nodes read the same (Relu, Softplus ... never changed) */
+  if (im.opset < 1 || im.opset > NL_ONNX_OPSET_MAX)
     {
-      g_set_error (error, NL_ONNX_ERROR, NL_ONNX_ERROR_OPSET, "the model uses opset %d; netloom imports 9 to %d",
+      g_set_error (error, NL_ONNX_ERROR, NL_ONNX_ERROR_OPSET, "the model uses opset %d; netloom imports up to %d",
                    im.opset, NL_ONNX_OPSET_MAX);
       onnx__model_proto__free_unpacked (m, NULL);
       return NULL;

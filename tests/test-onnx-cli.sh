@@ -5,7 +5,9 @@
 # python3-onnx) and run by onnxruntime (npm onnxruntime-node) to netloom's
 # probabilities within 1e-4 on 256 test images; evaluate (the run's stored
 # accuracy, per-class scores, confusion matrix) and predict (dataset samples
-# and a PNG file, --json). Usage: test-onnx-cli.sh PATH/TO/netloom-cli (TAP)
+# and a PNG file, --json); import-onnx of those exports and of a LeNet and
+# a ResNet exported by PyTorch, to the same probabilities.
+# Usage: test-onnx-cli.sh PATH/TO/netloom-cli (TAP)
 set -u
 cli="$1"
 src=$(realpath "${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}")
@@ -135,6 +137,63 @@ PY
   done
 else
   skip "onnxruntime-node not found (npm install --ignore-scripts onnxruntime-node into .npm-ort, or set NETLOOM_ORT_MODULE)"
+fi
+
+# import: netloom's own exports come back with the same probabilities
+compare() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+a = [json.loads(l)["probabilities"] for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+b = [r["probabilities"] if isinstance(r, dict) else r for r in b]
+assert len(a) == len(b) == 256, (len(a), len(b))
+diff = max(abs(x - y) for p, q in zip(a, b) for x, y in zip(p, q))
+print("max abs diff %.3g" % diff)
+assert diff < 1e-4, diff
+PY
+}
+for r in 2 3; do
+  if out=$("$cli" import-onnx --project "$P" --name "back$r" "$tmp/r$r.onnx" 2>&1) \
+     && "$cli" predict --project "$P" --network "back$r" --dataset "$D" --limit 256 --json >"$tmp/back$r.txt" 2>&1 \
+     && out=$(compare "$tmp/back$r.txt" "$tmp/nl$r.txt" 2>&1); then
+    ok "import-onnx of run $r's export predicts as run $r ($out)"
+  else
+    not_ok "import-onnx round trip of run $r" "$out $(head -c 300 "$tmp/back$r.txt")"
+  fi
+done
+n_before=$("$cli" runs --project "$P" --json | wc -l)
+out=$("$cli" import-onnx --project "$P" --name every "$tmp/every17.onnx" 2>&1); s=$?
+[ $s -eq 1 ] && grep -q "nodes cannot be imported" <<<"$out" && grep -q "Erf" <<<"$out" && grep -q "gelu_tanh/x2" <<<"$out" \
+  && [ "$("$cli" runs --project "$P" --json | wc -l)" -eq "$n_before" ] && ! "$cli" project info --json "$P" | grep -q '"every"' \
+  && ok "import-onnx lists every unsupported node in one message and adds nothing" || not_ok "import unsupported" "$out"
+out=$("$cli" import-onnx --project "$P" --name back2 "$tmp/r2.onnx" 2>&1); s=$?
+[ $s -eq 1 ] && grep -q "back2" <<<"$out" && ok "import-onnx refuses a network name the project has" || not_ok "import name taken" "$out"
+head -c 1000 "$tmp/r3.onnx" >"$tmp/cut.onnx"
+out=$("$cli" import-onnx --project "$P" "$tmp/cut.onnx" 2>&1); s=$?
+[ $s -eq 1 ] && grep -q "cut.onnx" <<<"$out" && grep -q "malformed or truncated" <<<"$out" && ok "a truncated model is one clear error" || not_ok "truncated import" "$out"
+
+# import: a LeNet and a small ResNet with BatchNorm exported by PyTorch
+tpy=""
+for c in python3 /usr/bin/python3; do
+  if command -v "$c" >/dev/null && "$c" -c 'import torch, onnx' 2>/dev/null; then tpy="$c"; break; fi
+done
+if [ -n "$tpy" ]; then
+  mkdir -p "$tmp/torch"
+  if out=$("$tpy" "$src/tests/torch_onnx_models.py" "$tmp/torch" "$tmp/data/t10k-images-idx3-ubyte" 256 2>&1); then
+    for m in lenet resnet; do
+      if out=$("$cli" import-onnx --project "$P" --name "torch-$m" "$tmp/torch/$m.onnx" 2>&1) \
+         && "$cli" predict --project "$P" --network "torch-$m" --dataset "$D" --limit 256 --json >"$tmp/torch-$m.txt" 2>&1 \
+         && out=$(compare "$tmp/torch-$m.txt" "$tmp/torch/$m.json" 2>&1); then
+        ok "PyTorch's $m imports and gives PyTorch's probabilities on 256 images ($out)"
+      else
+        not_ok "PyTorch $m import" "$out $(head -c 300 "$tmp/torch-$m.txt")"
+      fi
+    done
+  else
+    not_ok "torch.onnx.export" "$out"
+  fi
+else
+  skip "no Python with torch and onnx (Debian python3-torch, python3-onnx)"
 fi
 
 out=$("$cli" export --project "$P" --run 1 --onnx "$tmp/x.onnx" --opset 12 2>&1); s=$?

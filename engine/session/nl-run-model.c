@@ -60,8 +60,9 @@ nl_run_model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, c
     return FALSE;
   if (!nl_run_config_from_json (&l->rc, info->hparams_json ? info->hparams_json : "{}", &local))
     return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s settings", run);
+  /* the data changes, not the normalisation the weights were trained with */
   if (dataset)
-    nl_run_config_set_dataset (&l->rc, dataset);
+    nl_run_config_set_text (&l->rc.dataset, dataset);
   l->net = nl_network_load_data (info->network_json, -1, &local);
   if (!l->net)
     return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s network snapshot", run);

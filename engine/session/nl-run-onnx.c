@@ -83,7 +83,7 @@ import_settings (NlOnnxImport *imp)
   rc.mean = mean ? (float) g_ascii_strtod (mean, NULL) : 0.0f;
   rc.std = std ? (float) g_ascii_strtod (std, NULL) : 1.0f;
   if (dataset && *dataset)
-    nl_run_config_set_dataset (&rc, dataset);
+    nl_run_config_set_text (&rc.dataset, dataset);
   json = nl_run_config_to_json (&rc);
   nl_run_config_clear (&rc);
   return json;

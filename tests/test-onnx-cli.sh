@@ -172,7 +172,8 @@ head -c 1000 "$tmp/r3.onnx" >"$tmp/cut.onnx"
 out=$("$cli" import-onnx --project "$P" "$tmp/cut.onnx" 2>&1); s=$?
 [ $s -eq 1 ] && grep -q "cut.onnx" <<<"$out" && grep -q "malformed or truncated" <<<"$out" && ok "a truncated model is one clear error" || not_ok "truncated import" "$out"
 
-# import: a LeNet and a small ResNet with BatchNorm exported by PyTorch
+# import: a LeNet, a small ResNet with BatchNorm and an MLP with LayerNorm
+# and GELU exported by PyTorch
 tpy=""
 for c in python3 /usr/bin/python3; do
   if command -v "$c" >/dev/null && "$c" -c 'import torch, onnx' 2>/dev/null; then tpy="$c"; break; fi
@@ -180,7 +181,7 @@ done
 if [ -n "$tpy" ]; then
   mkdir -p "$tmp/torch"
   if out=$("$tpy" "$src/tests/torch_onnx_models.py" "$tmp/torch" "$tmp/data/t10k-images-idx3-ubyte" 256 2>&1); then
-    for m in lenet resnet; do
+    for m in lenet resnet mlp-gelu; do
       if out=$("$cli" import-onnx --project "$P" --name "torch-$m" "$tmp/torch/$m.onnx" 2>&1) \
          && "$cli" predict --project "$P" --network "torch-$m" --dataset "$D" --limit 256 --json >"$tmp/torch-$m.txt" 2>&1 \
          && out=$(compare "$tmp/torch-$m.txt" "$tmp/torch/$m.json" 2>&1); then

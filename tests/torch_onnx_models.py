@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""torch_onnx_models.py OUT_DIR IDX_IMAGES N — a LeNet and a small ResNet
-with BatchNorm (eval mode, running statistics made non-trivial), exported
+"""torch_onnx_models.py OUT_DIR IDX_IMAGES N — a LeNet, a small ResNet
+with BatchNorm (eval mode, running statistics made non-trivial) and an MLP
+with LayerNorm and GELU, exported
 by torch.onnx.export with a dynamic batch; for each, the probabilities
 PyTorch gives on the first N images of an MNIST-format IDX file (pixels
 / 255, no further normalisation, as an import without netloom metadata
-feeds them): OUT_DIR/{lenet,resnet}.onnx and .json (one array per line)."""
+feeds them): OUT_DIR/{lenet,resnet,mlp-gelu}.onnx and .json (one array per line)."""
 import os
 import struct
 import sys
@@ -54,6 +55,18 @@ class SmallResNet(nn.Module):
         return self.head(self.block2(self.down(self.block1(self.stem(x)))))
 
 
+class MlpGelu(nn.Module):
+    """LayerNorm and GELU, exported at opset 17 (LayerNormalization; GELU
+    as PyTorch writes it: x * 0.5 * (1 + erf(x / sqrt(2))))"""
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.1),
+                                 nn.Linear(64, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
 def images(path, n):
     data = open(path, "rb").read()
     count, h, w = struct.unpack(">III", data[4:16])
@@ -66,7 +79,7 @@ def main():
     out, idx, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     torch.manual_seed(3)
     x = images(idx, n)
-    for name, model in (("lenet", LeNet()), ("resnet", SmallResNet())):
+    for name, model, opset in (("lenet", LeNet(), 13), ("resnet", SmallResNet(), 13), ("mlp-gelu", MlpGelu(), 17)):
         for m in model.modules():
             if isinstance(m, nn.BatchNorm2d):
                 m.running_mean.uniform_(-0.2, 0.2)
@@ -75,7 +88,7 @@ def main():
                 m.bias.data.uniform_(-0.2, 0.2)
         model.eval()
         path = os.path.join(out, name + ".onnx")
-        torch.onnx.export(model, x[:1], path, input_names=["image"], output_names=["logits"], opset_version=13,
+        torch.onnx.export(model, x[:1], path, input_names=["image"], output_names=["logits"], opset_version=opset,
                           dynamic_axes={"image": {0: "N"}, "logits": {0: "N"}})
         with torch.no_grad():
             probs = torch.softmax(model(x), dim=1)

@@ -9,6 +9,7 @@
 #include "engine/onnx/nl-onnx-fold.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 
 #include "ops/nl-op-registry.h"
@@ -37,6 +38,8 @@ typedef struct {
   GHashTable *values;  /* name -> node index + 1 */
   GHashTable *uses;    /* name -> how many node inputs read it */
   GHashTable *poisoned; /* outputs of unsupported nodes and of what reads them */
+  GHashTable *consumer; /* value name -> index + 1 of the last node reading it */
+  GHashTable *absorbed; /* nodes folded into a pattern already mapped */
   int64_t batch;       /* the graph input's first dimension, -1 when symbolic */
   char *why;           /* why the current node is unsupported */
 } Imp;
@@ -532,6 +535,64 @@ map_gather (Imp *im, const Onnx__NodeProto *n)
   return MAPPED;
 }
 
+/* ---- patterns ---- */
+
+static gboolean
+scalar_is (const NlOnnxConst *c, double v)
+{
+  return c && c->numel == 1 && fabs (nl_onnx_const_get (c, 0) - v) <= 1e-4 * fabs (v);
+}
+
+/* The one node reading value (of type op), or NULL. */
+static const Onnx__NodeProto *
+sole_reader (Imp *im, const char *value, const char *op)
+{
+  int k = GPOINTER_TO_INT (g_hash_table_lookup (im->consumer, value)) - 1;
+  const Onnx__NodeProto *n;
+  if (k < 0 || GPOINTER_TO_INT (g_hash_table_lookup (im->uses, value)) != 1)
+    return NULL;
+  n = im->g->node[k];
+  return n->op_type && !strcmp (n->op_type, op) && n->n_output > 0 ? n : NULL;
+}
+
+/* The other input of a two-input node than `one`; NULL unless it has two. */
+static const char *
+other_input (const Onnx__NodeProto *n, const char *one)
+{
+  if (n->n_input != 2)
+    return NULL;
+  return !strcmp (in_name (n, 0), one) ? in_name (n, 1) : !strcmp (in_name (n, 1), one) ? in_name (n, 0) : NULL;
+}
+
+/* x / sqrt(2) (or x * 1/sqrt(2)) -> Erf -> + 1 -> x * that -> * 0.5: GELU,
+ * as PyTorch exports nn.GELU and netloom exports it before opset 20. */
+static gboolean
+map_gelu_pattern (Imp *im, const Onnx__NodeProto *n)
+{
+  const char *x = in_name (n, 0), *c;
+  const Onnx__NodeProto *erf, *plus, *mul, *half;
+  int from = data (im, x), node;
+  if (from < 0 || n->n_input != 2 || n->n_output < 1)
+    return FALSE;
+  c = in_name (n, 1);
+  if (!(strcmp (n->op_type, "Div") == 0 ? scalar_is (cst (im, c), G_SQRT2) : scalar_is (cst (im, c), 1 / G_SQRT2)))
+    return FALSE;
+  if (!(erf = sole_reader (im, n->output[0], "Erf")) || !(plus = sole_reader (im, erf->output[0], "Add"))
+      || !scalar_is (cst (im, other_input (plus, erf->output[0]) ? other_input (plus, erf->output[0]) : ""), 1.0)
+      || !(mul = sole_reader (im, plus->output[0], "Mul")) || g_strcmp0 (other_input (mul, plus->output[0]), x) != 0
+      || !(half = sole_reader (im, mul->output[0], "Mul"))
+      || !scalar_is (cst (im, other_input (half, mul->output[0]) ? other_input (half, mul->output[0]) : ""), 0.5))
+    return FALSE;
+  node = add (im, half, "GELU");
+  connect_data (im, from, node, 0);
+  produce (im, half, node);
+  g_hash_table_add (im->absorbed, (gpointer) erf);
+  g_hash_table_add (im->absorbed, (gpointer) plus);
+  g_hash_table_add (im->absorbed, (gpointer) mul);
+  g_hash_table_add (im->absorbed, (gpointer) half);
+  return TRUE;
+}
+
 static const struct {
   const char *op;
   Result (*fn) (Imp *im, const Onnx__NodeProto *n);
@@ -571,6 +632,8 @@ map_node (Imp *im, const Onnx__NodeProto *n, GError **error)
     return unsupported (im, "domain %s", n->domain);
   if (!n->op_type)
     return unsupported (im, "no op_type");
+  if (g_hash_table_contains (im->absorbed, n))
+    return MAPPED;
   /* downstream of an unsupported node: reported there, not again here,
    * unless netloom has nothing for this op either */
   for (size_t k = 0; k < n->n_input; k++)
@@ -612,6 +675,8 @@ map_node (Imp *im, const Onnx__NodeProto *n, GError **error)
         nl_onnx_const_free (out);
       return MAPPED;
     }
+  if ((!strcmp (n->op_type, "Div") || !strcmp (n->op_type, "Mul")) && map_gelu_pattern (im, n))
+    return MAPPED;
   for (gsize k = 0; k < G_N_ELEMENTS (mappers); k++)
     if (!strcmp (mappers[k].op, n->op_type))
       return mappers[k].fn (im, n);
@@ -743,9 +808,25 @@ import_graph (Imp *im, const Onnx__ModelProto *m, const char *base_dir, GHashTab
   for (size_t k = 0; k < g->n_node; k++)
     for (size_t j = 0; j < g->node[k]->n_input; j++)
       if (g->node[k]->input[j])
-        g_hash_table_insert (im->uses, g_strdup (g->node[k]->input[j]),
-                             GINT_TO_POINTER (GPOINTER_TO_INT (g_hash_table_lookup (im->uses, g->node[k]->input[j])) + 1));
+        {
+          g_hash_table_insert (im->uses, g_strdup (g->node[k]->input[j]),
+                               GINT_TO_POINTER (GPOINTER_TO_INT (g_hash_table_lookup (im->uses, g->node[k]->input[j])) + 1));
+          g_hash_table_insert (im->consumer, g_strdup (g->node[k]->input[j]), GINT_TO_POINTER ((int) k + 1));
+        }
 
+  /* Constant nodes first: patterns look ahead at constants defined later */
+  for (size_t k = 0; k < g->n_node; k++)
+    {
+      const Onnx__NodeProto *n = g->node[k];
+      g_autofree char *why = NULL;
+      NlOnnxConst *c;
+      if (!n->op_type || strcmp (n->op_type, "Constant") != 0 || n->n_input > 0 || n->n_output < 1 || !n->output[0])
+        continue;
+      if (!(c = nl_onnx_fold (n, NULL, 0, &why, error)))
+        return FALSE;
+      g_hash_table_insert (im->consts, g_strdup (n->output[0]), c);
+      g_hash_table_add (im->absorbed, (gpointer) n);
+    }
   map_input (im, problems, &n_problems);
   for (size_t k = 0; k < g->n_node; k++)
     {
@@ -818,11 +899,15 @@ nl_onnx_import_data (const void *data, gsize size, const char *base_dir, GHashTa
   im.values = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   im.uses = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   im.poisoned = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  im.consumer = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  im.absorbed = g_hash_table_new (NULL, NULL);
   ok = import_graph (&im, m, base_dir, bound, error);
   g_hash_table_unref (im.consts);
   g_hash_table_unref (im.values);
   g_hash_table_unref (im.uses);
   g_hash_table_unref (im.poisoned);
+  g_hash_table_unref (im.consumer);
+  g_hash_table_unref (im.absorbed);
   g_free (im.why);
   onnx__model_proto__free_unpacked (m, NULL);
   return ok ? g_steal_pointer (&imp) : NULL;

@@ -1,9 +1,11 @@
 /* nl-onnx-import.h — an ONNX model as a netloom network with its weights.
  *
- * Opsets 9 to 17 of the default domain. Conv (2-D: groups, dilations,
+ * Opsets 9 to 17 of the default domain (older models import where their
+ * nodes read the same). Conv (2-D: groups, dilations,
  * symmetric pads, auto_pad VALID or SAME with stride 1), Gemm and
  * MatMul (+ Add of a constant bias) as Dense, Relu, Sigmoid, Tanh,
- * Softplus, LeakyRelu, Gelu, MaxPool, AveragePool, GlobalAveragePool,
+ * Softplus, LeakyRelu, Gelu (also from its erf formula, as PyTorch and
+ * netloom export it), MaxPool, AveragePool, GlobalAveragePool,
  * BatchNormalization, LayerNormalization (last axis), Dropout, Flatten
  * (axis 1), Reshape to a constant shape, Concat, Add and Sum, Softmax and
  * LogSoftmax, Gather of a constant table as Embedding, Identity; nodes

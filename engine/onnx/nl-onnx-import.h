@@ -8,7 +8,8 @@
  * netloom export it), MaxPool, AveragePool, GlobalAveragePool,
  * BatchNormalization, LayerNormalization (last axis), Dropout, Flatten
  * (axis 1), Reshape to a constant shape, Concat, Add and Sum, Softmax and
- * LogSoftmax, Gather of a constant table as Embedding, Identity; nodes
+ * LogSoftmax, Gather of a constant table as Embedding (its indices may be
+ * Cast), Identity; nodes
  * whose inputs are all constants (Constant, Transpose, Reshape, Cast,
  * Squeeze, Unsqueeze, element-wise arithmetic ...) are folded. Anything
  * else is reported, every such node in one message, and nothing is made.

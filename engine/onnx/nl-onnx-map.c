@@ -557,6 +557,19 @@ map_gelu_pattern (NlOnnxImp *im, const Onnx__NodeProto *n)
   return TRUE;
 }
 
+/* Indices cast to integers for a Gather (an Embedding): netloom holds them
+ * as floats already, so the Cast is an alias. Other casts of computed
+ * values would change them. */
+static NlOnnxResult
+map_cast (NlOnnxImp *im, const Onnx__NodeProto *n)
+{
+  int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, 0));
+  if (from < 0 || n->n_output < 1 || !sole_reader (im, n->output[0], "Gather"))
+    return nl_onnx_imp_unsupported (im, "only the indices of an embedding may be cast");
+  nl_onnx_imp_produce (im, n, from);
+  return NL_ONNX_MAPPED;
+}
+
 static const struct {
   const char *op;
   NlOnnxResult (*fn) (NlOnnxImp *im, const Onnx__NodeProto *n);
@@ -584,6 +597,7 @@ static const struct {
   { "Softmax", map_softmax },
   { "LogSoftmax", map_softmax },
   { "Gather", map_gather },
+  { "Cast", map_cast },
 };
 
 gboolean

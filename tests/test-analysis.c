@@ -119,7 +119,11 @@ test_catalog (void)
   g_assert_cmpstr (id, ==, "conv2d");
   g_assert_true (nl_catalog_lookup ("Dense") != NULL);
   {
-    const NlNode *data = nl_network_node (net, nl_network_find (net, "data"));
+    int i = nl_network_find (net, "data");
+    const NlNode *data = nl_network_node (net, i);
+    /* the template's Input takes its shape from the data (none set) */
+    g_assert_cmpint (data->params[0].n, ==, 0);
+    g_assert_true (nl_network_set_param (net, i, "shape", "[1, 28, 28]", NULL));
     fmt = nl_catalog_format_param (&data->def->params[0], &data->params[0]);
     g_assert_cmpstr (fmt, ==, "1x28x28");
   }

@@ -212,5 +212,33 @@ hp = json.loads(hp)
 assert device == "cpu" and hp["precision"] == "fp16" and hp["loss_scale"] == 1024, (device, hp)
 PY
 
+# the templates take their input shape from the data (deferred, as Gluon's
+# shape inference): lenet and resnet-small train on CIFAR-10's 3x32x32, mlp
+# on a CSV's 6 features, with no edits
+python3 - "$tmp/cifar" "$tmp/six.csv" <<'PY'
+import os, random, sys
+random.seed(2)
+os.makedirs(sys.argv[1])
+for name in ["data_batch_%d.bin" % i for i in range(1, 6)] + ["test_batch.bin"]:
+    with open(os.path.join(sys.argv[1], name), "wb") as f:
+        for k in range(16):
+            f.write(bytes([k % 10]) + bytes(random.randrange(256) for _ in range(3072)))
+rows = [[round(random.random(), 3) for _ in range(6)] + [k % 3] for k in range(120)]
+open(sys.argv[2], "w").write("a,b,c,d,e,f,label\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+PY
+for t in lenet resnet-small; do
+  out=$("$cli" train --network "$src/data/networks/$t.json" --dataset "cifar10:$tmp/cifar" --epochs 1 --batch-size 16 \
+    --json 2>&1) && grep -q '"epoch":1' <<<"$out" && ok "the $t template trains on 3x32x32 CIFAR-10 images unedited" \
+    || not_ok "$t on CIFAR-10" "$out"
+done
+out=$("$cli" train --network "$src/data/networks/mlp.json" --dataset "csv:$tmp/six.csv" --epochs 1 --batch-size 16 \
+  --json 2>&1) && grep -q '"epoch":1' <<<"$out" && ok "the mlp template trains on a 6-column CSV unedited" || not_ok "mlp on CSV" "$out"
+out=$("$cli" plan --network "$src/data/networks/lenet.json" --input-shape 3,32,32 2>&1) && grep -q "training:" <<<"$out" \
+  && [ "$out" != "$("$cli" plan --network "$src/data/networks/lenet.json" 2>&1)" ] \
+  && ok "plan --input-shape 3,32,32 of the lenet template plans for that shape" || not_ok "plan lenet 3x32x32" "$out"
+sed 's/"op": "Input"/"op": "Input", "params": { "shape": [1, 28, 28] }/' "$src/data/networks/lenet.json" >"$tmp/pinned.json"
+expect_fail "a fixed Input shape still refuses other data" 1 "Input expects (1, 28, 28)" -- \
+  train --network "$tmp/pinned.json" --dataset "cifar10:$tmp/cifar" --epochs 1 --batch-size 16
+
 echo "1..$n"
 [ $failed -eq 0 ]

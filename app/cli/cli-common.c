@@ -98,3 +98,32 @@ nl_cli_interrupted (void)
 {
   return interrupted != 0;
 }
+
+gboolean
+nl_cli_parse (GOptionContext *ctx, GOptionEntry *entries, int *argc, char ***argv, const char *cmd, int *status)
+{
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      *status = nl_cli_usage_error ("%s (see 'netloom-cli %s --help')", error->message, cmd);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+NlProject *
+nl_cli_open_project (const char *path, int *status)
+{
+  g_autoptr (GError) error = NULL;
+  NlProject *p;
+  if (!path)
+    {
+      *status = nl_cli_usage_error ("--project FILE is required");
+      return NULL;
+    }
+  p = nl_project_open (path, FALSE, &error);
+  if (!p)
+    *status = nl_cli_fail (error);
+  return p;
+}

@@ -3,6 +3,8 @@
 
 #include <glib.h>
 
+#include "projects/nl-project.h"
+
 /* Each command: argc/argv start at the command name. Returns the exit status. */
 int nl_cli_train (int argc, char **argv);
 int nl_cli_plan (int argc, char **argv);
@@ -15,7 +17,10 @@ int nl_cli_watch (int argc, char **argv);
 int nl_cli_metrics (int argc, char **argv);
 int nl_cli_export (int argc, char **argv);
 int nl_cli_import_weights (int argc, char **argv);
+int nl_cli_import_onnx (int argc, char **argv);
 int nl_cli_devices (int argc, char **argv);
+int nl_cli_evaluate (int argc, char **argv);
+int nl_cli_predict (int argc, char **argv);
 
 /* Ctrl-C asks the running training to stop between batches. */
 void nl_cli_catch_interrupt (void);
@@ -26,6 +31,11 @@ gboolean nl_cli_interrupted (void);
 /* Print "netloom-cli: MESSAGE" on stderr; returns 1 (or 2 for usage errors). */
 int nl_cli_fail (const GError *error);
 int nl_cli_usage_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
+/* Parses a command's options; on failure *status is the exit code to return. */
+gboolean nl_cli_parse (GOptionContext *ctx, GOptionEntry *entries, int *argc, char ***argv, const char *cmd,
+                       int *status);
+/* Opens an existing project (--project PATH); NULL with *status set otherwise. */
+NlProject *nl_cli_open_project (const char *path, int *status);
 
 /* Progress line on a TTY: bar, counters, ETA. */
 typedef struct NlProgress NlProgress;

@@ -11,36 +11,9 @@
 #include "core/nl-comm.h"
 #include "engine/nl-checkpoint.h"
 #include "core/nl-device.h"
+#include "engine/onnx/nl-onnx-export.h"
+#include "engine/session/nl-run-onnx.h"
 #include "engine/session/nl-run.h"
-
-static gboolean
-parse (GOptionContext *ctx, GOptionEntry *entries, int *argc, char ***argv, const char *cmd, int *status)
-{
-  g_autoptr (GError) error = NULL;
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, argc, argv, &error))
-    {
-      *status = nl_cli_usage_error ("%s (see 'netloom-cli %s --help')", error->message, cmd);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static NlProject *
-open_project (const char *path, int *status)
-{
-  g_autoptr (GError) error = NULL;
-  NlProject *p;
-  if (!path)
-    {
-      *status = nl_cli_usage_error ("--project FILE is required");
-      return NULL;
-    }
-  p = nl_project_open (path, FALSE, &error);
-  if (!p)
-    *status = nl_cli_fail (error);
-  return p;
-}
 
 int
 nl_cli_project (int argc, char **argv)
@@ -56,7 +29,7 @@ nl_cli_project (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "project", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "project", &status))
     return status;
   if (argc != 3 || (strcmp (argv[1], "new") != 0 && strcmp (argv[1], "info") != 0))
     return nl_cli_usage_error ("usage: netloom-cli project new [--sample] FILE | project info [--json] FILE");
@@ -72,7 +45,7 @@ nl_cli_project (int argc, char **argv)
     }
   else
     {
-      g_autoptr (NlProject) p = open_project (argv[2], &status);
+      g_autoptr (NlProject) p = nl_cli_open_project (argv[2], &status);
       g_autoptr (GPtrArray) nets = NULL, runs = NULL, pipes = NULL;
       if (!p)
         return status;
@@ -191,7 +164,7 @@ nl_cli_runs (int argc, char **argv)
   g_autoptr (GPtrArray) runs = NULL;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "runs", &status) || !(p = open_project (path, &status)))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "runs", &status) || !(p = nl_cli_open_project (path, &status)))
     return status;
   runs = nl_project_list_runs (p, &error);
   if (!runs)
@@ -282,7 +255,7 @@ run_command (int argc, char **argv, gboolean fork)
   int status = 0;
   gboolean ok;
 
-  if (!parse (ctx, entries, &argc, &argv, fork ? "fork" : "resume", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, fork ? "fork" : "resume", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
@@ -306,7 +279,7 @@ run_command (int argc, char **argv, gboolean fork)
   /* under mpirun: rank 0 reads the run and sends the job */
   if (nl_comm_world () && nl_comm_world ()->rank > 0)
     return nl_cli_follow (NULL, NULL);
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return nl_comm_world () ? nl_cli_group_fail (NULL) : status;
   info = nl_project_get_run (p, run, &error);
   if (!info)
@@ -385,11 +358,11 @@ nl_cli_metrics (int argc, char **argv)
   g_autoptr (NlRunInfo) info = NULL;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "metrics", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "metrics", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
   if (!(info = nl_project_get_run (p, run, &error)) || !(rows = nl_project_get_metrics (p, run, name, 0, NULL, &error)))
     return nl_cli_fail (error);
@@ -417,11 +390,11 @@ nl_cli_watch (int argc, char **argv)
   gint64 start = g_get_monotonic_time ();
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "watch", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "watch", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
   nl_cli_catch_interrupt ();
   for (;;)
@@ -452,33 +425,51 @@ nl_cli_watch (int argc, char **argv)
 int
 nl_cli_export (int argc, char **argv)
 {
-  g_autofree char *path = NULL, *which = NULL, *out = NULL;
+  g_autofree char *path = NULL, *which = NULL, *out = NULL, *onnx = NULL;
   gint64 run = 0;
+  int opset = 0;
+  gboolean softmax = FALSE;
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
     { "checkpoint", 'c', 0, G_OPTION_ARG_STRING, &which, "best, last (default) or a checkpoint id", "ID" },
     { "safetensors", 0, 0, G_OPTION_ARG_FILENAME, &out, "Write the weights to this safetensors file", "OUT" },
+    { "onnx", 0, 0, G_OPTION_ARG_FILENAME, &onnx, "Write the inference graph with its weights to this ONNX file",
+      "OUT" },
+    { "opset", 0, 0, G_OPTION_ARG_INT, &opset, "ONNX opset, 13 to 17 (default 17)", "N" },
+    { "softmax", 0, 0, G_OPTION_ARG_NONE, &softmax, "ONNX: end in a Softmax, so the output is probabilities", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- export a run's weights");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- export a run's weights (safetensors) or model (ONNX)");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlProject) p = NULL;
   g_autoptr (GBytes) blob = NULL;
   gint64 ckpt;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "export", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "export", &status))
     return status;
-  if (run <= 0 || !out)
-    return nl_cli_usage_error ("--run ID and --safetensors OUT are required");
-  if (!(p = open_project (path, &status)))
+  if (run <= 0 || (!out && !onnx))
+    return nl_cli_usage_error ("--run ID and --safetensors OUT or --onnx OUT are required");
+  if (opset != 0 && (opset < NL_ONNX_OPSET_MIN || opset > NL_ONNX_OPSET_MAX))
+    return nl_cli_usage_error ("--opset must be 13 to 17");
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
-  ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", &error);
-  if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, NULL, NULL, &error))
-      || !nl_weights_export_from_checkpoint (blob, out, &error))
-    return nl_cli_fail (error);
-  printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s\n", ckpt, run, out);
+  if (out)
+    {
+      ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", &error);
+      if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, NULL, NULL, &error))
+          || !nl_weights_export_from_checkpoint (blob, out, &error))
+        return nl_cli_fail (error);
+      printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s\n", ckpt, run, out);
+    }
+  if (onnx)
+    {
+      if (!nl_run_export_onnx (p, run, which ? which : "last", onnx, opset, softmax, &ckpt, &error))
+        return nl_cli_fail (error);
+      printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s (ONNX opset %d)\n", ckpt, run,
+              onnx, opset ? opset : NL_ONNX_OPSET_MAX);
+    }
   return 0;
 }
 
@@ -522,11 +513,11 @@ nl_cli_import_weights (int argc, char **argv)
   gboolean ok;
   int status = 0;
 
-  if (!parse (ctx, entries, &argc, &argv, "import-weights", &status))
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "import-weights", &status))
     return status;
   if (!network || !in)
     return nl_cli_usage_error ("--network NAME and --safetensors IN are required");
-  if (!(p = open_project (path, &status)))
+  if (!(p = nl_cli_open_project (path, &status)))
     return status;
   if (!(json_text = nl_project_load_network (p, network, 0, &error)) || !(net = nl_network_load_data (json_text, -1, &error)))
     return nl_cli_fail (error);
@@ -564,5 +555,33 @@ nl_cli_import_weights (int argc, char **argv)
                                     TRUE, 0, &error) <= 0)
     return nl_cli_fail (error);
   printf ("imported %s into run %" G_GINT64_FORMAT " (network %s); fork it to train on\n", in, run, net->name);
+  return 0;
+}
+
+int
+nl_cli_import_onnx (int argc, char **argv)
+{
+  g_autofree char *path = NULL, *name = NULL, *network = NULL;
+  GOptionEntry entries[] = {
+    { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
+    { "name", 'n', 0, G_OPTION_ARG_STRING, &name, "Name of the new network (default: the file's)", "NAME" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("FILE.onnx - an ONNX model as a network with its weights");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlProject) p = NULL;
+  gint64 run;
+  int status = 0;
+
+  if (!nl_cli_parse (ctx, entries, &argc, &argv, "import-onnx", &status))
+    return status;
+  if (argc != 2)
+    return nl_cli_usage_error ("give one FILE.onnx");
+  if (!(p = nl_cli_open_project (path, &status)))
+    return status;
+  if ((run = nl_run_import_onnx (p, argv[1], name, &network, &error)) <= 0)
+    return nl_cli_fail (error);
+  printf ("imported %s as network %s with its weights in run %" G_GINT64_FORMAT "; evaluate, predict or fork it\n",
+          argv[1], network, run);
   return 0;
 }

@@ -25,8 +25,11 @@ static const Command commands[] = {
   { "fork", nl_cli_fork, "start a new run from a checkpoint, with changed settings", TRUE },
   { "watch", nl_cli_watch, "follow a run that another process trains" },
   { "metrics", nl_cli_metrics, "print every stored metric point of a run" },
-  { "export", nl_cli_export, "write a run's weights as safetensors" },
+  { "export", nl_cli_export, "write a run's weights (safetensors) or model (ONNX)" },
+  { "evaluate", nl_cli_evaluate, "a checkpoint's accuracy, per-class scores and confusion matrix" },
+  { "predict", nl_cli_predict, "classify image files or dataset samples with a checkpoint" },
   { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
+  { "import-onnx", nl_cli_import_onnx, "an ONNX model as a project network with its weights" },
   { "devices", nl_cli_devices, "list the CPU and the GPUs training can run on" },
 };
 

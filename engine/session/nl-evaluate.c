@@ -3,6 +3,7 @@
 #include "engine/session/nl-evaluate.h"
 #include "engine/data/nl-loader.h"
 #include "engine/nl-checkpoint.h"
+#include "engine/session/nl-run-model.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -66,114 +67,6 @@ argmax (const float *x, int64_t C)
     if (x[j] > x[best])
       best = j;
   return best;
-}
-
-/* The Input node's shape, when the network sets one. */
-static gboolean
-input_shape (const NlNetwork *net, NlShape *out)
-{
-  for (guint i = 0; i < net->nodes->len; i++)
-    {
-      NlNode *n = nl_network_node (net, (int) i);
-      if (!strcmp (n->def->name, "Input") && n->def->n_params > 0 && n->params[0].n > 0)
-        {
-          *out = nl_shape_make (n->params[0].n, n->params[0].v);
-          return TRUE;
-        }
-    }
-  return FALSE;
-}
-
-/* The state shared by evaluating and predicting: everything from the run's
- * snapshots and checkpoint. */
-typedef struct {
-  NlRunConfig rc;
-  NlNetwork *net;
-  NlModel *model;
-  NlDataset *ds;
-  gint64 checkpoint;
-  int epoch;
-  NlShape sample_shape;
-} Loaded;
-
-static void
-loaded_clear (Loaded *l)
-{
-  nl_run_config_clear (&l->rc);
-  g_clear_pointer (&l->model, nl_model_free);
-  g_clear_pointer (&l->net, nl_network_free);
-  g_clear_pointer (&l->ds, nl_dataset_free);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Loaded, loaded_clear)
-
-static gboolean
-prefix_error (GError **error, GError *local, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-/* Propagates local with "<prefix>: " before its message; always FALSE. */
-static gboolean
-prefix_error (GError **error, GError *local, const char *fmt, ...)
-{
-  va_list ap;
-  g_autofree char *prefix = NULL;
-  va_start (ap, fmt);
-  prefix = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_propagate_prefixed_error (error, local, "%s: ", prefix);
-  return FALSE;
-}
-
-/* need_data: the evaluated split must open (else the Input's shape will do). */
-static gboolean
-load (Loaded *l, NlProject *p, gint64 run, const char *which, gboolean need_data, GError **error)
-{
-  g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
-  g_autoptr (GBytes) blob = NULL;
-  g_autoptr (GError) local = NULL;
-  NlTrainPosition pos = { 0 };
-
-  nl_run_config_init (&l->rc);
-  if (!info)
-    return FALSE;
-  if (!nl_run_config_from_json (&l->rc, info->hparams_json ? info->hparams_json : "{}", &local))
-    return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s settings", run);
-  l->net = nl_network_load_data (info->network_json, -1, &local);
-  if (!l->net)
-    return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s network snapshot", run);
-  l->checkpoint = nl_project_find_checkpoint (p, run, which ? which : "best", error);
-  if (l->checkpoint <= 0)
-    return FALSE;
-  blob = nl_project_load_checkpoint (p, l->checkpoint, NULL, &l->epoch, NULL, error);
-  if (!blob)
-    return FALSE;
-
-  /* the split nl_trainer_evaluate tests on */
-  l->ds = nl_dataset_open_full (l->rc.dataset, FALSE, &l->rc.data, &local);
-  if (l->ds)
-    l->sample_shape = l->ds->sample_shape;
-  else if (need_data || !input_shape (l->net, &l->sample_shape))
-    return prefix_error (error, g_steal_pointer (&local),
-                         "the dataset “%s” of run %" G_GINT64_FORMAT " is not available on this machine",
-                         l->rc.dataset, run);
-  g_clear_error (&local);
-  if (l->ds && l->ds->n_classes <= 0)
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
-                   "run %" G_GINT64_FORMAT " learned a regression of “%s”: there are no classes to evaluate", run,
-                   l->rc.dataset);
-      return FALSE;
-    }
-
-  /* the optimizer state is prepared as saved: the checkpoint holds it too */
-  l->model = nl_model_new (l->net, &l->sample_shape, l->rc.seed, &local);
-  if (!l->model || !nl_model_prepare_optimizer (l->model, &l->rc.optim, &local))
-    return prefix_error (error, g_steal_pointer (&local),
-                         "run %" G_GINT64_FORMAT "'s network snapshot no longer builds", run);
-  if (!nl_checkpoint_load (l->model, blob, FALSE, &pos, &local))
-    return prefix_error (error, g_steal_pointer (&local),
-                         "checkpoint %" G_GINT64_FORMAT " (epoch %d) of run %" G_GINT64_FORMAT, l->checkpoint,
-                         l->epoch, run);
-  nl_train_position_clear (&pos);
-  return TRUE;
 }
 
 static NlProgram *
@@ -363,7 +256,7 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
 }
 
 static NlEvaluation *
-evaluation_new (Loaded *l, gint64 run)
+evaluation_new (NlRunModel *l, gint64 run)
 {
   NlEvaluation *ev = g_new0 (NlEvaluation, 1);
   ev->priv = g_new0 (NlEvaluationPrivate, 1);
@@ -386,16 +279,89 @@ NlEvaluation *
 nl_evaluate_run (NlProject *p, gint64 run, const char *which, int max_misclassified, GCancellable *cancel,
                  void (*progress) (gpointer user, double fraction), gpointer user, GError **error)
 {
-  g_auto (Loaded) l = { 0 };
+  return nl_evaluate_run_on (p, run, which, NULL, max_misclassified, cancel, progress, user, error);
+}
+
+NlEvaluation *
+nl_evaluate_run_on (NlProject *p, gint64 run, const char *which, const char *dataset, int max_misclassified,
+                    GCancellable *cancel, void (*progress) (gpointer user, double fraction), gpointer user,
+                    GError **error)
+{
+  g_auto (NlRunModel) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
 
   g_return_val_if_fail (p != NULL, NULL);
-  if (!load (&l, p, run, which, TRUE, error))
+  if (!nl_run_model_load (&l, p, run, which, dataset, TRUE, error))
     return NULL;
   ev = evaluation_new (&l, run);
   if (!run_inference (ev, &l.rc, max_misclassified, cancel, progress, user, error))
     return NULL;
   return g_steal_pointer (&ev);
+}
+
+/* An evaluation's model and dataset without the pass over the data: what
+ * predicting needs. */
+NlEvaluation *
+nl_evaluation_open (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
+                    GError **error)
+{
+  g_auto (NlRunModel) l = { 0 };
+  g_autoptr (NlEvaluation) ev = NULL;
+  int C;
+
+  g_return_val_if_fail (p != NULL, NULL);
+  if (!nl_run_model_load (&l, p, run, which, dataset, need_data, error))
+    return NULL;
+  ev = evaluation_new (&l, run);
+  ev->priv->single = program_for (ev->priv->model, 1, error);
+  if (!ev->priv->single || !output_classes (ev->priv->single, 1, run, &C, error))
+    return NULL;
+  ev->priv->out_kind = out_kind_of (ev->priv->single);
+  ev->n_classes = MAX (C, ev->priv->ds ? ev->priv->ds->n_classes : 0);
+  ev->class_names = class_names_for (ev->priv->ds, ev->n_classes);
+  return g_steal_pointer (&ev);
+}
+
+int64_t
+nl_evaluation_n_samples (const NlEvaluation *ev)
+{
+  return ev->priv->ds ? ev->priv->ds->length : 0;
+}
+
+gboolean
+nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, int *label, GError **error)
+{
+  g_autoptr (GMutexLocker) locker = NULL;
+  g_autofree double *p = NULL;
+  NlProgram *prog;
+  float *x, y, std = ev->std == 0.0f ? 1.0f : ev->std;
+  int64_t numel = nl_shape_numel (&ev->sample_shape);
+
+  g_return_val_if_fail (ev != NULL && probs != NULL, FALSE);
+  if (!ev->priv->ds || index < 0 || index >= ev->priv->ds->length)
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND, "sample %" G_GINT64_FORMAT " is not in %s", index,
+                   ev->dataset ? ev->dataset : "the evaluation (it has no dataset)");
+      return FALSE;
+    }
+  locker = g_mutex_locker_new (&ev->priv->lock);
+  prog = ev->priv->single;
+  x = nl_tensor_f32 (nl_program_input (prog));
+  if (!nl_dataset_get (ev->priv->ds, index, x, &y, error))
+    return FALSE;
+  /* as the loader normalises (nl-loader.c) */
+  if (ev->mean != 0.0f || std != 1.0f)
+    for (int64_t k = 0; k < numel; k++)
+      x[k] = (x[k] - ev->mean) / std;
+  if (!nl_program_forward (prog, 0, error))
+    return FALSE;
+  p = g_new0 (double, ev->n_classes);
+  row_probs (ev->priv->out_kind, nl_tensor_f32 (nl_program_pred (prog)),
+             MIN (ev->n_classes, nl_tensor_numel (nl_program_pred (prog))), p);
+  *probs = g_steal_pointer (&p);
+  if (label)
+    *label = (int) y;
+  return TRUE;
 }
 
 void
@@ -574,23 +540,15 @@ gboolean
 nl_predict_image_file (NlProject *p, gint64 run, const char *which, const char *path, double **probs, int *n,
                        char ***class_names, GError **error)
 {
-  g_auto (Loaded) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
-  int C;
 
   g_return_val_if_fail (p != NULL && path != NULL && probs != NULL, FALSE);
-  if (!load (&l, p, run, which, FALSE, error))
-    return FALSE;
-  ev = evaluation_new (&l, run);
-  ev->priv->single = program_for (ev->priv->model, 1, error);
-  if (!ev->priv->single || !output_classes (ev->priv->single, 1, run, &C, error))
-    return FALSE;
-  ev->n_classes = MAX (C, ev->priv->ds ? ev->priv->ds->n_classes : 0);
-  if (!nl_evaluation_predict_image_file (ev, path, probs, NULL, error))
+  if (!(ev = nl_evaluation_open (p, run, which, NULL, FALSE, error))
+      || !nl_evaluation_predict_image_file (ev, path, probs, NULL, error))
     return FALSE;
   if (n)
     *n = ev->n_classes;
   if (class_names)
-    *class_names = class_names_for (ev->priv->ds, ev->n_classes);
+    *class_names = g_strdupv (ev->class_names);
   return TRUE;
 }

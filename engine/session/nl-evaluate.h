@@ -55,6 +55,16 @@ typedef struct {
 NlEvaluation *nl_evaluate_run (NlProject *p, gint64 run, const char *which, int max_misclassified,
                                GCancellable *cancel, void (*progress) (gpointer user, double fraction),
                                gpointer user, GError **error);
+/* The same on the test split of `dataset` (a dataset spec; NULL: the run's). */
+NlEvaluation *nl_evaluate_run_on (NlProject *p, gint64 run, const char *which, const char *dataset,
+                                  int max_misclassified, GCancellable *cancel,
+                                  void (*progress) (gpointer user, double fraction), gpointer user, GError **error);
+/* The model of checkpoint `which` of RUN and the test split of `dataset`
+ * (NULL: the run's) without evaluating: n_classes, class_names,
+ * sample_shape, mean and std are set, the scores are not. need_data: the
+ * dataset must open (else the Input's fixed shape will do, for files). */
+NlEvaluation *nl_evaluation_open (NlProject *p, gint64 run, const char *which, const char *dataset,
+                                  gboolean need_data, GError **error);
 void nl_evaluation_free (NlEvaluation *ev);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlEvaluation, nl_evaluation_free)
 
@@ -63,6 +73,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlEvaluation, nl_evaluation_free)
  * *shape (may be NULL) receives ev->sample_shape. Thread-safe. */
 gboolean nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShape *shape,
                                    GError **error);
+
+/* Samples in the evaluation's dataset (0 without one). */
+int64_t nl_evaluation_n_samples (const NlEvaluation *ev);
+/* Classifies sample `index` of the dataset, normalised as the loader does
+ * in training: *probs (g_free) receives ev->n_classes probabilities, *label
+ * (may be NULL) the sample's class. */
+gboolean nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, int *label,
+                                       GError **error);
 
 /* Classifies a PNG or JPEG file with the evaluation's model: the image is
  * decoded as image-folder datasets decode (RGB, bilinear resize to the

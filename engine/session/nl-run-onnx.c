@@ -1,0 +1,151 @@
+/* nl-run-onnx.c — a run's checkpoint as an ONNX model, with the metadata a
+ * consumer needs to feed it as netloom did. */
+#include "engine/session/nl-run-onnx.h"
+#include "engine/nl-checkpoint.h"
+#include "engine/onnx/nl-onnx-export.h"
+#include "engine/onnx/nl-onnx-import.h"
+#include "engine/session/nl-run-model.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+static char *
+class_names_json (const NlDataset *ds)
+{
+  g_autoptr (JsonBuilder) jb = json_builder_new ();
+  g_autoptr (JsonNode) root = NULL;
+  json_builder_begin_array (jb);
+  for (int c = 0; ds && ds->class_names && ds->class_names[c]; c++)
+    json_builder_add_string_value (jb, ds->class_names[c]);
+  json_builder_end_array (jb);
+  root = json_builder_get_root (jb);
+  return json_to_string (root, FALSE);
+}
+
+gboolean
+nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const char *path, int opset, gboolean softmax,
+                    gint64 *checkpoint, GError **error)
+{
+  g_auto (NlRunModel) l = { 0 };
+  g_autofree char *run_s = NULL, *ckpt_s = NULL, *epoch_s = NULL, *classes = NULL, *shape_s = NULL;
+  char mean_s[G_ASCII_DTOSTR_BUF_SIZE], std_s[G_ASCII_DTOSTR_BUF_SIZE], buf[96];
+  g_return_val_if_fail (p != NULL && path != NULL, FALSE);
+
+  if (!nl_onnx_available ())
+    return nl_onnx_export_file (NULL, NULL, path, error); /* says why */
+  if (!nl_run_model_load (&l, p, run, which ? which : "last", NULL, FALSE, error))
+    return FALSE;
+  run_s = g_strdup_printf ("%" G_GINT64_FORMAT, run);
+  ckpt_s = g_strdup_printf ("%" G_GINT64_FORMAT, l.checkpoint);
+  epoch_s = g_strdup_printf ("%d", l.epoch);
+  classes = class_names_json (l.ds);
+  shape_s = g_strdup (nl_shape_format (&l.sample_shape, buf, sizeof buf));
+  g_ascii_dtostr (mean_s, sizeof mean_s, l.rc.mean);
+  g_ascii_dtostr (std_s, sizeof std_s, l.rc.std == 0.0f ? 1.0f : l.rc.std); /* 0: none, as the loader reads it */
+  {
+    const char *const meta[] = { "netloom_run", run_s, "netloom_checkpoint", ckpt_s, "netloom_epoch", epoch_s,
+                                 "dataset", l.rc.dataset ? l.rc.dataset : "", "sample_shape", shape_s,
+                                 "input_mean", mean_s, "input_std", std_s, "class_names", classes, NULL };
+    g_autofree char *doc = g_strdup_printf ("netloom run %s, checkpoint %s (epoch %s); input: pixels in [0, 1], "
+                                            "then (x - input_mean) / input_std", run_s, ckpt_s, epoch_s);
+    NlOnnxExportOptions o = { .opset = opset, .softmax = softmax, .metadata = meta, .doc = doc };
+    if (!nl_onnx_export_file (l.model, &o, path, error))
+      return FALSE;
+  }
+  if (checkpoint)
+    *checkpoint = l.checkpoint;
+  return TRUE;
+}
+
+static gboolean
+network_exists (NlProject *p, const char *name, GError **error)
+{
+  g_autoptr (GPtrArray) nets = nl_project_list_networks (p, error);
+  for (guint i = 0; nets && i < nets->len; i++)
+    if (!g_strcmp0 (((NlNetworkInfo *) g_ptr_array_index (nets, i))->name, name))
+      return TRUE;
+  return FALSE;
+}
+
+/* The run's settings: no training yet; a netloom export's normalisation,
+ * else none (pixels in [0, 1] as they come). */
+static char *
+import_settings (NlOnnxImport *imp)
+{
+  NlRunConfig rc;
+  const char *mean = nl_onnx_import_get_metadata (imp, "input_mean");
+  const char *std = nl_onnx_import_get_metadata (imp, "input_std");
+  const char *dataset = nl_onnx_import_get_metadata (imp, "dataset");
+  char *json;
+  nl_run_config_init (&rc);
+  rc.epochs = 0;
+  rc.mean = mean ? (float) g_ascii_strtod (mean, NULL) : 0.0f;
+  rc.std = std ? (float) g_ascii_strtod (std, NULL) : 1.0f;
+  if (dataset && *dataset)
+    nl_run_config_set_text (&rc.dataset, dataset);
+  json = nl_run_config_to_json (&rc);
+  nl_run_config_clear (&rc);
+  return json;
+}
+
+gint64
+nl_run_import_onnx (NlProject *p, const char *path, const char *name, char **network_name, GError **error)
+{
+  g_autoptr (NlOnnxImport) imp = NULL;
+  g_autoptr (NlModel) model = NULL;
+  g_autoptr (GBytes) blob = NULL;
+  g_autoptr (GError) local = NULL;
+  g_autofree char *base = NULL, *net_json = NULL, *hp = NULL, *run_name = NULL;
+  NlTrainPosition pos = { .optimizer = (char *) "sgd" };
+  NlOptimConfig sgd;
+  NlNetwork *net;
+  gint64 run = 0;
+
+  g_return_val_if_fail (p != NULL && path != NULL, 0);
+  if (!(imp = nl_onnx_import_file (path, error)))
+    return 0;
+  net = nl_onnx_import_get_network (imp);
+  base = g_path_get_basename (path);
+  if (g_str_has_suffix (base, ".onnx"))
+    base[strlen (base) - 5] = '\0';
+  g_free (net->name);
+  net->name = g_strdup (name ? name : base);
+  if (network_exists (p, net->name, &local) || local)
+    {
+      if (!local)
+        g_set_error (&local, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                     "the project has a network named “%s” already: choose another name", net->name);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return 0;
+    }
+  nl_optim_config_init (&sgd, NL_OPTIM_SGD);
+  if (!(model = nl_onnx_import_new_model (imp, &local)) || !nl_model_prepare_optimizer (model, &sgd, &local)
+      || !(blob = nl_checkpoint_save (model, &pos, &local)))
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local), "%s: ", path);
+      return 0;
+    }
+  /* everything is checked: now the writes, undone together if one fails */
+  net_json = nl_network_to_json (net);
+  hp = import_settings (imp);
+  run_name = g_strdup_printf ("import of %s", base);
+  {
+    NlRunInfo info = { .name = run_name, .network_name = net->name, .network_json = net_json, .hparams_json = hp,
+                       .device = (char *) "cpu", .status = (char *) "finished" };
+    if (nl_project_save_network (p, net->name, net_json, error) <= 0)
+      return 0;
+    if ((run = nl_project_create_run (p, &info, error)) <= 0
+        || nl_project_add_checkpoint (p, run, 0, 0, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob), NULL,
+                                      NAN, TRUE, 0, error) <= 0)
+      {
+        if (run > 0)
+          nl_project_delete_run (p, run, NULL);
+        nl_project_delete_network (p, net->name, NULL);
+        return 0;
+      }
+  }
+  if (network_name)
+    *network_name = g_strdup (net->name);
+  return run;
+}

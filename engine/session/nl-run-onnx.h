@@ -1,0 +1,29 @@
+/* nl-run-onnx.h — a run's checkpoint as an ONNX model (what `netloom-cli
+ * export --onnx` writes; the graph is described in
+ * engine/onnx/nl-onnx-export.h), and an ONNX model as a network with a run
+ * holding its weights (`netloom-cli import-onnx`). */
+#pragma once
+
+#include "projects/nl-project.h"
+
+G_BEGIN_DECLS
+
+/* Checkpoint `which` ("best", "last" or an id; NULL: the last) of RUN to
+ * path. opset 0: the newest exported; softmax: end in probabilities. The
+ * metadata names the netloom version, run, checkpoint, epoch, the input
+ * normalisation the run's pipeline applies ((x - input_mean) / input_std
+ * of pixels in [0, 1]) and the class names. *checkpoint (may be NULL)
+ * receives what was exported. */
+gboolean nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const char *path, int opset,
+                             gboolean softmax, gint64 *checkpoint, GError **error);
+
+/* Imports the ONNX model at path (engine/onnx/nl-onnx-import.h) as the
+ * project network `name` (NULL: the file's name without .onnx) and a
+ * finished run holding its weights as its one checkpoint, ready to
+ * evaluate, predict with or fork to fine-tune. Nothing is written unless
+ * all of it can be: unsupported nodes (all listed), a malformed file or a
+ * name taken already leave the project as it was. Returns the run id;
+ * *network_name (may be NULL; g_free) receives the network's name. */
+gint64 nl_run_import_onnx (NlProject *p, const char *path, const char *name, char **network_name, GError **error);
+
+G_END_DECLS

@@ -118,7 +118,8 @@ if [ -e "$fm/train-images-idx3-ubyte.gz" ] || [ -e "$fm/train-images-idx3-ubyte"
   for i in $(seq 600); do
     # after the first checkpoint, into the second epoch
     if "$cli" runs --project "$K" 2>/dev/null | grep -q 'epochs 1/3'; then
-      sleep 2
+      # a second process follows the MPI run live, as any other
+      watched=$("$cli" watch --project "$K" --run 1 --timeout 2 2>&1)
       for p in $(pgrep -f "netloom-cli train --project $K"); do
         [ "$(tr '\0' '\n' </proc/$p/environ 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')" = 1 ] && kill -9 "$p" && killed=$(date +%s)
       done
@@ -135,6 +136,7 @@ if [ -e "$fm/train-images-idx3-ubyte.gz" ] || [ -e "$fm/train-images-idx3-ubyte"
     kill -9 $job 2>/dev/null
   fi
   grep -q "rank 1" "$tmp/kill.out" && ok "the message names rank 1" || not_ok "message names the rank" "$(cat "$tmp/kill.out")"
+  grep -q "epoch 1" <<<"${watched:-}" && ok "watch follows the MPI run" || not_ok "watch of the MPI run" "${watched:-}"
   info=$("$cli" project info --json "$K" 2>&1) && python3 -c 'import json, sys; assert json.loads(sys.argv[1])["integrity"] == "ok"' "$info" \
     && "$cli" runs --project "$K" | grep -E '^ +1 +interrupted .*epochs 1/3' >/dev/null \
     && ok "project intact, the run interrupted after its checkpoint" || not_ok "project after the kill" "$info $("$cli" runs --project "$K")"

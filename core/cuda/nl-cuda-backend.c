@@ -175,8 +175,10 @@ nccl_of (NlBackend *b, NlComm *comm, GError **error)
   return nccl;
 }
 
+/* An all-reduce (reduce) or a broadcast from root: NCCL's where the job
+ * has it, else through host memory and MPI. */
 static gboolean
-cuda_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **error)
+collective (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, gboolean reduce, GError **error)
 {
   GError *local = NULL;
   void *nccl = nccl_of (b, comm, &local);
@@ -185,24 +187,22 @@ cuda_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **er
       g_propagate_error (error, local);
       return FALSE;
     }
-  if (nccl)
-    return nl_nccl_allreduce_sum (ctx_of (b), nccl, x, n, error);
-  return staged (b, comm, x, (size_t) n * sizeof (float), 0, TRUE, error);
+  if (!nccl)
+    return staged (b, comm, x, nbytes, root, reduce, error);
+  return reduce ? nl_nccl_allreduce_sum (ctx_of (b), nccl, x, (int64_t) (nbytes / sizeof (float)), error)
+                : nl_nccl_broadcast (ctx_of (b), nccl, x, nbytes, root, error);
+}
+
+static gboolean
+cuda_allreduce_sum (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **error)
+{
+  return collective (b, comm, x, (size_t) n * sizeof (float), 0, TRUE, error);
 }
 
 static gboolean
 cuda_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GError **error)
 {
-  GError *local = NULL;
-  void *nccl = nccl_of (b, comm, &local);
-  if (local)
-    {
-      g_propagate_error (error, local);
-      return FALSE;
-    }
-  if (nccl)
-    return nl_nccl_broadcast (ctx_of (b), nccl, x, nbytes, root, error);
-  return staged (b, comm, x, nbytes, root, FALSE, error);
+  return collective (b, comm, x, nbytes, root, FALSE, error);
 }
 
 static const NlBackendInterface cuda_iface = {

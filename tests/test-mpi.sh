@@ -87,6 +87,15 @@ odd2=$("${mpi[@]}" "$cli" train "${common[@]}" --batch-size 127 --threads 1 2>&1
 odd1=$("$cli" train "${common[@]}" --batch-size 127 --threads 2 2>&1)
 agree 3 4 "$odd2" "$odd1" "np 2 = 1 process with global batch 127"
 
+# fp16 with dynamic loss scaling from 2^24 (the first steps overflow and
+# are skipped: by every rank alike) and global-norm clipping: the ranks
+# judge and clip the same summed gradients
+mlp=(--project "$P" --dataset "$D" --network "$src/data/networks/mlp.json" --epochs 1 --seed 1 --json --batch-size 128
+     --precision fp16 --loss-scale 16777216 --clip-norm 0.5)
+fp2=$("${mpi[@]}" "$cli" train "${mlp[@]}" --threads 1 2>&1)
+fp1=$("$cli" train "${mlp[@]}" --threads 2 2>&1)
+agree 5 6 "$fp2" "$fp1" "np 2 = 1 process, fp16 with skipped overflowing steps and global-norm clipping (mlp)"
+
 # resume the 2-process run with 1 process, and the 1-process run with 2
 out=$("$cli" resume --project "$P" --run 1 --epochs 2 --json 2>&1) && out2=$("${mpi[@]}" "$cli" resume --project "$P" --run 2 --epochs 2 --json 2>&1) \
   && [ "$(grep -c '"epoch":2' <<<"$out")" = 1 ] && [ "$(grep -c '"epoch":2' <<<"$out2")" = 1 ] \
@@ -95,7 +104,7 @@ out=$("$cli" resume --project "$P" --run 1 --epochs 2 --json 2>&1) && out2=$("${
   && agree 1 2 "$out" "$out2" "resumed with 1 and with 2 processes: still the same training" \
   || not_ok "resume with another process count" "$out $out2"
 out=$("${mpi[@]}" "$cli" fork --project "$P" --run 2 --epochs 3 --json 2>&1) \
-  && "$cli" runs --project "$P" | grep -E '^ +5 +finished .*epochs 3/3' >/dev/null \
+  && "$cli" runs --project "$P" | grep -E '^ +7 +finished .*epochs 3/3' >/dev/null \
   && ok "fork of a 1-process run under mpirun -np 2" || not_ok "fork under mpirun" "$out"
 
 # a rank given another network: every rank stops, one message from rank 0

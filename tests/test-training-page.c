@@ -2,7 +2,8 @@
  * MNIST-format dataset written here: a run from the form to the store with
  * live plots, pause / resume, stop and resume, failures shown in the
  * banner, forking a stored run, the schedule preview, following a run
- * written by another connection, and the device and precision rows. */
+ * written by another connection, the device and precision rows, and runs
+ * of two processes under a real mpirun (Start, Pause, Stop). */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -807,9 +808,187 @@ test_event_log (void)
   g_object_unref (log);
 }
 
+/* ---- two processes under mpirun ---- */
+
+/* FALSE (the test skipped, saying why) without mpirun or netloom-cli;
+ * else the page will find netloom-cli, and sees the project's changes
+ * as the window's watcher shows them. */
+static gboolean
+mpi_ready (Fixture *f)
+{
+  g_autofree char *mpirun = g_find_program_in_path ("mpirun");
+  const char *build = g_getenv ("NETLOOM_BUILD_DIR");
+  g_autofree char *cli = build ? g_build_filename (build, "app", "netloom-cli", NULL) : NULL;
+  GtkWidget *row = gtk_widget_get_ancestor (GTK_WIDGET (spin (f, "processes")), ADW_TYPE_PREFERENCES_ROW);
+
+  g_assert_nonnull (row);
+  if (!mpirun)
+    {
+      /* without Open MPI the row stays at one process and says why */
+      g_assert_false (gtk_widget_get_sensitive (row));
+      printf ("# mpirun is not in PATH (Open MPI is not installed): skipped\n");
+      g_test_skip ("mpirun is not in PATH (Open MPI is not installed)");
+      return FALSE;
+    }
+  g_assert_true (gtk_widget_get_sensitive (row));
+  if (!cli || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      printf ("# netloom-cli is not built (NETLOOM_BUILD_DIR/app/netloom-cli): skipped\n");
+      g_test_skip ("netloom-cli is not built");
+      return FALSE;
+    }
+  g_assert_cmpstr (g_getenv ("NETLOOM_CLI"), ==, cli);  /* set by main, before any thread */
+  nl_workspace_watch (f->ws, 200);
+  return TRUE;
+}
+
+static void
+set_processes (Fixture *f, int n)
+{
+  GtkWidget *hostfile = nl_training_page_get_form_widget (f->page, "hostfile");
+  gtk_spin_button_set_value (spin (f, "threads"), 1);
+  gtk_spin_button_set_value (spin (f, "processes"), n);
+  nl_test_pump (10);
+  /* the host file is asked for only where there are several processes */
+  g_assert_true (gtk_widget_get_visible (hostfile) == (n > 1));
+}
+
+static gboolean
+job_run_followed (gpointer data)
+{
+  Fixture *f = data;
+  gint64 run = nl_training_page_get_followed_run (f->page);
+  return run > 0 && n_points (f, "loss", 0) > 0;
+}
+
+static void
+test_mpi_train (Fixture *f, gconstpointer data)
+{
+  g_autoptr (NlRunInfo) info = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) hp = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  char *argv[] = { NULL, (char *) "runs", (char *) "--project", f->path,
+                   (char *) "--json", NULL };
+  int status = 0;
+  gint64 run;
+
+  if (!mpi_ready (f))
+    return;
+  argv[0] = (char *) g_getenv ("NETLOOM_CLI");
+  setup_run (f, "tiny", 1);
+  set_processes (f, 2);
+  activate (f, "training.start");
+  /* mpirun is a child process: the page goes on at once */
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_RUNNING);
+  g_assert_false (action_enabled (f, "training.start"));
+  g_assert_true (action_enabled (f, "training.stop"));
+  g_assert_true (action_enabled (f, "training.pause"));
+  wait_end (f);
+  if (nl_training_page_get_error (f->page))
+    g_test_message ("error: %s", nl_training_page_get_error (f->page));
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
+  g_assert_null (nl_training_page_get_error (f->page));
+  run = nl_training_page_get_run (f->page);
+  g_assert_cmpint (run, >, 0);
+  g_assert_true (action_enabled (f, "training.start"));
+  g_assert_false (action_enabled (f, "training.stop"));
+
+  /* rank 0 stored the run: the form's network and settings, two processes */
+  info = nl_project_get_run (f->p, run, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (info->status, ==, "finished");
+  g_assert_cmpint (info->epochs_done, ==, 1);
+  g_assert_cmpstr (info->network_name, ==, "mlp");
+  hp = json_from_string (info->hparams_json, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (hp), "processes"), ==, 2);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (hp), "batch_size"), ==, 64);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (hp), "threads"), ==, 1);
+  g_assert_cmpuint (count_metrics (f, run, "batch_loss"), ==, 8);  /* 512 / 64 global batches */
+  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (out, "\"processes\":2"));
+
+  /* the dashboard shows the run, as it shows any netloom-cli run */
+  g_assert_true (nl_test_wait_until (job_run_followed, f, 20000));
+  g_assert_cmpint (nl_training_page_get_followed_run (f->page), ==, run);
+  g_assert_cmpuint (n_points (f, "loss", 0), ==, 8);
+  nl_workspace_watch (f->ws, 0);
+}
+
+typedef struct {
+  Fixture *f;
+  gint64 run;
+  guint n;
+} BatchWait;
+
+static gboolean
+has_batches_after (gpointer data)
+{
+  BatchWait *w = data;
+  return count_metrics (w->f, w->run, "batch_loss") > w->n;
+}
+
+static gboolean
+has_batches (gpointer data)
+{
+  Fixture *f = data;
+  gint64 run = nl_training_page_get_followed_run (f->page);
+  return run > 0 && count_metrics (f, run, "batch_loss") >= 3;
+}
+
+/* Pause stops every rank (no point is written while paused), Continue
+ * lets them go on, Stop ends them all and rank 0 marks the run stopped. */
+static void
+test_mpi_pause_stop (Fixture *f, gconstpointer data)
+{
+  g_autoptr (NlRunInfo) info = NULL;
+  guint before;
+  gint64 run;
+
+  if (!mpi_ready (f))
+    return;
+  setup_run (f, "tiny16", 500);
+  set_processes (f, 2);
+  activate (f, "training.start");
+  g_assert_true (nl_test_wait_until (has_batches, f, 60000));
+  run = nl_training_page_get_followed_run (f->page);
+
+  activate (f, "training.pause");
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_PAUSED);
+  g_assert_true (action_enabled (f, "training.resume"));
+  nl_test_pump (500);  /* a batch under way when the signal came */
+  before = count_metrics (f, run, "batch_loss");
+  nl_test_pump (1500);
+  g_assert_cmpuint (count_metrics (f, run, "batch_loss"), ==, before);
+
+  activate (f, "training.resume");
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_RUNNING);
+  g_assert_true (nl_test_wait_until (has_batches_after, &(BatchWait) { f, run, before }, 60000));
+
+  activate (f, "training.stop");
+  g_assert_false (action_enabled (f, "training.stop"));
+  wait_end (f);
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_STOPPED);
+  g_assert_null (nl_training_page_get_error (f->page));
+  g_assert_cmpint (nl_training_page_get_run (f->page), ==, run);
+  info = nl_project_get_run (f->p, run, NULL);
+  g_assert_nonnull (info);
+  g_assert_cmpstr (info->status, ==, "stopped");
+  g_assert_cmpint (info->epochs_done, <, 500);
+  nl_workspace_watch (f->ws, 0);
+}
+
 int
 main (int argc, char **argv)
 {
+  /* the netloom-cli the page runs under mpirun: the one built here */
+  if (g_getenv ("NETLOOM_BUILD_DIR"))
+    {
+      g_autofree char *cli = g_build_filename (g_getenv ("NETLOOM_BUILD_DIR"), "app", "netloom-cli", NULL);
+      g_setenv ("NETLOOM_CLI", cli, TRUE);
+    }
   nl_test_gui_init (&argc, &argv);
 #define ADD(name, fn) g_test_add ("/training-page/" name, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("train", test_train);
@@ -823,6 +1002,8 @@ main (int argc, char **argv)
   ADD ("fits-1280x800", test_fits_1280);
   ADD ("optimizer-rows", test_optimizer_rows);
   ADD ("abandoned-run-ends", test_abandoned_run_ends);
+  ADD ("mpi-train", test_mpi_train);
+  ADD ("mpi-pause-stop", test_mpi_pause_stop);
 #undef ADD
   g_test_add_func ("/event-log/rows", test_event_log);
   return g_test_run ();

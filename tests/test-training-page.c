@@ -980,6 +980,46 @@ test_mpi_pause_stop (Fixture *f, gconstpointer data)
   nl_workspace_watch (f->ws, 0);
 }
 
+static gboolean
+shows_text (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_LABEL (w) && strstr (gtk_label_get_text (GTK_LABEL (w)), text))
+    return TRUE;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    if (shows_text (c, text))
+      return TRUE;
+  return FALSE;
+}
+
+/* A job that fails says netloom-cli's own message (not mpirun's rulers)
+ * in the banner and the event log. */
+static void
+test_mpi_failure (Fixture *f, gconstpointer data)
+{
+  GtkWidget *dashboard = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (f->page), NL_TYPE_TRAINING_PAGE,
+                                                                    "dashboard"));
+  GtkWidget *log = GTK_WIDGET (gtk_widget_get_template_child (dashboard, NL_TYPE_TRAINING_DASHBOARD, "event_log"));
+  const char *error;
+
+  if (!mpi_ready (f))
+    return;
+  setup_run (f, "missing", 1);
+  set_processes (f, 2);
+  activate (f, "training.start");
+  wait_end (f);
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FAILED);
+  error = nl_training_page_get_error (f->page);
+  g_assert_nonnull (error);
+  g_test_message ("error: %s", error);
+  g_assert_true (g_str_has_prefix (error, "netloom-cli:") || g_str_has_prefix (error, "netloom:"));
+  g_assert_nonnull (strstr (error, "nowhere"));
+  g_assert_true (banner_shown (f));
+  nl_test_pump (50);
+  g_assert_true (shows_text (log, error));
+  g_assert_true (action_enabled (f, "training.start"));
+  nl_workspace_watch (f->ws, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1004,6 +1044,7 @@ main (int argc, char **argv)
   ADD ("abandoned-run-ends", test_abandoned_run_ends);
   ADD ("mpi-train", test_mpi_train);
   ADD ("mpi-pause-stop", test_mpi_pause_stop);
+  ADD ("mpi-failure", test_mpi_failure);
 #undef ADD
   g_test_add_func ("/event-log/rows", test_event_log);
   return g_test_run ();

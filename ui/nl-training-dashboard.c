@@ -658,7 +658,15 @@ void
 nl_training_dashboard_follow_run (NlTrainingDashboard *self, gint64 run)
 {
   g_return_if_fail (NL_IS_TRAINING_DASHBOARD (self));
-  self->follow_pin = run;
+  if (!self->follow_run)
+    {
+      /* never caught running: the plots were reset for it, fill them (the
+       * log keeps what the page said of the job) */
+      self->follow_run = run;
+      self->follow_rowid = 0;
+    }
+  else if (self->follow_run != run)
+    self->follow_pin = run;
   nl_training_dashboard_follow_poll (self);
 }
 

@@ -980,6 +980,49 @@ test_mpi_pause_stop (Fixture *f, gconstpointer data)
   nl_workspace_watch (f->ws, 0);
 }
 
+/* The host file is chosen in a file chooser and handed to mpirun, which
+ * starts the two ranks where it says (here: this machine, two slots). */
+static void
+test_mpi_hostfile (Fixture *f, gconstpointer data)
+{
+  AdwActionRow *row = ADW_ACTION_ROW (nl_training_page_get_form_widget (f->page, "hostfile"));
+  g_autofree char *path = g_build_filename (f->dir, "hosts", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (NlRunInfo) info = NULL;
+  g_autoptr (JsonNode) hp = NULL;
+  g_autoptr (GError) error = NULL;
+  JsonObject *o;
+
+  if (!mpi_ready (f))
+    return;
+  /* one slot for two processes: mpirun refuses, and says so */
+  g_assert_true (g_file_set_contents (path, "localhost slots=1\n", -1, &error));
+  setup_run (f, "tiny", 1);
+  set_processes (f, 2);
+  adw_action_row_activate (row);
+  nl_test_choose_file (nl_test_wait_chooser ("Choose a Host File", 10000), file);
+  nl_test_pump (50);
+  g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (row), "hosts:"));
+  activate (f, "training.start");
+  wait_end (f);
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FAILED);
+  g_test_message ("error: %s", nl_training_page_get_error (f->page));
+  g_assert_true (g_str_has_prefix (nl_training_page_get_error (f->page), "mpirun: There are not enough slots"));
+
+  g_assert_true (g_file_set_contents (path, "localhost slots=2\n", -1, &error));
+  activate (f, "training.start");
+  wait_end (f);
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
+  info = nl_project_get_run (f->p, nl_training_page_get_run (f->page), &error);
+  g_assert_no_error (error);
+  hp = json_from_string (info->hparams_json, &error);
+  g_assert_no_error (error);
+  o = json_node_get_object (hp);
+  g_assert_cmpint (json_object_get_int_member (o, "processes"), ==, 2);
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (o, "hosts"), " x2"));
+  nl_workspace_watch (f->ws, 0);
+}
+
 static gboolean
 shows_text (GtkWidget *w, const char *text)
 {
@@ -1045,6 +1088,7 @@ main (int argc, char **argv)
   ADD ("mpi-train", test_mpi_train);
   ADD ("mpi-pause-stop", test_mpi_pause_stop);
   ADD ("mpi-failure", test_mpi_failure);
+  ADD ("mpi-hostfile", test_mpi_hostfile);
 #undef ADD
   g_test_add_func ("/event-log/rows", test_event_log);
   return g_test_run ();

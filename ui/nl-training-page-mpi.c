@@ -103,20 +103,51 @@ set_status (NlTrainingPage *page, const char *what)
   nl_training_dashboard_set_status (page->dashboard, text);
 }
 
-/* The line of stderr that says what went wrong: netloom's own message,
- * else the last line that is not one of mpirun's rulers. */
+static gboolean
+is_ruler (const char *l)
+{
+  return *l && strspn (l, "-=") == strlen (l);
+}
+
+/* What stderr says went wrong: netloom's own last message, else the first
+ * paragraph of mpirun's last boxed message (between rulers), else the last
+ * line. */
 static char *
 failure_line (const char *err)
 {
   g_auto (GStrv) lines = g_strsplit (err ? err : "", "\n", -1);
+  guint n = g_strv_length (lines);
+  int box_end = -1, box_start = -1;
   const char *last = NULL;
-  for (guint i = g_strv_length (lines); i-- > 0;)
+
+  for (guint i = 0; i < n; i++)
+    g_strstrip (lines[i]);
+  for (guint i = n; i-- > 0;)
     {
-      const char *l = g_strstrip (lines[i]);
+      const char *l = lines[i];
       if (g_str_has_prefix (l, "netloom-cli:") || g_str_has_prefix (l, "netloom:"))
         return g_strdup (l);
-      if (!last && *l && strspn (l, "-=") < strlen (l))
+      if (!last && *l && !is_ruler (l))
         last = l;
+      if (is_ruler (l) && box_start < 0)
+        {
+          if (box_end < 0)
+            box_end = (int) i;
+          else if (box_end > (int) i + 1)
+            box_start = (int) i;
+          else
+            box_end = (int) i;  /* two rulers in a row: the box ends here */
+        }
+    }
+  if (box_start >= 0)
+    {
+      g_autoptr (GString) para = g_string_new (NULL);
+      for (int i = box_start + 1; i < box_end && (*lines[i] || para->len == 0); i++)
+        if (*lines[i])
+          g_string_append_printf (para, "%s%s", para->len ? " " : g_str_has_prefix (lines[i], "mpirun") ? ""
+                                                                   : "mpirun: ", lines[i]);
+      if (para->len)
+        return g_string_free (g_steal_pointer (&para), FALSE);
     }
   return g_strdup (last);
 }

@@ -186,6 +186,10 @@ job_done (GObject *source, GAsyncResult *res, gpointer data)
   if (page->job != proc)
     goto done;  /* abandoned: the project was closed, or the page went */
   g_clear_object (&page->job);
+  /* mpirun may end before rank 0's last line reaches it (a stop): then the
+   * run the dashboard followed since Start, which is the job's */
+  if (run <= 0)
+    run = nl_training_dashboard_get_followed_run (page->dashboard);
   if (run > 0)
     page->run = run;
   if (!read)

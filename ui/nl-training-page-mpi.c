@@ -166,6 +166,14 @@ run_of_output (const char *out)
   return found ? g_ascii_strtoll (found + 4, NULL, 10) : 0;
 }
 
+static char *
+text_of (GBytes *bytes)
+{
+  gsize n = 0;
+  const char *data = bytes ? g_bytes_get_data (bytes, &n) : NULL;
+  return g_utf8_make_valid (data ? data : "", (gssize) n);
+}
+
 typedef struct {
   NlTrainingPage *page;        /* a reference */
   NlWorkspace *ws;             /* a reference */
@@ -177,10 +185,17 @@ job_done (GObject *source, GAsyncResult *res, gpointer data)
   Job *job = data;
   NlTrainingPage *page = job->page;
   GSubprocess *proc = G_SUBPROCESS (source);
+  g_autoptr (GBytes) out_bytes = NULL, err_bytes = NULL;
   g_autofree char *out = NULL, *err = NULL, *line = NULL;
   g_autoptr (GError) error = NULL;
-  gboolean read = g_subprocess_communicate_utf8_finish (proc, res, &out, &err, &error);
-  gint64 run = run_of_output (out);
+  gboolean read = g_subprocess_communicate_finish (proc, res, &out_bytes, &err_bytes, &error);
+  gint64 run;
+
+  /* read as bytes: a message quoting a file name in another encoding
+   * still says what went wrong */
+  out = text_of (out_bytes);
+  err = text_of (err_bytes);
+  run = run_of_output (out);
 
   nl_workspace_notify (job->ws, NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS);
   if (page->job != proc)
@@ -267,7 +282,7 @@ nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
   job = g_new0 (Job, 1);
   job->page = g_object_ref (page);
   job->ws = g_object_ref (r->ws);
-  g_subprocess_communicate_utf8_async (page->job, NULL, NULL, job_done, job);
+  g_subprocess_communicate_async (page->job, NULL, NULL, job_done, job);
   start_request_free (r);
   nl_training_page_update_actions (page);
   return TRUE;

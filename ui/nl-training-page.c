@@ -400,13 +400,15 @@ static void
 action_pause (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
-  if (page->job && page->state == NL_TRAINING_RUNNING)
-    nl_training_page_mpi_pause (page);
-  if (!page->session || page->state != NL_TRAINING_RUNNING)
+  if (page->job)
     {
+      if (page->state == NL_TRAINING_RUNNING)
+        nl_training_page_mpi_pause (page);
       nl_training_page_update_actions (page);
       return;
     }
+  if (!page->session || page->state != NL_TRAINING_RUNNING)
+    return;
   nl_session_pause (page->session);
   page->state = NL_TRAINING_PAUSED;
   set_status (page, "pausing…");
@@ -417,13 +419,15 @@ static void
 action_resume (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
-  if (page->job && page->state == NL_TRAINING_PAUSED)
-    nl_training_page_mpi_resume (page);
-  if (!page->session || page->state != NL_TRAINING_PAUSED)
+  if (page->job)
     {
+      if (page->state == NL_TRAINING_PAUSED)
+        nl_training_page_mpi_resume (page);
       nl_training_page_update_actions (page);
       return;
     }
+  if (!page->session || page->state != NL_TRAINING_PAUSED)
+    return;
   nl_session_resume (page->session);
   page->state = NL_TRAINING_RUNNING;
   set_status (page, "running");

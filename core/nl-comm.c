@@ -77,11 +77,19 @@ static gpointer
 watch (gpointer data)
 {
   double limit = nl_comm_timeout ();
+  gint64 last = g_get_monotonic_time ();
   (void) data;
   while (!g_atomic_int_get (&watchdog_stop))
     {
-      gint64 since = __atomic_load_n (&waiting_since, __ATOMIC_ACQUIRE);
-      if (since > 0 && (g_get_monotonic_time () - since) / 1e6 > limit)
+      gint64 now = g_get_monotonic_time (), since = __atomic_load_n (&waiting_since, __ATOMIC_ACQUIRE);
+      /* A tick seconds late: the process was stopped (a job paused with
+       * SIGTSTP, every rank alike) or the machine slept; that time was no
+       * peer's silence, so the running collective's clock starts again. */
+      if (now - last > 2 * G_USEC_PER_SEC && since > 0)
+        __atomic_compare_exchange_n (&waiting_since, &since, now, FALSE, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+      last = now;
+      since = __atomic_load_n (&waiting_since, __ATOMIC_ACQUIRE);
+      if (since > 0 && (now - since) / 1e6 > limit)
         {
           fprintf (stderr, "netloom: rank %d on %s: no answer from the other processes for %.0f s in %s "
                    "(one of them died or hangs); stopping this process\n", world ? world->rank : -1,

@@ -115,6 +115,32 @@ rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'rank 1 of 2 runs another network' <<<"$out")" = 1 ] \
   && ok "a mismatched network on rank 1 is refused with one message" || not_ok "mismatch (rc $rc)" "$out"
 
+# the GUI's Pause: SIGTSTP to mpirun stops every rank; stopped for longer
+# than the collective timeout (2 s here), the job goes on after SIGCONT
+# (stopped time is no dead peer), and SIGTERM ends it as a stopped run
+S="$tmp/s.netloom"
+"$cli" project new "$S" >/dev/null
+"${mpi[@]}" -x NETLOOM_COLLECTIVE_TIMEOUT=2 "$cli" train --project "$S" --dataset "$D" \
+  --network "$src/data/networks/mlp.json" --epochs 1000 --batch-size 16 --threads 1 >"$tmp/pause.out" 2>&1 &
+job=$!
+for i in $(seq 300); do "$cli" runs --project "$S" 2>/dev/null | grep -q 'epochs 1/' && break; sleep 0.2; done
+kill -TSTP $job
+sleep 1
+states=$(for p in $(pgrep -f "^[^ ]*netloom-cli train --project $S"); do ps -o stat= -p "$p"; done | cut -c1 | sort -u | tr -d '\n')
+sleep 4
+kill -CONT $job
+sleep 3
+if [ "$states" = T ] && kill -0 $job 2>/dev/null; then
+  ok "SIGTSTP to mpirun stops every rank; 5 s stopped (timeout 2 s), the job goes on after SIGCONT"
+else
+  not_ok "pause of the job (rank states '$states')" "$(cat "$tmp/pause.out")"
+fi
+kill -TERM $job
+for i in $(seq 150); do kill -0 $job 2>/dev/null || break; sleep 0.2; done
+"$cli" runs --project "$S" | grep -E '^ +1 +stopped ' >/dev/null \
+  && ok "SIGTERM to mpirun: rank 0 marks the run stopped" || not_ok "stop of the job" "$(cat "$tmp/pause.out")"
+kill -9 $job 2>/dev/null
+
 # kill -9 of rank 1 in the middle of an epoch (Fashion-MNIST, long enough)
 fm=/usr/share/datasets/fashion-mnist
 if [ -e "$fm/train-images-idx3-ubyte.gz" ] || [ -e "$fm/train-images-idx3-ubyte" ]; then

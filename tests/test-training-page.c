@@ -2,7 +2,8 @@
  * MNIST-format dataset written here: a run from the form to the store with
  * live plots, pause / resume, stop and resume, failures shown in the
  * banner, forking a stored run, the schedule preview, following a run
- * written by another connection, and the device and precision rows. */
+ * written by another connection, and the device and precision rows (runs
+ * of several processes: test-training-mpi.c). */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -12,132 +13,14 @@
 #include "core/nl-device.h"
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-gui.h"
+#include "tests/nl-test-training.h"
 #include "tests/nl-test-util.h"
 #include "ui/nl-event-log.h"
 #include "ui/nl-lr-preview.h"
 #include "ui/nl-training-dashboard.h"
 #include "ui/nl-training-page.h"
 
-typedef struct {
-  char *dir, *path, *data;
-  NlWorkspace *ws;
-  NlProject *p;              /* the workspace's */
-  NlTrainingPage *page;
-  GtkWindow *win;
-  guint changed;             /* every ::changed flag seen */
-} Fixture;
-
-/* IDX files as tests/cli-lib.sh's make_mnist writes them: label
- * (i * 7 + 3) % 10, a bright band of rows 2 * label .. 2 * label + 1. */
-static void
-write_idx (const char *dir, const char *prefix, int n)
-{
-  g_autofree char *ip = g_strdup_printf ("%s/%s-images-idx3-ubyte", dir, prefix);
-  g_autofree char *lp = g_strdup_printf ("%s/%s-labels-idx1-ubyte", dir, prefix);
-  g_autoptr (GRand) rand = g_rand_new_with_seed (1);
-  FILE *fi = fopen (ip, "wb"), *fl = fopen (lp, "wb");
-  guint8 hi[16] = { 0, 0, 8, 3 }, hl[8] = { 0, 0, 8, 1 };
-  g_assert_nonnull (fi);
-  g_assert_nonnull (fl);
-  for (int k = 0; k < 4; k++)
-    hi[4 + k] = hl[4 + k] = (guint8) (n >> (24 - 8 * k));
-  hi[11] = hi[15] = 28;
-  fwrite (hi, 1, 16, fi);
-  fwrite (hl, 1, 8, fl);
-  for (int i = 0; i < n; i++)
-    {
-      guint8 label = (guint8) ((i * 7 + 3) % 10), px[28 * 28];
-      for (int y = 0; y < 28; y++)
-        for (int x = 0; x < 28; x++)
-          px[y * 28 + x] = (guint8) MIN (255, g_rand_int_range (rand, 0, 60) + (y / 2 == label ? 150 : 0));
-      fwrite (px, 1, sizeof px, fi);
-      fwrite (&label, 1, 1, fl);
-    }
-  fclose (fi);
-  fclose (fl);
-}
-
-static void
-save_pipeline (NlProject *p, const char *name, const char *spec, int batch)
-{
-  NlPipelineInfo pl = { .name = (char *) name, .dataset_spec = (char *) spec, .batch_size = batch, .workers = 1 };
-  g_assert_cmpint (nl_project_save_pipeline (p, &pl, NULL), >, 0);
-}
-
-static void
-on_changed (NlWorkspace *ws, guint what, Fixture *f)
-{
-  f->changed |= what;
-}
-
-static gboolean
-page_ready (gpointer data)
-{
-  Fixture *f = data;
-  return !nl_training_page_is_loading (f->page) && !nl_workspace_is_busy (f->ws);
-}
-
-static void
-fixture_setup (Fixture *f, gconstpointer data)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *spec = NULL, *missing = NULL;
-  NlProject *p;
-
-  f->dir = g_dir_make_tmp ("netloom-training-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->path = g_build_filename (f->dir, "t.netloom", NULL);
-  f->data = g_build_filename (f->dir, "tiny", NULL);
-  g_assert_true (nl_project_create_sample (f->path, &error));
-  g_mkdir (f->data, 0755);
-  write_idx (f->data, "train", 512);
-  write_idx (f->data, "t10k", 128);
-  p = nl_project_open (f->path, FALSE, &error);
-  g_assert_no_error (error);
-  spec = g_strdup_printf ("mnist:%s", f->data);
-  missing = g_strdup_printf ("mnist:%s/nowhere", f->dir);
-  save_pipeline (p, "tiny", spec, 64);
-  save_pipeline (p, "tiny16", spec, 16);
-  save_pipeline (p, "missing", missing, 64);
-  f->ws = nl_workspace_new (p);
-  f->p = p;
-  g_signal_connect (f->ws, "changed", G_CALLBACK (on_changed), f);
-  f->page = g_object_new (NL_TYPE_TRAINING_PAGE, NULL);
-  f->win = nl_test_show_in_window (GTK_WIDGET (f->page), 1400, 900);
-  nl_training_page_set_workspace (f->page, f->ws);
-  g_assert_true (nl_test_wait_until (page_ready, f, 20000));
-}
-
-static void
-fixture_teardown (Fixture *f, gconstpointer data)
-{
-  gtk_window_destroy (f->win);
-  nl_test_pump (20);
-  g_object_unref (f->ws);
-  nl_test_remove_tree (f->dir);
-  g_free (f->dir);
-  g_free (f->path);
-  g_free (f->data);
-}
-
-/* ---- driving the form ---- */
-
-static void
-select_item (Fixture *f, const char *field, const char *item)
-{
-  AdwComboRow *row = ADW_COMBO_ROW (nl_training_page_get_form_widget (f->page, field));
-  GListModel *m = adw_combo_row_get_model (row);
-  for (guint i = 0; i < g_list_model_get_n_items (m); i++)
-    {
-      g_autoptr (GtkStringObject) o = g_list_model_get_item (m, i);
-      if (!strcmp (gtk_string_object_get_string (o), item))
-        {
-          adw_combo_row_set_selected (row, i);
-          return;
-        }
-    }
-  g_error ("%s has no item '%s'", field, item);
-}
+typedef NlTrainingFixture Fixture;
 
 static const char *
 selected_item (Fixture *f, const char *field)
@@ -146,81 +29,16 @@ selected_item (Fixture *f, const char *field)
   return o ? gtk_string_object_get_string (o) : NULL;
 }
 
-static GtkSpinButton *
-spin (Fixture *f, const char *field)
-{
-  return GTK_SPIN_BUTTON (nl_training_page_get_form_widget (f->page, field));
-}
-
-static void
-setup_run (Fixture *f, const char *pipeline, int epochs)
-{
-  select_item (f, "network", "mlp");
-  select_item (f, "pipeline", pipeline);
-  gtk_spin_button_set_value (spin (f, "epochs"), epochs);
-  nl_test_pump (10);
-}
-
-/* The button bound to ACTION (its sensitivity is the action's state). */
-static GtkWidget *
-action_button (GtkWidget *w, const char *action)
-{
-  if (GTK_IS_BUTTON (w) && !g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (w)), action))
-    return w;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *b = action_button (c, action);
-      if (b)
-        return b;
-    }
-  return NULL;
-}
-
-static gboolean
-action_enabled (Fixture *f, const char *action)
-{
-  GtkWidget *b = action_button (GTK_WIDGET (f->page), action);
-  g_assert_nonnull (b);
-  return gtk_widget_get_sensitive (b);
-}
-
-static void
-activate (Fixture *f, const char *action)
-{
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), action, NULL));
-}
-
-static gboolean
-run_ended (gpointer data)
-{
-  NlTrainingState s = nl_training_page_get_state (((Fixture *) data)->page);
-  return s == NL_TRAINING_FINISHED || s == NL_TRAINING_FAILED || s == NL_TRAINING_STOPPED;
-}
-
-static void
-wait_end (Fixture *f)
-{
-  g_assert_true (nl_test_wait_until (run_ended, f, 120000));
-  /* the session is freed once its last event is drained */
-  nl_test_pump (30);
-}
-
-static gsize
-n_points (Fixture *f, const char *plot, guint series)
-{
-  return nl_plot_series_get_length (nl_plot_get_series (nl_training_page_get_plot (f->page, plot), series));
-}
-
 static gboolean
 has_points (gpointer data)
 {
-  return n_points (data, "loss", 0) > 0;
+  return nl_test_training_n_points (data, "loss", 0) > 0;
 }
 
 static gboolean
 has_epoch (gpointer data)
 {
-  return n_points (data, "accuracy", 1) > 0;
+  return nl_test_training_n_points (data, "accuracy", 1) > 0;
 }
 
 static char *
@@ -244,23 +62,6 @@ status_is (gpointer data)
   return !g_strcmp0 (s, w->status);
 }
 
-static guint
-count_metrics (Fixture *f, gint64 run, const char *name)
-{
-  g_autoptr (GArray) rows = nl_project_get_metrics (f->p, run, name, 0, NULL, NULL);
-  g_assert_nonnull (rows);
-  return rows->len;
-}
-
-static gboolean
-banner_shown (Fixture *f)
-{
-  GtkWidget *box = gtk_widget_get_first_child (GTK_WIDGET (f->page));
-  GtkWidget *revealer = gtk_widget_get_first_child (box);
-  g_assert_true (GTK_IS_REVEALER (revealer));
-  return gtk_revealer_get_reveal_child (GTK_REVEALER (revealer));
-}
-
 /* ---- tests ---- */
 
 static void
@@ -270,27 +71,27 @@ test_train (Fixture *f, gconstpointer data)
   g_autoptr (NlRunInfo) info = NULL;
   g_autoptr (GError) error = NULL;
 
-  setup_run (f, "tiny", 2);
-  g_assert_true (action_enabled (f, "training.start"));
-  g_assert_false (action_enabled (f, "training.pause"));
+  nl_test_training_setup_run (f, "tiny", 2);
+  g_assert_true (nl_test_training_action_enabled (f, "training.start"));
+  g_assert_false (nl_test_training_action_enabled (f, "training.pause"));
   f->changed = 0;
-  activate (f, "training.start");
+  nl_test_training_activate (f, "training.start");
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_STARTING);
-  g_assert_false (action_enabled (f, "training.start"));
-  wait_end (f);
+  g_assert_false (nl_test_training_action_enabled (f, "training.start"));
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
   g_assert_null (nl_training_page_get_error (f->page));
-  g_assert_false (banner_shown (f));
+  g_assert_false (nl_test_training_banner_shown (f));
   run = nl_training_page_get_run (f->page);
   g_assert_cmpint (run, >, 0);
 
   /* the plots received the run */
-  g_assert_cmpuint (n_points (f, "loss", 0), >, 0);       /* batch loss */
-  g_assert_cmpuint (n_points (f, "loss", 1), ==, 2);      /* epoch loss */
-  g_assert_cmpuint (n_points (f, "accuracy", 0), ==, 2);  /* train */
-  g_assert_cmpuint (n_points (f, "accuracy", 1), ==, 2);  /* test */
-  g_assert_cmpuint (n_points (f, "lr", 0), >, 0);
-  g_assert_cmpuint (n_points (f, "throughput", 0), >, 0);
+  g_assert_cmpuint (nl_test_training_n_points (f, "loss", 0), >, 0);       /* batch loss */
+  g_assert_cmpuint (nl_test_training_n_points (f, "loss", 1), ==, 2);      /* epoch loss */
+  g_assert_cmpuint (nl_test_training_n_points (f, "accuracy", 0), ==, 2);  /* train */
+  g_assert_cmpuint (nl_test_training_n_points (f, "accuracy", 1), ==, 2);  /* test */
+  g_assert_cmpuint (nl_test_training_n_points (f, "lr", 0), >, 0);
+  g_assert_cmpuint (nl_test_training_n_points (f, "throughput", 0), >, 0);
   g_assert_true (nl_plot_series_get_dashed (nl_plot_get_series (nl_training_page_get_plot (f->page, "accuracy"), 1)));
   {
     double x, y;
@@ -308,13 +109,13 @@ test_train (Fixture *f, gconstpointer data)
   g_assert_cmpstr (info->status, ==, "finished");
   g_assert_cmpint (info->epochs_done, ==, 2);
   g_assert_cmpstr (info->network_name, ==, "mlp");
-  g_assert_cmpuint (count_metrics (f, run, "batch_loss"), ==, 16);
-  g_assert_cmpuint (count_metrics (f, run, "accuracy"), ==, 4);
+  g_assert_cmpuint (nl_test_training_count_metrics (f, run, "batch_loss"), ==, 16);
+  g_assert_cmpuint (nl_test_training_count_metrics (f, run, "accuracy"), ==, 4);
   g_assert_true (f->changed & NL_WORKSPACE_RUNS);
   g_assert_true (f->changed & NL_WORKSPACE_METRICS);
   /* Start is available again; Stop is not */
-  g_assert_true (action_enabled (f, "training.start"));
-  g_assert_false (action_enabled (f, "training.stop"));
+  g_assert_true (nl_test_training_action_enabled (f, "training.start"));
+  g_assert_false (nl_test_training_action_enabled (f, "training.stop"));
   g_assert_true (nl_project_check (f->p, &error));
 }
 
@@ -325,34 +126,34 @@ test_pause_resume (Fixture *f, gconstpointer data)
   gsize before[3];
   gint64 run;
 
-  setup_run (f, "tiny16", 6);
-  activate (f, "training.start");
+  nl_test_training_setup_run (f, "tiny16", 6);
+  nl_test_training_activate (f, "training.start");
   g_assert_true (nl_test_wait_until (has_points, f, 60000));
-  g_assert_true (action_enabled (f, "training.pause"));
-  g_assert_false (action_enabled (f, "training.resume"));
-  activate (f, "training.pause");
+  g_assert_true (nl_test_training_action_enabled (f, "training.pause"));
+  g_assert_false (nl_test_training_action_enabled (f, "training.resume"));
+  nl_test_training_activate (f, "training.pause");
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_PAUSED);
   g_assert_true (nl_test_wait_until (status_is, &paused, 20000));
-  g_assert_false (action_enabled (f, "training.pause"));
-  g_assert_true (action_enabled (f, "training.resume"));
+  g_assert_false (nl_test_training_action_enabled (f, "training.pause"));
+  g_assert_true (nl_test_training_action_enabled (f, "training.resume"));
   run = nl_training_page_get_run (f->page);
   /* what was on its way has landed (the store's writer flushes every 250 ms) */
   nl_test_pump (400);
-  before[0] = n_points (f, "loss", 0);
-  before[1] = n_points (f, "throughput", 0);
-  before[2] = count_metrics (f, run, "batch_loss");
+  before[0] = nl_test_training_n_points (f, "loss", 0);
+  before[1] = nl_test_training_n_points (f, "throughput", 0);
+  before[2] = nl_test_training_count_metrics (f, run, "batch_loss");
   nl_test_pump (300);
-  g_assert_cmpuint (n_points (f, "loss", 0), ==, before[0]);
-  g_assert_cmpuint (n_points (f, "throughput", 0), ==, before[1]);
-  g_assert_cmpuint (count_metrics (f, run, "batch_loss"), ==, before[2]);
+  g_assert_cmpuint (nl_test_training_n_points (f, "loss", 0), ==, before[0]);
+  g_assert_cmpuint (nl_test_training_n_points (f, "throughput", 0), ==, before[1]);
+  g_assert_cmpuint (nl_test_training_count_metrics (f, run, "batch_loss"), ==, before[2]);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_PAUSED);
 
-  activate (f, "training.resume");
+  nl_test_training_activate (f, "training.resume");
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_RUNNING);
-  wait_end (f);
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
-  g_assert_cmpuint (n_points (f, "loss", 0), >, before[0]);
-  g_assert_cmpuint (n_points (f, "accuracy", 1), ==, 6);
+  g_assert_cmpuint (nl_test_training_n_points (f, "loss", 0), >, before[0]);
+  g_assert_cmpuint (nl_test_training_n_points (f, "accuracy", 1), ==, 6);
   {
     g_autofree char *s = run_status (f, run);
     g_assert_cmpstr (s, ==, "finished");
@@ -366,15 +167,15 @@ test_stop_and_resume (Fixture *f, gconstpointer data)
   gint64 run;
   g_autoptr (NlRunInfo) info = NULL;
 
-  setup_run (f, "tiny16", 4);
-  activate (f, "training.start");
+  nl_test_training_setup_run (f, "tiny16", 4);
+  nl_test_training_activate (f, "training.start");
   /* pause after the first epoch, so the stop lands inside the second */
   g_assert_true (nl_test_wait_until (has_epoch, f, 60000));
-  activate (f, "training.pause");
+  nl_test_training_activate (f, "training.pause");
   g_assert_true (nl_test_wait_until (status_is, &paused, 20000));
-  activate (f, "training.stop");
-  g_assert_false (action_enabled (f, "training.stop"));
-  wait_end (f);
+  nl_test_training_activate (f, "training.stop");
+  g_assert_false (nl_test_training_action_enabled (f, "training.stop"));
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_STOPPED);
   g_assert_null (nl_training_page_get_error (f->page));
   run = nl_training_page_get_run (f->page);
@@ -386,10 +187,10 @@ test_stop_and_resume (Fixture *f, gconstpointer data)
   /* resume: the earlier epoch is shown, then the run goes on to its end */
   f->changed = 0;
   nl_training_page_resume_run (f->page, run);
-  wait_end (f);
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
   g_assert_cmpint (nl_training_page_get_run (f->page), ==, run);
-  g_assert_cmpuint (n_points (f, "accuracy", 1), ==, 4);
+  g_assert_cmpuint (nl_test_training_n_points (f, "accuracy", 1), ==, 4);
   info = nl_project_get_run (f->p, run, NULL);
   g_assert_cmpstr (info->status, ==, "finished");
   g_assert_cmpint (info->epochs_done, ==, 4);
@@ -415,13 +216,13 @@ test_failure (Fixture *f, gconstpointer data)
   g_autofree char *status = NULL;
   gint64 run;
 
-  setup_run (f, "missing", 2);
-  activate (f, "training.start");
-  wait_end (f);
+  nl_test_training_setup_run (f, "missing", 2);
+  nl_test_training_activate (f, "training.start");
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FAILED);
   g_assert_nonnull (nl_training_page_get_error (f->page));
   g_assert_nonnull (strstr (nl_training_page_get_error (f->page), "nowhere"));
-  g_assert_true (banner_shown (f));
+  g_assert_true (nl_test_training_banner_shown (f));
   run = nl_training_page_get_run (f->page);
   g_assert_cmpint (run, >, 0);
   status = run_status (f, run);
@@ -430,24 +231,24 @@ test_failure (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   nets = nl_project_list_networks (f->p, NULL);
   g_assert_cmpuint (nets->len, ==, 3);
-  g_assert_true (action_enabled (f, "training.start"));
+  g_assert_true (nl_test_training_action_enabled (f, "training.start"));
 
   /* a diverging run (the loss becomes NaN in epoch 4 on this data) fails
    * the same way; the banner is dismissed first */
-  activate (f, "training.dismiss-error");
-  g_assert_false (banner_shown (f));
-  setup_run (f, "tiny", 8);
-  gtk_spin_button_set_value (spin (f, "lr"), 10);
-  gtk_spin_button_set_value (spin (f, "momentum"), 0.99);
-  activate (f, "training.start");
-  wait_end (f);
+  nl_test_training_activate (f, "training.dismiss-error");
+  g_assert_false (nl_test_training_banner_shown (f));
+  nl_test_training_setup_run (f, "tiny", 8);
+  gtk_spin_button_set_value (nl_test_training_spin (f, "lr"), 10);
+  gtk_spin_button_set_value (nl_test_training_spin (f, "momentum"), 0.99);
+  nl_test_training_activate (f, "training.start");
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FAILED);
-  g_assert_true (banner_shown (f));
+  g_assert_true (nl_test_training_banner_shown (f));
   g_assert_nonnull (strstr (nl_training_page_get_error (f->page), "NaN"));
   g_clear_pointer (&status, g_free);
   status = run_status (f, nl_training_page_get_run (f->page));
   g_assert_cmpstr (status, ==, "failed");
-  g_assert_cmpuint (n_points (f, "accuracy", 1), ==, 3);  /* the epochs before it stay */
+  g_assert_cmpuint (nl_test_training_n_points (f, "accuracy", 1), ==, 3);  /* the epochs before it stay */
   g_assert_true (nl_project_check (f->p, &error));
 }
 
@@ -458,32 +259,32 @@ test_fork (Fixture *f, gconstpointer data)
   g_autoptr (NlRunInfo) info = NULL;
   g_auto (NlRunConfig) rc = { 0 };
 
-  setup_run (f, "tiny", 2);
-  select_item (f, "optimizer", "Adam");
-  gtk_spin_button_set_value (spin (f, "lr"), 0.002);
-  activate (f, "training.start");
-  wait_end (f);
+  nl_test_training_setup_run (f, "tiny", 2);
+  nl_test_training_select (f, "optimizer", "Adam");
+  gtk_spin_button_set_value (nl_test_training_spin (f, "lr"), 0.002);
+  nl_test_training_activate (f, "training.start");
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
   parent = nl_training_page_get_run (f->page);
 
   /* another form first, so that the prefill visibly changes it */
-  select_item (f, "optimizer", "SGD");
-  gtk_spin_button_set_value (spin (f, "epochs"), 9);
+  nl_test_training_select (f, "optimizer", "SGD");
+  gtk_spin_button_set_value (nl_test_training_spin (f, "epochs"), 9);
   nl_training_page_prefill_from_run (f->page, parent);
-  g_assert_true (nl_test_wait_until (page_ready, f, 20000));
+  g_assert_true (nl_test_wait_until (nl_test_training_ready, f, 20000));
   g_assert_cmpint (nl_training_page_get_fork_parent (f->page), ==, parent);
   g_assert_cmpstr (selected_item (f, "optimizer"), ==, "Adam");
   g_assert_cmpstr (selected_item (f, "network"), ==, "mlp");
   g_assert_cmpstr (selected_item (f, "pipeline"), ==, "tiny");
-  g_assert_cmpfloat (gtk_spin_button_get_value (spin (f, "epochs")), ==, 2);
-  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "lr")), 0.002, 1e-7);
+  g_assert_cmpfloat (gtk_spin_button_get_value (nl_test_training_spin (f, "epochs")), ==, 2);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (nl_test_training_spin (f, "lr")), 0.002, 1e-7);
   g_assert_false (gtk_widget_get_sensitive (nl_training_page_get_form_widget (f->page, "network")));
 
   /* change two settings; the fork starts from the parent's best checkpoint */
-  gtk_spin_button_set_value (spin (f, "lr"), 0.0005);
-  gtk_spin_button_set_value (spin (f, "epochs"), 3);
-  activate (f, "training.start");
-  wait_end (f);
+  gtk_spin_button_set_value (nl_test_training_spin (f, "lr"), 0.0005);
+  gtk_spin_button_set_value (nl_test_training_spin (f, "epochs"), 3);
+  nl_test_training_activate (f, "training.start");
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
   child = nl_training_page_get_run (f->page);
   g_assert_cmpint (child, !=, parent);
@@ -499,7 +300,7 @@ test_fork (Fixture *f, gconstpointer data)
   g_assert_cmpint (info->epochs_done, ==, 3);
 
   /* leaving fork mode: Start makes new runs again */
-  activate (f, "training.cancel-fork");
+  nl_test_training_activate (f, "training.cancel-fork");
   g_assert_cmpint (nl_training_page_get_fork_parent (f->page), ==, 0);
   g_assert_true (gtk_widget_get_sensitive (nl_training_page_get_form_widget (f->page, "network")));
 }
@@ -511,10 +312,10 @@ test_schedule_preview (Fixture *f, gconstpointer data)
   guint n;
   double step, lr, peak = 0;
 
-  setup_run (f, "tiny", 10);
-  gtk_spin_button_set_value (spin (f, "lr"), 0.1);
-  select_item (f, "schedule", "Cosine");
-  gtk_spin_button_set_value (spin (f, "warmup"), 20);
+  nl_test_training_setup_run (f, "tiny", 10);
+  gtk_spin_button_set_value (nl_test_training_spin (f, "lr"), 0.1);
+  nl_test_training_select (f, "schedule", "Cosine");
+  gtk_spin_button_set_value (nl_test_training_spin (f, "warmup"), 20);
   nl_test_pump (50);
   g_assert_null (nl_lr_preview_get_error (preview));
   n = nl_lr_preview_get_n_points (preview);
@@ -530,22 +331,22 @@ test_schedule_preview (Fixture *f, gconstpointer data)
   g_assert_true (nl_lr_preview_get_point (preview, n - 1, &step, &lr));
   g_assert_cmpfloat (lr, <, 0.01);  /* cosine ends near 0 */
   /* the run's length is the pipeline's: 512 / 64 = 8 steps an epoch */
-  g_assert_true (nl_test_wait_until (page_ready, f, 20000));
+  g_assert_true (nl_test_wait_until (nl_test_training_ready, f, 20000));
   nl_test_pump (20);
   g_assert_true (nl_lr_preview_get_point (preview, n - 1, &step, &lr));
   g_assert_cmpfloat (step, ==, 79);
   g_assert_cmpfloat (nl_test_drawn_fraction (GTK_WIDGET (preview)), >, 0.02);
 
   /* a bad schedule: the preview says why and Start is off */
-  select_item (f, "schedule", "Multi-step decay");
+  nl_test_training_select (f, "schedule", "Multi-step decay");
   gtk_editable_set_text (GTK_EDITABLE (nl_training_page_get_form_widget (f->page, "milestones")), "30,10");
   nl_test_pump (20);
   g_assert_nonnull (nl_lr_preview_get_error (preview));
-  g_assert_false (action_enabled (f, "training.start"));
+  g_assert_false (nl_test_training_action_enabled (f, "training.start"));
   gtk_editable_set_text (GTK_EDITABLE (nl_training_page_get_form_widget (f->page, "milestones")), "10,30");
   nl_test_pump (20);
   g_assert_null (nl_lr_preview_get_error (preview));
-  g_assert_true (action_enabled (f, "training.start"));
+  g_assert_true (nl_test_training_action_enabled (f, "training.start"));
 }
 
 /* A run written by another connection (as netloom-cli would) is followed. */
@@ -553,13 +354,13 @@ static gboolean
 following (gpointer data)
 {
   Fixture *f = data;
-  return nl_training_page_get_followed_run (f->page) > 0 && n_points (f, "loss", 0) >= 10;
+  return nl_training_page_get_followed_run (f->page) > 0 && nl_test_training_n_points (f, "loss", 0) >= 10;
 }
 
 static gboolean
 twenty_points (gpointer data)
 {
-  return n_points (data, "loss", 0) >= 20 && n_points (data, "accuracy", 1) >= 1;
+  return nl_test_training_n_points (data, "loss", 0) >= 20 && nl_test_training_n_points (data, "accuracy", 1) >= 1;
 }
 
 static void
@@ -600,7 +401,7 @@ test_follow (Fixture *f, gconstpointer data)
   nl_workspace_notify (f->ws, NL_WORKSPACE_ALL);
   g_assert_true (nl_test_wait_until (following, f, 20000));
   g_assert_cmpint (nl_training_page_get_followed_run (f->page), ==, run);
-  g_assert_cmpuint (n_points (f, "loss", 0), ==, 10);
+  g_assert_cmpuint (nl_test_training_n_points (f, "loss", 0), ==, 10);
 
   add_points (q, run, 11, 20);
   {
@@ -609,12 +410,12 @@ test_follow (Fixture *f, gconstpointer data)
   }
   nl_workspace_notify (f->ws, NL_WORKSPACE_METRICS);
   g_assert_true (nl_test_wait_until (twenty_points, f, 20000));
-  g_assert_cmpuint (n_points (f, "loss", 0), ==, 20);  /* nothing twice */
+  g_assert_cmpuint (nl_test_training_n_points (f, "loss", 0), ==, 20);  /* nothing twice */
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_IDLE);
   g_assert_true (nl_project_set_run_status (q, run, "finished", NULL, NULL));
   nl_workspace_notify (f->ws, NL_WORKSPACE_RUNS);
   nl_test_pump (200);
-  g_assert_cmpuint (n_points (f, "loss", 0), ==, 20);
+  g_assert_cmpuint (nl_test_training_n_points (f, "loss", 0), ==, 20);
 }
 
 /* The device row lists nl_device_list() (the CPU first, a reason when no
@@ -652,13 +453,13 @@ test_device (Fixture *f, gconstpointer data)
   else
     g_assert_null (reason);
 
-  setup_run (f, "tiny", 1);
+  nl_test_training_setup_run (f, "tiny", 1);
   g_assert_cmpstr (selected_item (f, "precision"), ==, "fp32");
-  select_item (f, "precision", "bf16");
+  nl_test_training_select (f, "precision", "bf16");
   g_assert_nonnull (strstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (nl_training_page_get_form_widget (
                       f->page, "precision"))), "CPU"));
-  activate (f, "training.start");
-  wait_end (f);
+  nl_test_training_activate (f, "training.start");
+  nl_test_training_wait_end (f);
   g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
   run = nl_training_page_get_run (f->page);
   info = nl_project_get_run (f->p, run, &error);
@@ -673,13 +474,13 @@ test_device (Fixture *f, gconstpointer data)
   g_assert_cmpint (rc.precision, ==, NL_PRECISION_BF16);
 
   /* a fork shows its parent's precision and device, and keeps the device */
-  select_item (f, "precision", "fp16");
+  nl_test_training_select (f, "precision", "fp16");
   nl_training_page_prefill_from_run (f->page, run);
-  g_assert_true (nl_test_wait_until (page_ready, f, 20000));
+  g_assert_true (nl_test_wait_until (nl_test_training_ready, f, 20000));
   g_assert_cmpstr (selected_item (f, "precision"), ==, "bf16");
   g_assert_cmpstr (selected_item (f, "device"), ==, cpu_title);
   g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (row)));
-  activate (f, "training.cancel-fork");
+  nl_test_training_activate (f, "training.cancel-fork");
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (row)));
 }
 
@@ -690,29 +491,30 @@ test_optimizer_rows (Fixture *f, gconstpointer data)
 {
   GtkWidget *beta1_row;
 
-  g_assert_cmpfloat (gtk_spin_button_get_value (spin (f, "lr")), ==, 0.1f);   /* SGD's, as the CLI's */
-  gtk_spin_button_set_value (spin (f, "clip-norm"), 2);
-  select_item (f, "optimizer", "RMSProp");
+  g_assert_cmpfloat (gtk_spin_button_get_value (nl_test_training_spin (f, "lr")), ==, 0.1f);   /* SGD's, as the CLI's */
+  gtk_spin_button_set_value (nl_test_training_spin (f, "clip-norm"), 2);
+  nl_test_training_select (f, "optimizer", "RMSProp");
   nl_test_pump (10);
-  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "lr")), 0.001, 1e-9);
-  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "momentum")), 0.9, 1e-7);
-  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "epsilon")), 1e-7, 1e-12);
-  g_assert_cmpfloat (gtk_spin_button_get_value (spin (f, "clip-norm")), ==, 2);  /* not an optimizer default */
-  beta1_row = gtk_widget_get_ancestor (GTK_WIDGET (spin (f, "beta1")), ADW_TYPE_PREFERENCES_ROW);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (nl_test_training_spin (f, "lr")), 0.001, 1e-9);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (nl_test_training_spin (f, "momentum")), 0.9, 1e-7);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (nl_test_training_spin (f, "epsilon")), 1e-7, 1e-12);
+  /* not an optimizer default */
+  g_assert_cmpfloat (gtk_spin_button_get_value (nl_test_training_spin (f, "clip-norm")), ==, 2);
+  beta1_row = gtk_widget_get_ancestor (GTK_WIDGET (nl_test_training_spin (f, "beta1")), ADW_TYPE_PREFERENCES_ROW);
   g_assert_false (gtk_widget_get_visible (beta1_row));
-  g_assert_true (gtk_widget_get_visible (gtk_widget_get_ancestor (GTK_WIDGET (spin (f, "rho")),
+  g_assert_true (gtk_widget_get_visible (gtk_widget_get_ancestor (GTK_WIDGET (nl_test_training_spin (f, "rho")),
                                                                   ADW_TYPE_PREFERENCES_ROW)));
-  select_item (f, "optimizer", "Adam");
+  nl_test_training_select (f, "optimizer", "Adam");
   nl_test_pump (10);
   g_assert_true (gtk_widget_get_visible (beta1_row));
-  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (spin (f, "beta2")), 0.999, 1e-7);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (nl_test_training_spin (f, "beta2")), 0.999, 1e-7);
   /* the ranges are the run settings' */
   {
     double lo, hi;
-    gtk_spin_button_get_range (spin (f, "epochs"), &lo, &hi);
+    gtk_spin_button_get_range (nl_test_training_spin (f, "epochs"), &lo, &hi);
     g_assert_cmpfloat (lo, ==, nl_run_config_find_field ("epochs")->min);
     g_assert_cmpfloat (hi, ==, nl_run_config_find_field ("epochs")->max);
-    gtk_spin_button_get_range (spin (f, "keep"), &lo, &hi);
+    gtk_spin_button_get_range (nl_test_training_spin (f, "keep"), &lo, &hi);
     g_assert_cmpfloat (lo, ==, nl_run_config_find_field ("keep_last")->min);
   }
 }
@@ -770,8 +572,8 @@ test_abandoned_run_ends (Fixture *f, gconstpointer data)
   g_autofree char *status = NULL;
   gint64 run;
 
-  setup_run (f, "tiny16", 200);
-  activate (f, "training.start");
+  nl_test_training_setup_run (f, "tiny16", 200);
+  nl_test_training_activate (f, "training.start");
   g_assert_true (nl_test_wait_until (has_points, f, 60000));
   run = nl_training_page_get_run (f->page);
   g_assert_cmpint (run, >, 0);
@@ -811,7 +613,8 @@ int
 main (int argc, char **argv)
 {
   nl_test_gui_init (&argc, &argv);
-#define ADD(name, fn) g_test_add ("/training-page/" name, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+#define ADD(name, fn) g_test_add ("/training-page/" name, Fixture, NULL, nl_test_training_setup, fn, \
+                                  nl_test_training_teardown)
   ADD ("train", test_train);
   ADD ("pause-resume", test_pause_resume);
   ADD ("stop-and-resume", test_stop_and_resume);

@@ -37,6 +37,7 @@ struct _NlTrainingDashboard {
   NlSessionEvent last_batch;   /* the newest of them, for the counters */
   guint flush_id;              /* draws them at 5 Hz */
   gint64 follow_run, follow_rowid;
+  gint64 follow_pin;           /* shown even once ended (a job of the page's), until followed */
   gboolean follow_busy, follow_again;
   GCancellable *follow_cancel;
 };
@@ -414,6 +415,7 @@ nl_training_dashboard_export (NlTrainingDashboard *self, const char *format)
 typedef struct {
   NlWorkspace *ws;
   gint64 run, after;      /* in: what is shown already */
+  gint64 pin;             /* in: the run to show when none is active */
   gint64 target, last;    /* out: the run to show and its last rowid */
   gboolean reset;         /* out: another run than before: start afresh */
   NlRunInfo *info;
@@ -455,7 +457,7 @@ follow_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
         f->target = r->id;
     }
   if (!f->target)
-    f->target = f->run;  /* the followed run ended: its last points and status */
+    f->target = f->pin ? f->pin : f->run;  /* the followed run ended: its last points and status */
   if (f->target)
     {
       f->reset = f->target != f->run;
@@ -507,6 +509,8 @@ follow_done (GObject *source, GAsyncResult *res, gpointer data)
       self->follow_run = f->target;
       nl_training_dashboard_log (self, "STATUS", "following a run of another process");
     }
+  if (self->follow_pin == f->target)
+    self->follow_pin = 0;
   self->follow_rowid = f->last;
   for (guint i = 0; i < f->rows->len; i++)
     nl_training_dashboard_add_row (self, &g_array_index (f->rows, NlMetricRow, i));
@@ -550,6 +554,7 @@ nl_training_dashboard_follow_poll (NlTrainingDashboard *self)
   f = g_new0 (Follow, 1);
   f->ws = g_object_ref (self->ws);
   f->run = self->follow_run;
+  f->pin = self->follow_pin;
   f->after = self->follow_rowid;
   if (!self->follow_cancel)
     self->follow_cancel = g_cancellable_new ();
@@ -646,7 +651,23 @@ void
 nl_training_dashboard_stop_following (NlTrainingDashboard *self)
 {
   g_return_if_fail (NL_IS_TRAINING_DASHBOARD (self));
-  self->follow_run = self->follow_rowid = 0;
+  self->follow_run = self->follow_rowid = self->follow_pin = 0;
+}
+
+void
+nl_training_dashboard_follow_run (NlTrainingDashboard *self, gint64 run)
+{
+  g_return_if_fail (NL_IS_TRAINING_DASHBOARD (self));
+  if (!self->follow_run)
+    {
+      /* never caught running: the plots were reset for it, fill them (the
+       * log keeps what the page said of the job) */
+      self->follow_run = run;
+      self->follow_rowid = 0;
+    }
+  else if (self->follow_run != run)
+    self->follow_pin = run;
+  nl_training_dashboard_follow_poll (self);
 }
 
 gint64

@@ -23,6 +23,9 @@ void nl_training_dashboard_set_follow_blocked (NlTrainingDashboard *self, gboole
 /* Forgets the followed run (the dashboard shows the page's own now). */
 void nl_training_dashboard_stop_following (NlTrainingDashboard *self);
 gint64 nl_training_dashboard_get_followed_run (NlTrainingDashboard *self);
+/* Shows RUN (one the page's netloom-cli job trained) with its final
+ * points and status, unless another run is active (when allowed). */
+void nl_training_dashboard_follow_run (NlTrainingDashboard *self, gint64 run);
 /* Looks for the newest run another process is training (when allowed). */
 void nl_training_dashboard_follow_poll (NlTrainingDashboard *self);
 

@@ -1,7 +1,9 @@
 /* nl-training-group.c — the Training form's training group: epochs, seed,
- * threads, the device (listed off the main loop) and the precision. */
+ * threads, the device (listed off the main loop), the processes under
+ * mpirun with their host file, and the precision. */
 #include "ui/nl-training-group.h"
 #include "core/nl-device.h"
+#include "ui/nl-file-chooser.h"
 #include "ui/nl-form-rows.h"
 
 #include <string.h>
@@ -10,8 +12,11 @@ struct _NlTrainingGroup {
   AdwPreferencesGroup parent_instance;
   NlFormRows rows;
   NlWorkspace *ws;             /* kept busy while the devices are listed */
-  GtkSpinButton *epochs, *seed, *threads;
+  GtkSpinButton *epochs, *seed, *threads, *processes;
   AdwComboRow *device_row, *precision_row;
+  AdwActionRow *hostfile_row;
+  char *hostfile;              /* the processes' host file, or NULL: all on this machine */
+  char *mpirun;                /* mpirun in PATH, or NULL */
   GtkStringList *devices;      /* the device row's items, one per device_infos entry */
   GPtrArray *device_infos;     /* NlDeviceInfo*: nl_device_list(), read off the main loop */
   char *device_reason;         /* why no GPU is listed, or NULL */
@@ -33,6 +38,7 @@ changed (NlTrainingGroup *self)
   if (!self->precision_row || self->filling)
     return;  /* still building the rows, or listing devices */
   update_device (self);
+  nl_form_set_row_visible (GTK_WIDGET (self->hostfile_row), nl_training_group_get_processes (self) > 1);
   g_signal_emit (self, signals[CHANGED], 0);
 }
 
@@ -214,6 +220,110 @@ devices_dispose (NlTrainingGroup *self)
   devices_release (self);
 }
 
+/* ---- processes: N > 1 trains under mpirun (nl-training-page-mpi.c) ---- */
+
+static void
+update_hostfile (NlTrainingGroup *self)
+{
+  g_autofree char *base = self->hostfile ? g_path_get_basename (self->hostfile) : NULL;
+  g_autofree char *sub = base ? g_strdup_printf ("%s: the hosts and their slots", base) : NULL;
+  adw_action_row_set_subtitle (self->hostfile_row, sub ? sub : "None: every process on this machine");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->hostfile_row), self->hostfile);
+}
+
+static void
+hostfile_chosen (GtkWidget *owner, const char *path, gpointer user)
+{
+  nl_training_group_set_hostfile (NL_TRAINING_GROUP (owner), path);
+}
+
+static void
+hostfile_choose (NlTrainingGroup *self)
+{
+  nl_choose_file (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_OPEN, "Choose a Host File", "_Choose", self->hostfile,
+                  NULL, hostfile_chosen, NULL, NULL);
+}
+
+static void
+hostfile_clear (NlTrainingGroup *self)
+{
+  nl_training_group_set_hostfile (self, NULL);
+}
+
+static GtkWidget *
+flat_button (const char *icon, const char *tooltip)
+{
+  GtkWidget *b = gtk_button_new_from_icon_name (icon);
+  gtk_widget_set_tooltip_text (b, tooltip);
+  gtk_widget_set_valign (b, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (b, "flat");
+  return b;
+}
+
+/* The processes row, and the host file's below it (shown for N > 1);
+ * without mpirun in PATH the row stays at 1 and says why. */
+static void
+processes_init (NlTrainingGroup *self)
+{
+  GtkWidget *g = GTK_WIDGET (self), *row, *choose, *clear;
+
+  self->mpirun = g_find_program_in_path ("mpirun");
+  self->processes = nl_form_rows_spin (&self->rows, g, "processes", "Processes (MPI)",
+                                       self->mpirun ? "1 trains here; more train as netloom-cli under mpirun"
+                                                    : "Open MPI is not installed (no mpirun in PATH)",
+                                       1, 1024, 1, 0, 1);
+  row = gtk_widget_get_ancestor (GTK_WIDGET (self->processes), ADW_TYPE_PREFERENCES_ROW);
+  gtk_widget_set_sensitive (row, self->mpirun != NULL);
+
+  self->hostfile_row = ADW_ACTION_ROW (adw_action_row_new ());
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->hostfile_row), "Host File");
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (self->hostfile_row), FALSE);  /* a file name */
+  choose = flat_button ("document-open-symbolic", "Choose a host file (mpirun --hostfile)");
+  clear = flat_button ("edit-clear-symbolic", "No host file: every process on this machine");
+  g_signal_connect_object (choose, "clicked", G_CALLBACK (hostfile_choose), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (clear, "clicked", G_CALLBACK (hostfile_clear), self, G_CONNECT_SWAPPED);
+  adw_action_row_add_suffix (self->hostfile_row, clear);
+  adw_action_row_add_suffix (self->hostfile_row, choose);
+  adw_action_row_set_activatable_widget (self->hostfile_row, choose);
+  nl_form_rows_add (g, GTK_WIDGET (self->hostfile_row));
+  g_hash_table_insert (self->rows.fields, (gpointer) "hostfile", self->hostfile_row);
+  update_hostfile (self);
+  gtk_widget_set_visible (GTK_WIDGET (self->hostfile_row), FALSE);
+}
+
+int
+nl_training_group_get_processes (NlTrainingGroup *self)
+{
+  g_return_val_if_fail (NL_IS_TRAINING_GROUP (self), 1);
+  return self->mpirun ? (int) gtk_spin_button_get_value (self->processes) : 1;
+}
+
+const char *
+nl_training_group_get_hostfile (NlTrainingGroup *self)
+{
+  g_return_val_if_fail (NL_IS_TRAINING_GROUP (self), NULL);
+  return self->hostfile;
+}
+
+void
+nl_training_group_set_hostfile (NlTrainingGroup *self, const char *path)
+{
+  g_return_if_fail (NL_IS_TRAINING_GROUP (self));
+  if (!g_strcmp0 (path, self->hostfile))
+    return;
+  g_free (self->hostfile);
+  self->hostfile = path && *path ? g_strdup (path) : NULL;
+  update_hostfile (self);
+  changed (self);
+}
+
+const char *
+nl_training_group_get_mpirun (NlTrainingGroup *self)
+{
+  g_return_val_if_fail (NL_IS_TRAINING_GROUP (self), NULL);
+  return self->mpirun;
+}
+
 /* ---- the form's side ---- */
 
 void
@@ -274,6 +384,8 @@ nl_training_group_dispose (GObject *object)
   NlTrainingGroup *self = NL_TRAINING_GROUP (object);
   g_clear_pointer (&self->rows.fields, g_hash_table_unref);
   devices_dispose (self);
+  g_clear_pointer (&self->hostfile, g_free);
+  g_clear_pointer (&self->mpirun, g_free);
   g_clear_object (&self->ws);
   gtk_widget_dispose_template (GTK_WIDGET (self), NL_TYPE_TRAINING_GROUP);
   G_OBJECT_CLASS (nl_training_group_parent_class)->dispose (object);
@@ -310,6 +422,7 @@ nl_training_group_init (NlTrainingGroup *self)
   self->seed = nl_form_rows_setting (r, g, "seed", "seed", "Seed", "Initialisation, shuffling and dropout", 1, 0);
   self->threads = nl_form_rows_setting (r, g, "threads", "threads", "Threads", threads_sub, 1, 0);
   self->device_row = nl_form_rows_combo (r, g, "device", "Device", NULL, G_LIST_MODEL (self->devices));
+  processes_init (self);
   self->precision_row = nl_form_rows_combo (r, g, "precision", "Precision", NULL, precisions);
   devices_load (self);
 }

@@ -2,6 +2,7 @@
  *   nl-training-page.c            GObject, actions, the session's life
  *   nl-training-page-form.c       the form: run rows, lists, schedule preview
  *   nl-training-page-settings.c   form <-> run settings (start request, fork)
+ *   nl-training-page-mpi.c        a run of several processes: mpirun as a child
  * The form's groups (nl-optimizer-group, nl-schedule-group,
  * nl-training-group, nl-checkpoint-group, nl-early-stop-group) and the
  * dashboard (nl-training-dashboard: progress, plots, event log, follow
@@ -86,6 +87,8 @@ struct _NlTrainingPage {
   gboolean stop_requested;
   gint64 run;
   GCancellable *start_cancel;
+  GSubprocess *job;            /* mpirun training the page's run (nl-training-page-mpi.c), or NULL */
+  int job_processes;
   gint64 last_metrics_notify;  /* monotonic us */
   char *error;
 };
@@ -117,5 +120,17 @@ StartRequest *nl_training_page_form_resume_request (NlTrainingPage *page, gint64
 void nl_training_page_form_prefill (NlTrainingPage *page, gint64 run);
 /* run 0 leaves fork mode. */
 void nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json);
+
+/* nl-training-page-mpi.c */
+/* The form asks for more than one process: Start launches mpirun. */
+gboolean nl_training_page_mpi_wanted (NlTrainingPage *page);
+/* Launches `mpirun ... netloom-cli train` for the form's new run; FALSE
+ * with an error (a bad form, a fork, no netloom-cli, a failed spawn). */
+gboolean nl_training_page_mpi_start (NlTrainingPage *page, GError **error);
+void nl_training_page_mpi_pause (NlTrainingPage *page);
+void nl_training_page_mpi_resume (NlTrainingPage *page);
+void nl_training_page_mpi_stop (NlTrainingPage *page);
+/* Stops the job and lets go of it (the project closes, the page goes). */
+void nl_training_page_mpi_abandon (NlTrainingPage *page);
 
 G_END_DECLS

@@ -89,6 +89,8 @@ nl_training_page_form_ready (NlTrainingPage *page, const char **why)
     reason = "The project has no network";
   else if (!page->fork_run && !nl_training_page_form_pipeline (page))
     reason = "The project has no pipeline";
+  else if (page->fork_run && nl_training_group_get_processes (page->training) > 1)
+    reason = "A fork trains in this process: set Processes to 1";
   else if (nl_schedule_group_get_error (page->schedule))
     reason = "The learning-rate schedule is invalid";
   if (why)

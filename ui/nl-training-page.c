@@ -12,10 +12,12 @@ G_DEFINE_FINAL_TYPE (NlTrainingPage, nl_training_page, ADW_TYPE_BIN)
 
 #define METRICS_NOTIFY_US G_USEC_PER_SEC
 
+/* A run of the page's is being prepared or going: in this process, or as
+ * a job of processes under mpirun. */
 static gboolean
 session_active (NlTrainingPage *page)
 {
-  return page->session != NULL || page->state == NL_TRAINING_STARTING;
+  return page->session != NULL || page->job != NULL || page->state == NL_TRAINING_STARTING;
 }
 
 /* The one place that decides what can be done now. */
@@ -23,7 +25,7 @@ void
 nl_training_page_update_actions (NlTrainingPage *page)
 {
   GtkWidget *w = GTK_WIDGET (page);
-  gboolean going = page->session != NULL;
+  gboolean going = page->session != NULL || page->job != NULL;
   const char *why = NULL;
   gboolean ready = !session_active (page) && nl_training_page_form_ready (page, &why);
 
@@ -35,7 +37,8 @@ nl_training_page_update_actions (NlTrainingPage *page)
   gtk_widget_action_set_enabled (w, "training.stop", going && !page->stop_requested);
   gtk_widget_action_set_enabled (w, "training.cancel-fork", page->fork_run != 0 && !session_active (page));
   nl_training_page_form_set_sensitive (page, !session_active (page));
-  nl_training_dashboard_set_follow_blocked (page->dashboard, session_active (page));
+  /* a job's run is followed in the project like any other process's */
+  nl_training_dashboard_set_follow_blocked (page->dashboard, session_active (page) && !page->job);
   if (page->state == NL_TRAINING_IDLE && !nl_training_dashboard_get_followed_run (page->dashboard) && page->ws)
     nl_training_dashboard_set_status (page->dashboard, why ? why : "Ready to start");
 }
@@ -374,6 +377,17 @@ action_start (GtkWidget *widget, const char *name, GVariant *param)
   StartRequest *r;
   if (session_active (page))
     return;
+  if (nl_training_page_mpi_wanted (page))
+    {
+      hide_error (page);
+      if (!nl_training_page_mpi_start (page, &error))
+        {
+          nl_training_page_show_error (page, error->message);
+          nl_training_dashboard_log (page->dashboard, "ERROR", error->message);
+        }
+      nl_training_page_update_actions (page);
+      return;
+    }
   if (!(r = nl_training_page_form_request (page, &error)))
     {
       nl_training_page_show_error (page, error->message);
@@ -386,6 +400,13 @@ static void
 action_pause (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  if (page->job)
+    {
+      if (page->state == NL_TRAINING_RUNNING)
+        nl_training_page_mpi_pause (page);
+      nl_training_page_update_actions (page);
+      return;
+    }
   if (!page->session || page->state != NL_TRAINING_RUNNING)
     return;
   nl_session_pause (page->session);
@@ -398,6 +419,13 @@ static void
 action_resume (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  if (page->job)
+    {
+      if (page->state == NL_TRAINING_PAUSED)
+        nl_training_page_mpi_resume (page);
+      nl_training_page_update_actions (page);
+      return;
+    }
   if (!page->session || page->state != NL_TRAINING_PAUSED)
     return;
   nl_session_resume (page->session);
@@ -410,6 +438,12 @@ static void
 action_stop (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  if (page->job)
+    {
+      nl_training_page_mpi_stop (page);
+      nl_training_page_update_actions (page);
+      return;
+    }
   if (!page->session)
     return;
   nl_session_stop (page->session);
@@ -457,6 +491,7 @@ nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws)
   if (page->ws)
     g_signal_handlers_disconnect_by_func (page->ws, workspace_changed, page);
   abandon_session (page);
+  nl_training_page_mpi_abandon (page);
   g_cancellable_cancel (page->form_cancel);
   g_clear_object (&page->form_cancel);
   g_cancellable_cancel (page->size_cancel);
@@ -491,6 +526,7 @@ nl_training_page_dispose (GObject *object)
   NlTrainingPage *page = NL_TRAINING_PAGE (object);
   if (page->ws)
     g_signal_handlers_disconnect_by_func (page->ws, workspace_changed, page);
+  nl_training_page_mpi_abandon (page);
   if (page->session)
     {
       /* the one place the GUI waits for the worker: stop is honoured

@@ -2,7 +2,9 @@
  * (network, pipeline, optimizer, schedule, checkpoints, early stopping),
  * Start / Pause / Resume / Stop (actions training.*), and a live dashboard
  * (progress, plots, event log) of the run it started, or of the newest run
- * another process is training on the same project. */
+ * another process is training on the same project. With more than one
+ * process, Start runs `mpirun ... netloom-cli train` as a child process and
+ * the dashboard follows its run in the project. */
 #pragma once
 
 #include <adwaita.h>
@@ -60,8 +62,9 @@ NlPlot *nl_training_page_get_plot (NlTrainingPage *page, const char *name);
  * "early-stopping" (AdwExpanderRow); "nesterov", "centered",
  * "restore-best" (GtkSwitch); "lr", "momentum", "wd", "beta1", "beta2",
  * "epsilon", "rho", "clip-norm", "step", "factor", "final-lr", "power",
- * "warmup", "warmup-lr", "epochs", "seed", "threads", "keep", "patience",
- * "min-delta" (GtkSpinButton); "lr-preview" (NlLrPreview). */
+ * "warmup", "warmup-lr", "epochs", "seed", "threads", "processes", "keep",
+ * "patience", "min-delta" (GtkSpinButton); "hostfile" (AdwActionRow:
+ * activating it asks for the file); "lr-preview" (NlLrPreview). */
 GtkWidget *nl_training_page_get_form_widget (NlTrainingPage *page, const char *name);
 
 G_END_DECLS

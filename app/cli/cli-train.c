@@ -86,7 +86,8 @@ static const struct {
   { "--val-fraction", "val_fraction", TRUE }, { "--patience", "patience", TRUE },
   { "--min-delta", "min_delta", TRUE }, { "--lr", "lr", FALSE }, { "--momentum", "momentum", FALSE },
   { "--wd", "wd", FALSE }, { "--clip-norm", "clip_global_norm", FALSE }, { "--mean", "mean", FALSE },
-  { "--std", "std", FALSE }, { "--loss-scale", "loss_scale", FALSE },
+  { "--std", "std", FALSE }, { "--loss-scale", "loss_scale", FALSE }, { "--beta1", "beta1", FALSE },
+  { "--beta2", "beta2", FALSE }, { "--epsilon", "epsilon", FALSE }, { "--rho", "rho", FALSE },
 };
 
 /* NAN: the option was not given. */
@@ -128,6 +129,8 @@ nl_cli_train (int argc, char **argv)
   g_autofree char *val_dataset = NULL, *monitor = NULL, *early_stop = NULL;
   g_autofree char *device = NULL, *precision = NULL;
   double lr = NAN, momentum = NAN, wd = NAN, clip = NAN, mean = NAN, std = NAN, loss_scale = NAN;
+  double beta1 = NAN, beta2 = NAN, epsilon = NAN, rho = NAN;
+  gboolean nesterov = FALSE, centered = FALSE;
   gint64 seed;
   gboolean json = FALSE;
   g_autoptr (GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
@@ -173,6 +176,14 @@ nl_cli_train (int argc, char **argv)
     { "momentum", 0, 0, G_OPTION_ARG_DOUBLE, &momentum, "Momentum (sgd, nag, rmsprop)", "M" },
     { "wd", 0, 0, G_OPTION_ARG_DOUBLE, &wd, "Weight decay", "W" },
     { "clip-norm", 0, 0, G_OPTION_ARG_DOUBLE, &clip, "Clip gradients by global L2 norm (0: off)", "X" },
+    { "nesterov", 0, 0, G_OPTION_ARG_NONE, &nesterov, "sgd: Nesterov momentum", NULL },
+    { "beta1", 0, 0, G_OPTION_ARG_DOUBLE, &beta1, "adam, adamw: first moment decay (default 0.9)", "B" },
+    { "beta2", 0, 0, G_OPTION_ARG_DOUBLE, &beta2, "adam, adamw: second moment decay (default 0.999)", "B" },
+    { "epsilon", 0, 0, G_OPTION_ARG_DOUBLE, &epsilon, "adam, adamw, rmsprop, adagrad: the denominator's "
+      "epsilon (default: the optimizer's)", "E" },
+    { "rho", 0, 0, G_OPTION_ARG_DOUBLE, &rho, "rmsprop: squared gradient decay (default 0.9)", "R" },
+    { "centered", 0, 0, G_OPTION_ARG_NONE, &centered, "rmsprop: centered (divide by the gradient's variance)",
+      NULL },
     { "lr-schedule", 0, 0, G_OPTION_ARG_STRING, &schedule,
       "constant (default), factor:STEP:F, multifactor:S1,S2:F, cosine[:FINAL], poly[:P[:FINAL]], "
       "each optionally +warmup:STEPS", "SPEC" },
@@ -239,7 +250,11 @@ nl_cli_train (int argc, char **argv)
   if ((!isnan (lr) && !check_option (&cfg, "--lr", lr, &error))
       || (!isnan (momentum) && !check_option (&cfg, "--momentum", momentum, &error))
       || (!isnan (wd) && !check_option (&cfg, "--wd", wd, &error))
-      || (!isnan (clip) && !check_option (&cfg, "--clip-norm", clip, &error)))
+      || (!isnan (clip) && !check_option (&cfg, "--clip-norm", clip, &error))
+      || (!isnan (beta1) && !check_option (&cfg, "--beta1", beta1, &error))
+      || (!isnan (beta2) && !check_option (&cfg, "--beta2", beta2, &error))
+      || (!isnan (epsilon) && !check_option (&cfg, "--epsilon", epsilon, &error))
+      || (!isnan (rho) && !check_option (&cfg, "--rho", rho, &error)))
     return nl_cli_usage_error ("%s", error->message);
   if (precision && !nl_precision_parse (precision, &cfg.precision))
     return nl_cli_usage_error ("--precision must be fp32, bf16 or fp16, not '%s'", precision);
@@ -265,6 +280,18 @@ nl_cli_train (int argc, char **argv)
     cfg.optim.wd = (float) wd;
   if (!isnan (clip))
     cfg.optim.clip_global_norm = (float) clip;
+  if (!isnan (beta1))
+    cfg.optim.beta1 = (float) beta1;
+  if (!isnan (beta2))
+    cfg.optim.beta2 = (float) beta2;
+  if (!isnan (epsilon))
+    cfg.optim.epsilon = (float) epsilon;
+  if (!isnan (rho))
+    cfg.optim.rho = (float) rho;
+  if (nesterov)
+    cfg.optim.nesterov = TRUE;
+  if (centered)
+    cfg.optim.centered = TRUE;
   /* the dataset with its default normalisation, then the options' */
   nl_run_config_set_dataset (&cfg, dataset ? dataset : cfg.dataset);
   if (!isnan (mean))

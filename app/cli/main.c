@@ -26,6 +26,8 @@ static const Command commands[] = {
   { "export", nl_cli_export, "write a run's weights as safetensors" },
   { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
   { "devices", nl_cli_devices, "list the CPU and the GPUs training can run on" },
+  { "sweep", nl_cli_sweep, "search the run settings: a queue of trials, pruned early (--resume continues one)" },
+  { "sweeps", nl_cli_sweeps, "list a project's sweeps" },
 };
 
 static void

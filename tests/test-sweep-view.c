@@ -5,11 +5,13 @@
  * Continue Sweep then finishes. The plot alone: axes, best, pruned. */
 #include <glib/gstdio.h>
 #include <math.h>
+#include <string.h>
 
 #include "engine/session/nl-sweep.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
 #include "ui/nl-experiments-page.h"
+#include "ui/nl-sweep-dialog.h"
 #include "ui/nl-sweep-view.h"
 
 #define WAIT_MS 120000
@@ -212,11 +214,93 @@ test_plot (void)
   gtk_window_destroy (win);
 }
 
+static void
+on_run_sweep (NlWorkspace *ws, gint64 sweep, gint64 *out)
+{
+  *out = sweep;
+}
+
+/* Sweep…: the form's settings with vary toggles become a stored sweep,
+ * handed to the window to run; bad ranges are one message, nothing stored. */
+static void
+test_dialog (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("netloom-sweep-dialog-XXXXXX", &error);
+  g_autofree char *path = g_build_filename (dir, "p.netloom", NULL), *net_json = NULL, *space = NULL;
+  g_autofree char *dataset = g_strdup_printf ("mnist:%s", dir);
+  g_autoptr (NlNetwork) net = tiny_network ();
+  g_autoptr (GPtrArray) sweeps = NULL;
+  g_autoptr (NlSweepInfo) info = NULL;
+  g_auto (NlRunConfig) base = { 0 };
+  NlPipelineInfo pl = { .name = (char *) "digits", .dataset_spec = dataset, .batch_size = 32, .workers = 0 };
+  NlSweepDialog *dialog;
+  NlProject *p = nl_project_open (path, TRUE, &error);
+  NlWorkspace *ws;
+  gint64 requested = 0, id;
+
+  g_assert_no_error (error);
+  net_json = nl_network_to_json (net);
+  g_assert_cmpint (nl_project_save_network (p, "mlp", net_json, &error), >, 0);
+  g_assert_cmpint (nl_project_save_pipeline (p, &pl, &error), >, 0);
+  ws = nl_workspace_new (p);
+  g_signal_connect (ws, "run-sweep", G_CALLBACK (on_run_sweep), &requested);
+  nl_test_tiny_train_config (&base, dataset);
+  base.optim.lr = 0.01f;
+
+  dialog = nl_sweep_dialog_new (ws, "mlp", "digits", &base);
+  gtk_window_present (GTK_WINDOW (dialog));
+  /* nothing varies yet */
+  g_assert_cmpint (nl_sweep_dialog_start (dialog, &error), ==, 0);
+  g_assert_cmpstr (error->message, ==, "turn on “vary” for at least one setting");
+  g_clear_error (&error);
+  /* the lr row starts from a decade either side of the form's rate */
+  g_assert_true (nl_sweep_dialog_set_vary (dialog, "lr", TRUE, NULL));
+  space = nl_sweep_dialog_get_space (dialog);
+  g_assert_cmpstr (space, ==, "lr=log:0.001:0.1");
+  g_assert_false (nl_sweep_dialog_set_vary (dialog, "dataset", TRUE, NULL));
+  /* a bad range: one message naming the key, nothing stored */
+  nl_sweep_dialog_set_vary (dialog, "momentum", TRUE, "uniform:0.5:2");
+  g_assert_cmpint (nl_sweep_dialog_start (dialog, &error), ==, 0);
+  g_assert_true (g_str_has_prefix (error->message, "--space: momentum: momentum must be in [0, 1), not 2"));
+  g_clear_error (&error);
+  nl_sweep_dialog_set_vary (dialog, "momentum", FALSE, NULL);
+  nl_sweep_dialog_set_network_params (dialog, "fc9.units=int:8:16");
+  g_assert_cmpint (nl_sweep_dialog_start (dialog, &error), ==, 0);
+  g_assert_true (g_str_has_prefix (error->message, "--space: fc9.units: the network mlp has no node 'fc9'"));
+  g_clear_error (&error);
+  sweeps = nl_project_list_sweeps (p, &error);
+  g_assert_cmpuint (sweeps->len, ==, 0);
+  g_assert_cmpint (requested, ==, 0);
+
+  nl_sweep_dialog_set_network_params (dialog, "fc1.units=int:8:16");
+  nl_sweep_dialog_set_trials (dialog, 3);
+  nl_sweep_dialog_set_prune (dialog, TRUE);
+  id = nl_sweep_dialog_start (dialog, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (id, >, 0);
+  g_assert_cmpint (requested, ==, id);
+  info = nl_project_get_sweep (p, id, &error);
+  g_assert_cmpstr (info->space, ==, "lr=log:0.001:0.1,fc1.units=int:8:16");
+  g_assert_cmpstr (info->strategy, ==, "random");
+  g_assert_cmpstr (info->metric, ==, "test_accuracy");
+  g_assert_true (info->maximize);
+  g_assert_cmpstr (info->prune, ==, "asha:eta=3,min_epochs=1");
+  g_assert_cmpint (info->trials, ==, 3);
+  g_assert_cmpstr (info->network_name, ==, "mlp");
+  /* the pipeline's batch size is in the base settings */
+  g_assert_nonnull (strstr (info->hparams_json, "\"batch_size\":32"));
+  nl_test_pump (20);
+  g_object_unref (ws);
+  nl_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   nl_test_gui_init (&argc, &argv);
   g_test_add_func ("/sweep-view/plot", test_plot);
   g_test_add_func ("/sweep-view/view", test_view);
+  g_test_add_func ("/sweep-view/dialog", test_dialog);
   return g_test_run ();
 }

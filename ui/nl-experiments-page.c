@@ -505,6 +505,17 @@ nl_experiments_page_get_sweep_view (NlExperimentsPage *page)
   return page->sweep_view;
 }
 
+void
+nl_experiments_page_run_sweep (NlExperimentsPage *page, gint64 sweep)
+{
+  g_autoptr (GError) error = NULL;
+  g_return_if_fail (NL_IS_EXPERIMENTS_PAGE (page));
+  gtk_stack_set_visible_child_name (page->modes, "sweeps");
+  nl_sweep_view_show_sweep (page->sweep_view, sweep);
+  if (!nl_sweep_view_continue (page->sweep_view, &error) && page->ws)
+    nl_workspace_toast (page->ws, "Cannot run sweep %" G_GINT64_FORMAT ": %s", sweep, error->message);
+}
+
 static void
 nl_experiments_page_init (NlExperimentsPage *page)
 {

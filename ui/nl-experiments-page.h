@@ -71,5 +71,7 @@ char *nl_experiments_page_export_finish (NlExperimentsPage *page, GAsyncResult *
 /* The sweep view, the page's second mode (ui/nl-sweep-view.h). */
 typedef struct _NlSweepView NlSweepView;
 NlSweepView *nl_experiments_page_get_sweep_view (NlExperimentsPage *page);
+/* Shows the sweep view with SWEEP and continues it (Continue Sweep). */
+void nl_experiments_page_run_sweep (NlExperimentsPage *page, gint64 sweep);
 
 G_END_DECLS

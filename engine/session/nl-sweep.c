@@ -350,7 +350,7 @@ continue_trial (Sweep *s, Job *j, GError **error)
 
 /* With the lock held: the trial's outcome as the project has it. */
 static void
-settle (Sweep *s, Slot *slot, gboolean ok, GError *local)
+settle (Sweep *s, Slot *slot, GError *local)
 {
   g_autoptr (NlRunInfo) info = slot->t.run > 0 ? nl_project_get_run (s->p, slot->t.run, NULL) : NULL;
 
@@ -376,7 +376,6 @@ settle (Sweep *s, Slot *slot, gboolean ok, GError *local)
                        : g_error_new (NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "trial %d did not end", slot->t.trial);
       g_prefix_error (&s->error, "trial %d: ", slot->t.trial);
     }
-  (void) ok;
 }
 
 static gpointer
@@ -387,7 +386,7 @@ worker (gpointer data)
     {
       g_autoptr (GError) local = NULL;
       Job j = { s, NULL, 0 };
-      gboolean ok, again;
+      gboolean again;
 
       g_mutex_lock (&s->lock);
       j.slot = next_job (s);
@@ -395,9 +394,11 @@ worker (gpointer data)
       g_mutex_unlock (&s->lock);
       if (!j.slot)
         return NULL;
-      ok = again ? continue_trial (s, &j, &local) : train_new (s, &j, &local);
+      /* a failed trial is recorded by its run's status; settle reads it */
+      if (!(again ? continue_trial (s, &j, &local) : train_new (s, &j, &local)))
+        g_debug ("sweep trial %d: %s", j.slot->t.trial, local ? local->message : "?");
       g_mutex_lock (&s->lock);
-      settle (s, j.slot, ok, local);
+      settle (s, j.slot, local);
       g_mutex_unlock (&s->lock);
     }
 }

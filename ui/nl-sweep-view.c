@@ -15,6 +15,7 @@ struct _NlSweepView {
   NlSweepPlot *parallel, *scatter;
   GtkDropDown *scatter_param;
   GtkStringList *param_labels;
+  char *param_space;         /* the space param_labels were made for */
   GtkListBox *table;
   GPtrArray *trials;         /* NlSweepTrial*, the shown sweep's */
   NlSweepInfo *info;         /* the shown sweep */
@@ -95,15 +96,23 @@ load_trials (NlSweepView *self)
                             self->info ? self->info->metric : NULL, self->info && self->info->maximize);
   nl_sweep_plot_set_trials (self->scatter, self->info ? self->info->space : NULL, self->trials,
                             self->info ? self->info->metric : NULL, self->info && self->info->maximize);
-  /* the scatter's choice of setting */
-  space = self->info ? nl_sweep_space_parse (self->info->space, NULL) : NULL;
-  self->updating = TRUE;
-  gtk_string_list_splice (self->param_labels, 0, g_list_model_get_n_items (G_LIST_MODEL (self->param_labels)), NULL);
-  for (int i = 0; space && i < nl_sweep_space_dim (space); i++)
-    gtk_string_list_append (self->param_labels, nl_sweep_space_param (space, i)->key);
-  if (keep >= 0 && (guint) keep < g_list_model_get_n_items (G_LIST_MODEL (self->param_labels)))
-    gtk_drop_down_set_selected (self->scatter_param, keep);
-  self->updating = FALSE;
+  /* the scatter's choice of setting, made again only for another space
+   * (live updates must not reset an open list) */
+  if (g_strcmp0 (self->param_space, self->info ? self->info->space : NULL) != 0)
+    {
+      space = self->info ? nl_sweep_space_parse (self->info->space, NULL) : NULL;
+      g_free (self->param_space);
+      self->param_space = g_strdup (self->info ? self->info->space : NULL);
+      self->updating = TRUE;
+      gtk_string_list_splice (self->param_labels, 0, g_list_model_get_n_items (G_LIST_MODEL (self->param_labels)),
+                              NULL);
+      for (int i = 0; space && i < nl_sweep_space_dim (space); i++)
+        gtk_string_list_append (self->param_labels, nl_sweep_space_param (space, i)->key);
+      if (keep >= 0 && (guint) keep < g_list_model_get_n_items (G_LIST_MODEL (self->param_labels)))
+        gtk_drop_down_set_selected (self->scatter_param, keep);
+      self->updating = FALSE;
+      nl_sweep_plot_set_scatter_param (self->scatter, MAX ((int) gtk_drop_down_get_selected (self->scatter_param), 0));
+    }
   update_table (self);
   update_status (self);
   update_buttons (self);
@@ -361,6 +370,7 @@ nl_sweep_view_finalize (GObject *object)
   g_array_unref (self->sweep_ids);
   g_clear_pointer (&self->trials, g_ptr_array_unref);
   g_clear_pointer (&self->info, nl_sweep_info_free);
+  g_free (self->param_space);
   G_OBJECT_CLASS (nl_sweep_view_parent_class)->finalize (object);
 }
 

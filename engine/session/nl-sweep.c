@@ -3,6 +3,7 @@
 #include "engine/session/nl-sweep.h"
 #include "core/nl-device.h"
 
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
@@ -64,6 +65,76 @@ nl_sweep_check (const char *space, const char *strategy, const char *metric, con
   return TRUE;
 }
 
+/* ---- the base settings: the stored ones and the rest of the table ---- */
+
+/* A run stores only its settings; a sweep keeps the rest of the train
+ * options too (checkpoint policy, early stopping, the evaluation set,
+ * scheduler threads), for every trial to come. The device has a column. */
+static char *
+base_to_json (const NlRunConfig *rc)
+{
+  g_autofree char *stored = nl_run_config_to_json (rc);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  JsonObject *o;
+  const NlRunField *fields;
+  guint n;
+
+  if (!json_parser_load_from_data (parser, stored, -1, NULL))
+    g_return_val_if_reached (NULL);   /* written just now */
+  o = json_node_get_object (json_parser_get_root (parser));
+  fields = nl_run_config_fields (&n);
+  for (guint i = 0; i < n; i++)
+    {
+      const NlRunField *f = &fields[i];
+      if (f->flags & NL_RUN_FIELD_STORED)
+        continue;
+      if (f->type == NL_RUN_FIELD_INT)
+        json_object_set_int_member (o, f->name, (gint64) nl_run_field_get_number (f, rc));
+      else if (f->type == NL_RUN_FIELD_DOUBLE || f->type == NL_RUN_FIELD_FLOAT)
+        json_object_set_double_member (o, f->name, nl_run_field_get_number (f, rc));
+      else if (f->type == NL_RUN_FIELD_BOOL)
+        json_object_set_boolean_member (o, f->name, nl_run_field_get_number (f, rc) != 0);
+    }
+  /* the strings by name: the table gives no getter for them */
+  json_object_set_string_member (o, "val_dataset", rc->val_dataset);
+  json_object_set_string_member (o, "monitor", rc->monitor);
+  json_object_set_string_member (o, "early_stop_metric", rc->early_stop_metric);
+  json_generator_set_root (gen, json_parser_get_root (parser));
+  return json_generator_to_data (gen, NULL);
+}
+
+static gboolean
+base_from_json (NlRunConfig *rc, const char *json, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  const NlRunField *fields;
+  JsonObject *o;
+  guint n;
+
+  if (!nl_run_config_from_json (rc, json, error) || !json_parser_load_from_data (parser, json, -1, error))
+    return FALSE;
+  o = json_node_get_object (json_parser_get_root (parser));
+  fields = nl_run_config_fields (&n);
+  for (guint i = 0; i < n; i++)
+    {
+      const NlRunField *f = &fields[i];
+      JsonNode *m = json_object_get_member (o, f->name);
+      if ((f->flags & NL_RUN_FIELD_STORED) || f->type == NL_RUN_FIELD_DEVICE || !m || JSON_NODE_HOLDS_NULL (m))
+        continue;
+      if (json_node_get_value_type (m) == G_TYPE_STRING)
+        {
+          if (!nl_run_field_set_text (f, rc, json_node_get_string (m), error))
+            return FALSE;
+        }
+      else if (json_node_get_value_type (m) == G_TYPE_BOOLEAN)
+        nl_run_field_set_number (f, rc, json_node_get_boolean (m));
+      else
+        nl_run_field_set_number (f, rc, json_node_get_double (m));
+    }
+  return TRUE;
+}
+
 gint64
 nl_sweep_create (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *base, const char *space,
                  const char *strategy, int trials, const char *metric, gboolean maximize, const char *prune,
@@ -75,7 +146,7 @@ nl_sweep_create (NlProject *p, const char *name, const NlNetwork *net, const NlR
   if (!nl_run_config_check (base, error) || !nl_sweep_check (space, strategy, metric, prune, net, &trials, error))
     return 0;
   net_json = nl_network_to_json (net);
-  hp = nl_run_config_to_json (base);
+  hp = base_to_json (base);
   device = nl_device_to_string (base->device);
   default_name = g_strdup_printf ("%s %s", net->name, strategy);
   info = (NlSweepInfo) { .name = (char *) (name ? name : default_name), .network_name = net->name,
@@ -435,7 +506,7 @@ sweep_open (Sweep *s, NlProject *p, gint64 id, GError **error)
   if (!(s->space = nl_sweep_space_parse (s->info->space, error))
       || !nl_sweep_strategy_parse (s->info->strategy, &s->strategy, error)
       || !(s->net = nl_network_load_data (s->info->network_json, -1, error))
-      || !nl_run_config_from_json (&s->base, s->info->hparams_json, error)
+      || !base_from_json (&s->base, s->info->hparams_json, error)
       || (s->info->device && !nl_device_parse (s->info->device, &s->base.device, error)))
     return FALSE;
   metric_key (s->info->metric, &s->metric_name, &s->metric_split);

@@ -1,5 +1,6 @@
 /* nl-run-config.c — the run settings' one table and what it drives. */
 #include "engine/nl-run-config.h"
+#include "core/nl-device.h"
 #include "core/nl-json-guard.h"
 #include "engine/data/nl-loader.h"
 #include "engine/nl-lr-schedule.h"
@@ -128,8 +129,8 @@ nl_run_field_get_number (const NlRunField *f, const NlRunConfig *rc)
     }
 }
 
-static void
-set_number (const NlRunField *f, NlRunConfig *rc, double v)
+void
+nl_run_field_set_number (const NlRunField *f, NlRunConfig *rc, double v)
 {
   switch (f->type)
     {
@@ -202,7 +203,7 @@ nl_run_config_init (NlRunConfig *rc)
       if (is_text (f))
         *AT (rc, f, char *) = g_strdup (f->def_text);
       else if (is_number (f) && !(f->flags & NL_RUN_FIELD_OPTIM_DEFAULT))
-        set_number (f, rc, f->def);
+        nl_run_field_set_number (f, rc, f->def);
     }
   /* optimizer sgd, precision fp32 and device cpu are the zeros */
   G_STATIC_ASSERT (NL_OPTIM_SGD == 0 && NL_PRECISION_F32 == 0 && NL_DEVICE_CPU == 0);
@@ -223,6 +224,58 @@ nl_run_config_copy (NlRunConfig *dst, const NlRunConfig *src)
   for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
     if (is_text (&fields[i]))
       *AT (dst, &fields[i], char *) = g_strdup (*AT_C (src, &fields[i], char *));
+}
+
+gboolean
+nl_run_field_set_text (const NlRunField *f, NlRunConfig *rc, const char *text, GError **error)
+{
+  char *end = NULL;
+  double v;
+
+  g_return_val_if_fail (f != NULL && rc != NULL && text != NULL, FALSE);
+  switch (f->type)
+    {
+    case NL_RUN_FIELD_OPTIMIZER:
+      {
+        NlOptimKind kind;
+        if (!nl_optim_kind_parse (text, &kind, error))
+          return FALSE;
+        nl_run_config_set_optimizer (rc, kind);
+        return TRUE;
+      }
+    case NL_RUN_FIELD_PRECISION:
+      if (nl_precision_parse (text, &rc->precision))
+        return TRUE;
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s must be fp32, bf16 or fp16, not '%s'",
+                   f->name, text);
+      return FALSE;
+    case NL_RUN_FIELD_DEVICE:
+      return nl_device_parse (text, &rc->device, error);
+    case NL_RUN_FIELD_STRING:
+    case NL_RUN_FIELD_METRIC:
+      nl_run_config_set_text (AT (rc, f, char *), text);
+      return TRUE;
+    case NL_RUN_FIELD_BOOL:
+      if (!g_ascii_strcasecmp (text, "true") || !strcmp (text, "1") || !g_ascii_strcasecmp (text, "false")
+          || !strcmp (text, "0"))
+        {
+          *AT (rc, f, gboolean) = !g_ascii_strcasecmp (text, "true") || !strcmp (text, "1");
+          return TRUE;
+        }
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s must be true or false, not '%s'", f->name, text);
+      return FALSE;
+    default:
+      v = g_ascii_strtod (text, &end);
+      if (end == text || *end || isnan (v)
+          || ((f->type == NL_RUN_FIELD_INT || f->type == NL_RUN_FIELD_SEED) && v != floor (v)))
+        {
+          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s must be %s, not '%s'", f->name,
+                       f->type == NL_RUN_FIELD_INT || f->type == NL_RUN_FIELD_SEED ? "an integer" : "a number", text);
+          return FALSE;
+        }
+      nl_run_field_set_number (f, rc, v);
+      return TRUE;
+    }
 }
 
 gboolean
@@ -379,7 +432,7 @@ nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
           break;
         case NL_RUN_FIELD_FLOAT:
         case NL_RUN_FIELD_DOUBLE:
-          set_number (f, rc, json_object_get_double_member_with_default (o, f->name, absent));
+          nl_run_field_set_number (f, rc, json_object_get_double_member_with_default (o, f->name, absent));
           break;
         case NL_RUN_FIELD_BOOL:
           *AT (rc, f, gboolean) = json_object_get_boolean_member_with_default (o, f->name, absent != 0);

@@ -102,6 +102,13 @@ const NlRunField *nl_run_config_find_field (const char *name);
 gboolean nl_run_field_check (const NlRunField *f, const char *as, double v, GError **error);
 /* A number field's value in rc (bools as 0/1). */
 double nl_run_field_get_number (const NlRunField *f, const NlRunConfig *rc);
+/* Sets a number field of rc (ints truncate; bools: v != 0). */
+void nl_run_field_set_number (const NlRunField *f, NlRunConfig *rc, double v);
+/* Sets any field from TEXT as a user writes it ("0.01", "adam", "bf16",
+ * "true", "cuda:0", a schedule); an optimizer takes its own defaults
+ * (nl_run_config_set_optimizer). FALSE with an error naming the field when
+ * TEXT is no value of it (limits are nl_run_field_check's business). */
+gboolean nl_run_field_set_text (const NlRunField *f, NlRunConfig *rc, const char *text, GError **error);
 
 void nl_run_config_init (NlRunConfig *rc);
 void nl_run_config_clear (NlRunConfig *rc);

@@ -48,5 +48,8 @@ gint64 nl_project_step (NlProject *p, const char *what, GError **error, const ch
  * last inserted rowid. */
 gint64 nl_project_write (NlProject *p, const char *what, gint64 *rowid, GError **error, const char *sql,
                          const char *fmt, ...);
+/* Steps ST to the end, handing each row to fn; finalizes ST. With p->lock held. */
+gboolean nl_project_for_rows (NlProject *p, sqlite3_stmt *st, void (*fn) (sqlite3_stmt *, gpointer), gpointer data,
+                              GError **error);
 /* Sets a NOT_FOUND error "PATH: no WHAT ID"; returns FALSE. */
 gboolean nl_project_not_found (NlProject *p, GError **error, const char *what, gint64 id);

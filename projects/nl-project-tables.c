@@ -129,9 +129,8 @@ nl_project_not_found (NlProject *p, GError **error, const char *what, gint64 id)
   return FALSE;
 }
 
-/* Steps ST to the end, handing each row to fn; finalizes ST. */
-static gboolean
-for_rows (NlProject *p, sqlite3_stmt *st, void (*fn) (sqlite3_stmt *, gpointer), gpointer data,
+gboolean
+nl_project_for_rows (NlProject *p, sqlite3_stmt *st, void (*fn) (sqlite3_stmt *, gpointer), gpointer data,
           GError **error)
 {
   int rc;
@@ -245,7 +244,7 @@ list_networks (NlProject *p, const char *name, GError **error)
     : nl_project_prepare (p, "SELECT n.id, n.name, n.version, n.created, c.cnt FROM networks n"
                           " JOIN (SELECT name, max (version) AS v, count (*) AS cnt FROM networks"
                           " GROUP BY name) c ON n.name = c.name AND n.version = c.v ORDER BY n.name", error);
-  gboolean ok = st && for_rows (p, st, network_row, out, error);
+  gboolean ok = st && nl_project_for_rows (p, st, network_row, out, error);
   g_mutex_unlock (&p->lock);
   if (!ok)
     g_clear_pointer (&out, g_ptr_array_unref);
@@ -402,7 +401,7 @@ list_pipelines (NlProject *p, const char *name, GError **error)
   g_mutex_lock (&p->lock);
   sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT " PIPELINE_COLUMNS " FROM pipelines"
                                    " WHERE ?1 IS NULL OR name = ?1 ORDER BY name", "t", name);
-  gboolean ok = st && for_rows (p, st, pipeline_row, out, error);
+  gboolean ok = st && nl_project_for_rows (p, st, pipeline_row, out, error);
   g_mutex_unlock (&p->lock);
   if (!ok)
     g_clear_pointer (&out, g_ptr_array_unref);
@@ -445,7 +444,7 @@ nl_project_delete_pipeline (NlProject *p, const char *name, GError **error)
 /* ---- runs ---- */
 
 static const char *const statuses[] = {
-  "queued", "running", "paused", "finished", "failed", "stopped", "interrupted",
+  "queued", "running", "paused", "finished", "failed", "stopped", "interrupted", "pruned",
 };
 
 static gboolean
@@ -455,7 +454,7 @@ check_status (const char *status, GError **error)
     if (g_strcmp0 (status, statuses[i]) == 0)
       return TRUE;
   g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
-               "unknown run status “%s” (queued, running, paused, finished, failed, stopped or interrupted)",
+               "unknown run status “%s” (queued, running, paused, finished, failed, stopped, interrupted or pruned)",
                status ? status : "(null)");
   return FALSE;
 }
@@ -464,7 +463,7 @@ static gboolean
 is_terminal (const char *status)
 {
   return strcmp (status, "finished") == 0 || strcmp (status, "failed") == 0
-         || strcmp (status, "stopped") == 0 || strcmp (status, "interrupted") == 0;
+         || strcmp (status, "stopped") == 0 || strcmp (status, "interrupted") == 0 || strcmp (status, "pruned") == 0;
 }
 
 void
@@ -481,6 +480,7 @@ nl_run_info_free (NlRunInfo *r)
   g_free (r->status);
   g_free (r->error);
   g_free (r->host);
+  g_free (r->sweep_params);
   g_free (r);
 }
 
@@ -506,13 +506,15 @@ nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **error)
   gint64 n = nl_project_write (p, "cannot create the run", &id, error,
                      "INSERT INTO runs (name, parent_run, parent_checkpoint, network_name, network_json,"
                      " pipeline_json, hparams_json, seed, device, status, error, host, pid, created, started,"
-                     " finished) VALUES (?1, nullif (?2, 0), nullif (?3, 0), ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-                     " ?11, ?12, nullif (?13, 0), ?14, ?15, ?16)",
-                     "tiitttti" "tttti" "ddd",
+                     " finished, sweep, sweep_trial, sweep_params) VALUES (?1, nullif (?2, 0), nullif (?3, 0), ?4,"
+                     " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, nullif (?13, 0), ?14, ?15, ?16, nullif (?17, 0),"
+                     " CASE WHEN ?17 > 0 THEN ?18 END, ?19)",
+                     "tiitttti" "tttti" "ddd" "int",
                      info->name ? info->name : "", info->parent_run, info->parent_checkpoint,
                      info->network_name, info->network_json, info->pipeline_json, info->hparams_json,
                      info->seed, info->device, status, info->error, host, pid,
-                     info->created > 0 ? info->created : now, started, finished);
+                     info->created > 0 ? info->created : now, started, finished, info->sweep, info->sweep_trial,
+                     info->sweep_params);
   return n == 1 ? id : 0;
 }
 
@@ -549,7 +551,8 @@ nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, GError **e
 }
 
 #define RUN_COLUMNS "id, name, parent_run, parent_checkpoint, network_name, network_json, pipeline_json," \
-  " hparams_json, seed, device, status, error, host, pid, created, started, finished, epochs_done"
+  " hparams_json, seed, device, status, error, host, pid, created, started, finished, epochs_done, sweep," \
+  " sweep_trial, sweep_params"
 
 static void
 run_row (sqlite3_stmt *st, gpointer data)
@@ -573,17 +576,20 @@ run_row (sqlite3_stmt *st, gpointer data)
   r->started = sqlite3_column_double (st, 15);   /* NULL reads as 0 */
   r->finished = sqlite3_column_double (st, 16);
   r->epochs_done = sqlite3_column_int (st, 17);
+  r->sweep = sqlite3_column_int64 (st, 18);
+  r->sweep_trial = sqlite3_column_int (st, 19);
+  r->sweep_params = nl_project_col_str (st, 20);
   g_ptr_array_add (data, r);
 }
 
 static GPtrArray *
-list_runs (NlProject *p, gint64 run, GError **error)
+list_runs (NlProject *p, gint64 run, gint64 sweep, GError **error)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_run_info_free);
   g_mutex_lock (&p->lock);
-  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT " RUN_COLUMNS " FROM runs WHERE ?1 = 0 OR id = ?1"
-                                   " ORDER BY id", "i", run);
-  gboolean ok = st && for_rows (p, st, run_row, out, error);
+  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 = 0 OR id = ?1)"
+                                   " AND (?2 = 0 OR sweep = ?2) ORDER BY id", "ii", run, sweep);
+  gboolean ok = st && nl_project_for_rows (p, st, run_row, out, error);
   g_mutex_unlock (&p->lock);
   if (!ok)
     g_clear_pointer (&out, g_ptr_array_unref);
@@ -596,7 +602,7 @@ nl_project_get_run (NlProject *p, gint64 run, GError **error)
   g_return_val_if_fail (p != NULL, NULL);
   if (run <= 0)
     return nl_project_not_found (p, error, "run", run), NULL;
-  g_autoptr (GPtrArray) rows = list_runs (p, run, error);
+  g_autoptr (GPtrArray) rows = list_runs (p, run, 0, error);
   if (!rows)
     return NULL;
   if (rows->len == 0)
@@ -608,7 +614,14 @@ GPtrArray *
 nl_project_list_runs (NlProject *p, GError **error)
 {
   g_return_val_if_fail (p != NULL, NULL);
-  return list_runs (p, 0, error);
+  return list_runs (p, 0, 0, error);
+}
+
+GPtrArray *
+nl_project_list_sweep_runs (NlProject *p, gint64 sweep, GError **error)
+{
+  g_return_val_if_fail (p != NULL && sweep > 0, NULL);
+  return list_runs (p, 0, sweep, error);
 }
 
 gboolean
@@ -666,7 +679,7 @@ nl_project_list_tags (NlProject *p, gint64 run, GError **error)
   g_mutex_lock (&p->lock);
   sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT DISTINCT tag FROM tags WHERE ?1 = 0 OR run = ?1"
                                    " ORDER BY tag", "i", run);
-  gboolean ok = st && for_rows (p, st, tag_row, out, error);
+  gboolean ok = st && nl_project_for_rows (p, st, tag_row, out, error);
   g_mutex_unlock (&p->lock);
   if (!ok)
     return NULL;
@@ -714,7 +727,7 @@ nl_project_list_notes (NlProject *p, gint64 run, GError **error)
   g_mutex_lock (&p->lock);
   sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT id, run, text, created FROM notes WHERE run = ?1"
                                    " ORDER BY id", "i", run);
-  gboolean ok = st && for_rows (p, st, note_row, out, error);
+  gboolean ok = st && nl_project_for_rows (p, st, note_row, out, error);
   g_mutex_unlock (&p->lock);
   if (!ok)
     g_clear_pointer (&out, g_ptr_array_unref);

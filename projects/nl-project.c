@@ -21,6 +21,28 @@ G_DEFINE_QUARK (nl-project-error-quark, nl_project_error)
  * last so reading the other columns never walks a blob's overflow pages.
  * test-project checks that migrating an old file gives the same tables,
  * columns and indexes as this. */
+/* A sweep: the search, its base settings and network snapshot; its
+ * trials are the runs that point at it. */
+#define SWEEPS_SQL \
+  "CREATE TABLE sweeps (" \
+  "  id INTEGER PRIMARY KEY," \
+  "  name TEXT NOT NULL DEFAULT ''," \
+  "  network_name TEXT," \
+  "  network_json TEXT NOT NULL," \
+  "  hparams_json TEXT NOT NULL," \
+  "  device TEXT," \
+  "  space TEXT NOT NULL," \
+  "  strategy TEXT NOT NULL," \
+  "  trials INTEGER NOT NULL," \
+  "  metric TEXT NOT NULL," \
+  "  maximize INTEGER NOT NULL," \
+  "  prune TEXT," \
+  "  parallel INTEGER NOT NULL DEFAULT 1," \
+  "  seed INTEGER NOT NULL DEFAULT 0," \
+  "  status TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'finished', 'stopped'))," \
+  "  created REAL NOT NULL," \
+  "  finished REAL);"
+
 static const char schema_sql[] =
   "CREATE TABLE networks ("
   "  id INTEGER PRIMARY KEY,"
@@ -50,7 +72,7 @@ static const char schema_sql[] =
   "  hparams_json TEXT,"
   "  seed INTEGER NOT NULL DEFAULT 0,"
   "  status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'running', 'paused',"
-  "    'finished', 'failed', 'stopped', 'interrupted')),"
+  "    'finished', 'failed', 'stopped', 'interrupted', 'pruned')),"
   "  error TEXT,"
   "  host TEXT,"
   "  pid INTEGER,"
@@ -58,8 +80,14 @@ static const char schema_sql[] =
   "  started REAL,"
   "  finished REAL,"
   "  device TEXT,"
-  "  epochs_done INTEGER NOT NULL DEFAULT 0);"
+  "  epochs_done INTEGER NOT NULL DEFAULT 0,"
+  "  sweep INTEGER REFERENCES sweeps (id) ON DELETE SET NULL,"
+  "  sweep_trial INTEGER,"
+  "  sweep_params TEXT);"
   "CREATE INDEX runs_parent_run ON runs (parent_run);"
+  /* a trial is created once: its run row carries the link */
+  "CREATE UNIQUE INDEX runs_sweep_trial ON runs (sweep, sweep_trial);"
+  SWEEPS_SQL
   "CREATE INDEX runs_parent_checkpoint ON runs (parent_checkpoint);"
   /* AUTOINCREMENT: rowids never come back after a delete, so a watcher's
    * after_rowid never skips new rows. */
@@ -149,6 +177,20 @@ static const char *const migrations[] = {
   "UPDATE metric_summaries SET (last_step, last_id, last_value) = (SELECT step, id, value FROM metrics m"
   "  WHERE m.run = metric_summaries.run AND m.name = metric_summaries.name"
   "  AND m.split = metric_summaries.split ORDER BY step DESC, id DESC LIMIT 1);",
+  /* Version 1 had no sweeps and no 'pruned' status. SQLite cannot alter a
+   * CHECK, and rebuilding runs would cascade-delete its metrics: the
+   * CHECK's text is widened in place (SQLite's documented way to loosen a
+   * constraint); RESET makes the connection reread the schema, or the
+   * ALTERs below would splice their columns in at stale offsets. */
+  "PRAGMA writable_schema = ON;"
+  "UPDATE sqlite_master SET sql = replace (sql, '''stopped'', ''interrupted''))',"
+  "  '''stopped'', ''interrupted'', ''pruned''))') WHERE type = 'table' AND name = 'runs';"
+  "PRAGMA writable_schema = RESET;"
+  SWEEPS_SQL
+  "ALTER TABLE runs ADD COLUMN sweep INTEGER REFERENCES sweeps (id) ON DELETE SET NULL;"
+  "ALTER TABLE runs ADD COLUMN sweep_trial INTEGER;"
+  "ALTER TABLE runs ADD COLUMN sweep_params TEXT;"
+  "CREATE UNIQUE INDEX runs_sweep_trial ON runs (sweep, sweep_trial);",
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == NL_PROJECT_SCHEMA_VERSION);
 

@@ -31,7 +31,7 @@ typedef enum {
 } NlProjectErrorCode;
 
 /* The schema this netloom writes; older files are migrated on open. */
-#define NL_PROJECT_SCHEMA_VERSION 1
+#define NL_PROJECT_SCHEMA_VERSION 2
 /* PRAGMA application_id of every project file: 'NLOM'. */
 #define NL_PROJECT_APPLICATION_ID 0x4E4C4F4D
 
@@ -118,6 +118,9 @@ typedef struct {
   gint64 pid;
   double created, started, finished;
   int epochs_done;
+  gint64 sweep;         /* the sweep it is a trial of (0: none) */
+  int sweep_trial;      /* its trial number in that sweep, from 0 */
+  char *sweep_params;   /* the trial's values, a JSON object (nl-sweep-space.h) */
 } NlRunInfo;
 void nl_run_info_free (NlRunInfo *r);
 
@@ -125,11 +128,13 @@ void nl_run_info_free (NlRunInfo *r);
  * host, pid and start time of this process are filled in when not given.
  * created 0 means now. id and epochs_done are ignored. Returns the id. */
 gint64 nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **error);
-/* status: queued, running, paused, finished, failed, stopped, interrupted.
+/* A sweep's trial numbers are unique: creating a second run with the same
+ * (sweep, sweep_trial) fails. */
+/* status: queued, running, paused, finished, failed, stopped, interrupted, pruned.
  *   running   sets started (first time only), host and pid; clears finished and error
  *   paused    changes nothing else
  *   queued    clears started, finished, error, host and pid
- *   finished, failed, stopped, interrupted  set finished = now and
+ *   finished, failed, stopped, interrupted, pruned  set finished = now and
  *             error = error_message (may be NULL) */
 gboolean nl_project_set_run_status (NlProject *p, gint64 run, const char *status,
                                     const char *error_message, GError **error);
@@ -137,6 +142,8 @@ gboolean nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, G
 NlRunInfo *nl_project_get_run (NlProject *p, gint64 run, GError **error);
 /* NlRunInfo*, by id. */
 GPtrArray *nl_project_list_runs (NlProject *p, GError **error);
+/* NlRunInfo*, the trials of SWEEP, by id. */
+GPtrArray *nl_project_list_sweep_runs (NlProject *p, gint64 sweep, GError **error);
 gboolean nl_project_rename_run (NlProject *p, gint64 run, const char *name, GError **error);
 /* Deletes the run with its metrics, checkpoints, tags and notes; runs forked
  * from it keep their snapshots and lose the parent link. */
@@ -157,6 +164,35 @@ gint64 nl_project_add_note (NlProject *p, gint64 run, const char *text, GError *
 /* NlNote*, oldest first. */
 GPtrArray *nl_project_list_notes (NlProject *p, gint64 run, GError **error);
 gboolean nl_project_delete_note (NlProject *p, gint64 note, GError **error);
+
+/* ---- sweeps: a search over run settings; its trials are runs ---- */
+typedef struct {
+  gint64 id;
+  char *name;
+  char *network_name, *network_json;  /* the snapshot each trial starts from */
+  char *hparams_json;                 /* the base run settings (nl-run-config.h) */
+  char *device;
+  char *space;                        /* "lr=log:1e-4:1e-1,..." (nl-sweep-space.h) */
+  char *strategy;                     /* grid, random, tpe */
+  int trials;                         /* how many trials the sweep runs */
+  char *metric;                       /* test_accuracy, train_accuracy, train_loss */
+  gboolean maximize;
+  char *prune;                        /* "asha[:eta=3,min_epochs=1]", or NULL */
+  int parallel;                       /* trials at once */
+  gint64 seed;
+  char *status;                       /* running, finished, stopped */
+  double created, finished;
+} NlSweepInfo;
+void nl_sweep_info_free (NlSweepInfo *s);
+
+/* Needs network_json, hparams_json, space, strategy, metric and trials >= 1;
+ * status NULL is running. Returns the id. */
+gint64 nl_project_create_sweep (NlProject *p, const NlSweepInfo *info, GError **error);
+NlSweepInfo *nl_project_get_sweep (NlProject *p, gint64 sweep, GError **error);
+/* NlSweepInfo*, by id. */
+GPtrArray *nl_project_list_sweeps (NlProject *p, GError **error);
+/* running, finished or stopped; finished and stopped set finished = now. */
+gboolean nl_project_set_sweep_status (NlProject *p, gint64 sweep, const char *status, GError **error);
 
 /* ---- metrics ---- */
 typedef struct {
@@ -260,5 +296,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlNetworkInfo, nl_network_info_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlPipelineInfo, nl_pipeline_info_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlRunInfo, nl_run_info_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlNote, nl_note_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlSweepInfo, nl_sweep_info_free)
 
 G_END_DECLS

@@ -144,10 +144,10 @@ test_schema (Fixture *f, gconstpointer data)
 
   sqlite3 *db = raw_open (f->path);
   g_assert_cmpint (raw_int (db, "PRAGMA application_id"), ==, 0x4E4C4F4D);
-  g_assert_cmpint (raw_int (db, "PRAGMA user_version"), ==, 1);
+  g_assert_cmpint (raw_int (db, "PRAGMA user_version"), ==, NL_PROJECT_SCHEMA_VERSION);
   g_autofree char *mode = raw_text (db, "PRAGMA journal_mode");
   g_assert_cmpstr (mode, ==, "wal");
-  const char *tables[] = { "networks", "pipelines", "runs", "metrics", "checkpoints", "tags", "notes" };
+  const char *tables[] = { "networks", "pipelines", "runs", "metrics", "checkpoints", "tags", "notes", "sweeps" };
   for (guint i = 0; i < G_N_ELEMENTS (tables); i++)
     {
       g_autofree char *sql = g_strdup_printf ("SELECT count (*) FROM sqlite_master WHERE type = 'table'"
@@ -180,11 +180,82 @@ test_schema (Fixture *f, gconstpointer data)
   nl_project_close (f->p);
   f->p = nl_project_open (f->path, FALSE, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (nl_project_schema_version (f->p), ==, 1);
+  g_assert_cmpint (nl_project_schema_version (f->p), ==, NL_PROJECT_SCHEMA_VERSION);
   g_autofree char *missing = g_build_filename (f->dir, "missing.netloom", NULL);
   g_assert_null (nl_project_open (missing, FALSE, &error));
   g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND);
   g_assert_false (g_file_test (missing, G_FILE_TEST_EXISTS));
+}
+
+/* ---- sweeps ---- */
+
+static void
+test_sweeps (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  NlSweepInfo info = { .name = (char *) "search", .network_name = (char *) "tiny", .network_json = (char *) net_json,
+                       .hparams_json = (char *) "{\"epochs\":4}", .space = (char *) "lr=log:1e-4:1e-1",
+                       .strategy = (char *) "tpe", .metric = (char *) "test_accuracy", .maximize = TRUE,
+                       .prune = (char *) "asha:eta=3", .trials = 24, .parallel = 2, .seed = 7 };
+  gint64 id = nl_project_create_sweep (f->p, &info, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (id, >, 0);
+
+  g_autoptr (NlSweepInfo) s = nl_project_get_sweep (f->p, id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (s->name, ==, "search");
+  g_assert_cmpstr (s->hparams_json, ==, "{\"epochs\":4}");
+  g_assert_cmpstr (s->strategy, ==, "tpe");
+  g_assert_cmpstr (s->prune, ==, "asha:eta=3");
+  g_assert_cmpstr (s->status, ==, "running");
+  g_assert_true (s->maximize);
+  g_assert_cmpint (s->trials, ==, 24);
+  g_assert_cmpint (s->parallel, ==, 2);
+  g_assert_cmpint (s->seed, ==, 7);
+  g_assert_cmpfloat (s->finished, ==, 0);
+  g_assert_true (nl_project_set_sweep_status (f->p, id, "finished", &error));
+  g_autoptr (GPtrArray) all = nl_project_list_sweeps (f->p, &error);
+  g_assert_cmpuint (all->len, ==, 1);
+  g_assert_cmpstr (((NlSweepInfo *) all->pdata[0])->status, ==, "finished");
+  g_assert_cmpfloat (((NlSweepInfo *) all->pdata[0])->finished, >, 0);
+  g_assert_false (nl_project_set_sweep_status (f->p, id, "paused", &error));
+  g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_null (nl_project_get_sweep (f->p, 99, &error));
+  g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  /* trials are runs linked to the sweep; a trial number is taken once */
+  NlRunInfo plain = { .network_json = (char *) net_json };
+  NlRunInfo t0 = { .network_json = (char *) net_json, .sweep = id, .sweep_trial = 0,
+                   .sweep_params = (char *) "{\"lr\":0.01}" };
+  NlRunInfo t1 = { .network_json = (char *) net_json, .sweep = id, .sweep_trial = 1 };
+  gint64 r_plain = nl_project_create_run (f->p, &plain, &error);
+  gint64 r0 = nl_project_create_run (f->p, &t0, &error);
+  gint64 r1 = nl_project_create_run (f->p, &t1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_project_create_run (f->p, &t0, &error), ==, 0);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_autoptr (GPtrArray) trials = nl_project_list_sweep_runs (f->p, id, &error);
+  g_assert_cmpuint (trials->len, ==, 2);
+  NlRunInfo *a = trials->pdata[0], *b = trials->pdata[1];
+  g_assert_cmpint (a->id, ==, r0);
+  g_assert_cmpint (a->sweep, ==, id);
+  g_assert_cmpint (a->sweep_trial, ==, 0);
+  g_assert_cmpstr (a->sweep_params, ==, "{\"lr\":0.01}");
+  g_assert_cmpint (b->id, ==, r1);
+  g_assert_cmpint (b->sweep_trial, ==, 1);
+  g_autoptr (NlRunInfo) p = nl_project_get_run (f->p, r_plain, &error);
+  g_assert_cmpint (p->sweep, ==, 0);
+  g_assert_null (p->sweep_params);
+
+  /* pruned is a final status */
+  g_assert_true (nl_project_set_run_status (f->p, r1, "pruned", "pruned at epoch 1", &error));
+  g_autoptr (NlRunInfo) pr = nl_project_get_run (f->p, r1, &error);
+  g_assert_cmpstr (pr->status, ==, "pruned");
+  g_assert_cmpstr (pr->error, ==, "pruned at epoch 1");
+  g_assert_cmpfloat (pr->finished, >, 0);
 }
 
 /* ---- networks and pipelines ---- */
@@ -1015,9 +1086,10 @@ test_refuse (void)
   nl_project_save_network (p, "x", net_json, &error);
   nl_project_close (p);
   sqlite3 *db = raw_open (newer);
-  raw_exec (db, "PRAGMA user_version = 2; CREATE TABLE future (x)");
+  raw_exec (db, "PRAGMA user_version = 3; CREATE TABLE future (x)");
   sqlite3_close (db);
-  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 2, this one reads up to 1)",
+  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 2);
+  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 3, this one reads up to 2)",
                                              newer);
   assert_refused (newer, NL_PROJECT_ERROR_NEWER, expect);
 
@@ -1056,7 +1128,7 @@ test_refuse (void)
   g_clear_error (&error);
   p = nl_project_open (empty, TRUE, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (nl_project_schema_version (p), ==, 1);
+  g_assert_cmpint (nl_project_schema_version (p), ==, NL_PROJECT_SCHEMA_VERSION);
   nl_project_close (p);
   rm_rf (dir);
 }
@@ -1208,8 +1280,9 @@ test_migrate (void)
 
   NlProject *p = nl_project_open (path, FALSE, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (nl_project_schema_version (p), ==, 1);
-  g_assert_true (nl_project_check (p, &error));
+  g_assert_cmpint (nl_project_schema_version (p), ==, NL_PROJECT_SCHEMA_VERSION);
+  nl_project_check (p, &error);
+  g_assert_no_error (error);
 
   /* The rows survived, and the new columns have their defaults. */
   g_autoptr (GPtrArray) nets = nl_project_list_network_versions (p, "tiny", &error);
@@ -1251,6 +1324,18 @@ test_migrate (void)
   gint64 run2 = nl_project_create_run (p, &info, &error);
   g_assert_no_error (error);
   g_assert_true (nl_project_set_run_epochs (p, run2, 3, &error));
+  /* and schema 2's: a run may be pruned, and be a sweep's trial */
+  g_assert_true (nl_project_set_run_status (p, run2, "pruned", "pruned at epoch 1", &error));
+  g_assert_no_error (error);
+  NlSweepInfo sw = { .network_json = (char *) net_json, .hparams_json = (char *) "{}", .space = (char *) "lr=0.1",
+                     .strategy = (char *) "random", .metric = (char *) "test_accuracy", .trials = 2 };
+  gint64 sweep = nl_project_create_sweep (p, &sw, &error);
+  g_assert_no_error (error);
+  NlRunInfo trial = { .network_json = (char *) net_json, .sweep = sweep, .sweep_trial = 1 };
+  g_assert_cmpint (nl_project_create_run (p, &trial, &error), >, 0);
+  g_assert_no_error (error);
+  nl_project_check (p, &error);
+  g_assert_no_error (error);
   nl_project_close (p);
 
   /* The migrated schema is the one new projects get. */
@@ -1611,6 +1696,7 @@ main (int argc, char **argv)
   ADD_F ("/project/networks", test_networks);
   ADD_F ("/project/pipelines", test_pipelines);
   ADD_F ("/project/runs", test_runs);
+  ADD_F ("/project/sweeps", test_sweeps);
   ADD_F ("/project/metrics", test_metrics);
   ADD_F ("/project/metric-summary", test_metric_summary);
   ADD_F ("/project/checkpoints", test_checkpoints);

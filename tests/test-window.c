@@ -7,6 +7,8 @@
 #include "ui/nl-training-page.h"
 #include "ui/nl-window.h"
 #include "ui/nl-run-row.h"
+#include "ui/nl-sweep-dialog.h"
+#include "ui/nl-sweep-view.h"
 
 #include <string.h>
 
@@ -250,6 +252,73 @@ test_train_then_compare (void)
   nl_test_remove_tree (dir);
 }
 
+static gboolean
+sweep_view_done (gpointer data)
+{
+  NlSweepView *view = data;
+  return !nl_sweep_view_is_running (view) && nl_sweep_plot_get_n_drawn (nl_sweep_view_get_parallel (view)) == 3;
+}
+
+/* Sweep… on the training page: the dialog stores a 3-trial sweep of the
+ * form's settings, the window shows the Experiments page's sweep view,
+ * which runs it and fills its parallel coordinates. */
+static void
+test_sweep_from_training_page (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "p.netloom", NULL);
+  g_autofree char *data_dir = g_build_filename (dir, "idx", NULL);
+  g_autofree char *spec = g_strdup_printf ("mnist:%s", data_dir);
+  NlPipelineInfo pl = { .name = "tiny", .dataset_spec = spec, .batch_size = 32, .workers = 0 };
+  NlWindow *win = nl_window_new (NULL);
+  NlTrainingPage *training;
+  NlSweepDialog *dialog;
+  NlSweepView *view;
+  g_autoptr (NlSweepInfo) info = NULL;
+  g_autoptr (GError) error = NULL;
+  gint64 sweep;
+
+  g_assert_cmpint (g_mkdir_with_parents (data_dir, 0755), ==, 0);
+  nl_test_write_idx_dataset_sized (data_dir, 28, 256, 64);
+  {
+    g_autoptr (NlProject) p = NULL;
+    g_assert_true (nl_project_create_sample (path, NULL));
+    p = nl_project_open (path, FALSE, NULL);
+    g_assert_cmpint (nl_project_save_pipeline (p, &pl, NULL), >, 0);
+  }
+  gtk_window_set_default_size (GTK_WINDOW (win), 1280, 800);
+  gtk_window_present (GTK_WINDOW (win));
+  nl_window_open_project (win, path, NL_OPEN_EXISTING);
+  g_assert_true (nl_test_wait_until (loaded, win, 20000));
+  nl_window_show_page (win, "training");
+  training = NL_TRAINING_PAGE (nl_window_get_page (win, "training"));
+  g_assert_true (nl_test_wait_until (training_page_ready, training, 20000));
+  select_combo (training, "network", "mlp");
+  select_combo (training, "pipeline", "tiny");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (nl_training_page_get_form_widget (training, "epochs")), 1);
+  nl_test_pump (20);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (training), "training.sweep", NULL));
+  dialog = NL_SWEEP_DIALOG (nl_test_wait_window (NL_TYPE_SWEEP_DIALOG, 5000));
+  g_assert_nonnull (dialog);
+  g_assert_true (nl_sweep_dialog_set_vary (dialog, "lr", TRUE, "log:1e-3:1e-1"));
+  nl_sweep_dialog_set_network_params (dialog, "fc1.units=int:8:32");
+  nl_sweep_dialog_set_trials (dialog, 3);
+  sweep = nl_sweep_dialog_start (dialog, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (sweep, >, 0);
+
+  g_assert_cmpstr (nl_window_get_page_name (win), ==, "experiments");
+  view = nl_experiments_page_get_sweep_view (NL_EXPERIMENTS_PAGE (nl_window_get_page (win, "experiments")));
+  g_assert_cmpint (nl_sweep_view_get_sweep (view), ==, sweep);
+  g_assert_true (nl_test_wait_until (sweep_view_done, view, 120000));
+  info = nl_project_get_sweep (nl_workspace_get_project (nl_window_get_workspace (win)), sweep, NULL);
+  g_assert_cmpstr (info->status, ==, "finished");
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (nl_sweep_view_get_parallel (view))));
+  g_assert_cmpfloat (nl_test_drawn_fraction (GTK_WIDGET (nl_sweep_view_get_parallel (view))), >, 0.005);
+  gtk_window_destroy (GTK_WINDOW (win));
+  nl_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -257,6 +326,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/sample-project", test_sample_project);
   g_test_add_func ("/window/damaged-file-refused", test_damaged_file_refused);
   g_test_add_func ("/window/train-then-compare", test_train_then_compare);
+  g_test_add_func ("/window/sweep-from-training-page", test_sweep_from_training_page);
   g_test_add_func ("/window/project-choosers", test_project_choosers);
   return g_test_run ();
 }

@@ -31,7 +31,7 @@ status_icon (const char *status)
     { "running", "media-playback-start-symbolic" }, { "paused", "media-playback-pause-symbolic" },
     { "queued", "content-loading-symbolic" },       { "finished", "emblem-ok-symbolic" },
     { "failed", "dialog-error-symbolic" },          { "stopped", "media-playback-stop-symbolic" },
-    { "interrupted", "dialog-warning-symbolic" },
+    { "interrupted", "dialog-warning-symbolic" },   { "pruned", "edit-cut-symbolic" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (icons); i++)
     if (g_strcmp0 (status, icons[i][0]) == 0)

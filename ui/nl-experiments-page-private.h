@@ -8,6 +8,7 @@
 #include "ui/nl-experiments-page.h"
 #include "ui/nl-hparam-diff.h"
 #include "ui/nl-run-row.h"
+#include "ui/nl-sweep-view.h"
 #include "ui/plot/nl-plot.h"
 
 struct _NlExperimentsPage {
@@ -29,6 +30,9 @@ struct _NlExperimentsPage {
   GMenuModel *row_menu;
 
   NlWorkspace *ws;
+  /* runs or sweeps: the page's own content, switched at the top */
+  GtkStack *modes;
+  NlSweepView *sweep_view;
 
   /* the table: store (newest run first) -> filter -> sort -> selection */
   GListStore *store;

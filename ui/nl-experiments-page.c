@@ -369,6 +369,7 @@ nl_experiments_page_set_workspace (NlExperimentsPage *page, NlWorkspace *ws)
   if (page->ws)
     g_signal_handlers_disconnect_by_func (page->ws, workspace_changed, page);
   g_set_object (&page->ws, ws);
+  nl_sweep_view_set_workspace (page->sweep_view, ws);
   page->refreshing = page->refresh_again = page->loaded = FALSE;
   g_list_store_remove_all (page->store);
   gtk_editable_set_text (GTK_EDITABLE (page->search), "");
@@ -474,6 +475,47 @@ nl_experiments_page_class_init (NlExperimentsPageClass *klass)
   nl_experiments_page_install_actions (klass);
 }
 
+/* The template's runs (table and comparison) become one of two modes,
+ * beside the sweep view, switched at the top. */
+static void
+setup_modes (NlExperimentsPage *page)
+{
+  GtkWidget *runs = g_object_ref (GTK_WIDGET (page->stack));
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0), *switcher = gtk_stack_switcher_new ();
+
+  adw_bin_set_child (ADW_BIN (page), NULL);
+  page->modes = GTK_STACK (gtk_stack_new ());
+  page->sweep_view = NL_SWEEP_VIEW (nl_sweep_view_new ());
+  gtk_stack_add_titled (page->modes, runs, "runs", "Runs");
+  gtk_stack_add_titled (page->modes, GTK_WIDGET (page->sweep_view), "sweeps", "Sweeps");
+  gtk_widget_set_vexpand (GTK_WIDGET (page->modes), TRUE);
+  gtk_stack_switcher_set_stack (GTK_STACK_SWITCHER (switcher), page->modes);
+  gtk_widget_set_halign (switcher, GTK_ALIGN_CENTER);
+  gtk_widget_set_margin_top (switcher, 6);
+  gtk_box_append (GTK_BOX (box), switcher);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (page->modes));
+  adw_bin_set_child (ADW_BIN (page), box);
+  g_object_unref (runs);
+}
+
+NlSweepView *
+nl_experiments_page_get_sweep_view (NlExperimentsPage *page)
+{
+  g_return_val_if_fail (NL_IS_EXPERIMENTS_PAGE (page), NULL);
+  return page->sweep_view;
+}
+
+void
+nl_experiments_page_run_sweep (NlExperimentsPage *page, gint64 sweep)
+{
+  g_autoptr (GError) error = NULL;
+  g_return_if_fail (NL_IS_EXPERIMENTS_PAGE (page));
+  gtk_stack_set_visible_child_name (page->modes, "sweeps");
+  nl_sweep_view_show_sweep (page->sweep_view, sweep);
+  if (!nl_sweep_view_continue (page->sweep_view, &error) && page->ws)
+    nl_workspace_toast (page->ws, "Cannot run sweep %" G_GINT64_FORMAT ": %s", sweep, error->message);
+}
+
 static void
 nl_experiments_page_init (NlExperimentsPage *page)
 {
@@ -506,6 +548,7 @@ nl_experiments_page_init (NlExperimentsPage *page)
   nl_experiments_page_setup_popups (page);
   nl_experiments_page_compare_init (page);
   nl_experiments_page_update_actions (page);
+  setup_modes (page);
 }
 
 /* ---- public accessors ---- */

@@ -68,5 +68,10 @@ void nl_experiments_page_export_metrics_async (NlExperimentsPage *page, const gi
                                                const char *path, GAsyncReadyCallback callback, gpointer user_data);
 /* A message for the user on success ("Exported …"), NULL with error. */
 char *nl_experiments_page_export_finish (NlExperimentsPage *page, GAsyncResult *result, GError **error);
+/* The sweep view, the page's second mode (ui/nl-sweep-view.h). */
+typedef struct _NlSweepView NlSweepView;
+NlSweepView *nl_experiments_page_get_sweep_view (NlExperimentsPage *page);
+/* Shows the sweep view with SWEEP and continues it (Continue Sweep). */
+void nl_experiments_page_run_sweep (NlExperimentsPage *page, gint64 sweep);
 
 G_END_DECLS

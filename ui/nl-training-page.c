@@ -5,6 +5,7 @@
  * nl-training-page-form.c and -settings.c, the dashboard is its own widget
  * (nl-training-dashboard.c). */
 #include "ui/nl-training-page-private.h"
+#include "ui/nl-sweep-dialog.h"
 
 #include <string.h>
 
@@ -30,6 +31,7 @@ nl_training_page_update_actions (NlTrainingPage *page)
   gboolean ready = !session_active (page) && nl_training_page_form_ready (page, &why);
 
   gtk_widget_action_set_enabled (w, "training.start", ready);
+  gtk_widget_action_set_enabled (w, "training.sweep", ready && page->fork_run == 0);
   gtk_widget_action_set_enabled (w, "training.pause", going && page->state == NL_TRAINING_RUNNING
                                                         && !page->stop_requested);
   gtk_widget_action_set_enabled (w, "training.resume", going && page->state == NL_TRAINING_PAUSED
@@ -396,6 +398,31 @@ action_start (GtkWidget *widget, const char *name, GVariant *param)
   start_request (page, r);
 }
 
+/* Sweep…: the form's settings are the sweep's base. */
+static void
+action_sweep (GtkWidget *widget, const char *name, GVariant *param)
+{
+  NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  g_autoptr (GError) error = NULL;
+  StartRequest *r;
+  NlSweepDialog *dialog;
+  GtkRoot *root = gtk_widget_get_root (widget);
+
+  if (session_active (page) || page->fork_run)
+    return;
+  if (!(r = nl_training_page_form_request (page, &error)))
+    {
+      nl_training_page_show_error (page, error->message);
+      return;
+    }
+  dialog = nl_sweep_dialog_new (page->ws, r->network, r->pipeline, &r->rc);
+  if (GTK_IS_WINDOW (root))
+    gtk_window_set_transient_for (GTK_WINDOW (dialog), GTK_WINDOW (root));
+  gtk_window_set_modal (GTK_WINDOW (dialog), TRUE);
+  gtk_window_present (GTK_WINDOW (dialog));
+  start_request_free (r);
+}
+
 static void
 action_pause (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -576,6 +603,7 @@ nl_training_page_class_init (NlTrainingPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlTrainingPage, dashboard);
 
   gtk_widget_class_install_action (widget_class, "training.start", NULL, action_start);
+  gtk_widget_class_install_action (widget_class, "training.sweep", NULL, action_sweep);
   gtk_widget_class_install_action (widget_class, "training.pause", NULL, action_pause);
   gtk_widget_class_install_action (widget_class, "training.resume", NULL, action_resume);
   gtk_widget_class_install_action (widget_class, "training.stop", NULL, action_stop);

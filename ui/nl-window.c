@@ -258,8 +258,16 @@ on_resume_run (NlExperimentsPage *page, gint64 run, gpointer data)
 }
 
 static void
+on_run_sweep (NlWorkspace *ws, gint64 sweep, NlWindow *win)
+{
+  nl_window_show_page (win, "experiments");
+  nl_experiments_page_run_sweep (win->experiments_page, sweep);
+}
+
+static void
 connect_requests (NlWindow *win, NlWorkspace *ws)
 {
+  g_signal_connect (ws, "run-sweep", G_CALLBACK (on_run_sweep), win);
   g_signal_connect (ws, "fork-run", G_CALLBACK (on_fork_run), win);
   g_signal_connect (ws, "evaluate-run", G_CALLBACK (on_evaluate_run), win);
   g_signal_connect (ws, "toast", G_CALLBACK (on_toast), win);

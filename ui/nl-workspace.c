@@ -16,7 +16,7 @@ static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (NlWorkspace, nl_workspace, G_TYPE_OBJECT)
 
-enum { CHANGED, OPEN_NETWORK, FORK_RUN, EVALUATE_RUN, SHOW_PAGE, TOAST, N_SIGNALS };
+enum { CHANGED, OPEN_NETWORK, FORK_RUN, EVALUATE_RUN, SHOW_PAGE, TOAST, RUN_SWEEP, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void
@@ -70,6 +70,8 @@ nl_workspace_class_init (NlWorkspaceClass *klass)
                                         NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
   signals[SHOW_PAGE] = g_signal_new ("show-page", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                      G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[RUN_SWEEP] = g_signal_new ("run-sweep", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                     NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
   signals[TOAST] = g_signal_new ("toast", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                  G_TYPE_NONE, 1, G_TYPE_STRING);
 }
@@ -183,6 +185,12 @@ void
 nl_workspace_request_evaluate_run (NlWorkspace *ws, gint64 run)
 {
   g_signal_emit (ws, signals[EVALUATE_RUN], 0, run);
+}
+
+void
+nl_workspace_request_run_sweep (NlWorkspace *ws, gint64 sweep)
+{
+  g_signal_emit (ws, signals[RUN_SWEEP], 0, sweep);
 }
 
 void

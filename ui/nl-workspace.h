@@ -52,11 +52,13 @@ gboolean nl_workspace_is_busy (NlWorkspace *ws);
  *   ::fork-run (gint64 run)                          training page prefilled from the run
  *   ::evaluate-run (gint64 run)                      evaluation of its best checkpoint
  *   ::show-page (const char *page)                   "network", "data", "training", "experiments"
- *   ::toast (const char *message)                    a non-blocking message */
+ *   ::toast (const char *message)                    a non-blocking message
+ *   ::run-sweep (gint64 sweep)                       the Experiments page's sweep view runs it */
 void nl_workspace_request_open_network (NlWorkspace *ws, const char *name, int version);
 void nl_workspace_request_fork_run (NlWorkspace *ws, gint64 run);
 void nl_workspace_request_evaluate_run (NlWorkspace *ws, gint64 run);
 void nl_workspace_request_page (NlWorkspace *ws, const char *page);
+void nl_workspace_request_run_sweep (NlWorkspace *ws, gint64 sweep);
 void nl_workspace_toast (NlWorkspace *ws, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
 G_END_DECLS

@@ -21,6 +21,8 @@ int nl_cli_import_onnx (int argc, char **argv);
 int nl_cli_devices (int argc, char **argv);
 int nl_cli_evaluate (int argc, char **argv);
 int nl_cli_predict (int argc, char **argv);
+int nl_cli_sweep (int argc, char **argv);
+int nl_cli_sweeps (int argc, char **argv);
 
 /* Ctrl-C asks the running training to stop between batches. */
 void nl_cli_catch_interrupt (void);

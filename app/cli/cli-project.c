@@ -130,12 +130,16 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
     {
       g_autofree char *name = g_strescape (r->name ? r->name : "", NULL);
       g_autofree char *processes = processes_json (r);
+      /* a sweep's trial names its sweep and trial number; other runs null */
+      g_autofree char *sweep = r->sweep > 0 ? g_strdup_printf ("%" G_GINT64_FORMAT ",\"trial\":%d", r->sweep,
+                                                               r->sweep_trial)
+                                            : g_strdup ("null,\"trial\":null");
       printf ("{\"id\":%" G_GINT64_FORMAT ",\"name\":\"%s\",\"status\":\"%s\",\"network\":\"%s\",\"optimizer\":\"%s\","
               "\"lr\":%g,\"batch_size\":%d,\"epochs\":%d,\"epochs_done\":%d,\"parent_run\":%" G_GINT64_FORMAT
-              ",\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f,"
+              ",\"sweep\":%s,\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f,"
               "\"device\":\"%s\",\"precision\":\"%s\"%s}\n",
               r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.optim.kind),
-              rc.optim.lr, rc.batch_size, rc.epochs, r->epochs_done, r->parent_run,
+              rc.optim.lr, rc.batch_size, rc.epochs, r->epochs_done, r->parent_run, sweep,
               json_number (b1, sizeof b1, acc_best), json_number (b2, sizeof b2, acc_last),
               json_number (b3, sizeof b3, loss_last), dur, r->device ? r->device : "cpu",
               nl_precision_name (rc.precision), processes);

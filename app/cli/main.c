@@ -31,6 +31,8 @@ static const Command commands[] = {
   { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
   { "import-onnx", nl_cli_import_onnx, "an ONNX model as a project network with its weights" },
   { "devices", nl_cli_devices, "list the CPU and the GPUs training can run on" },
+  { "sweep", nl_cli_sweep, "search the run settings: a queue of trials, pruned early (--resume continues one)" },
+  { "sweeps", nl_cli_sweeps, "list a project's sweeps" },
 };
 
 static void

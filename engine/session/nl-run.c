@@ -26,8 +26,9 @@ typedef struct {
   /* early stopping */
   double best;
   int best_epoch, wait;
-  char *early_message;      /* set when it triggered */
+  char *early_message;      /* set when it (or pruning) triggered */
   int stop_epoch;
+  gboolean pruned;          /* cb->prune ended the run */
 } Recorder;
 
 static const char *
@@ -37,8 +38,8 @@ r_monitor (const Recorder *r)
          : r->cfg->early_stop_metric ? r->cfg->early_stop_metric : "test_accuracy";
 }
 
-static double
-metric_value (const char *name, const NlEpochReport *e)
+double
+nl_run_metric_value (const char *name, const NlEpochReport *e)
 {
   return !strcmp (name, "train_loss") ? e->train_loss : !strcmp (name, "train_accuracy") ? e->train_acc : e->test_acc;
 }
@@ -92,7 +93,7 @@ early_stop (Recorder *r, const NlEpochReport *e)
 
   if (!metric)
     return FALSE;
-  v = metric_value (metric, e);
+  v = nl_run_metric_value (metric, e);
   if (r->best_epoch == 0 || (lower ? v < r->best - r->cfg->min_delta : v > r->best + r->cfg->min_delta))
     {
       if (!isnan (v))
@@ -115,7 +116,7 @@ static gboolean
 rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **error)
 {
   const char *monitor = r_monitor ((Recorder *) user);
-  double value = metric_value (monitor, e);
+  double value = nl_run_metric_value (monitor, e);
   Recorder *r = user;
   NlTrainPosition pos = { 0 };
   int64_t updates;
@@ -145,6 +146,17 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
     return FALSE;
   if (r->cb->checkpoint)
     r->cb->checkpoint (r->cb->chain.user, pos.epoch, ckpt);
+  if (r->cb->prune && r->cb->prune (r->cb->chain.user, r->run, e, &r->early_message))
+    {
+      /* like early stopping, but the run ends pruned */
+      r->pruned = TRUE;
+      r->stop_epoch = e->epoch;
+      if (!r->early_message)
+        r->early_message = g_strdup_printf ("pruned at epoch %d", e->epoch);
+      r_log (r, r->early_message);
+      g_set_error_literal (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, r->early_message);
+      return FALSE;
+    }
   if (early_stop (r, e))
     {
       /* the trainer stops on FALSE; record() turns this into "finished" */
@@ -228,7 +240,7 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
   if (ok && r.cfg->restore_best)
     ok = restore_best (p, run, t, cb_in, &local);
   if (ok)
-    return nl_project_set_run_status (p, run, "finished", early_message, error);
+    return nl_project_set_run_status (p, run, r.pruned ? "pruned" : "finished", early_message, error);
   nl_project_set_run_status (p, run,
                              g_error_matches (local, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED) ? "stopped" : "failed",
                              local->message, NULL);
@@ -265,7 +277,7 @@ with_processes (char *hparams_json)
 
 static gint64
 create_run (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg, gint64 parent_run,
-            gint64 parent_checkpoint, GError **error)
+            gint64 parent_checkpoint, const NlRunTrial *trial, GError **error)
 {
   g_autofree char *net_json = nl_network_to_json (net);
   g_autofree char *hp = with_processes (nl_run_config_to_json (cfg));
@@ -277,12 +289,25 @@ create_run (NlProject *p, const char *name, const NlNetwork *net, const NlRunCon
                      .parent_checkpoint = parent_checkpoint, .network_name = net->name, .network_json = net_json,
                      .pipeline_json = pl, .hparams_json = hp, .seed = (gint64) cfg->seed, .device = device,
                      .status = (char *) "queued" };
+  if (trial)
+    {
+      info.sweep = trial->sweep;
+      info.sweep_trial = trial->trial;
+      info.sweep_params = (char *) trial->params_json;
+    }
   return nl_project_create_run (p, &info, error);
 }
 
 gboolean
 nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg,
               const NlRunCallbacks *cb, gint64 *run_id, GError **error)
+{
+  return nl_run_train_trial (p, name, net, cfg, NULL, cb, run_id, error);
+}
+
+gboolean
+nl_run_train_trial (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg,
+                    const NlRunTrial *trial, const NlRunCallbacks *cb, gint64 *run_id, GError **error)
 {
   g_autoptr (NlTrainer) t = NULL;
   g_autoptr (GError) local = NULL;
@@ -294,7 +319,7 @@ nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlRunC
   /* an absent device is the caller's mistake, not a failed run to keep */
   if (!nl_run_config_check (cfg, error) || !nl_device_check (cfg->device, error))
     return FALSE;
-  run = create_run (p, name, net, cfg, 0, 0, error);
+  run = create_run (p, name, net, cfg, 0, 0, trial, error);
   if (run <= 0)
     return FALSE;
   if (run_id)
@@ -453,7 +478,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   if (!t)
     return FALSE;
   default_name = g_strdup_printf ("fork of %s", info->name ? info->name : "run");
-  child = create_run (p, name ? name : default_name, net, &rc, run, ckpt, error);
+  child = create_run (p, name ? name : default_name, net, &rc, run, ckpt, NULL, error);
   if (child <= 0)
     return FALSE;
   if (new_run)

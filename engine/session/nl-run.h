@@ -22,13 +22,31 @@ typedef struct {
                                                                        created (resume: the run itself) */
   void (*checkpoint) (gpointer user, int epoch, gint64 checkpoint); /* a checkpoint was stored */
   void (*log) (gpointer user, const char *line);                    /* a line for the user */
+  /* After each epoch's checkpoint: TRUE ends the run with status pruned
+   * (*message, if set, a new string, is its message; default "pruned at
+   * epoch N"). A sweep's early stopping of hopeless trials. */
+  gboolean (*prune) (gpointer user, gint64 run, const NlEpochReport *e, char **message);
 } NlRunCallbacks;
+
+/* The sweep a run is a trial of. */
+typedef struct {
+  gint64 sweep;
+  int trial;                /* its number in the sweep, from 0 */
+  const char *params_json;  /* the trial's values */
+} NlRunTrial;
+
+/* The value of metric NAME (test_accuracy, train_accuracy or train_loss) in E. */
+double nl_run_metric_value (const char *name, const NlEpochReport *e);
 
 /* Creates the run (status running) and trains it; the run ends finished,
  * failed (with the message) or stopped. Returns the run id in *run_id as
  * soon as it exists (also on failure). */
 gboolean nl_run_train (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg,
                        const NlRunCallbacks *cb, gint64 *run_id, GError **error);
+/* nl_run_train for a sweep's trial: the run row is created with its link
+ * to the sweep (trial NULL: none), in one write. */
+gboolean nl_run_train_trial (NlProject *p, const char *name, const NlNetwork *net, const NlRunConfig *cfg,
+                             const NlRunTrial *trial, const NlRunCallbacks *cb, gint64 *run_id, GError **error);
 /* Continues RUN from its last checkpoint up to `epochs` (0: the run's own)
  * with its stored settings and POLICY's checkpoint policy and early
  * stopping (NULL: the defaults). */

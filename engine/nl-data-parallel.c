@@ -92,6 +92,59 @@ nl_dp_share_job (NlComm *comm, const NlNetwork *given_net, const NlRunConfig *gi
   }
 }
 
+/* per process: the command's jobs are over (one command a process) */
+static gboolean jobs_ended;
+
+static gboolean
+job_flag (NlComm *comm, gint32 *flag, GError **error)
+{
+  return nl_comm_broadcast (comm, flag, sizeof *flag, 0, error);
+}
+
+gboolean
+nl_dp_announce_job (NlComm *comm, GError **error)
+{
+  gint32 flag = 1;
+  if (!comm || comm->size <= 1)
+    return TRUE;
+  g_return_val_if_fail (comm->rank == 0 && !jobs_ended, FALSE);
+  return job_flag (comm, &flag, error);
+}
+
+void
+nl_dp_end_jobs (NlComm *comm)
+{
+  g_autoptr (GError) error = NULL;
+  gint32 flag = 0;
+  if (!comm || comm->size <= 1 || comm->rank != 0 || jobs_ended)
+    return;
+  jobs_ended = TRUE;
+  /* a failure here is the collective's own: it says so and ends the job */
+  if (!job_flag (comm, &flag, &error))
+    g_warning ("%s", error->message);
+}
+
+gboolean
+nl_dp_next_job (NlComm *comm, gboolean *more, GError **error)
+{
+  gint32 flag = 0;
+  *more = FALSE;
+  if (!comm || comm->size <= 1 || jobs_ended)
+    return TRUE;
+  g_return_val_if_fail (comm->rank > 0, FALSE);
+  if (!job_flag (comm, &flag, error))
+    return FALSE;
+  *more = flag != 0;
+  jobs_ended = !*more;
+  return TRUE;
+}
+
+gboolean
+nl_dp_jobs_ended (void)
+{
+  return jobs_ended;
+}
+
 void
 nl_dp_local_settings (NlComm *comm, NlRunConfig *cfg)
 {

@@ -29,6 +29,18 @@ gboolean nl_dp_share_job (NlComm *comm, const NlNetwork *given_net, const NlRunC
  * cores of this host shared by its ranks) and the GPU of this local rank. */
 void nl_dp_local_settings (NlComm *comm, NlRunConfig *cfg);
 
+/* One command may train several jobs one after another (a sweep's
+ * trials): before each, rank 0 tells the others that a job follows
+ * (nl_dp_announce_job, called by nl_trainer_new), and when its command
+ * ends, that none does (nl_dp_end_jobs: once; later calls do nothing).
+ * The others wait with nl_dp_next_job: *more TRUE for a job, FALSE at
+ * the end. nl_dp_jobs_ended says whether this process has passed the
+ * end (sent it, or received it). */
+gboolean nl_dp_announce_job (NlComm *comm, GError **error);
+void nl_dp_end_jobs (NlComm *comm);
+gboolean nl_dp_next_job (NlComm *comm, gboolean *more, GError **error);
+gboolean nl_dp_jobs_ended (void);
+
 /* Rank 0's weights, running statistics and optimizer state to every rank. */
 gboolean nl_dp_broadcast_model (NlComm *comm, NlModel *m, GError **error);
 

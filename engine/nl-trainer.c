@@ -33,13 +33,34 @@ struct NlTrainer {
   int batch, eval_batch;     /* this process's share of the batches */
   gboolean in_step;          /* rank 0's model is sent before the first step of nl_trainer_run */
   gboolean stop_asked;       /* a batch callback asked to stop: told the others at the next step */
+  gboolean started;          /* nl_trainer_run began: the others were told to go */
 };
+
+/* Data parallelism: whether rank 0 starts the job it sent (1) or gave up
+ * on it before its first step (0: its checkpoint did not load, its own
+ * trainer could not be made), so that the others, waiting for its model,
+ * end this job and wait for the next. */
+static gboolean
+share_go (NlComm *comm, gboolean go, GError **error)
+{
+  gint32 flag = go ? 1 : 0;
+  if (!nl_comm_broadcast (comm, &flag, sizeof flag, 0, error))
+    return FALSE;
+  if (!flag)
+    {
+      g_set_error_literal (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, "rank 0 did not start this job");
+      return FALSE;
+    }
+  return TRUE;
+}
 
 void
 nl_trainer_free (NlTrainer *t)
 {
   if (!t)
     return;
+  if (t->comm && t->comm->rank == 0 && !t->started)
+    share_go (t->comm, FALSE, NULL);
   nl_program_free (t->train_prog);
   nl_program_free (t->tail_prog);
   nl_program_free (t->eval_prog);
@@ -155,15 +176,20 @@ nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError **error)
   NlComm *comm = nl_comm_world ();
   g_auto (NlRunConfig) local = { 0 };
   NlNetwork *same = (NlNetwork *) net;
+  NlTrainer *t;
 
   if (!comm)
     return trainer_build (net, cfg, NULL, error);
-  /* rank 0 of a data-parallel job: the others get this job */
+  /* rank 0 of a data-parallel job: the others get this job (one of
+   * maybe several in this command) */
   nl_run_config_copy (&local, cfg);
-  if (!nl_dp_share_job (comm, NULL, NULL, &same, &local, error))
+  if (!nl_dp_announce_job (comm, error) || !nl_dp_share_job (comm, NULL, NULL, &same, &local, error))
     return NULL;
   nl_dp_local_settings (comm, &local);
-  return trainer_build (net, &local, comm, error);
+  t = trainer_build (net, &local, comm, error);
+  if (!t)
+    share_go (comm, FALSE, NULL);
+  return t;
 }
 
 NlTrainer *
@@ -507,6 +533,10 @@ share_start (NlTrainer *t, GError **error)
   double pos[4] = { t->next_epoch, (double) t->updates, t->scaler.scale, (double) t->scaler.skipped };
   if (!t->comm)
     return TRUE;
+  if (t->comm->rank == 0)
+    t->started = TRUE;
+  if (!share_go (t->comm, TRUE, error))
+    return FALSE;
   if (!nl_dp_broadcast_model (t->comm, t->model, error) || !nl_comm_broadcast (t->comm, pos, sizeof pos, 0, error))
     return FALSE;
   t->next_epoch = (int) pos[0];

@@ -42,7 +42,10 @@ NlTrainer *nl_trainer_new (const NlNetwork *net, const NlRunConfig *cfg, GError 
  * (NULL: nothing to compare), and every rank then runs nl_trainer_run
  * together. Rank 0's model and position go to all at its start; each
  * process trains on its share of every batch; gradients, losses and
- * metrics are summed over all; rank 0's epoch_done hook decides for all. */
+ * metrics are summed over all; rank 0's epoch_done hook decides for all.
+ * One command may train several such jobs in turn (nl_dp_announce_job);
+ * a trainer rank 0 frees without running it tells the others to give up
+ * that job (they fail with NL_TRAIN_ERROR_CANCELLED). */
 NlTrainer *nl_trainer_new_follower (const NlNetwork *given_net, const NlRunConfig *given_cfg, GError **error);
 /* Seconds spent all-reducing gradients, and those not hidden behind backward. */
 void nl_trainer_comm_seconds (NlTrainer *t, double *busy, double *exposed);

@@ -4,7 +4,8 @@
 # batch (also where 2 does not divide the batch), resume and fork with
 # another process count, a rank killed with kill -9 mid-epoch (the other
 # exits within 30 s, the project stays intact and the run resumes), and a
-# rank given another network refused. Skips (with the reason) only where
+# rank given another network refused; a sweep whose trials each train on
+# every rank (and --resume of it). Skips (with the reason) only where
 # mpirun is absent or netloom was built without MPI.
 # Usage: test-mpi.sh PATH/TO/netloom-cli   (TAP)
 set -u
@@ -114,6 +115,65 @@ out=$(timeout 60 mpirun --oversubscribe $([ "$(id -u)" = 0 ] && echo --allow-run
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'rank 1 of 2 runs another network' <<<"$out")" = 1 ] \
   && ok "a mismatched network on rank 1 is refused with one message" || not_ok "mismatch (rc $rc)" "$out"
+
+# a sweep under mpirun: rank 0 runs it, every trial trains on both ranks;
+# the same 3-trial grid in one process trains the same trials
+W2="$tmp/w2.netloom" W1="$tmp/w1.netloom"
+"$cli" project new "$W2" >/dev/null && "$cli" project new "$W1" >/dev/null
+sw=(--dataset "$D" --network "$src/data/networks/mlp.json" --epochs 1 --seed 1 --batch-size 128
+    --space 'lr=0.001|0.003|0.01' --strategy grid --json)   # accuracies from ~10% to ~99%: they tell the trials apart
+out2=$(timeout 300 "${mpi[@]}" "$cli" sweep --project "$W2" "${sw[@]}" --threads 1 2>&1); s2=$?
+out1=$("$cli" sweep --project "$W1" "${sw[@]}" --threads 2 2>&1); s1=$?
+[ $s2 -eq 0 ] && [ $s1 -eq 0 ] && python3 - "$out2" "$("$cli" sweeps --project "$W2" --json)" \
+  "$("$cli" runs --project "$W2" --json)" "$("$cli" runs --project "$W1" --json)" <<'PY' \
+  && ok "sweep under mpirun -np 2: 3 finished trials of 2 processes, as in one process" \
+  || not_ok "sweep under mpirun (rc $s2, $s1)" "$out2 $out1"
+import json, sys
+lines = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{")]
+sweeps = [json.loads(l) for l in sys.argv[2].splitlines()]
+runs2 = [json.loads(l) for l in sys.argv[3].splitlines()]
+runs1 = [json.loads(l) for l in sys.argv[4].splitlines()]
+assert len(lines) == 4 and lines[-1]["status"] == "finished" and lines[-1]["trials"] == 3, lines   # rank 0 alone prints
+assert len(sweeps) == 1 and sweeps[0]["status"] == "finished" and sweeps[0]["trials_done"] == 3, sweeps
+assert len(runs2) == 3 and len(runs1) == 3, (runs2, runs1)
+for r in runs2:
+    assert r["status"] == "finished" and r["sweep"] == 1 and r["processes"] == 2, r
+for r in runs1:
+    assert r["status"] == "finished" and "processes" not in r, r
+one = {r["trial"]: r for r in runs1}
+two = {r["trial"]: r for r in runs2}
+assert sorted(one) == sorted(two) == [0, 1, 2], (one, two)
+for k in one:   # each trial: the same training (loss) and accuracy
+    assert abs(one[k]["last_test_accuracy"] - two[k]["last_test_accuracy"]) * 100 <= 0.3, (one[k], two[k])
+    assert abs(one[k]["last_train_loss"] - two[k]["last_train_loss"]) <= 1e-3 * one[k]["last_train_loss"], (one[k], two[k])
+best = lambda runs: max(runs.values(), key=lambda r: r["last_test_accuracy"])
+assert best(one)["trial"] == best(two)["trial"] == lines[-1]["best"]["trial"], (one, two, lines[-1])
+assert abs(best(one)["last_test_accuracy"] - best(two)["last_test_accuracy"]) * 100 <= 0.3, (one, two)
+PY
+# ASHA under mpirun: rank 0 prunes a trial (every rank ends it) and the
+# next trial trains on both ranks again
+A="$tmp/a.netloom"
+"$cli" project new "$A" >/dev/null
+out=$(timeout 300 "${mpi[@]}" "$cli" sweep --project "$A" --dataset "$D" --network "$src/data/networks/mlp.json" \
+  --epochs 3 --space 'lr=log:1e-3:3e-1' --trials 5 --seed 3 --prune asha:eta=2,min_epochs=1 --threads 1 --json 2>&1) \
+  && python3 - "$out" "$("$cli" runs --project "$A" --json)" <<'PY' \
+  && ok "a pruned trial under mpirun: the sweep goes on, 5 trials on 2 processes" || not_ok "ASHA under mpirun" "$out"
+import json, sys
+lines = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{")]
+runs = [json.loads(l) for l in sys.argv[2].splitlines()]
+assert lines[-1]["status"] == "finished" and lines[-1]["trials"] == 5, lines
+assert len(runs) == 5 and all(r["processes"] == 2 and r["status"] in ("finished", "pruned") for r in runs), runs
+assert any(r["status"] == "pruned" for r in runs) and runs[-1]["status"] == "finished", runs
+PY
+# --resume under mpirun: a finished sweep has nothing left to train, and
+# the other rank ends with rank 0
+out=$(timeout 120 "${mpi[@]}" "$cli" sweep --project "$W2" --resume 1 --json 2>&1) \
+  && [ "$(grep -c '"status":"finished","trials":3' <<<"$out")" = 1 ] && [ "$("$cli" runs --project "$W2" --json | wc -l)" = 3 ] \
+  && ok "sweep --resume under mpirun: both ranks end, nothing trained again" || not_ok "sweep --resume under mpirun" "$out"
+out=$(timeout 120 "${mpi[@]}" "$cli" sweep --project "$W2" "${sw[@]}" --parallel 2 2>&1); rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'parallel 2 cannot run under mpirun' <<<"$out")" = 1 ] \
+  && [ "$("$cli" sweeps --project "$W2" --json | wc -l)" = 1 ] \
+  && ok "sweep --parallel 2 under mpirun: refused with one message, nothing stored" || not_ok "--parallel under mpirun (rc $rc)" "$out"
 
 # the GUI's Pause: SIGTSTP to mpirun stops every rank; stopped for longer
 # than the collective timeout (2 s here), the job goes on after SIGCONT

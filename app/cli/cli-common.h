@@ -58,9 +58,10 @@ typedef struct {
 } NlTrainOutput;
 NlTrainCallbacks nl_cli_train_output (NlTrainOutput *out);
 
-/* Under mpirun (cli-group.c): a rank other than 0 trains the job rank 0
- * sends (given_net and given_cfg: what its own command line says, NULL
- * where it cannot tell); and the exit of a failed command, which ends
- * every process of the job when the failure is this process's own. */
+/* Under mpirun (cli-group.c): a rank other than 0 trains the jobs rank 0
+ * sends, one after another until rank 0's command ends (given_net and
+ * given_cfg: what its own command line says, compared with each job,
+ * NULL where it cannot tell); and the exit of a failed command, which
+ * ends every process of the job when the failure is this process's own. */
 int nl_cli_follow (const NlNetwork *given_net, const NlRunConfig *given_cfg);
 int nl_cli_group_fail (const GError *error);

@@ -5,6 +5,7 @@
 
 #include "cli-common.h"
 #include "core/nl-comm.h"
+#include "engine/nl-data-parallel.h"
 
 /* Failures every process meets at the same point (the ranks agree on
  * them), as opposed to one process's own (a bad sample, a full disk). */
@@ -46,13 +47,28 @@ quiet_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double 
 int
 nl_cli_follow (const NlNetwork *given_net, const NlRunConfig *given_cfg)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (NlTrainer) t = NULL;
   NlTrainCallbacks cb = { quiet_batch, NULL, NULL, NULL };
+  int status = 0;
 
   nl_cli_catch_interrupt ();
-  t = nl_trainer_new_follower (given_net, given_cfg, &error);
-  if (!t || !nl_trainer_run (t, &cb, &error))
-    return nl_cli_group_fail (error);
-  return 0;
+  /* rank 0 may train several jobs (a sweep's trials), each announced */
+  for (;;)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (NlTrainer) t = NULL;
+      gboolean more;
+
+      if (!nl_dp_next_job (nl_comm_world (), &more, &error))
+        return nl_cli_group_fail (error);
+      if (!more)
+        return status;
+      t = nl_trainer_new_follower (given_net, given_cfg, &error);
+      /* a failure every rank met (a stop, a pruned trial, divergence)
+       * ends this job only: rank 0 says whether another follows; this
+       * process's own ends them all (nl_cli_group_fail aborts) */
+      if (!t || !nl_trainer_run (t, &cb, &error))
+        status = nl_cli_group_fail (error);
+      else
+        status = 0;
+    }
 }

@@ -5,6 +5,7 @@
 
 #include "cli-common.h"
 #include "cli-train-options.h"
+#include "core/nl-comm.h"
 #include "engine/session/nl-sweep.h"
 
 typedef struct {
@@ -168,6 +169,12 @@ nl_cli_sweep (int argc, char **argv)
     return nl_cli_usage_error ("--project FILE is required (the sweep lives in the project)");
   if (parallel < 1 || parallel > 1024)
     return nl_cli_usage_error ("--parallel must be between 1 and 1024, not %d", parallel);
+  if (nl_comm_world () && parallel > 1)
+    return nl_cli_usage_error ("--parallel %d cannot run under mpirun: each trial trains on all %d processes "
+                               "together, one trial at a time", parallel, nl_comm_world ()->size);
+  /* under mpirun: rank 0 runs the sweep, the others train each trial with it */
+  if (nl_comm_world () && nl_comm_world ()->rank > 0)
+    return nl_cli_follow (NULL, NULL);
   if (resume)
     {
       if (space || o->network || trials || strategy || metric || prune)

@@ -7,6 +7,7 @@
 #include "cli-common.h"
 #include "core/nl-backend.h"
 #include "core/nl-comm.h"
+#include "engine/nl-data-parallel.h"
 
 typedef struct {
   const char *name;
@@ -31,7 +32,8 @@ static const Command commands[] = {
   { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
   { "import-onnx", nl_cli_import_onnx, "an ONNX model as a project network with its weights" },
   { "devices", nl_cli_devices, "list the CPU and the GPUs training can run on" },
-  { "sweep", nl_cli_sweep, "search the run settings: a queue of trials, pruned early (--resume continues one)" },
+  { "sweep", nl_cli_sweep, "search the run settings: a queue of trials, pruned early (--resume continues one)",
+    TRUE },
   { "sweeps", nl_cli_sweeps, "list a project's sweeps" },
 };
 
@@ -72,6 +74,16 @@ main (int argc, char **argv)
         if (commands[i].group && !nl_comm_world_init (&error))
           return nl_cli_fail (error);
         rc = commands[i].run (argc - 1, argv + 1);
+        /* a group command may train several jobs: rank 0 ends them; a
+         * process that returned before following (bad options, the same
+         * on every rank) still takes rank 0's word */
+        if (commands[i].group && nl_comm_world ())
+          {
+            if (nl_comm_world ()->rank == 0)
+              nl_dp_end_jobs (nl_comm_world ());
+            else if (!nl_dp_jobs_ended ())
+              rc = MAX (rc, nl_cli_follow (NULL, NULL));
+          }
         nl_backend_shutdown_all ();
         nl_comm_world_finalize ();
         return rc;

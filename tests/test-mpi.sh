@@ -170,6 +170,22 @@ PY
 out=$(timeout 120 "${mpi[@]}" "$cli" sweep --project "$W2" --resume 1 --json 2>&1) \
   && [ "$(grep -c '"status":"finished","trials":3' <<<"$out")" = 1 ] && [ "$("$cli" runs --project "$W2" --json | wc -l)" = 3 ] \
   && ok "sweep --resume under mpirun: both ranks end, nothing trained again" || not_ok "sweep --resume under mpirun" "$out"
+# a trial rank 0 cannot start (its checkpoint does not load on --resume):
+# the other rank, waiting for rank 0's model, is released at once (not
+# by the collective timeout) and the sweep stops with one message
+python3 - "$A" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("update runs set status = 'interrupted', epochs_done = 1 where id = 5")
+db.execute("delete from checkpoints where run = 5 and epoch > 1")
+db.execute("update checkpoints set blob = x'00112233', size = 4 where run = 5")
+db.execute("update sweeps set status = 'stopped'")
+db.commit()
+PY
+out=$(timeout 50 "${mpi[@]}" -x NETLOOM_COLLECTIVE_TIMEOUT=60 "$cli" sweep --project "$A" --resume 1 2>&1); rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'trial 4: invalid checkpoint' <<<"$out")" = 1 ] && ! grep -q "no answer" <<<"$out" \
+  && "$cli" sweeps --project "$A" | grep -q "stopped" \
+  && ok "a trial rank 0 cannot start under mpirun: every rank ends at once, one message" || not_ok "unstartable trial (rc $rc)" "$out"
 out=$(timeout 120 "${mpi[@]}" "$cli" sweep --project "$W2" "${sw[@]}" --parallel 2 2>&1); rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'parallel 2 cannot run under mpirun' <<<"$out")" = 1 ] \
   && [ "$("$cli" sweeps --project "$W2" --json | wc -l)" = 1 ] \

@@ -1,6 +1,7 @@
 /* nl-sweep-space.c — parsing, checking and applying a sweep's space. */
 #include "engine/nl-sweep-space.h"
 #include "engine/nl-lr-schedule.h"
+#include "engine/data/nl-transform.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -126,6 +127,13 @@ check_setting (const NlSweepParam *p, GError **error)
         {
           g_autoptr (NlLrSchedule) s = nl_lr_schedule_new (v, 0.1f, 1000, &local);
           if (!s)
+            return bad (error, p->key, "%s", local->message);
+        }
+      /* a bad transform list would fail every trial that draws it */
+      if (!strcmp (f->name, "augment"))
+        {
+          g_autoptr (NlTransform) t = nl_transform_parse (v, &local);
+          if (!t)
             return bad (error, p->key, "%s", local->message);
         }
     }

@@ -259,6 +259,20 @@ test_dialog (void)
   space = nl_sweep_dialog_get_space (dialog);
   g_assert_cmpstr (space, ==, "lr=log:0.001:0.1");
   g_assert_false (nl_sweep_dialog_set_vary (dialog, "dataset", TRUE, NULL));
+  /* the schedule and the augmentation vary as choice lists of their
+   * specs, from the form's own (none here) */
+  g_assert_true (nl_sweep_dialog_set_vary (dialog, "lr_schedule", TRUE, NULL));
+  g_assert_true (nl_sweep_dialog_set_vary (dialog, "augment", TRUE, NULL));
+  g_free (space);
+  space = nl_sweep_dialog_get_space (dialog);
+  g_assert_cmpstr (space, ==, "lr=log:0.001:0.1,lr_schedule=constant|cosine|poly,augment=to-tensor|flip");
+  /* a bad spec: one message naming the key, nothing stored */
+  nl_sweep_dialog_set_vary (dialog, "augment", TRUE, "flip|twirl");
+  g_assert_cmpint (nl_sweep_dialog_start (dialog, &error), ==, 0);
+  g_assert_true (g_str_has_prefix (error->message, "--space: augment: "));
+  g_clear_error (&error);
+  nl_sweep_dialog_set_vary (dialog, "lr_schedule", FALSE, NULL);
+  nl_sweep_dialog_set_vary (dialog, "augment", FALSE, NULL);
   /* a bad range: one message naming the key, nothing stored */
   nl_sweep_dialog_set_vary (dialog, "momentum", TRUE, "uniform:0.5:2");
   g_assert_cmpint (nl_sweep_dialog_start (dialog, &error), ==, 0);

@@ -75,6 +75,7 @@ test_space_errors (void)
     { "lr", "--space: 'lr' is not KEY=VALUES" },
     { "precision=fp8", "--space: precision: precision must be fp32, bf16 or fp16, not 'fp8'" },
     { "lr_schedule=cosine|wobble", "--space: lr_schedule:" },
+    { "augment=flip|twirl:3", "--space: augment: " },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -139,6 +140,40 @@ test_space_apply (void)
   g_assert_cmpmem (back, sizeof back, point, sizeof point);
   text = nl_sweep_space_point_describe (s, point);
   g_assert_cmpstr (text, ==, "lr=0.003 optimizer=adam fc1.units=100 batch_size=64");
+}
+
+/* The schedule and the augmentation vary as choice lists of their specs
+ * (commas inside a transform list stay its own), which the GUI's Sweep…
+ * dialog offers too. */
+static void
+test_space_schedule_augment (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlSweepSpace) s = nl_sweep_space_parse ("lr_schedule=constant|cosine+warmup:10,"
+                                                     "augment=flip|random-crop:28:4,flip", &error);
+  g_auto (NlRunConfig) rc = { 0 };
+  double point[] = { 1, 1 }, back[2];
+  g_autofree char *json = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_sweep_space_dim (s), ==, 2);
+  g_assert_cmpint (nl_sweep_space_param (s, 0)->kind, ==, NL_SWEEP_CHOICE);
+  g_assert_cmpint (nl_sweep_space_param (s, 1)->n_choices, ==, 2);
+  nl_run_config_init (&rc);
+  g_assert_true (nl_sweep_space_apply (s, point, &rc, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (rc.lr_schedule, ==, "cosine+warmup:10");
+  g_assert_cmpstr (rc.augment, ==, "random-crop:28:4,flip");
+  point[0] = 0;
+  point[1] = 0;
+  g_assert_true (nl_sweep_space_apply (s, point, &rc, NULL, &error));
+  g_assert_cmpstr (rc.lr_schedule, ==, "constant");
+  g_assert_cmpstr (rc.augment, ==, "flip");
+  point[1] = 1;
+  json = nl_sweep_space_point_to_json (s, point);
+  g_assert_cmpstr (json, ==, "{\"lr_schedule\":\"constant\",\"augment\":\"random-crop:28:4,flip\"}");
+  g_assert_true (nl_sweep_space_point_from_json (s, json, back, &error));
+  g_assert_cmpmem (back, sizeof back, point, sizeof point);
 }
 
 /* The grid in full: 2 x 3 x 2, the last key fastest, log steps geometric,
@@ -341,6 +376,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sweep/space/errors", test_space_errors);
   g_test_add_func ("/sweep/space/network", test_space_network);
   g_test_add_func ("/sweep/space/apply", test_space_apply);
+  g_test_add_func ("/sweep/space/schedule-augment", test_space_schedule_augment);
   g_test_add_func ("/sweep/grid", test_grid);
   g_test_add_func ("/sweep/random", test_random);
   g_test_add_func ("/sweep/tpe", test_tpe);

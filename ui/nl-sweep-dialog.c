@@ -7,7 +7,8 @@
 #include <string.h>
 
 /* The form's settings a sweep may vary, in the form's order. */
-static const char *const keys[] = { "optimizer", "lr", "momentum", "wd", "batch_size", "epochs", "seed", "precision" };
+static const char *const keys[] = { "optimizer", "lr",   "momentum", "wd",     "batch_size",
+                                    "epochs",    "seed", "precision", "lr_schedule", "augment" };
 static const char *const strategies[] = { "random", "tpe", "grid", NULL };
 static const char *const metrics[] = { "test_accuracy", "train_accuracy", "train_loss", NULL };
 
@@ -46,6 +47,24 @@ default_range (const NlRunConfig *rc, const char *key)
     return g_strdup_printf ("int:%d:%d", MAX (rc->epochs / 2, 1), rc->epochs * 2);
   if (!strcmp (key, "seed"))
     return g_strdup ("int:0:9");
+  if (!strcmp (key, "lr_schedule"))
+    {
+      /* the form's schedule against the common alternatives (choices of
+       * specs; a spec's own commas and colons stay in it) */
+      const char *own = rc->lr_schedule && *rc->lr_schedule ? rc->lr_schedule : "constant";
+      return g_strcmp0 (own, "cosine") == 0 ? g_strdup ("cosine|constant|poly")
+                                           : g_strdup_printf ("%s|cosine|poly", own);
+    }
+  if (!strcmp (key, "augment"))
+    {
+      /* the form's transforms against a flip more, or against none
+       * (to-tensor alone changes nothing: a choice may not be empty) */
+      if (!rc->augment || !*rc->augment)
+        return g_strdup ("to-tensor|flip");
+      if (!strstr (rc->augment, "flip"))
+        return g_strdup_printf ("%s|%s,flip", rc->augment, rc->augment);
+      return g_strdup_printf ("%s|to-tensor", rc->augment);
+    }
   return g_strdup ("fp32|bf16");
 }
 
@@ -238,7 +257,8 @@ build (NlSweepDialog *self)
 
   adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (vary), "Vary");
   adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (vary),
-                                         "Ranges: a|b|c, uniform:LO:HI, log:LO:HI or int:LO:HI");
+                                         "Ranges: a|b|c, uniform:LO:HI, log:LO:HI or int:LO:HI; the "
+                                         "schedule and the augmentation: a choice list of their specs");
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     {
       const NlRunField *f = nl_run_config_find_field (keys[i]);

@@ -198,7 +198,7 @@ shard_sequence (NlLoader *l, int64_t *seq, int64_t *len)
   int64_t *mine;
   if (l->shard_drop_short && total % B != 0 && total % B < l->shard_count)
     usable = total - total % B;
-  mine = g_new (int64_t, MAX (usable / l->shard_count + (usable + B - 1) / B, 1));
+  mine = g_new (int64_t, MAX (usable, 1)); /* a shard's share is at most all of it */
   for (int64_t first = 0; first < usable; first += B)
     {
       int64_t start, n;

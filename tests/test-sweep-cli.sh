@@ -80,9 +80,12 @@ assert s["trials"] == 5 and s["trials_done"] == 5 and s["prune"] == "asha:eta=2,
 PY
 
 # kill -9 during a trial, resume, kill -9 again before a trial's first
-# epoch, resume: exactly the trials asked for, each once
+# epoch, resume: exactly the trials asked for, each once. Epochs of a few
+# thousand samples, so that a trial's first epoch outlasts the polling
+# between its run's creation and the kill on a fast machine too.
 N=4
-"$cli" sweep --project "$P" --dataset "$D" --threads 2 --network lenet --epochs 2 --batch-size 32 \
+make_mnist "$tmp/kdata" 4096 256
+"$cli" sweep --project "$P" --dataset "mnist:$tmp/kdata" --threads 2 --network lenet --epochs 2 --batch-size 32 \
   --space 'lr=log:1e-3:1e-1,momentum=uniform:0.5:0.95' --trials $N --prune asha --json >"$tmp/killed.json" 2>&1 &
 victim=$!   # the CLI itself, not a subshell
 for i in $(seq 900); do

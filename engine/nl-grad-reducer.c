@@ -77,7 +77,7 @@ struct NlGradReducer {
   GMutex lock;
   GCond cond;
   gpointer *token;
-  NlScheduler **sched;
+  NlScheduler *sched; /* the one the bucket ops were pushed on */
   int next;
   gboolean stop;
   gint64 last_done;
@@ -104,7 +104,7 @@ communicate (gpointer data)
         break;
       Bucket *bk = &r->buckets[r->next];
       gpointer token = g_steal_pointer (&r->token[r->next]);
-      NlScheduler *s = r->sched[r->next];
+      NlScheduler *s = r->sched;
       r->next = (r->next + 1) % r->n_buckets;
       g_mutex_unlock (&r->lock);
 
@@ -131,7 +131,7 @@ bucket_ready (NlScheduler *s, gpointer data, gpointer token)
   NlGradReducer *r = bk->r;
   g_mutex_lock (&r->lock);
   r->token[bk->index] = token;
-  r->sched[bk->index] = s;
+  r->sched = s;
   g_cond_signal (&r->cond);
   g_mutex_unlock (&r->lock);
 }
@@ -156,7 +156,6 @@ nl_grad_reducer_new (NlBackend *b, NlComm *comm, NlTensor *const *grads, NlVar *
   r->n_buckets = nl_grad_buckets_plan (numel, n, bucket_bytes, bucket_of);
   r->buckets = g_new0 (Bucket, MAX (r->n_buckets, 1));
   r->token = g_new0 (gpointer, MAX (r->n_buckets, 1));
-  r->sched = g_new0 (NlScheduler *, MAX (r->n_buckets, 1));
   for (int k = 0; k < r->n_buckets; k++)
     {
       Bucket *bk = &r->buckets[k];
@@ -218,7 +217,6 @@ nl_grad_reducer_free (NlGradReducer *r)
   g_free (r->buckets);
   g_free (r->bucket_of);
   g_free (r->token);
-  g_free (r->sched);
   g_mutex_clear (&r->lock);
   g_cond_clear (&r->cond);
   g_free (r);

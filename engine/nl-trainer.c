@@ -30,8 +30,7 @@ struct NlTrainer {
   NlLossScale scaler;        /* fp16: dynamic loss scaling; else fixed at 1 */
   /* data parallelism: the job's group (NULL: this process alone) */
   NlComm *comm;
-  int batch, eval_batch;     /* this process's share of the batches */
-  gboolean in_step;          /* rank 0's model is sent before the first step of nl_trainer_run */
+  int eval_batch;            /* this process's share of the evaluation batch */
   gboolean stop_asked;       /* a batch callback asked to stop: told the others at the next step */
   gboolean started;          /* nl_trainer_run began: the others were told to go */
 };
@@ -135,7 +134,7 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
     t->eval_loader = nl_loader_new (t->test_set, &ec, error);
     if (!t->eval_loader)
       return NULL;
-    t->batch = train_opts.batch = nl_loader_batch_size (t->loader);
+    train_opts.batch = nl_loader_batch_size (t->loader);
     t->eval_batch = eval_opts.batch = nl_loader_batch_size (t->eval_loader);
     ts = nl_loader_sample_shape (t->loader);
     es = nl_loader_sample_shape (t->eval_loader);

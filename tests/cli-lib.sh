@@ -2,7 +2,8 @@
 # small MNIST-format dataset whose class c is a bright band at rows 2c, 2c+1.
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"; }
+# a failure's detail goes to stderr as well: meson's log of a failed test shows stderr
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; echo "not ok $n - $1" >&2; [ -n "${2:-}" ] && sed 's/^/# /' <<<"$2" | tee /dev/stderr; }
 
 # make_mnist DIR N_TRAIN N_TEST
 make_mnist() {

@@ -199,10 +199,12 @@ out=$(timeout 120 "${mpi[@]}" "$cli" sweep --project "$W2" "${sw[@]}" --parallel
 # the GUI's Pause: SIGTSTP to mpirun stops every rank; stopped for longer
 # than the collective timeout (2 s here), the job goes on after SIGCONT
 # (stopped time is no dead peer), and SIGTERM ends it as a stopped run
+# (100000 epochs: 1000 of this small set end in 40 s on a fast machine,
+# before the SIGTERM comes)
 S="$tmp/s.netloom"
 "$cli" project new "$S" >/dev/null
 "${mpi[@]}" -x NETLOOM_COLLECTIVE_TIMEOUT=2 "$cli" train --project "$S" --dataset "$D" \
-  --network "$src/data/networks/mlp.json" --epochs 1000 --batch-size 16 --threads 1 >"$tmp/pause.out" 2>&1 &
+  --network "$src/data/networks/mlp.json" --epochs 100000 --batch-size 16 --threads 1 >"$tmp/pause.out" 2>&1 &
 job=$!
 for i in $(seq 300); do "$cli" runs --project "$S" 2>/dev/null | grep -q 'epochs 1/' && break; sleep 0.2; done
 kill -TSTP $job

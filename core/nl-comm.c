@@ -140,6 +140,16 @@ nl_comm_world_init (GError **error)
       g_set_error (error, NL_COMM_ERROR, NL_COMM_ERROR_FAILED, "MPI could not start (MPI_Init_thread failed)");
       return FALSE;
     }
+  /* calls come from the trainer and the reducer's thread, one at a time
+   * (serialised here): an MPI without that level could corrupt itself */
+  if (provided < MPI_THREAD_SERIALIZED)
+    {
+      g_set_error (error, NL_COMM_ERROR, NL_COMM_ERROR_FAILED,
+                   "this MPI library cannot be called from more than one thread (thread level %d, "
+                   "netloom needs MPI_THREAD_SERIALIZED)", provided);
+      MPI_Finalize ();
+      return FALSE;
+    }
   /* errors come back as codes: one message, not MPI's default abort */
   MPI_Comm_set_errhandler (MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_size (MPI_COMM_WORLD, &size);

@@ -202,20 +202,17 @@ training_page_ready (gpointer data)
   return !nl_training_page_is_loading (data);
 }
 
-/* The whole loop in one window: a run started on the Training page is
- * stored and shows up, finished, in the Experiments table. */
-static void
-test_train_then_compare (void)
+/* A window on a sample project with a "tiny" pipeline of 256 synthetic
+ * images in DIR, on the Training page with mlp, the pipeline and EPOCHS
+ * chosen. */
+static NlWindow *
+open_training_window (const char *dir, int workers, int epochs, NlTrainingPage **training)
 {
-  g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "p.netloom", NULL);
   g_autofree char *data_dir = g_build_filename (dir, "idx", NULL);
   g_autofree char *spec = g_strdup_printf ("mnist:%s", data_dir);
-  NlPipelineInfo pl = { .name = "tiny", .dataset_spec = spec, .batch_size = 32, .workers = 1 };
+  NlPipelineInfo pl = { .name = "tiny", .dataset_spec = spec, .batch_size = 32, .workers = workers };
   NlWindow *win = nl_window_new (NULL);
-  NlTrainingPage *training;
-  RowWait wait = { 0 };
-  g_autoptr (NlRunInfo) info = NULL;
 
   g_assert_cmpint (g_mkdir_with_parents (data_dir, 0755), ==, 0);
   nl_test_write_idx_dataset_sized (data_dir, 28, 256, 64);
@@ -230,12 +227,26 @@ test_train_then_compare (void)
   nl_window_open_project (win, path, NL_OPEN_EXISTING);
   g_assert_true (nl_test_wait_until (loaded, win, 20000));
   nl_window_show_page (win, "training");
-  training = NL_TRAINING_PAGE (nl_window_get_page (win, "training"));
-  g_assert_true (nl_test_wait_until (training_page_ready, training, 20000));
-  select_combo (training, "network", "mlp");
-  select_combo (training, "pipeline", "tiny");
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (nl_training_page_get_form_widget (training, "epochs")), 2);
+  *training = NL_TRAINING_PAGE (nl_window_get_page (win, "training"));
+  g_assert_true (nl_test_wait_until (training_page_ready, *training, 20000));
+  select_combo (*training, "network", "mlp");
+  select_combo (*training, "pipeline", "tiny");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (nl_training_page_get_form_widget (*training, "epochs")), epochs);
   nl_test_pump (20);
+  return win;
+}
+
+/* The whole loop in one window: a run started on the Training page is
+ * stored and shows up, finished, in the Experiments table. */
+static void
+test_train_then_compare (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
+  NlTrainingPage *training;
+  NlWindow *win = open_training_window (dir, 1, 2, &training);
+  RowWait wait = { 0 };
+  g_autoptr (NlRunInfo) info = NULL;
+
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (training), "training.start", NULL));
   g_assert_true (nl_test_wait_until (training_ended, training, 120000));
   g_assert_cmpint (nl_training_page_get_state (training), ==, NL_TRAINING_FINISHED);
@@ -266,37 +277,14 @@ static void
 test_sweep_from_training_page (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("netloom-win-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "p.netloom", NULL);
-  g_autofree char *data_dir = g_build_filename (dir, "idx", NULL);
-  g_autofree char *spec = g_strdup_printf ("mnist:%s", data_dir);
-  NlPipelineInfo pl = { .name = "tiny", .dataset_spec = spec, .batch_size = 32, .workers = 0 };
-  NlWindow *win = nl_window_new (NULL);
   NlTrainingPage *training;
+  NlWindow *win = open_training_window (dir, 0, 1, &training);
   NlSweepDialog *dialog;
   NlSweepView *view;
   g_autoptr (NlSweepInfo) info = NULL;
   g_autoptr (GError) error = NULL;
   gint64 sweep;
 
-  g_assert_cmpint (g_mkdir_with_parents (data_dir, 0755), ==, 0);
-  nl_test_write_idx_dataset_sized (data_dir, 28, 256, 64);
-  {
-    g_autoptr (NlProject) p = NULL;
-    g_assert_true (nl_project_create_sample (path, NULL));
-    p = nl_project_open (path, FALSE, NULL);
-    g_assert_cmpint (nl_project_save_pipeline (p, &pl, NULL), >, 0);
-  }
-  gtk_window_set_default_size (GTK_WINDOW (win), 1280, 800);
-  gtk_window_present (GTK_WINDOW (win));
-  nl_window_open_project (win, path, NL_OPEN_EXISTING);
-  g_assert_true (nl_test_wait_until (loaded, win, 20000));
-  nl_window_show_page (win, "training");
-  training = NL_TRAINING_PAGE (nl_window_get_page (win, "training"));
-  g_assert_true (nl_test_wait_until (training_page_ready, training, 20000));
-  select_combo (training, "network", "mlp");
-  select_combo (training, "pipeline", "tiny");
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (nl_training_page_get_form_widget (training, "epochs")), 1);
-  nl_test_pump (20);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (training), "training.sweep", NULL));
   dialog = NL_SWEEP_DIALOG (nl_test_wait_window (NL_TYPE_SWEEP_DIALOG, 5000));
   g_assert_nonnull (dialog);

@@ -5,6 +5,7 @@
  * field can make a reader allocate more than the file holds or loop
  * without advancing. */
 #include "engine/data/nl-record.h"
+#include "engine/nl-atomic-file.h"
 #include "engine/nl-json-member.h"
 #include "core/nl-json-guard.h"
 
@@ -273,8 +274,7 @@ close_src (Src *s)
 /* ---- writer ---- */
 
 struct NlRecordWriter {
-  char *path, *tmp_path;
-  int fd;
+  NlAtomicFile *file;
   GByteArray *buf;
   guint32 max_part;
   int64_t count;
@@ -282,26 +282,12 @@ struct NlRecordWriter {
 };
 
 static gboolean
-write_fail (NlRecordWriter *w, const char *what, int err, GError **error)
-{
-  w->failed = TRUE;
-  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "cannot %s %s: %s", what, w->tmp_path,
-               g_strerror (err));
-  return FALSE;
-}
-
-static gboolean
 write_all (NlRecordWriter *w, const guint8 *p, size_t n, GError **error)
 {
-  while (n > 0)
+  if (!nl_atomic_file_write (w->file, p, n, error))
     {
-      ssize_t r = write (w->fd, p, MIN (n, (size_t) 1 << 30));
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return write_fail (w, "write", errno, error);
-      p += r;
-      n -= r;
+      w->failed = TRUE;
+      return FALSE;
     }
   return TRUE;
 }
@@ -343,20 +329,11 @@ NlRecordWriter *
 nl_record_writer_open (const char *path, GError **error)
 {
   g_return_val_if_fail (path, NULL);
+  NlAtomicFile *file = nl_atomic_file_open (path, error);
+  if (!file)
+    return NULL;
   NlRecordWriter *w = g_new0 (NlRecordWriter, 1);
-  w->path = g_strdup (path);
-  w->tmp_path = g_strdup_printf ("%s.tmp-XXXXXX", path);
-  w->fd = g_mkstemp_full (w->tmp_path, O_RDWR | O_CLOEXEC, 0644);
-  if (w->fd < 0)
-    {
-      int err = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "cannot create %s: %s", w->tmp_path,
-                   g_strerror (err));
-      g_free (w->path);
-      g_free (w->tmp_path);
-      g_free (w);
-      return NULL;
-    }
+  w->file = file;
   w->buf = g_byte_array_sized_new (IO_BUF);
   w->max_part = NL_RECORD_MAX_PART;
   return w;
@@ -382,7 +359,7 @@ nl_record_writer_append (NlRecordWriter *w, const void *data, size_t len, GError
   if (w->failed)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot append to %s: an earlier write failed",
-                   w->tmp_path);
+                   nl_atomic_file_path (w->file));
       return FALSE;
     }
   const guint8 *p = data;
@@ -428,24 +405,14 @@ nl_record_writer_append (NlRecordWriter *w, const void *data, size_t len, GError
   return TRUE;
 }
 
-static void
-writer_free (NlRecordWriter *w)
-{
-  if (w->fd >= 0)
-    close (w->fd);
-  g_byte_array_unref (w->buf);
-  g_free (w->path);
-  g_free (w->tmp_path);
-  g_free (w);
-}
-
 void
 nl_record_writer_abort (NlRecordWriter *w)
 {
   if (!w)
     return;
-  g_unlink (w->tmp_path);
-  writer_free (w);
+  nl_atomic_file_abort (w->file);
+  g_byte_array_unref (w->buf);
+  g_free (w);
 }
 
 gboolean
@@ -454,48 +421,20 @@ nl_record_writer_close (NlRecordWriter *w, GError **error)
   g_return_val_if_fail (w, FALSE);
   if (w->failed)
     {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot finish %s: an earlier write failed", w->path);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot finish %s: an earlier write failed",
+                   nl_atomic_file_path (w->file));
       nl_record_writer_abort (w);
       return FALSE;
     }
-  /* fsync before rename: otherwise a crash can leave the new name pointing
-   * at a file whose data never reached the disk. */
   if (!flush_buf (w, error))
-    goto fail;
-  if (fsync (w->fd) < 0)
     {
-      write_fail (w, "sync", errno, error);
-      goto fail;
+      nl_record_writer_abort (w);
+      return FALSE;
     }
-  int fd = w->fd;
-  w->fd = -1;
-  if (close (fd) < 0)
-    {
-      write_fail (w, "close", errno, error);
-      goto fail;
-    }
-  if (g_rename (w->tmp_path, w->path) < 0)
-    {
-      int err = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "cannot rename %s to %s: %s", w->tmp_path,
-                   w->path, g_strerror (err));
-      goto fail;
-    }
-  /* Make the rename itself durable; failure here loses nothing written. */
-  char *dir = g_path_get_dirname (w->path);
-  int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  g_free (dir);
-  if (dfd >= 0)
-    {
-      fsync (dfd);
-      close (dfd);
-    }
-  writer_free (w);
-  return TRUE;
-
-fail:
-  nl_record_writer_abort (w);
-  return FALSE;
+  gboolean ok = nl_atomic_file_commit (g_steal_pointer (&w->file), error);
+  g_byte_array_unref (w->buf);
+  g_free (w);
+  return ok;
 }
 
 /* ---- reader ---- */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/nl-atomic-file.h"
 #include "engine/nl-checkpoint.h"
 
 gboolean
@@ -97,7 +98,7 @@ gboolean
 nl_run_export_metrics_csv (NlProject *p, const gint64 *runs, guint n_runs, const char *path, gint64 *n_rows,
                            GError **error)
 {
-  g_autofree char *tmp = NULL;
+  g_autoptr (NlAtomicFile) af = NULL;
   GError *local = NULL;
   gint64 count = 0;
   FILE *f;
@@ -105,16 +106,17 @@ nl_run_export_metrics_csv (NlProject *p, const gint64 *runs, guint n_runs, const
   gboolean ok;
 
   g_return_val_if_fail (p != NULL && path != NULL && (runs != NULL || n_runs == 0), FALSE);
-  tmp = g_strdup_printf ("%s.XXXXXX", path);
-  fd = g_mkstemp (tmp);
-  if (fd < 0)
-    return write_failed (path, errno, error);
-  f = fdopen (fd, "w");
+  af = nl_atomic_file_open (path, error);
+  if (!af)
+    return FALSE;
+  /* stdio on a second descriptor: fclose leaves the atomic file's own */
+  fd = dup (nl_atomic_file_fd (af));
+  f = fd >= 0 ? fdopen (fd, "w") : NULL;
   if (!f)
     {
       err = errno;
-      close (fd);
-      g_unlink (tmp);
+      if (fd >= 0)
+        close (fd);
       return write_failed (path, err, error);
     }
   ok = write_runs (p, f, runs, n_runs, &count, &local);
@@ -125,22 +127,16 @@ nl_run_export_metrics_csv (NlProject *p, const gint64 *runs, guint n_runs, const
       ok = FALSE;
       err = errno;
     }
-  if (ok && g_rename (tmp, path) != 0)
-    {
-      ok = FALSE;
-      err = errno;
-    }
   if (!ok)
     {
-      g_unlink (tmp);
       if (local)
         g_propagate_error (error, local);
       else
         write_failed (path, err ? err : EIO, error);
       return FALSE;
     }
-  /* g_mkstemp makes 0600; an export is an ordinary user file */
-  g_chmod (path, 0644);
+  if (!nl_atomic_file_commit (g_steal_pointer (&af), error))
+    return FALSE;
   if (n_rows)
     *n_rows = count;
   return TRUE;

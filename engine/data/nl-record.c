@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define LEN_MASK ((1u << 29) - 1)
 #define FLAG_NO_MAGIC 0x80000000u /* this part is followed by the next without a magic word */
@@ -27,7 +28,9 @@
 #define CFLAG_LAST 3u
 #define IO_BUF (1 << 20)
 #define PACK_FORMAT "netloom-packed"
-#define PACK_VERSION 1
+/* version 2: every record ends in its crc32; version 1 (no checksums) still reads */
+#define PACK_VERSION 2
+#define CRC_BYTES 4
 
 static inline guint32
 get_le32 (const guint8 *p)
@@ -48,6 +51,12 @@ static inline int64_t
 pad4 (int64_t n)
 {
   return (n + 3) & ~(int64_t) 3;
+}
+
+static inline guint32
+crc32_of (const guint8 *p, size_t n)
+{
+  return (guint32) crc32_z (0, p, n);
 }
 
 /* ---- a file read with pread, through a buffer or not ---- */
@@ -619,6 +628,8 @@ metadata_json (NlDataset *ds, gboolean u8)
   json_builder_add_string_value (b, PACK_FORMAT);
   json_builder_set_member_name (b, "version");
   json_builder_add_int_value (b, PACK_VERSION);
+  json_builder_set_member_name (b, "checksum");
+  json_builder_add_string_value (b, "crc32");
   json_builder_set_member_name (b, "length");
   json_builder_add_int_value (b, ds->length);
   json_builder_set_member_name (b, "sample_shape");
@@ -676,11 +687,13 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
   g_autofree guint8 *meta = g_malloc (header_size (0) + json_len);
   NlShape none = { .ndim = 0 };
   put_header (meta, 0.0f, &none, NL_RECORD_DTYPE_META);
+  /* the metadata's checksum (of its JSON) takes the label's place */
+  put_le32 (meta, crc32_of ((const guint8 *) json, json_len));
   memcpy (meta + header_size (0), json, json_len);
   if (!nl_record_writer_append (w, meta, header_size (0) + json_len, error))
     return FALSE;
 
-  g_autofree guint8 *rec = g_malloc (hs + data_bytes);
+  g_autofree guint8 *rec = g_malloc (hs + data_bytes + CRC_BYTES);
   g_autofree float *values = u8 ? NULL : g_new (float, numel);
   for (int64_t i = 0; i < ds->length; i++)
     {
@@ -715,7 +728,8 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
             }
         }
       put_header (rec, label, shape, u8 ? NL_RECORD_DTYPE_U8 : NL_RECORD_DTYPE_F32);
-      if (!nl_record_writer_append (w, rec, hs + data_bytes, error))
+      put_le32 (rec + hs + data_bytes, crc32_of (rec, hs + data_bytes));
+      if (!nl_record_writer_append (w, rec, hs + data_bytes + CRC_BYTES, error))
         return FALSE;
     }
   return nl_record_writer_close (g_steal_pointer (&w), error);
@@ -737,6 +751,7 @@ typedef struct {
   int64_t *offsets; /* of sample i's record (record i + 1) */
   guint8 dtype;
   int64_t numel;
+  int version; /* >= 2: records end in their crc32 */
 } NlPackedDataset;
 
 /* Read sample i's record and check it against the metadata; returns the
@@ -765,7 +780,20 @@ packed_read (NlPackedDataset *d, int64_t i, const guint8 **data, float *label, G
     }
   const NlShape *shape = &ds->sample_shape;
   int hs = header_size (shape->ndim);
-  int64_t want = hs + d->numel * (d->dtype == NL_RECORD_DTYPE_U8 ? 1 : 4);
+  int64_t body = hs + d->numel * (d->dtype == NL_RECORD_DTYPE_U8 ? 1 : 4);
+  int64_t want = body + (d->version >= 2 ? CRC_BYTES : 0);
+  /* damage inside the record: caught here, before any field is trusted */
+  if (d->version >= 2 && rec->len == want)
+    {
+      guint32 stored = get_le32 (rec->data + body), computed = crc32_of (rec->data, body);
+      if (stored != computed)
+        {
+          record_error (error, NL_DATA_ERROR_CORRUPT, d->path, i + 1, d->offsets[i],
+                        "is damaged: checksum mismatch (stored %08x, computed %08x)", stored, computed);
+          g_byte_array_unref (rec);
+          return NULL;
+        }
+    }
   gboolean ok = rec->len == want && rec->data[4] == shape->ndim && rec->data[hs - 1] == d->dtype;
   for (int k = 0; ok && k < shape->ndim; k++)
     ok = get_le32 (rec->data + 5 + 4 * k) == (guint32) shape->d[k];
@@ -881,6 +909,13 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
                    "some other record file?)", path);
       return FALSE;
     }
+  /* version 1 leaves the label word 0; version 2 holds the JSON's crc32
+   * there, checked before the JSON is trusted (and again below, by
+   * version, for a crc that happens to be 0) */
+  guint32 stored_crc = get_le32 (meta->data);
+  guint32 json_crc = crc32_of (meta->data + header_size (0), meta->len - header_size (0));
+  if (stored_crc != 0 && stored_crc != json_crc)
+    return meta_error (error, path, "checksum mismatch (the record is damaged)");
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) json_error = NULL;
   if (!nl_json_check_depth ((const char *) meta->data + header_size (0), meta->len - header_size (0), "the JSON",
@@ -896,8 +931,11 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
   int64_t version, n_classes;
   if (!nl_json_string_member (o, "format", &format) || !format || strcmp (format, PACK_FORMAT) != 0)
     return meta_error (error, path, "\"format\" is not \"" PACK_FORMAT "\"");
-  if (!json_int (o, "version", 0, G_MAXINT, &version) || version != PACK_VERSION)
-    return meta_error (error, path, "unsupported \"version\" (this reader knows version 1)");
+  if (!json_int (o, "version", 0, G_MAXINT, &version) || version < 1 || version > PACK_VERSION)
+    return meta_error (error, path, "unsupported \"version\" (this reader knows versions 1 and 2)");
+  if (version >= 2 && stored_crc != json_crc)
+    return meta_error (error, path, "checksum mismatch (the record is damaged)");
+  d->version = (int) version;
   if (!json_int (o, "length", 0, G_MAXINT64, length))
     return meta_error (error, path, "\"length\" is not a count");
   if (!json_int (o, "n_classes", 0, G_MAXINT32, &n_classes))
@@ -1016,4 +1054,41 @@ out:
   d->base.length = length;
   d->offsets = (int64_t *) g_array_free (offsets, FALSE);
   return &d->base;
+}
+
+int
+nl_packed_dataset_version (const NlDataset *ds)
+{
+  g_return_val_if_fail (ds && ds->klass->free == packed_free, 0);
+  return ((const NlPackedDataset *) ds)->version;
+}
+
+gboolean
+nl_packed_dataset_verify (const char *path, void (*damaged) (gpointer user, const GError *e), gpointer user,
+                          NlPackedVerify *out, GError **error)
+{
+  g_return_val_if_fail (path && out, FALSE);
+  memset (out, 0, sizeof *out);
+  NlPackedDataset *d = (NlPackedDataset *) nl_packed_dataset_open (path, error);
+  if (!d)
+    return FALSE;
+  out->version = d->version;
+  for (int64_t i = 0; i < d->base.length; i++)
+    {
+      g_autoptr (GError) local = NULL;
+      const guint8 *p;
+      float label;
+      GByteArray *rec = packed_read (d, i, &p, &label, &local);
+      out->n_records++;
+      if (rec)
+        g_byte_array_unref (rec);
+      else
+        {
+          out->n_damaged++;
+          if (damaged)
+            damaged (user, local);
+        }
+    }
+  nl_dataset_free (&d->base);
+  return TRUE;
 }

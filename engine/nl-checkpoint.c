@@ -157,8 +157,7 @@ check_crc (const NlSafetensors *st, GBytes *blob, GError **error)
   if (!want || g_ascii_strcasecmp (want, have) != 0)
     {
       g_set_error (error, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED,
-                   "checksum mismatch (its data has crc32 %s, its metadata says %s): the checkpoint is damaged", have,
-                   want ? want : "nothing");
+                   "checksum mismatch (data crc32 %s, metadata crc32 %s)", have, want ? want : "missing");
       return FALSE;
     }
   return TRUE;

@@ -1283,7 +1283,7 @@ test_damaged (void)
   /* a version 2 checkpoint without its checksum is damaged too */
   Edit no_crc = { .meta_key = "crc32" };
   g_autoptr (GBytes) stripped = rewrite (blob, &no_crc);
-  expect_load_error (m, stripped, FALSE, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED, "says nothing");
+  expect_load_error (m, stripped, FALSE, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED, "metadata crc32 missing");
   /* version 1: no checksum, loads as before */
   Edit v1 = { .meta_key = "version", .meta_value = "1" };
   g_autoptr (GBytes) old = rewrite (stripped, &v1);

@@ -10,6 +10,7 @@
 
 #include "engine/nl-atomic-file.h"
 #include "engine/nl-checkpoint.h"
+#include "engine/session/nl-run-checkpoint.h"
 
 gboolean
 nl_run_export_weights (NlProject *p, gint64 run, const char *which, const char *path, gint64 *checkpoint,
@@ -21,13 +22,13 @@ nl_run_export_weights (NlProject *p, gint64 run, const char *which, const char *
 
   g_return_val_if_fail (p != NULL && path != NULL, FALSE);
   if (which)
-    ckpt = nl_project_find_checkpoint (p, run, which, error);
+    ckpt = nl_run_checkpoint_find (p, run, which, NULL, error);
   else
     {
       /* a run without a best flag (no monitored metric) still has a last one */
-      ckpt = nl_project_find_checkpoint (p, run, "best", NULL);
+      ckpt = nl_run_checkpoint_find (p, run, "best", NULL, NULL);
       if (ckpt <= 0)
-        ckpt = nl_project_find_checkpoint (p, run, "last", error);
+        ckpt = nl_run_checkpoint_find (p, run, "last", NULL, error);
     }
   if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, &ep, NULL, error))
       || !nl_weights_export_from_checkpoint (blob, path, error))

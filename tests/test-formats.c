@@ -15,6 +15,7 @@
 
 #include "engine/data/nl-dataset.h"
 #include "engine/data/nl-record.h"
+#include "engine/nl-atomic-file.h"
 #include "nl-test-util.h"
 
 static char *tmp_dir;
@@ -1736,6 +1737,56 @@ test_packed_bad_records (void)
   }
 }
 
+/* NlAtomicFile, which every writer of a user's file goes through: the old
+ * file or the new one, never a part, and no temporary file left over. */
+static void
+test_atomic_file (void)
+{
+  g_autofree char *dir = fresh_dir ("atomic");
+  g_autofree char *path = g_build_filename (dir, "out.bin", NULL);
+  g_autofree char *sub = g_build_filename (dir, "sub", NULL);
+  g_autofree char *inside = g_build_filename (sub, "x", NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (nl_atomic_file_set_contents (path, "first", 5, &error));
+  g_assert_true (nl_atomic_file_set_contents (path, "second", 6, &error));
+  g_assert_no_error (error);
+  g_autoptr (GBytes) b = read_all (path);
+  g_assert_cmpmem (g_bytes_get_data (b, NULL), g_bytes_get_size (b), "second", 6);
+  g_autofree char *l1 = dir_listing (dir);
+  g_assert_cmpstr (l1, ==, "out.bin");
+
+  /* written, then given up: the old file stays, the temporary one goes */
+  NlAtomicFile *f = nl_atomic_file_open (path, &error);
+  g_assert_nonnull (f);
+  g_assert_true (nl_atomic_file_write (f, "partial", 7, &error));
+  g_autofree char *l2 = dir_listing (dir);
+  g_assert_cmpstr (l2, !=, "out.bin");
+  nl_atomic_file_abort (f);
+  g_autoptr (GBytes) b2 = read_all (path);
+  g_assert_cmpmem (g_bytes_get_data (b2, NULL), g_bytes_get_size (b2), "second", 6);
+  g_autofree char *l3 = dir_listing (dir);
+  g_assert_cmpstr (l3, ==, "out.bin");
+
+  /* the rename fails (a non-empty directory of that name): an error naming
+   * the path, the directory as it was, nothing left over */
+  g_assert_cmpint (g_mkdir (sub, 0700), ==, 0);
+  write_text (inside, "keep");
+  g_assert_false (nl_atomic_file_set_contents (sub, "new", 3, &error));
+  g_assert_true (error && error->domain == G_FILE_ERROR && strstr (error->message, sub));
+  g_clear_error (&error);
+  g_autofree char *l4 = dir_listing (dir);
+  g_assert_cmpstr (l4, ==, "out.bin sub");
+  g_autofree char *l5 = dir_listing (sub);
+  g_assert_cmpstr (l5, ==, "x");
+
+  /* no directory to create it in */
+  g_autofree char *nowhere = g_build_filename (dir, "missing", "out.bin", NULL);
+  g_assert_false (nl_atomic_file_set_contents (nowhere, "x", 1, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  g_assert_nonnull (strstr (error->message, "cannot create"));
+}
+
 static void
 count_damaged (gpointer user, const GError *e)
 {
@@ -1840,6 +1891,7 @@ main (int argc, char **argv)
   g_test_add_func ("/formats/packed/corrupt", test_packed_corrupt);
   g_test_add_func ("/formats/packed/bad-records", test_packed_bad_records);
   g_test_add_func ("/formats/packed/versions", test_packed_versions);
+  g_test_add_func ("/formats/atomic-file", test_atomic_file);
   int rc = g_test_run ();
   nl_test_remove_tree (tmp_dir);
   g_free (tmp_dir);

@@ -2,6 +2,7 @@
  * widget on an image or SVG surface) and every raw point as CSV. */
 #include "ui/plot/nl-plot-private.h"
 #include "engine/nl-atomic-file.h"
+#include "ui/nl-cairo-bytes.h"
 
 #include <cairo-svg.h>
 #include <string.h>
@@ -29,14 +30,7 @@ cairo_failed (cairo_status_t status, const char *path, GError **error)
   return TRUE;
 }
 
-/* cairo writes the image into memory; the file is written atomically */
-static cairo_status_t
-append_bytes (void *closure, const unsigned char *data, unsigned int length)
-{
-  g_byte_array_append (closure, data, length);
-  return CAIRO_STATUS_SUCCESS;
-}
-
+/* cairo wrote the image into memory; the file is written whole or not at all */
 static gboolean
 write_image (GByteArray *bytes, cairo_status_t status, const char *path, GError **error)
 {
@@ -69,7 +63,7 @@ nl_plot_export_png (NlPlot *plot, const char *path, int width, int height, GErro
   status = cairo_status (cr);
   cairo_destroy (cr);
   if (status == CAIRO_STATUS_SUCCESS)
-    status = cairo_surface_write_to_png_stream (surface, append_bytes, bytes);
+    status = cairo_surface_write_to_png_stream (surface, nl_cairo_append_bytes, bytes);
   cairo_surface_destroy (surface);
   return write_image (bytes, status, path, error);
 }
@@ -87,7 +81,7 @@ nl_plot_export_svg (NlPlot *plot, const char *path, int width, int height, GErro
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!check_size (width, height, error))
     return FALSE;
-  surface = cairo_svg_surface_create_for_stream (append_bytes, bytes, width, height);
+  surface = cairo_svg_surface_create_for_stream (nl_cairo_append_bytes, bytes, width, height);
   status = cairo_surface_status (surface);
   if (status == CAIRO_STATUS_SUCCESS)
     {

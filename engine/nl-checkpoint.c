@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "engine/nl-safetensors.h"
 
@@ -120,6 +121,48 @@ copy_in (const Entry *e, const NlStTensor *t)
     memcpy (nl_tensor_f32 (e->t), t->data, t->end - t->begin);
 }
 
+/* ---- checksums ---- */
+
+/* The data section's crc32 as the metadata holds it: the writer lays the
+ * tensors out in the order added, back to back. */
+static char *
+entries_crc (GArray *entries)
+{
+  uLong crc = crc32_z (0, NULL, 0);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      const Entry *e = &g_array_index (entries, Entry, i);
+      crc = crc32_z (crc, (const Bytef *) nl_tensor_f32 (e->t), (size_t) nl_tensor_numel (e->t) * sizeof (float));
+    }
+  return g_strdup_printf ("%08lx", crc);
+}
+
+/* Version 2 on: the crc32 of everything after the header. */
+static gboolean
+check_crc (const NlSafetensors *st, GBytes *blob, GError **error)
+{
+  guint64 version = 0;
+  gsize size;
+  const guint8 *data = g_bytes_get_data (blob, &size);
+  const char *want = nl_safetensors_metadata (st, "crc32");
+  const char *v = nl_safetensors_metadata (st, "version"); /* check_format read it */
+  if (!v || !g_ascii_string_to_unsigned (v, 10, 1, G_MAXINT, &version, NULL) || version < 2)
+    return TRUE; /* written before checksums */
+  guint64 hlen = 0;
+  for (int i = 0; i < 8; i++)
+    hlen |= (guint64) data[i] << (8 * i);
+  /* parsing checked that the header fits */
+  char have[16];
+  g_snprintf (have, sizeof have, "%08lx", crc32_z (0, data + 8 + hlen, size - 8 - hlen));
+  if (!want || g_ascii_strcasecmp (want, have) != 0)
+    {
+      g_set_error (error, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED,
+                   "checksum mismatch (data crc32 %s, metadata crc32 %s)", have, want ? want : "missing");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* ---- checkpoints ---- */
 
 GBytes *
@@ -149,6 +192,8 @@ nl_checkpoint_save (const NlModel *m, const NlTrainPosition *pos, GError **error
   nl_safetensors_writer_set_metadata (w, "network_hash", hash);
   if (pos->extra_json)
     nl_safetensors_writer_set_metadata (w, "extra", pos->extra_json);
+  g_autofree char *crc = entries_crc (entries);
+  nl_safetensors_writer_set_metadata (w, "crc32", crc);
   if (pos->loss_scale > 0)
     {
       char buf[G_ASCII_DTOSTR_BUF_SIZE];
@@ -292,6 +337,10 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
         }
     }
 
+  /* last: the checks above name a file that does not fit more precisely */
+  if (!check_crc (st, blob, error))
+    return FALSE;
+
   /* valid: nothing below fails (the sync above fetched what a GPU changed,
    * so the upload this marks carries no stale tensor) */
   for (guint i = 0; i < entries->len; i++)
@@ -310,13 +359,26 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
   return TRUE;
 }
 
+gboolean
+nl_checkpoint_verify (GBytes *blob, GError **error)
+{
+  g_autoptr (NlSafetensors) st = nl_safetensors_parse (blob, error);
+  if (!st)
+    {
+      g_prefix_error (error, "invalid checkpoint: ");
+      return FALSE;
+    }
+  return check_format (st, NL_CHECKPOINT_FORMAT, error) && check_crc (st, blob, error);
+}
+
 /* ---- weights files ---- */
 
 static void
 set_weights_metadata (NlSafetensorsWriter *w, const char *hash)
 {
   nl_safetensors_writer_set_metadata (w, "format", NL_WEIGHTS_FORMAT);
-  nl_safetensors_writer_set_metadata (w, "version", G_STRINGIFY (NL_CHECKPOINT_VERSION));
+  /* weights files carry no checksum: still version 1 */
+  nl_safetensors_writer_set_metadata (w, "version", "1");
   if (hash)
     nl_safetensors_writer_set_metadata (w, "network_hash", hash);
 }
@@ -355,7 +417,7 @@ nl_weights_export_from_checkpoint (GBytes *checkpoint, const char *path, GError 
       g_prefix_error (error, "invalid checkpoint: ");
       return FALSE;
     }
-  if (!check_format (st, NL_CHECKPOINT_FORMAT, error))
+  if (!check_format (st, NL_CHECKPOINT_FORMAT, error) || !check_crc (st, checkpoint, error))
     return FALSE;
   set_weights_metadata (w, nl_safetensors_metadata (st, "network_hash"));
   /* data-section order is the order they were saved in */

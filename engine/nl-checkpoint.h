@@ -5,8 +5,11 @@
  *   "<node>.<weight>"               weights ("fc1.weight", "fc1.bias")
  *   "<node>.<aux>"                  running statistics ("bn1.running_mean")
  *   "optimizer/<weight name>/<s>"   optimizer state s of that weight ("optimizer/fc1.weight/0")
- * and metadata (all strings): format "netloom.checkpoint", version "1",
- * epoch, updates, seed, optimizer, network_hash, extra (when set).
+ * and metadata (all strings): format "netloom.checkpoint", version "2",
+ * epoch, updates, seed, optimizer, network_hash, extra (when set), and
+ * crc32: zlib's crc32 of the data section (the tensor bytes), 8 lowercase
+ * hex digits, checked on load (version 1 checkpoints have none and load
+ * unchecked).
  *
  * network_hash is the SHA-256 of nl_network_to_json() of the network with
  * canvas positions and the network name left out, so moving nodes or
@@ -35,11 +38,12 @@ typedef enum {
   NL_CHECKPOINT_ERROR_VERSION,  /* written by a newer netloom */
   NL_CHECKPOINT_ERROR_MISMATCH, /* a tensor missing, extra, of another shape or dtype */
   NL_CHECKPOINT_ERROR_NETWORK,  /* saved from another network (hash) */
+  NL_CHECKPOINT_ERROR_DAMAGED,  /* its tensor bytes fail their checksum */
 } NlCheckpointError;
 
 #define NL_CHECKPOINT_FORMAT "netloom.checkpoint"
 #define NL_WEIGHTS_FORMAT "netloom.weights"
-#define NL_CHECKPOINT_VERSION 1
+#define NL_CHECKPOINT_VERSION 2
 #define NL_CHECKPOINT_STATE_PREFIX "optimizer/"
 
 typedef struct {
@@ -71,6 +75,14 @@ GBytes *nl_checkpoint_save (const NlModel *m, const NlTrainPosition *pos, GError
  * compares pos_out->optimizer with the optimizer it resumes with. */
 gboolean nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTrainPosition *pos_out,
                              GError **error);
+
+/* Whether blob is a whole netloom checkpoint as saved: valid safetensors,
+ * format and version readable, its data matching its crc32 (version 2).
+ * Needs no model: a damaged checkpoint fails here (with
+ * NL_CHECKPOINT_ERROR_DAMAGED when only its checksum tells), one that is
+ * sound but of another network does not. nl_checkpoint_load and
+ * nl_weights_export_from_checkpoint check the same. */
+gboolean nl_checkpoint_verify (GBytes *blob, GError **error);
 
 /* Weights and running statistics, no optimizer state, written atomically. */
 gboolean nl_weights_export (const NlModel *m, const char *path, GError **error);

@@ -1,6 +1,7 @@
 /* nl-network.c — network documents: JSON in and out, editing, validation. */
 #include "engine/nl-network.h"
 #include "engine/nl-json-member.h"
+#include "engine/nl-atomic-file.h"
 #include "ops/nl-op-registry.h"
 #include "core/nl-json-guard.h"
 
@@ -738,6 +739,6 @@ gboolean
 nl_network_save_file (const NlNetwork *net, const char *path, GError **error)
 {
   g_autofree char *json = nl_network_to_json (net);
-  /* g_file_set_contents writes a temporary file and renames it: no half writes */
-  return g_file_set_contents (path, json, -1, error);
+  /* a temporary file renamed into place: no half writes */
+  return nl_atomic_file_set_contents (path, json, strlen (json), error);
 }

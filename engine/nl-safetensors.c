@@ -1,6 +1,7 @@
 /* nl-safetensors.c — safetensors reader (validates everything first) and
  * writer (in memory, then atomically to a file). */
 #include "engine/nl-safetensors.h"
+#include "engine/nl-atomic-file.h"
 #include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
@@ -842,6 +843,5 @@ nl_safetensors_write_file (const char *path, GBytes *bytes, GError **error)
   gsize len;
   const char *data = g_bytes_get_data (bytes, &len);
   /* temporary file, fsync, rename: a crash leaves the old file or the new one */
-  return g_file_set_contents_full (path, data ? data : "", (gssize) len,
-                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE, 0644, error);
+  return nl_atomic_file_set_contents (path, data ? data : "", len, error);
 }

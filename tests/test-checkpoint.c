@@ -171,7 +171,8 @@ roundtrip (const char *name)
   g_assert_no_error (error);
   g_assert_cmpint (nl_safetensors_n_tensors (st), ==, count_tensors (a, TRUE));
   g_assert_cmpstr (nl_safetensors_metadata (st, "format"), ==, "netloom.checkpoint");
-  g_assert_cmpstr (nl_safetensors_metadata (st, "version"), ==, "1");
+  g_assert_cmpstr (nl_safetensors_metadata (st, "version"), ==, "2");
+  g_assert_cmpint (strlen (nl_safetensors_metadata (st, "crc32")), ==, 8);
   g_assert_cmpstr (nl_safetensors_metadata (st, "epoch"), ==, "3");
   g_assert_cmpstr (nl_safetensors_metadata (st, "updates"), ==, "12345");
   g_assert_cmpstr (nl_safetensors_metadata (st, "seed"), ==, "18364758544493064720");
@@ -822,7 +823,7 @@ test_corrupt (void)
     Edit hash = { .meta_key = "network_hash", .meta_value = "0123456789abcdef" };
     Edit no_hash = { .meta_key = "network_hash" };
     Edit format = { .meta_key = "format", .meta_value = "netloom.weights" };
-    Edit version = { .meta_key = "version", .meta_value = "2" };
+    Edit version = { .meta_key = "version", .meta_value = "3" };
     Edit epoch = { .meta_key = "epoch", .meta_value = "12x" };
     Edit no_updates = { .meta_key = "updates" };
     Edit neg_updates = { .meta_key = "updates", .meta_value = "-1" };
@@ -842,7 +843,7 @@ test_corrupt (void)
       { &no_hash, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_FORMAT, "'network_hash' is missing" },
       { &format, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_FORMAT,
         "not a netloom.checkpoint file (metadata format is 'netloom.weights')" },
-      { &version, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_VERSION, "version 2 is newer" },
+      { &version, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_VERSION, "version 3 is newer" },
       { &epoch, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_FORMAT, "'epoch' is '12x', not an integer" },
       { &no_updates, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_FORMAT, "'updates' is missing" },
       { &neg_updates, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_FORMAT, "'updates' is '-1'" },
@@ -1241,6 +1242,61 @@ test_fuzz (void)
   g_rand_free (r);
 }
 
+/* A flipped bit in any tensor's bytes: refused by its checksum on load,
+ * verify and export, the model untouched; version 1 checkpoints (before
+ * checksums) still load. */
+static void
+test_damaged (void)
+{
+  g_autoptr (NlNetwork) net = load_net ("lenet");
+  g_autoptr (NlModel) a = make_model (net, 1, NL_OPTIM_ADAM);
+  g_autoptr (NlModel) m = make_model (net, 2, NL_OPTIM_ADAM);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *header = NULL;
+  size_t hlen;
+  gsize size;
+
+  fill_model (a, 31);
+  fill_model (m, 32);
+  g_autoptr (GBytes) blob = save (a, 4, 40, NULL);
+  g_autoptr (GBytes) data = header_of (blob, &header, &hlen);
+  const guint8 *d = g_bytes_get_data (blob, &size);
+  g_assert_true (nl_checkpoint_verify (blob, &error));
+  g_assert_no_error (error);
+  /* the first weight byte, one in the middle, the last optimizer state byte */
+  const gsize at[] = { 8 + hlen, 8 + hlen + (size - 8 - hlen) / 2, size - 1 };
+  for (guint i = 0; i < G_N_ELEMENTS (at); i++)
+    {
+      g_autofree guint8 *c = g_memdup2 (d, size);
+      c[at[i]] ^= 0x10;
+      g_autoptr (GBytes) bad = g_bytes_new (c, size);
+      expect_load_error (m, bad, FALSE, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED, "checksum mismatch");
+      g_assert_false (nl_checkpoint_verify (bad, &error));
+      g_assert_error (error, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED);
+      g_clear_error (&error);
+      g_autofree char *out = g_build_filename (tmp_dir, "damaged.safetensors", NULL);
+      g_assert_false (nl_weights_export_from_checkpoint (bad, out, &error));
+      g_assert_error (error, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED);
+      g_clear_error (&error);
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+    }
+  /* a version 2 checkpoint without its checksum is damaged too */
+  Edit no_crc = { .meta_key = "crc32" };
+  g_autoptr (GBytes) stripped = rewrite (blob, &no_crc);
+  expect_load_error (m, stripped, FALSE, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED, "metadata crc32 missing");
+  /* version 1: no checksum, loads as before */
+  Edit v1 = { .meta_key = "version", .meta_value = "1" };
+  g_autoptr (GBytes) old = rewrite (stripped, &v1);
+  g_assert_true (nl_checkpoint_verify (old, &error));
+  NlTrainPosition pos = { 0 };
+  g_assert_true (nl_checkpoint_load (m, old, FALSE, &pos, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (pos.epoch, ==, 4);
+  nl_train_position_clear (&pos);
+  g_autoptr (GBytes) snap_a = snapshot (a);
+  assert_unchanged (m, snap_a);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1259,6 +1315,7 @@ main (int argc, char **argv)
   g_test_add_func ("/checkpoint/reader-rejects", test_reader_rejects);
   g_test_add_func ("/checkpoint/writer-names", test_writer_names);
   g_test_add_func ("/checkpoint/corrupt", test_corrupt);
+  g_test_add_func ("/checkpoint/damaged", test_damaged);
   g_test_add_func ("/checkpoint/import", test_import);
   g_test_add_func ("/checkpoint/fuzz", test_fuzz);
   ret = g_test_run ();

@@ -11,9 +11,11 @@
 
 #include <jpeglib.h>
 #include <png.h>
+#include <zlib.h>
 
 #include "engine/data/nl-dataset.h"
 #include "engine/data/nl-record.h"
+#include "engine/nl-atomic-file.h"
 #include "nl-test-util.h"
 
 static char *tmp_dir;
@@ -1518,19 +1520,37 @@ test_packed_corrupt (void)
   assert_error_has (error, NL_DATA_ERROR_CORRUPT, want);
   g_clear_error (&error);
 
-  /* Damage inside a sample's header: open works (framing is fine), get
-   * names the record. The dims of record 5 start at payload byte 5. */
+  /* Damage inside a sample, in its header (the dims of record 5 start at
+   * payload byte 5) or its pixels (byte 20, in the first part): open works (the framing is fine), get
+   * names the record by its checksum. */
+  float x[35], label;
+  g_autofree char *want2 = g_strdup_printf ("%s: record 5 at byte %" G_GINT64_FORMAT " is damaged: checksum mismatch",
+                                            path, at5);
+  for (int where = 5; where <= 20; where += 15)
+    {
+      memcpy (bad, f, size);
+      bad[at5 + 8 + where] ^= 1;
+      write_bytes (path, bad, size);
+      g_autoptr (NlDataset) pd = nl_packed_dataset_open (path, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (nl_packed_dataset_version (pd), ==, 2);
+      g_assert_false (nl_dataset_get (pd, 4, x, &label, &error));
+      assert_error_has (error, NL_DATA_ERROR_CORRUPT, want2);
+      g_clear_error (&error);
+      g_assert_true (nl_dataset_get (pd, 3, x, &label, &error));
+    }
+  /* Damage in the metadata's JSON: its checksum too. */
+  memcpy (bad, f, size);
+  bad[8 + 6 + 3] ^= 1;
+  write_bytes (path, bad, size);
+  g_assert_null (nl_packed_dataset_open (path, &error));
+  assert_error_has (error, NL_DATA_ERROR_CORRUPT, "record 0 at byte 0 has bad metadata: checksum mismatch");
+  g_clear_error (&error);
   memcpy (bad, f, size);
   bad[at5 + 8 + 5] ^= 1;
   write_bytes (path, bad, size);
   g_autoptr (NlDataset) p = nl_packed_dataset_open (path, &error);
   g_assert_no_error (error);
-  float x[35], label;
-  g_assert_false (nl_dataset_get (p, 4, x, &label, &error));
-  g_autofree char *want2 = g_strdup_printf ("%s: record 5 at byte %" G_GINT64_FORMAT " does not hold a sample", path, at5);
-  assert_error_has (error, NL_DATA_ERROR_CORRUPT, want2);
-  g_clear_error (&error);
-  g_assert_true (nl_dataset_get (p, 3, x, &label, &error));
   /* The file shrinking under an open dataset: get errors, no crash. */
   g_assert_cmpint (truncate (path, at5 + 12), ==, 0);
   g_assert_false (nl_dataset_get (p, 8, x, &label, &error));
@@ -1547,6 +1567,8 @@ test_packed_corrupt (void)
   static const char *const metas[] = {
     "{\"format\": \"netloom-packed\", \"version\": 1",
     "{\"format\": \"other\", \"version\": 1, \"length\": 0, \"sample_shape\": [2], \"dtype\": \"u8\", \"n_classes\": 0}",
+    "{\"format\": \"netloom-packed\", \"version\": 3, \"length\": 0, \"sample_shape\": [2], \"dtype\": \"u8\", \"n_classes\": 0}",
+    /* version 2 with no checksum of its JSON where the label was */
     "{\"format\": \"netloom-packed\", \"version\": 2, \"length\": 0, \"sample_shape\": [2], \"dtype\": \"u8\", \"n_classes\": 0}",
     "{\"format\": \"netloom-packed\", \"version\": 1, \"length\": -1, \"sample_shape\": [2], \"dtype\": \"u8\", \"n_classes\": 0}",
     "{\"format\": \"netloom-packed\", \"version\": 1, \"length\": 0, \"sample_shape\": [0], \"dtype\": \"u8\", \"n_classes\": 0}",
@@ -1665,6 +1687,10 @@ test_packed_bad_records (void)
         g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
       rec = g_memdup2 (data, len);
       memcpy (rec, &labels[k], 4);
+      /* a label written so, not damage: its checksum fits */
+      guint32 crc = (guint32) crc32 (0, rec, len - 4);
+      for (int b = 0; b < 4; b++)
+        rec[len - 4 + b] = (guint8) (crc >> (8 * b));
       write_with_sample2 (good, path, rec, len);
       p = nl_packed_dataset_open (path, &error);
       g_assert_no_error (error);
@@ -1711,6 +1737,135 @@ test_packed_bad_records (void)
   }
 }
 
+/* NlAtomicFile, which every writer of a user's file goes through: the old
+ * file or the new one, never a part, and no temporary file left over. */
+static void
+test_atomic_file (void)
+{
+  g_autofree char *dir = fresh_dir ("atomic");
+  g_autofree char *path = g_build_filename (dir, "out.bin", NULL);
+  g_autofree char *sub = g_build_filename (dir, "sub", NULL);
+  g_autofree char *inside = g_build_filename (sub, "x", NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (nl_atomic_file_set_contents (path, "first", 5, &error));
+  g_assert_true (nl_atomic_file_set_contents (path, "second", 6, &error));
+  g_assert_no_error (error);
+  g_autoptr (GBytes) b = read_all (path);
+  g_assert_cmpmem (g_bytes_get_data (b, NULL), g_bytes_get_size (b), "second", 6);
+  g_autofree char *l1 = dir_listing (dir);
+  g_assert_cmpstr (l1, ==, "out.bin");
+
+  /* written, then given up: the old file stays, the temporary one goes */
+  NlAtomicFile *f = nl_atomic_file_open (path, &error);
+  g_assert_nonnull (f);
+  g_assert_true (nl_atomic_file_write (f, "partial", 7, &error));
+  g_autofree char *l2 = dir_listing (dir);
+  g_assert_cmpstr (l2, !=, "out.bin");
+  nl_atomic_file_abort (f);
+  g_autoptr (GBytes) b2 = read_all (path);
+  g_assert_cmpmem (g_bytes_get_data (b2, NULL), g_bytes_get_size (b2), "second", 6);
+  g_autofree char *l3 = dir_listing (dir);
+  g_assert_cmpstr (l3, ==, "out.bin");
+
+  /* the rename fails (a non-empty directory of that name): an error naming
+   * the path, the directory as it was, nothing left over */
+  g_assert_cmpint (g_mkdir (sub, 0700), ==, 0);
+  write_text (inside, "keep");
+  g_assert_false (nl_atomic_file_set_contents (sub, "new", 3, &error));
+  g_assert_true (error && error->domain == G_FILE_ERROR && strstr (error->message, sub));
+  g_clear_error (&error);
+  g_autofree char *l4 = dir_listing (dir);
+  g_assert_cmpstr (l4, ==, "out.bin sub");
+  g_autofree char *l5 = dir_listing (sub);
+  g_assert_cmpstr (l5, ==, "x");
+
+  /* no directory to create it in */
+  g_autofree char *nowhere = g_build_filename (dir, "missing", "out.bin", NULL);
+  g_assert_false (nl_atomic_file_set_contents (nowhere, "x", 1, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  g_assert_nonnull (strstr (error->message, "cannot create"));
+}
+
+static void
+count_damaged (gpointer user, const GError *e)
+{
+  g_assert_true (g_error_matches (e, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT));
+  g_ptr_array_add (user, g_strdup (e->message));
+}
+
+/* Files packed before checksums (format version 1, kept as a fixture from
+ * that code) still read; verify checks every record of either version. */
+static void
+test_packed_versions (void)
+{
+  g_autofree char *v1 = nl_test_source_path ("tests/fixtures/packed-v1.rec");
+  g_autofree char *dir = fresh_dir ("packed-verify");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) damaged = g_ptr_array_new_with_free_func (g_free);
+  NlPackedVerify v;
+  float x[28 * 28], label;
+
+  g_autoptr (NlDataset) old = nl_packed_dataset_open (v1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_packed_dataset_version (old), ==, 1);
+  g_assert_cmpint (old->length, ==, 16);
+  for (int64_t i = 0; i < old->length; i++)
+    {
+      g_assert_true (nl_dataset_get (old, i, x, &label, &error));
+      /* make_mnist's labels */
+      g_assert_cmpfloat (label, ==, (float) ((i * 7 + 3) % 10));
+    }
+  g_assert_true (nl_packed_dataset_verify (v1, count_damaged, damaged, &v, &error));
+  g_assert_cmpint (v.version, ==, 1);
+  g_assert_cmpint (v.n_records, ==, 16);
+  g_assert_cmpint (v.n_damaged, ==, 0);
+
+  /* packed again: version 2, the same samples */
+  g_autofree char *v2 = g_build_filename (dir, "v2.rec", NULL);
+  g_assert_true (nl_record_pack_dataset (old, v2, NULL, &error));
+  g_assert_true (nl_packed_dataset_verify (v2, count_damaged, damaged, &v, &error));
+  g_assert_cmpint (v.version, ==, 2);
+  g_assert_cmpint (v.n_records, ==, 16);
+  g_assert_cmpint (v.n_damaged, ==, 0);
+  g_assert_cmpuint (damaged->len, ==, 0);
+
+  /* two damaged records: both named, the rest read */
+  g_autoptr (GBytes) file = read_all (v2);
+  gsize size;
+  g_autofree guint8 *bad = g_memdup2 (g_bytes_get_data (file, &size), g_bytes_get_size (file));
+  g_autoptr (NlRecordReader) r = nl_record_reader_open (v2, &error);
+  const guint8 *data;
+  size_t len;
+  int64_t at[17];
+  for (int k = 0; k <= 16; k++)
+    {
+      g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
+      at[k] = nl_record_reader_offset (r);
+    }
+  bad[at[3] + 400] ^= 0x40;
+  bad[at[12] + 100] = (guint8) ~bad[at[12] + 100];
+  g_autofree char *path = g_build_filename (dir, "bad.rec", NULL);
+  write_bytes (path, bad, size);
+  g_assert_true (nl_packed_dataset_verify (path, count_damaged, damaged, &v, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (v.n_records, ==, 16);
+  g_assert_cmpint (v.n_damaged, ==, 2);
+  g_assert_cmpuint (damaged->len, ==, 2);
+  for (int k = 0; k < 2; k++)
+    {
+      int rec = k ? 12 : 3;
+      g_autofree char *want = g_strdup_printf ("%s: record %d at byte %" G_GINT64_FORMAT " is damaged: checksum "
+                                               "mismatch", path, rec, at[rec]);
+      g_assert_true (g_str_has_prefix (damaged->pdata[k], want));
+    }
+  /* broken framing: an error, nothing after it can be found */
+  bad[at[7]] ^= 1;
+  write_bytes (path, bad, size);
+  g_assert_false (nl_packed_dataset_verify (path, count_damaged, damaged, &v, &error));
+  assert_error_has (error, NL_DATA_ERROR_CORRUPT, "record 7 at byte");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1735,6 +1890,8 @@ main (int argc, char **argv)
   g_test_add_func ("/formats/packed/roundtrip", test_packed_roundtrip);
   g_test_add_func ("/formats/packed/corrupt", test_packed_corrupt);
   g_test_add_func ("/formats/packed/bad-records", test_packed_bad_records);
+  g_test_add_func ("/formats/packed/versions", test_packed_versions);
+  g_test_add_func ("/formats/atomic-file", test_atomic_file);
   int rc = g_test_run ();
   nl_test_remove_tree (tmp_dir);
   g_free (tmp_dir);

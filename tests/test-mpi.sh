@@ -188,7 +188,7 @@ db.execute("update sweeps set status = 'stopped'")
 db.commit()
 PY
 out=$(timeout 50 "${mpi[@]}" -x NETLOOM_COLLECTIVE_TIMEOUT=60 "$cli" sweep --project "$A" --resume 1 2>&1); rc=$?
-[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'trial 4: invalid checkpoint' <<<"$out")" = 1 ] && ! grep -q "no answer" <<<"$out" \
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'trial 4: checkpoint [0-9]* (epoch 1) of run 5 is damaged: invalid checkpoint' <<<"$out")" = 1 ] && ! grep -q "no answer" <<<"$out" \
   && "$cli" sweeps --project "$A" | grep -q "stopped" \
   && ok "a trial rank 0 cannot start under mpirun: every rank ends at once, one message" || not_ok "unstartable trial (rc $rc)" "$out"
 out=$(timeout 120 "${mpi[@]}" "$cli" sweep --project "$W2" "${sw[@]}" --parallel 2 2>&1); rc=$?

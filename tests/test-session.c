@@ -783,6 +783,64 @@ test_resume_fork (void)
   watch_clear (&w);
 }
 
+/* The GUI's resume with a damaged last checkpoint: the run goes on from
+ * the previous good one, and the warning comes as a LOG event (the
+ * dashboard's log shows it). */
+static void
+test_resume_damaged (void)
+{
+  Watch w;
+  g_autofree char *spec = NULL;
+  g_auto (NlRunConfig) cfg = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) ckpts = NULL;
+  g_autoptr (GBytes) blob = NULL;
+  g_autofree char *want = NULL;
+  const NlSessionEvent *log = NULL;
+  gint64 run, last, step;
+  int epoch;
+
+  watch_init (&w);
+  config (&cfg, 3, 0.1f, &spec);
+  w.s = new_train (&w, &cfg);
+  watch_run (&w);
+  run = nl_session_get_run (w.s);
+  nl_run_info_free (ended (&w, "finished"));
+  nl_session_free (g_steal_pointer (&w.s));
+
+  /* the last checkpoint (epoch 3) replaced by a copy with one bit flipped */
+  ckpts = nl_project_list_checkpoints (w.p, run, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (ckpts->len, >=, 2);
+  last = g_array_index (ckpts, NlCheckpointInfo, ckpts->len - 1).id;
+  blob = nl_project_load_checkpoint (w.p, last, NULL, &epoch, &step, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (epoch, ==, 3);
+  gsize size;
+  g_autofree guint8 *bad = g_memdup2 (g_bytes_get_data (blob, &size), g_bytes_get_size (blob));
+  bad[size - 3] ^= 4;
+  g_assert_true (nl_project_delete_checkpoint (w.p, last, &error));
+  last = nl_project_add_checkpoint (w.p, run, 3, step, bad, size, NULL, NAN, TRUE, 0, &error);
+  g_assert_no_error (error);
+
+  g_array_set_size (w.events, 0);
+  w.s = nl_session_new_resume (w.p, run, 4, NULL, &error);
+  g_assert_no_error (error);
+  watch_run (&w);
+  nl_run_info_free (ended (&w, "finished"));
+  for (guint i = 0; i < w.events->len; i++)
+    if (ev (&w, i)->kind == NL_SESSION_EVENT_LOG)
+      log = ev (&w, i);
+  g_assert_nonnull (log);
+  want = g_strdup_printf ("checkpoint %" G_GINT64_FORMAT " (epoch 3) of run %" G_GINT64_FORMAT
+                          " is damaged: checksum mismatch", last, run);
+  g_assert_true (g_str_has_prefix (log->message, want));
+  g_assert_nonnull (strstr (log->message, "(epoch 2)"));
+  g_assert_nonnull (strstr (log->message, "using the previous good one"));
+  g_assert_cmpuint (count (&w, NL_SESSION_EVENT_EPOCH), ==, 2);   /* epochs 3 and 4, from epoch 2 */
+  watch_clear (&w);
+}
+
 /* A run's stored settings nested 80,000 deep would overflow json-glib's
  * parser: refused by the shared guard with the depth. */
 static void
@@ -821,6 +879,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/wakeup-once", test_wakeup_once);
   g_test_add_func ("/session/free-in-callback", test_free_in_callback);
   g_test_add_func ("/session/resume-fork", test_resume_fork);
+  g_test_add_func ("/session/resume-damaged", test_resume_damaged);
   g_test_add_func ("/session/run-config-deep", test_run_config_deep);
   status = g_test_run ();
   nl_test_remove_tree (data_dir);

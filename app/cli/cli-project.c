@@ -13,6 +13,7 @@
 #include "core/nl-device.h"
 #include "engine/onnx/nl-onnx-export.h"
 #include "engine/session/nl-run-onnx.h"
+#include "engine/session/nl-run-checkpoint.h"
 #include "engine/session/nl-run.h"
 
 int
@@ -461,7 +462,7 @@ nl_cli_export (int argc, char **argv)
     return status;
   if (out)
     {
-      ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", &error);
+      ckpt = nl_run_checkpoint_find (p, run, which ? which : "last", NULL, &error);
       if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, NULL, NULL, &error))
           || !nl_weights_export_from_checkpoint (blob, out, &error))
         return nl_cli_fail (error);

@@ -44,6 +44,28 @@ nl_dataset_open (const char *spec, gboolean train, GError **error)
   return nl_dataset_open_full (spec, train, NULL, error);
 }
 
+/* A packed file from before checksums reads, with a note (once per file
+ * and process: a run opens it for each split) that damage inside its
+ * records goes unnoticed. */
+static NlDataset *
+packed_open (const char *path, GError **error)
+{
+  static GMutex lock;
+  static GHashTable *noted;
+  NlDataset *ds = nl_packed_dataset_open (path, error);
+  if (ds && nl_packed_dataset_version (ds) < 2)
+    {
+      g_mutex_lock (&lock);
+      if (!noted)
+        noted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      if (g_hash_table_add (noted, g_strdup (path)))
+        g_printerr ("note: %s is a packed file of format version 1: its records carry no checksum, so damage "
+                    "inside one goes unnoticed (pack it again to add them)\n", path);
+      g_mutex_unlock (&lock);
+    }
+  return ds;
+}
+
 NlDataset *
 nl_dataset_open_full (const char *spec, gboolean train, const NlDatasetOptions *opts, GError **error)
 {
@@ -95,7 +117,7 @@ nl_dataset_open_full (const char *spec, gboolean train, const NlDatasetOptions *
     case KIND_FOLDER:
       return nl_folder_dataset_open (dir, train, opts, error);
     case KIND_PACKED:
-      return nl_packed_dataset_open (dir, error);
+      return packed_open (dir, error);
     case KIND_IDX:
       break;
     }

@@ -5,6 +5,7 @@
  * field can make a reader allocate more than the file holds or loop
  * without advancing. */
 #include "engine/data/nl-record.h"
+#include "engine/nl-atomic-file.h"
 #include "engine/nl-json-member.h"
 #include "core/nl-json-guard.h"
 
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define LEN_MASK ((1u << 29) - 1)
 #define FLAG_NO_MAGIC 0x80000000u /* this part is followed by the next without a magic word */
@@ -26,7 +28,9 @@
 #define CFLAG_LAST 3u
 #define IO_BUF (1 << 20)
 #define PACK_FORMAT "netloom-packed"
-#define PACK_VERSION 1
+/* version 2: every record ends in its crc32; version 1 (no checksums) still reads */
+#define PACK_VERSION 2
+#define CRC_BYTES 4
 
 static inline guint32
 get_le32 (const guint8 *p)
@@ -47,6 +51,12 @@ static inline int64_t
 pad4 (int64_t n)
 {
   return (n + 3) & ~(int64_t) 3;
+}
+
+static inline guint32
+crc32_of (const guint8 *p, size_t n)
+{
+  return (guint32) crc32_z (0, p, n);
 }
 
 /* ---- a file read with pread, through a buffer or not ---- */
@@ -273,8 +283,7 @@ close_src (Src *s)
 /* ---- writer ---- */
 
 struct NlRecordWriter {
-  char *path, *tmp_path;
-  int fd;
+  NlAtomicFile *file;
   GByteArray *buf;
   guint32 max_part;
   int64_t count;
@@ -282,26 +291,12 @@ struct NlRecordWriter {
 };
 
 static gboolean
-write_fail (NlRecordWriter *w, const char *what, int err, GError **error)
-{
-  w->failed = TRUE;
-  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "cannot %s %s: %s", what, w->tmp_path,
-               g_strerror (err));
-  return FALSE;
-}
-
-static gboolean
 write_all (NlRecordWriter *w, const guint8 *p, size_t n, GError **error)
 {
-  while (n > 0)
+  if (!nl_atomic_file_write (w->file, p, n, error))
     {
-      ssize_t r = write (w->fd, p, MIN (n, (size_t) 1 << 30));
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return write_fail (w, "write", errno, error);
-      p += r;
-      n -= r;
+      w->failed = TRUE;
+      return FALSE;
     }
   return TRUE;
 }
@@ -343,20 +338,11 @@ NlRecordWriter *
 nl_record_writer_open (const char *path, GError **error)
 {
   g_return_val_if_fail (path, NULL);
+  NlAtomicFile *file = nl_atomic_file_open (path, error);
+  if (!file)
+    return NULL;
   NlRecordWriter *w = g_new0 (NlRecordWriter, 1);
-  w->path = g_strdup (path);
-  w->tmp_path = g_strdup_printf ("%s.tmp-XXXXXX", path);
-  w->fd = g_mkstemp_full (w->tmp_path, O_RDWR | O_CLOEXEC, 0644);
-  if (w->fd < 0)
-    {
-      int err = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "cannot create %s: %s", w->tmp_path,
-                   g_strerror (err));
-      g_free (w->path);
-      g_free (w->tmp_path);
-      g_free (w);
-      return NULL;
-    }
+  w->file = file;
   w->buf = g_byte_array_sized_new (IO_BUF);
   w->max_part = NL_RECORD_MAX_PART;
   return w;
@@ -382,7 +368,7 @@ nl_record_writer_append (NlRecordWriter *w, const void *data, size_t len, GError
   if (w->failed)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot append to %s: an earlier write failed",
-                   w->tmp_path);
+                   nl_atomic_file_path (w->file));
       return FALSE;
     }
   const guint8 *p = data;
@@ -428,24 +414,14 @@ nl_record_writer_append (NlRecordWriter *w, const void *data, size_t len, GError
   return TRUE;
 }
 
-static void
-writer_free (NlRecordWriter *w)
-{
-  if (w->fd >= 0)
-    close (w->fd);
-  g_byte_array_unref (w->buf);
-  g_free (w->path);
-  g_free (w->tmp_path);
-  g_free (w);
-}
-
 void
 nl_record_writer_abort (NlRecordWriter *w)
 {
   if (!w)
     return;
-  g_unlink (w->tmp_path);
-  writer_free (w);
+  nl_atomic_file_abort (w->file);
+  g_byte_array_unref (w->buf);
+  g_free (w);
 }
 
 gboolean
@@ -454,48 +430,20 @@ nl_record_writer_close (NlRecordWriter *w, GError **error)
   g_return_val_if_fail (w, FALSE);
   if (w->failed)
     {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot finish %s: an earlier write failed", w->path);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot finish %s: an earlier write failed",
+                   nl_atomic_file_path (w->file));
       nl_record_writer_abort (w);
       return FALSE;
     }
-  /* fsync before rename: otherwise a crash can leave the new name pointing
-   * at a file whose data never reached the disk. */
   if (!flush_buf (w, error))
-    goto fail;
-  if (fsync (w->fd) < 0)
     {
-      write_fail (w, "sync", errno, error);
-      goto fail;
+      nl_record_writer_abort (w);
+      return FALSE;
     }
-  int fd = w->fd;
-  w->fd = -1;
-  if (close (fd) < 0)
-    {
-      write_fail (w, "close", errno, error);
-      goto fail;
-    }
-  if (g_rename (w->tmp_path, w->path) < 0)
-    {
-      int err = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "cannot rename %s to %s: %s", w->tmp_path,
-                   w->path, g_strerror (err));
-      goto fail;
-    }
-  /* Make the rename itself durable; failure here loses nothing written. */
-  char *dir = g_path_get_dirname (w->path);
-  int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  g_free (dir);
-  if (dfd >= 0)
-    {
-      fsync (dfd);
-      close (dfd);
-    }
-  writer_free (w);
-  return TRUE;
-
-fail:
-  nl_record_writer_abort (w);
-  return FALSE;
+  gboolean ok = nl_atomic_file_commit (g_steal_pointer (&w->file), error);
+  g_byte_array_unref (w->buf);
+  g_free (w);
+  return ok;
 }
 
 /* ---- reader ---- */
@@ -680,6 +628,8 @@ metadata_json (NlDataset *ds, gboolean u8)
   json_builder_add_string_value (b, PACK_FORMAT);
   json_builder_set_member_name (b, "version");
   json_builder_add_int_value (b, PACK_VERSION);
+  json_builder_set_member_name (b, "checksum");
+  json_builder_add_string_value (b, "crc32");
   json_builder_set_member_name (b, "length");
   json_builder_add_int_value (b, ds->length);
   json_builder_set_member_name (b, "sample_shape");
@@ -737,11 +687,13 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
   g_autofree guint8 *meta = g_malloc (header_size (0) + json_len);
   NlShape none = { .ndim = 0 };
   put_header (meta, 0.0f, &none, NL_RECORD_DTYPE_META);
+  /* the metadata's checksum (of its JSON) takes the label's place */
+  put_le32 (meta, crc32_of ((const guint8 *) json, json_len));
   memcpy (meta + header_size (0), json, json_len);
   if (!nl_record_writer_append (w, meta, header_size (0) + json_len, error))
     return FALSE;
 
-  g_autofree guint8 *rec = g_malloc (hs + data_bytes);
+  g_autofree guint8 *rec = g_malloc (hs + data_bytes + CRC_BYTES);
   g_autofree float *values = u8 ? NULL : g_new (float, numel);
   for (int64_t i = 0; i < ds->length; i++)
     {
@@ -776,7 +728,8 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
             }
         }
       put_header (rec, label, shape, u8 ? NL_RECORD_DTYPE_U8 : NL_RECORD_DTYPE_F32);
-      if (!nl_record_writer_append (w, rec, hs + data_bytes, error))
+      put_le32 (rec + hs + data_bytes, crc32_of (rec, hs + data_bytes));
+      if (!nl_record_writer_append (w, rec, hs + data_bytes + CRC_BYTES, error))
         return FALSE;
     }
   return nl_record_writer_close (g_steal_pointer (&w), error);
@@ -798,6 +751,7 @@ typedef struct {
   int64_t *offsets; /* of sample i's record (record i + 1) */
   guint8 dtype;
   int64_t numel;
+  int version; /* >= 2: records end in their crc32 */
 } NlPackedDataset;
 
 /* Read sample i's record and check it against the metadata; returns the
@@ -826,7 +780,20 @@ packed_read (NlPackedDataset *d, int64_t i, const guint8 **data, float *label, G
     }
   const NlShape *shape = &ds->sample_shape;
   int hs = header_size (shape->ndim);
-  int64_t want = hs + d->numel * (d->dtype == NL_RECORD_DTYPE_U8 ? 1 : 4);
+  int64_t body = hs + d->numel * (d->dtype == NL_RECORD_DTYPE_U8 ? 1 : 4);
+  int64_t want = body + (d->version >= 2 ? CRC_BYTES : 0);
+  /* damage inside the record: caught here, before any field is trusted */
+  if (d->version >= 2 && rec->len == want)
+    {
+      guint32 stored = get_le32 (rec->data + body), computed = crc32_of (rec->data, body);
+      if (stored != computed)
+        {
+          record_error (error, NL_DATA_ERROR_CORRUPT, d->path, i + 1, d->offsets[i],
+                        "is damaged: checksum mismatch (stored %08x, computed %08x)", stored, computed);
+          g_byte_array_unref (rec);
+          return NULL;
+        }
+    }
   gboolean ok = rec->len == want && rec->data[4] == shape->ndim && rec->data[hs - 1] == d->dtype;
   for (int k = 0; ok && k < shape->ndim; k++)
     ok = get_le32 (rec->data + 5 + 4 * k) == (guint32) shape->d[k];
@@ -942,6 +909,13 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
                    "some other record file?)", path);
       return FALSE;
     }
+  /* version 1 leaves the label word 0; version 2 holds the JSON's crc32
+   * there, checked before the JSON is trusted (and again below, by
+   * version, for a crc that happens to be 0) */
+  guint32 stored_crc = get_le32 (meta->data);
+  guint32 json_crc = crc32_of (meta->data + header_size (0), meta->len - header_size (0));
+  if (stored_crc != 0 && stored_crc != json_crc)
+    return meta_error (error, path, "checksum mismatch (the record is damaged)");
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) json_error = NULL;
   if (!nl_json_check_depth ((const char *) meta->data + header_size (0), meta->len - header_size (0), "the JSON",
@@ -957,8 +931,11 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
   int64_t version, n_classes;
   if (!nl_json_string_member (o, "format", &format) || !format || strcmp (format, PACK_FORMAT) != 0)
     return meta_error (error, path, "\"format\" is not \"" PACK_FORMAT "\"");
-  if (!json_int (o, "version", 0, G_MAXINT, &version) || version != PACK_VERSION)
-    return meta_error (error, path, "unsupported \"version\" (this reader knows version 1)");
+  if (!json_int (o, "version", 0, G_MAXINT, &version) || version < 1 || version > PACK_VERSION)
+    return meta_error (error, path, "unsupported \"version\" (this reader knows versions 1 and 2)");
+  if (version >= 2 && stored_crc != json_crc)
+    return meta_error (error, path, "checksum mismatch (the record is damaged)");
+  d->version = (int) version;
   if (!json_int (o, "length", 0, G_MAXINT64, length))
     return meta_error (error, path, "\"length\" is not a count");
   if (!json_int (o, "n_classes", 0, G_MAXINT32, &n_classes))
@@ -1077,4 +1054,41 @@ out:
   d->base.length = length;
   d->offsets = (int64_t *) g_array_free (offsets, FALSE);
   return &d->base;
+}
+
+int
+nl_packed_dataset_version (const NlDataset *ds)
+{
+  g_return_val_if_fail (ds && ds->klass->free == packed_free, 0);
+  return ((const NlPackedDataset *) ds)->version;
+}
+
+gboolean
+nl_packed_dataset_verify (const char *path, void (*damaged) (gpointer user, const GError *e), gpointer user,
+                          NlPackedVerify *out, GError **error)
+{
+  g_return_val_if_fail (path && out, FALSE);
+  memset (out, 0, sizeof *out);
+  NlPackedDataset *d = (NlPackedDataset *) nl_packed_dataset_open (path, error);
+  if (!d)
+    return FALSE;
+  out->version = d->version;
+  for (int64_t i = 0; i < d->base.length; i++)
+    {
+      g_autoptr (GError) local = NULL;
+      const guint8 *p;
+      float label;
+      GByteArray *rec = packed_read (d, i, &p, &label, &local);
+      out->n_records++;
+      if (rec)
+        g_byte_array_unref (rec);
+      else
+        {
+          out->n_damaged++;
+          if (damaged)
+            damaged (user, local);
+        }
+    }
+  nl_dataset_free (&d->base);
+  return TRUE;
 }

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/nl-atomic-file.h"
 #include "engine/nl-graph.h"
 #include "ops/nl-activation.h"
 #include "ops/nl-batch-norm.h"
@@ -530,5 +531,5 @@ nl_onnx_export_file (const NlModel *m, const NlOnnxExportOptions *o, const char 
   if (!bytes)
     return FALSE;
   data = g_bytes_get_data (bytes, &size);
-  return g_file_set_contents (path, data, size, error);
+  return nl_atomic_file_set_contents (path, data, size, error);
 }

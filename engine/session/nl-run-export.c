@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/nl-atomic-file.h"
 #include "engine/nl-checkpoint.h"
+#include "engine/session/nl-run-checkpoint.h"
 
 gboolean
 nl_run_export_weights (NlProject *p, gint64 run, const char *which, const char *path, gint64 *checkpoint,
@@ -20,13 +22,13 @@ nl_run_export_weights (NlProject *p, gint64 run, const char *which, const char *
 
   g_return_val_if_fail (p != NULL && path != NULL, FALSE);
   if (which)
-    ckpt = nl_project_find_checkpoint (p, run, which, error);
+    ckpt = nl_run_checkpoint_find (p, run, which, NULL, error);
   else
     {
       /* a run without a best flag (no monitored metric) still has a last one */
-      ckpt = nl_project_find_checkpoint (p, run, "best", NULL);
+      ckpt = nl_run_checkpoint_find (p, run, "best", NULL, NULL);
       if (ckpt <= 0)
-        ckpt = nl_project_find_checkpoint (p, run, "last", error);
+        ckpt = nl_run_checkpoint_find (p, run, "last", NULL, error);
     }
   if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, &ep, NULL, error))
       || !nl_weights_export_from_checkpoint (blob, path, error))
@@ -97,7 +99,7 @@ gboolean
 nl_run_export_metrics_csv (NlProject *p, const gint64 *runs, guint n_runs, const char *path, gint64 *n_rows,
                            GError **error)
 {
-  g_autofree char *tmp = NULL;
+  g_autoptr (NlAtomicFile) af = NULL;
   GError *local = NULL;
   gint64 count = 0;
   FILE *f;
@@ -105,16 +107,17 @@ nl_run_export_metrics_csv (NlProject *p, const gint64 *runs, guint n_runs, const
   gboolean ok;
 
   g_return_val_if_fail (p != NULL && path != NULL && (runs != NULL || n_runs == 0), FALSE);
-  tmp = g_strdup_printf ("%s.XXXXXX", path);
-  fd = g_mkstemp (tmp);
-  if (fd < 0)
-    return write_failed (path, errno, error);
-  f = fdopen (fd, "w");
+  af = nl_atomic_file_open (path, error);
+  if (!af)
+    return FALSE;
+  /* stdio on a second descriptor: fclose leaves the atomic file's own */
+  fd = dup (nl_atomic_file_fd (af));
+  f = fd >= 0 ? fdopen (fd, "w") : NULL;
   if (!f)
     {
       err = errno;
-      close (fd);
-      g_unlink (tmp);
+      if (fd >= 0)
+        close (fd);
       return write_failed (path, err, error);
     }
   ok = write_runs (p, f, runs, n_runs, &count, &local);
@@ -125,22 +128,16 @@ nl_run_export_metrics_csv (NlProject *p, const gint64 *runs, guint n_runs, const
       ok = FALSE;
       err = errno;
     }
-  if (ok && g_rename (tmp, path) != 0)
-    {
-      ok = FALSE;
-      err = errno;
-    }
   if (!ok)
     {
-      g_unlink (tmp);
       if (local)
         g_propagate_error (error, local);
       else
         write_failed (path, err ? err : EIO, error);
       return FALSE;
     }
-  /* g_mkstemp makes 0600; an export is an ordinary user file */
-  g_chmod (path, 0644);
+  if (!nl_atomic_file_commit (g_steal_pointer (&af), error))
+    return FALSE;
   if (n_rows)
     *n_rows = count;
   return TRUE;

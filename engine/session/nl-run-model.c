@@ -2,6 +2,7 @@
  * checkpoints (see nl-run-model.h). */
 #include "engine/session/nl-run-model.h"
 #include "engine/nl-checkpoint.h"
+#include "engine/session/nl-run-checkpoint.h"
 
 #include <string.h>
 
@@ -67,9 +68,9 @@ nl_run_model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, c
   if (!l->net)
     return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s network snapshot", run);
   /* no best without a metric (an imported run): then the newest */
-  l->checkpoint = nl_project_find_checkpoint (p, run, which ? which : "best", which ? error : NULL);
+  l->checkpoint = nl_run_checkpoint_find (p, run, which ? which : "best", NULL, which ? error : NULL);
   if (l->checkpoint <= 0 && !which)
-    l->checkpoint = nl_project_find_checkpoint (p, run, "last", error);
+    l->checkpoint = nl_run_checkpoint_find (p, run, "last", NULL, error);
   if (l->checkpoint <= 0)
     return FALSE;
   blob = nl_project_load_checkpoint (p, l->checkpoint, NULL, &l->epoch, NULL, error);

@@ -1,6 +1,7 @@
 /* nl-run.c — training runs stored in a project. */
 #include "engine/session/nl-run.h"
 #include "engine/nl-checkpoint.h"
+#include "engine/session/nl-run-checkpoint.h"
 #include "core/nl-comm.h"
 #include "core/nl-device.h"
 #include "core/nl-json-guard.h"
@@ -401,6 +402,7 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
   g_auto (NlRunConfig) rc = { 0 };
   g_autoptr (NlTrainer) t = NULL;
+  g_autofree char *warning = NULL;
   gint64 ckpt;
 
   g_auto (NlRunConfig) defaults = { 0 };
@@ -432,9 +434,11 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
     return FALSE;
   if (epochs > 0)
     rc.epochs = epochs;
-  ckpt = nl_project_find_checkpoint (p, run, "last", error);
+  ckpt = nl_run_checkpoint_find (p, run, "last", cb->log ? &warning : NULL, error);
   if (ckpt <= 0)
     return FALSE;
+  if (warning)
+    cb->log (cb->chain.user, warning);
   t = trainer_from (p, info, &rc, ckpt, TRUE, NULL, error);
   if (!t)
     return FALSE;
@@ -452,7 +456,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   g_autoptr (NlNetwork) net = NULL;
   NlOptimKind parent_kind;
   gint64 ckpt, child;
-  g_autofree char *default_name = NULL;
+  g_autofree char *default_name = NULL, *warning = NULL;
 
   g_return_val_if_fail (p != NULL, FALSE);
   if (!cb)
@@ -471,9 +475,11 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
     apply (&rc, user);
   if (!nl_run_config_check (&rc, error) || !nl_device_check (rc.device, error))
     return FALSE;
-  ckpt = nl_project_find_checkpoint (p, run, which ? which : "last", error);
+  ckpt = nl_run_checkpoint_find (p, run, which ? which : "last", cb->log ? &warning : NULL, error);
   if (ckpt <= 0)
     return FALSE;
+  if (warning)
+    cb->log (cb->chain.user, warning);
   t = trainer_from (p, info, &rc, ckpt, rc.optim.kind == parent_kind, &net, error);
   if (!t)
     return FALSE;

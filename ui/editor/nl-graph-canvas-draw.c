@@ -6,6 +6,8 @@
  * and the level of detail drops with the zoom: no text below
  * NL_TEXT_MIN_ZOOM, plain rectangles and no ports below NL_SHAPE_MIN_ZOOM. */
 #include "ui/editor/nl-graph-canvas-private.h"
+#include "engine/nl-atomic-file.h"
+#include "ui/nl-cairo-bytes.h"
 
 #include <adwaita.h>
 #include <cairo-svg.h>
@@ -501,6 +503,7 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
   cairo_t *cr;
   cairo_status_t st;
   double bw, bh, scale;
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
 
   if (!nl_graph_canvas_get_bounds (c, &b))
     {
@@ -525,7 +528,8 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
   nl_graph_canvas_draw (c, s, &v);
   node = gtk_snapshot_free_to_node (s);
 
-  surface = svg ? cairo_svg_surface_create (path, v.w, v.h)
+  /* into memory, then the file whole or not at all */
+  surface = svg ? cairo_svg_surface_create_for_stream (nl_cairo_append_bytes, bytes, v.w, v.h)
                 : cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) v.w, (int) v.h);
   cr = cairo_create (surface);
   if (node)
@@ -535,7 +539,7 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
     cairo_surface_finish (surface);
   st = cairo_surface_status (surface);
   if (st == CAIRO_STATUS_SUCCESS && !svg)
-    st = cairo_surface_write_to_png (surface, path);
+    st = cairo_surface_write_to_png_stream (surface, nl_cairo_append_bytes, bytes);
   cairo_surface_destroy (surface);
   g_clear_pointer (&node, gsk_render_node_unref);
   if (st != CAIRO_STATUS_SUCCESS)
@@ -544,7 +548,7 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
                    cairo_status_to_string (st));
       return FALSE;
     }
-  return TRUE;
+  return nl_atomic_file_set_contents (path, bytes->data, bytes->len, error);
 }
 
 gboolean

@@ -2,6 +2,7 @@
  * the one place that decides which are enabled. Saving and file I/O run in
  * worker threads. */
 #include "ui/editor/nl-network-page-private.h"
+#include "engine/nl-atomic-file.h"
 #include "ui/nl-file-chooser.h"
 
 /* ---- save: to the project as a new version ---- */
@@ -173,7 +174,7 @@ export_json_thread (GTask *task, gpointer source, gpointer task_data, GCancellab
 {
   GError *error = NULL;
   const char *path = g_object_get_data (G_OBJECT (task), "path");
-  if (g_file_set_contents (path, task_data, -1, &error))
+  if (nl_atomic_file_set_contents (path, task_data, strlen (task_data), &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);

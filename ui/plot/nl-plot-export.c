@@ -1,6 +1,8 @@
 /* nl-plot-export.c — the plot as PNG and SVG (the drawing code of the
  * widget on an image or SVG surface) and every raw point as CSV. */
 #include "ui/plot/nl-plot-private.h"
+#include "engine/nl-atomic-file.h"
+#include "ui/nl-cairo-bytes.h"
 
 #include <cairo-svg.h>
 #include <string.h>
@@ -28,12 +30,27 @@ cairo_failed (cairo_status_t status, const char *path, GError **error)
   return TRUE;
 }
 
+/* cairo wrote the image into memory; the file is written whole or not at all */
+static gboolean
+write_image (GByteArray *bytes, cairo_status_t status, const char *path, GError **error)
+{
+  if (cairo_failed (status, path, error))
+    return FALSE;
+  if (!nl_atomic_file_set_contents (path, bytes->data, bytes->len, error))
+    {
+      g_prefix_error (error, "cannot write the plot: ");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 nl_plot_export_png (NlPlot *plot, const char *path, int width, int height, GError **error)
 {
   cairo_surface_t *surface;
   cairo_t *cr;
   cairo_status_t status;
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
 
   g_return_val_if_fail (NL_IS_PLOT (plot), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
@@ -46,9 +63,9 @@ nl_plot_export_png (NlPlot *plot, const char *path, int width, int height, GErro
   status = cairo_status (cr);
   cairo_destroy (cr);
   if (status == CAIRO_STATUS_SUCCESS)
-    status = cairo_surface_write_to_png (surface, path);
+    status = cairo_surface_write_to_png_stream (surface, nl_cairo_append_bytes, bytes);
   cairo_surface_destroy (surface);
-  return !cairo_failed (status, path, error);
+  return write_image (bytes, status, path, error);
 }
 
 gboolean
@@ -57,13 +74,14 @@ nl_plot_export_svg (NlPlot *plot, const char *path, int width, int height, GErro
   cairo_surface_t *surface;
   cairo_t *cr;
   cairo_status_t status;
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
 
   g_return_val_if_fail (NL_IS_PLOT (plot), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!check_size (width, height, error))
     return FALSE;
-  surface = cairo_svg_surface_create (path, width, height);
+  surface = cairo_svg_surface_create_for_stream (nl_cairo_append_bytes, bytes, width, height);
   status = cairo_surface_status (surface);
   if (status == CAIRO_STATUS_SUCCESS)
     {
@@ -71,13 +89,13 @@ nl_plot_export_svg (NlPlot *plot, const char *path, int width, int height, GErro
       nl_plot_draw (plot, cr, width, height, TRUE);
       status = cairo_status (cr);
       cairo_destroy (cr);
-      /* the file is written on finish; its errors show only then */
+      /* the SVG is written on finish; its errors show only then */
       cairo_surface_finish (surface);
       if (status == CAIRO_STATUS_SUCCESS)
         status = cairo_surface_status (surface);
     }
   cairo_surface_destroy (surface);
-  return !cairo_failed (status, path, error);
+  return write_image (bytes, status, path, error);
 }
 
 /* RFC 4180: quote a field holding a comma, quote or line break. */
@@ -128,7 +146,7 @@ nl_plot_export_csv (NlPlot *plot, const char *path, GError **error)
           g_string_append_c (out, '\n');
         }
     }
-  if (!g_file_set_contents_full (path, out->str, out->len, G_FILE_SET_CONTENTS_CONSISTENT, 0666, error))
+  if (!nl_atomic_file_set_contents (path, out->str, out->len, error))
     {
       g_prefix_error (error, "cannot export the plot's points: ");
       return FALSE;

@@ -5,8 +5,9 @@
 # python3-onnx) and run by onnxruntime (npm onnxruntime-node) to netloom's
 # probabilities within 1e-4 on 256 test images; evaluate (the run's stored
 # accuracy, per-class scores, confusion matrix) and predict (dataset samples
-# and a PNG file, --json); import-onnx of those exports and of a LeNet and
-# a ResNet exported by PyTorch, to the same probabilities.
+# and a PNG file, --json); import-onnx of those exports and of a LeNet, a
+# ResNet and two MLPs exported by PyTorch, to the same probabilities; and
+# fine-tuning an imported model whose normalisation is Mul and Sub.
 # Usage: test-onnx-cli.sh PATH/TO/netloom-cli (TAP)
 set -u
 cli="$1"
@@ -197,7 +198,7 @@ out=$("$cli" import-onnx --project "$P" "$tmp/cut.onnx" 2>&1); s=$?
 [ $s -eq 1 ] && grep -q "cut.onnx" <<<"$out" && grep -q "malformed or truncated" <<<"$out" && ok "a truncated model is one clear error" || not_ok "truncated import" "$out"
 
 # import: a LeNet, a small ResNet with BatchNorm and an MLP with LayerNorm
-# and GELU exported by PyTorch
+# and GELU (erf; tanh at opset 13, both as formulas) exported by PyTorch
 tpy=""
 for c in python3 /usr/bin/python3; do
   if command -v "$c" >/dev/null && "$c" -c 'import torch, onnx' 2>/dev/null; then tpy="$c"; break; fi
@@ -205,7 +206,7 @@ done
 if [ -n "$tpy" ]; then
   mkdir -p "$tmp/torch"
   if out=$("$tpy" "$src/tests/torch_onnx_models.py" "$tmp/torch" "$tmp/data/t10k-images-idx3-ubyte" 256 2>&1); then
-    for m in lenet resnet mlp-gelu; do
+    for m in lenet resnet mlp-gelu mlp-gelu-tanh; do
       if out=$("$cli" import-onnx --project "$P" --name "torch-$m" "$tmp/torch/$m.onnx" 2>&1) \
          && "$cli" predict --project "$P" --network "torch-$m" --dataset "$D" --limit 256 --json >"$tmp/torch-$m.txt" 2>&1 \
          && out=$(compare "$tmp/torch-$m.txt" "$tmp/torch/$m.json" 2>&1); then

@@ -201,6 +201,27 @@ const NlOpCase nl_op_cases[] = {
   { "Add", "3 inputs large", .in = { "33000", "33000", "33000" }, LARGE },
   { "Add", "4 inputs large", .in = { "33000", "33000", "33000", "33000" }, LARGE },
 
+  /* ---- Mul / Sub: two inputs, or one and a constant (aux) broadcast over it ---- */
+  { "Mul", "2 inputs", .in = { "2x3x4", "2x3x4" } },
+  { "Mul", "scalar constant", .in = { "3x5" } },
+  { "Mul", "per channel constant", P ("operand_shape", "[3, 1, 1]"), { "2x3x4x4" } },
+  { "Mul", "per feature constant", P ("operand_shape", "[1, 5]"), { "4x2x5" } },
+  { "Mul", "2 inputs large", .in = { "4x9001", "4x9001" }, LARGE },
+  { "Mul", "constant large", P ("operand_shape", "[7, 1, 1]"), { "4x7x40x41" }, LARGE },
+  { "Sub", "2 inputs", .in = { "2x3x4", "2x3x4" } },
+  { "Sub", "scalar constant", .in = { "3x5" } },
+  { "Sub", "per channel constant reversed", P ("operand_shape", "[3, 1, 1]", "reverse", "true"), { "2x3x4x4" } },
+  { "Sub", "middle constant", P ("operand_shape", "[4, 1]"), { "2x3x4x5" } },
+  { "Sub", "2 inputs large", .in = { "4x9001", "4x9001" }, LARGE },
+  { "Sub", "constant large", P ("operand_shape", "[41]"), { "4x7x40x41" }, LARGE },
+
+  /* ---- Transpose ---- */
+  { "Transpose", "swap last two", P ("axes", "[0, 2, 1]"), { "2x3x4" } },
+  { "Transpose", "default reverse", .in = { "2x3x4x5" } },
+  { "Transpose", "channels last", P ("axes", "[0, 2, 3, 1]"), { "2x3x4x5" } },
+  { "Transpose", "identity", P ("axes", "[0, 1]"), { "3x5" } },
+  { "Transpose", "large", P ("axes", "[0, 3, 1, 2]"), { "4x30x40x17" }, LARGE },
+
   /* ---- Softmax / LogSoftmax ---- */
   { "Softmax", "axis -1", P ("axis", "-1"), { "3x5" } },
   { "Softmax", "axis 0", P ("axis", "0"), { "3x5" } },

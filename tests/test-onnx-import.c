@@ -7,9 +7,10 @@
  * tests listed in `must_pass` have to reproduce. Also: a malformed or
  * truncated model and external data outside the model's folder are one
  * clear error each, and a fuzzed model never crashes the importer; a
- * network of every exportable op (tests/fixtures/onnx-every-op.json, with
- * an erf GELU) and one with an Embedding export and import back to the same
- * outputs. */
+ * network of every exportable op (tests/fixtures/onnx-every-op.json) and
+ * one with an Embedding export and import back to the same outputs, and
+ * GELU and LayerNorm written as formulas (before opset 17) come back as
+ * themselves. */
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -27,7 +28,8 @@ static const char *const prefixes[] = {
   "test_conv", "test_basic_conv", "test_gemm", "test_matmul", "test_relu", "test_sigmoid", "test_tanh",
   "test_leakyrelu", "test_softplus", "test_maxpool", "test_averagepool", "test_globalaveragepool",
   "test_batchnorm", "test_layer_normalization", "test_dropout", "test_flatten", "test_reshape", "test_concat",
-  "test_add", "test_sum", "test_softmax", "test_logsoftmax", "test_gather_0", "test_identity", NULL
+  "test_add", "test_sum", "test_mul", "test_sub", "test_div", "test_transpose", "test_softmax", "test_logsoftmax",
+  "test_gather_0", "test_identity", NULL
 };
 
 /* these must import and reproduce (every test of these ops that netloom's
@@ -51,7 +53,11 @@ static const char *const must_pass[] = {
   "test_reshape_reordered_last_dims", "test_reshape_zero_and_negative_dim", "test_reshape_zero_dim", "test_sigmoid",
   "test_sigmoid_example", "test_softmax_axis_0", "test_softmax_axis_1", "test_softmax_axis_2",
   "test_softmax_default_axis", "test_softmax_example", "test_softmax_large_number", "test_softmax_negative_axis",
-  "test_softplus", "test_softplus_example", "test_sum_one_input", "test_tanh", "test_tanh_example", NULL
+  "test_softplus", "test_softplus_example", "test_sum_one_input", "test_tanh", "test_tanh_example",
+  /* a constant operand that does not span the batch (the same-shape tests'
+   * bound input does: refused); a Transpose that keeps the batch first */
+  "test_add_bcast", "test_sub_bcast", "test_mul_bcast", "test_div_bcast", "test_transpose_all_permutations_0",
+  "test_transpose_all_permutations_1", NULL
 };
 
 static NlOnnxConst *
@@ -316,8 +322,9 @@ test_external_data (void)
   g_rmdir (dir);
 }
 
-/* Exports m, imports the bytes and runs both on x (batch n): same outputs. */
-static void
+/* Exports m, imports the bytes and runs both on x (batch n): same outputs.
+ * Returns the imported network's ops, one string ("Input Dense ..."). */
+static char *
 check_round_trip (NlModel *m, int opset, const float *x, int n)
 {
   NlOnnxExportOptions o = { .opset = opset };
@@ -327,6 +334,7 @@ check_round_trip (NlModel *m, int opset, const float *x, int n)
   g_autoptr (NlOnnxImport) imp = NULL;
   g_autoptr (NlModel) back = NULL;
   g_autoptr (NlProgram) pa = NULL, pb = NULL;
+  g_autoptr (GString) ops = g_string_new (NULL);
   gsize size;
   const void *data;
   double max_err = 0;
@@ -350,6 +358,27 @@ check_round_trip (NlModel *m, int opset, const float *x, int n)
     max_err = MAX (max_err, fabs (nl_tensor_f32 (nl_program_pred (pa))[k] - nl_tensor_f32 (nl_program_pred (pb))[k]));
   g_test_message ("opset %d: max abs difference %g", opset, max_err);
   g_assert_cmpfloat (max_err, <, 1e-5);
+  for (int i = 0; i < nl_network_n_nodes (back->net); i++)
+    g_string_append_printf (ops, "%s%s", i ? " " : "", nl_network_node (back->net, i)->def->name);
+  return g_string_free (g_steal_pointer (&ops), FALSE);
+}
+
+/* The constants of m's Mul and Sub nodes set to U(0.5, 1.5) (they start
+ * as 1 and 0, which would hide an operand read wrongly). */
+static void
+vary_constants (NlModel *m)
+{
+  GRand *r = g_rand_new_with_seed (5);
+  for (int i = 0; i < nl_network_n_nodes (m->net); i++)
+    {
+      NlTensor *t = m->aux[NL_MODEL_SLOT (i, 0)];
+      const char *op = nl_network_node (m->net, i)->def->name;
+      if (t && (!strcmp (op, "Mul") || !strcmp (op, "Sub")))
+        for (int64_t k = 0; k < nl_tensor_numel (t); k++)
+          nl_tensor_f32 (t)[k] = (float) g_rand_double_range (r, 0.5, 1.5);
+    }
+  nl_model_host_changed (m);
+  g_rand_free (r);
 }
 
 static void
@@ -372,19 +401,70 @@ test_round_trip (void)
   float ids[3 * 6];
 
   g_assert_no_error (error);
-  /* the tanh GELU comes back only as its formula, which netloom cannot hold */
-  g_assert_true (nl_network_set_param (every, nl_network_find (every, "gelu_tanh"), "approximation", "erf", NULL));
   m = nl_model_new (every, &image, 11, &error);
   g_assert_no_error (error);
+  vary_constants (m);
   for (int k = 0; k < 3 * 28 * 28; k++)
     x[k] = (float) ((k * 37) % 101) / 50.0f - 1.0f;
-  check_round_trip (m, 17, x, 3);
+  /* GELU (both approximations) and LayerNorm come back from their formulas
+   * at opset 13 too */
+  for (int opset = 13; opset <= 17; opset += 4)
+    g_free (check_round_trip (m, opset, x, 3));
   me = nl_model_new (emb, &tokens, 12, &error);
   g_assert_no_error (error);
   for (int k = 0; k < 3 * 6; k++)
     ids[k] = (float) ((k * 7) % 10);
-  check_round_trip (me, 13, ids, 3);
-  check_round_trip (me, 17, ids, 3);
+  g_free (check_round_trip (me, 13, ids, 3));
+  g_free (check_round_trip (me, 17, ids, 3));
+}
+
+/* GELU of either approximation and LayerNorm with and without gamma and
+ * beta, exported at opset 13 (formulas: LayerNormalization is opset 17's,
+ * Gelu opset 20's) and 17, import as the same ops, to the same outputs. */
+static void
+test_round_trip_formulas (void)
+{
+  static const char *json =
+    "{\"format\":\"netloom.network\",\"version\":1,\"name\":\"f\",\"nodes\":["
+    "{\"id\":\"data\",\"op\":\"Input\"},{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":8}},"
+    "{\"id\":\"ln1\",\"op\":\"LayerNorm\"},"
+    "{\"id\":\"g1\",\"op\":\"GELU\",\"params\":{\"approximation\":\"tanh\"}},"
+    "{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":8}},"
+    "{\"id\":\"ln2\",\"op\":\"LayerNorm\",\"params\":{\"scale\":false,\"epsilon\":0.001}},"
+    "{\"id\":\"g2\",\"op\":\"GELU\",\"params\":{\"approximation\":\"erf\"}},"
+    "{\"id\":\"ln3\",\"op\":\"LayerNorm\",\"params\":{\"center\":false,\"scale\":false}},"
+    "{\"id\":\"fc3\",\"op\":\"Dense\",\"params\":{\"units\":4}},"
+    "{\"id\":\"ln4\",\"op\":\"LayerNorm\",\"params\":{\"center\":false}},"
+    "{\"id\":\"p\",\"op\":\"Softmax\"}],"
+    "\"edges\":[\"data -> fc1\",\"fc1 -> ln1\",\"ln1 -> g1\",\"g1 -> fc2\",\"fc2 -> ln2\",\"ln2 -> g2\","
+    "\"g2 -> ln3\",\"ln3 -> fc3\",\"fc3 -> ln4\",\"ln4 -> p\"]}";
+  static const char *want = "Input Dense LayerNorm GELU Dense LayerNorm GELU LayerNorm Dense LayerNorm Softmax";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
+  NlShape s = nl_shape_of (1, (int64_t) 6);
+  g_autoptr (NlModel) m = NULL;
+  float x[4 * 6];
+
+  g_assert_no_error (error);
+  m = nl_model_new (net, &s, 3, &error);
+  g_assert_no_error (error);
+  /* gamma and beta away from 1 and 0 */
+  for (int i = 0; i < nl_network_n_nodes (m->net); i++)
+    for (int k = 0; k < 2; k++)
+      {
+        NlTensor *t = m->weights[NL_MODEL_SLOT (i, k)];
+        if (t && !strcmp (nl_network_node (m->net, i)->def->name, "LayerNorm"))
+          for (int64_t j = 0; j < nl_tensor_numel (t); j++)
+            nl_tensor_f32 (t)[j] = 0.5f + 0.1f * (float) ((j * 3 + k) % 7);
+      }
+  nl_model_host_changed (m);
+  for (int k = 0; k < 4 * 6; k++)
+    x[k] = (float) ((k * 13) % 17) / 4.0f - 2.0f;
+  for (int opset = 13; opset <= 17; opset++)
+    {
+      g_autofree char *ops = check_round_trip (m, opset, x, 4);
+      g_assert_cmpstr (ops, ==, want);
+    }
 }
 
 int
@@ -395,5 +475,6 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx-import/malformed", test_malformed);
   g_test_add_func ("/onnx-import/external-data", test_external_data);
   g_test_add_func ("/onnx-import/round-trip", test_round_trip);
+  g_test_add_func ("/onnx-import/round-trip-formulas", test_round_trip_formulas);
   return g_test_run ();
 }

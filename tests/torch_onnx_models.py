@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """torch_onnx_models.py OUT_DIR IDX_IMAGES N — a LeNet, a small ResNet
-with BatchNorm (eval mode, running statistics made non-trivial) and an MLP
-with LayerNorm and GELU, exported
+with BatchNorm (eval mode, running statistics made non-trivial), an MLP
+with LayerNorm and GELU, and the same with GELU's tanh approximation at
+opset 13 (LayerNorm and GELU both written as their formulas), exported
 by torch.onnx.export with a dynamic batch; for each, the probabilities
 PyTorch gives on the first N images of an MNIST-format IDX file (pixels
 / 255, no further normalisation, as an import without netloom metadata
-feeds them): OUT_DIR/{lenet,resnet,mlp-gelu}.onnx and .json (one array per line)."""
+feeds them): OUT_DIR/{lenet,resnet,mlp-gelu,mlp-gelu-tanh}.onnx and .json (one array per line)."""
 import os
 import struct
 import sys
@@ -58,10 +59,10 @@ class SmallResNet(nn.Module):
 class MlpGelu(nn.Module):
     """LayerNorm and GELU, exported at opset 17 (LayerNormalization; GELU
     as PyTorch writes it: x * 0.5 * (1 + erf(x / sqrt(2))))"""
-    def __init__(self):
+    def __init__(self, approximate="none"):
         super().__init__()
-        self.net = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.1),
-                                 nn.Linear(64, 10))
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.LayerNorm(64), nn.GELU(approximate=approximate),
+                                 nn.Dropout(0.1), nn.Linear(64, 10))
 
     def forward(self, x):
         return self.net(x)
@@ -79,8 +80,12 @@ def main():
     out, idx, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     torch.manual_seed(3)
     x = images(idx, n)
-    for name, model, opset in (("lenet", LeNet(), 13), ("resnet", SmallResNet(), 13), ("mlp-gelu", MlpGelu(), 17)):
+    for name, model, opset in (("lenet", LeNet(), 13), ("resnet", SmallResNet(), 13), ("mlp-gelu", MlpGelu(), 17),
+                                ("mlp-gelu-tanh", MlpGelu("tanh"), 13)):
         for m in model.modules():
+            if isinstance(m, nn.LayerNorm):
+                m.weight.data.uniform_(0.5, 1.5)
+                m.bias.data.uniform_(-0.2, 0.2)
             if isinstance(m, nn.BatchNorm2d):
                 m.running_mean.uniform_(-0.2, 0.2)
                 m.running_var.uniform_(0.5, 1.5)

@@ -14,6 +14,7 @@
 #include "engine/nl-atomic-file.h"
 #include "engine/nl-graph.h"
 #include "ops/nl-activation.h"
+#include "ops/nl-arith.h"
 #include "ops/nl-batch-norm.h"
 #include "ops/nl-conv2d.h"
 #include "ops/nl-dense.h"
@@ -357,6 +358,37 @@ export_add (Ctx *c, const Node *n, GError **error)
   return TRUE;
 }
 
+/* Mul, Sub: of two inputs, or of the input and the constant operand,
+ * whose broadcasting is ONNX's (numpy's) */
+static gboolean
+export_arith (Ctx *c, const Node *n, GError **error)
+{
+  const char *op = n->gn->def->name, *k;
+  if (n->gn->n_data == 2)
+    {
+      node2 (c, op, n->gn->id, n->in[0], n->in[1], n->out);
+      return TRUE;
+    }
+  k = aux (c, n, ARITH_OPERAND);
+  if (!strcmp (op, "Sub") && NL_P_BOOL (n->gn->params, ARITH_REVERSE))
+    node2 (c, op, n->gn->id, k, n->in[0], n->out);
+  else
+    node2 (c, op, n->gn->id, n->in[0], k, n->out);
+  return TRUE;
+}
+
+static gboolean
+export_transpose (Ctx *c, const Node *n, GError **error)
+{
+  NlTransposeArgs a;
+  int64_t perm[NL_MAX_DIMS];
+  int nd = in_shape (c, n, 0)->ndim;
+  n->gn->def->resolve_args (n->gn->params, &a);
+  transpose_perm (&a, nd, perm);
+  nl_onnx_attr_ints (c->b, node1 (c, "Transpose", n->gn->id, n->in[0], n->out), "perm", perm, nd);
+  return TRUE;
+}
+
 static gboolean
 export_softmax (Ctx *c, const Node *n, GError **error)
 {
@@ -396,6 +428,9 @@ static const struct {
   { "Reshape", export_reshape },
   { "Concat", export_concat },
   { "Add", export_add },
+  { "Mul", export_arith },
+  { "Sub", export_arith },
+  { "Transpose", export_transpose },
   { "Softmax", export_softmax },
   { "LogSoftmax", export_softmax },
   { "Embedding", export_embedding },

@@ -52,10 +52,25 @@ int nl_onnx_imp_data (NlOnnxImp *im, const char *name);
 /* The node's first output is computed by netloom node `node`. */
 void nl_onnx_imp_produce (NlOnnxImp *im, const Onnx__NodeProto *n, int node);
 
+/* Building the network (nl-onnx-map.c): a node of op named after n; a
+ * parameter from text (out of range: unsupported, why in im->why); an
+ * edge; constant c (reshaped to shape when given) as weight or aux slot. */
+int nl_onnx_imp_add (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op);
+gboolean nl_onnx_imp_set (NlOnnxImp *im, int node, const char *name, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
+void nl_onnx_imp_connect (NlOnnxImp *im, int from, int to, int port);
+void nl_onnx_imp_store (NlOnnxImp *im, int node, gboolean aux, int slot, const NlOnnxConst *c, const NlShape *shape);
+/* The one node reading value, if it is of type op (any type: op NULL), or NULL. */
+const Onnx__NodeProto *nl_onnx_imp_sole_reader (NlOnnxImp *im, const char *value, const char *op);
+
 /* Whether an op type has a mapper (nl-onnx-map.c). */
 gboolean nl_onnx_map_has_op (const char *op_type);
 /* Maps one node whose inputs are not all constants: its op's mapper, or a
  * pattern starting at it (GELU from its formula). */
 NlOnnxResult nl_onnx_map_op (NlOnnxImp *im, const Onnx__NodeProto *n);
+/* The patterns exporters write for ops ONNX lacks (nl-onnx-pattern.c):
+ * GELU from its erf or tanh formula, LayerNormalization decomposed (before
+ * opset 17). TRUE when one starts at n and was mapped (its other nodes
+ * absorbed); FALSE leaves n to its mapper. */
+gboolean nl_onnx_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n);
 
 G_END_DECLS

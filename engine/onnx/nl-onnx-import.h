@@ -4,12 +4,15 @@
  * nodes read the same). Conv (2-D: groups, dilations,
  * symmetric pads, auto_pad VALID or SAME with stride 1), Gemm and
  * MatMul (+ Add of a constant bias) as Dense, Relu, Sigmoid, Tanh,
- * Softplus, LeakyRelu, Gelu (also from its erf formula, as PyTorch and
- * netloom export it), MaxPool, AveragePool, GlobalAveragePool,
- * BatchNormalization, LayerNormalization (last axis), Dropout, Flatten
- * (axis 1), Reshape to a constant shape, Concat, Add and Sum, Softmax and
- * LogSoftmax, Gather of a constant table as Embedding (its indices may be
- * Cast), Identity; nodes
+ * Softplus, LeakyRelu, Gelu (also from its erf or tanh formula, as PyTorch
+ * and netloom export it), MaxPool, AveragePool, GlobalAveragePool,
+ * BatchNormalization, LayerNormalization (last axis; also decomposed, as
+ * exported before opset 17), Dropout, Flatten (axis 1), Reshape to a
+ * constant shape, Concat, Add and Sum, Mul and Sub (of two values of one
+ * shape, or of a value and a constant that broadcasts over it without
+ * spanning the batch; Div and Add by such a constant too), Transpose
+ * keeping the batch first, Softmax and LogSoftmax, Gather of a constant
+ * table as Embedding (its indices may be Cast), Identity; nodes
  * whose inputs are all constants (Constant, Transpose, Reshape, Cast,
  * Squeeze, Unsqueeze, element-wise arithmetic ...) are folded. Anything
  * else is reported, every such node in one message, and nothing is made.

@@ -1,7 +1,7 @@
 /* nl-onnx-map.c — one ONNX node to netloom nodes, by op type (the
- * `mappers` table), and the patterns exporters write for ops ONNX lacks
- * (GELU). Attributes netloom cannot express make the node unsupported,
- * with the reason; nl-onnx-import.h lists what maps. */
+ * `mappers` table), after the patterns exporters write for ops ONNX lacks
+ * (nl-onnx-pattern.c). Attributes netloom cannot express make the node
+ * unsupported, with the reason; nl-onnx-import.h lists what maps. */
 #include "engine/onnx/nl-onnx-import-private.h"
 #include "engine/onnx/nl-onnx-export.h"
 
@@ -45,8 +45,8 @@ nl_onnx_imp_data (NlOnnxImp *im, const char *name)
 
 /* ---- building the network ---- */
 
-static int
-add (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op)
+int
+nl_onnx_imp_add (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op)
 {
   g_autoptr (GString) id = g_string_new (NULL);
   g_autofree char *base = NULL;
@@ -66,12 +66,9 @@ add (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op)
   return nl_network_add_node (im->imp->net, id->str, op, NULL);
 }
 
-static gboolean
-set (NlOnnxImp *im, int node, const char *name, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
-
 /* A parameter out of netloom's range makes the node nl_onnx_imp_unsupported (im->why). */
-static gboolean
-set (NlOnnxImp *im, int node, const char *name, const char *fmt, ...)
+gboolean
+nl_onnx_imp_set (NlOnnxImp *im, int node, const char *name, const char *fmt, ...)
 {
   va_list ap;
   g_autofree char *text = NULL;
@@ -85,8 +82,8 @@ set (NlOnnxImp *im, int node, const char *name, const char *fmt, ...)
   return FALSE;
 }
 
-static void
-connect_data (NlOnnxImp *im, int from, int to, int port)
+void
+nl_onnx_imp_connect (NlOnnxImp *im, int from, int to, int port)
 {
   nl_network_connect (im->imp->net, from, 0, to, port, NULL);
 }
@@ -99,8 +96,8 @@ nl_onnx_imp_produce (NlOnnxImp *im, const Onnx__NodeProto *n, int node)
 }
 
 /* c (reshaped to shape when given) as weight or aux slot of node. */
-static void
-store (NlOnnxImp *im, int node, gboolean aux, int slot, const NlOnnxConst *c, const NlShape *shape)
+void
+nl_onnx_imp_store (NlOnnxImp *im, int node, gboolean aux, int slot, const NlOnnxConst *c, const NlShape *shape)
 {
   NlShape s = shape ? *shape : c->shape;
   NlOnnxWeight w = { node, aux, slot, nl_tensor_zeros (NL_DTYPE_F32, &s) };
@@ -129,8 +126,8 @@ unary (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op, int *node)
   int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, 0));
   if (from < 0)
     return nl_onnx_imp_unsupported (im, "its input is not computed from the graph input");
-  *node = add (im, n, op);
-  connect_data (im, from, *node, 0);
+  *node = nl_onnx_imp_add (im, n, op);
+  nl_onnx_imp_connect (im, from, *node, 0);
   nl_onnx_imp_produce (im, n, *node);
   return NL_ONNX_MAPPED;
 }
@@ -199,17 +196,17 @@ map_conv (NlOnnxImp *im, const Onnx__NodeProto *n)
     return NL_ONNX_UNSUPPORTED;
   if (unary (im, n, "Conv2D", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  if (!set (im, node, "channels", "%" G_GINT64_FORMAT, w->shape.d[0])
-      || !set (im, node, "kernel", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, k[0], k[1])
-      || !set (im, node, "stride", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, s[0], s[1])
-      || !set (im, node, "padding", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, p[0], p[1])
-      || !set (im, node, "dilation", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, d[0], d[1])
-      || !set (im, node, "groups", "%" G_GINT64_FORMAT, nl_onnx_node_int (n, "group", 1))
-      || !set (im, node, "use_bias", "%s", b ? "true" : "false"))
+  if (!nl_onnx_imp_set (im, node, "channels", "%" G_GINT64_FORMAT, w->shape.d[0])
+      || !nl_onnx_imp_set (im, node, "kernel", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, k[0], k[1])
+      || !nl_onnx_imp_set (im, node, "stride", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, s[0], s[1])
+      || !nl_onnx_imp_set (im, node, "padding", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, p[0], p[1])
+      || !nl_onnx_imp_set (im, node, "dilation", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, d[0], d[1])
+      || !nl_onnx_imp_set (im, node, "groups", "%" G_GINT64_FORMAT, nl_onnx_node_int (n, "group", 1))
+      || !nl_onnx_imp_set (im, node, "use_bias", "%s", b ? "true" : "false"))
     return NL_ONNX_UNSUPPORTED;
-  store (im, node, FALSE, 0, w, NULL);
+  nl_onnx_imp_store (im, node, FALSE, 0, w, NULL);
   if (b)
-    store (im, node, FALSE, 1, b, NULL);
+    nl_onnx_imp_store (im, node, FALSE, 1, b, NULL);
   return NL_ONNX_MAPPED;
 }
 
@@ -225,10 +222,10 @@ dense (NlOnnxImp *im, const Onnx__NodeProto *n, const NlOnnxConst *w, const NlOn
                         w->shape.d[0]);
   if (unary (im, n, "Dense", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  if (!set (im, node, "units", "%" G_GINT64_FORMAT, w->shape.d[0]) || !set (im, node, "flatten", flatten ? "true" : "false")
-      || !set (im, node, "use_bias", b ? "true" : "false"))
+  if (!nl_onnx_imp_set (im, node, "units", "%" G_GINT64_FORMAT, w->shape.d[0]) || !nl_onnx_imp_set (im, node, "flatten", flatten ? "true" : "false")
+      || !nl_onnx_imp_set (im, node, "use_bias", b ? "true" : "false"))
     return NL_ONNX_UNSUPPORTED;
-  store (im, node, FALSE, 0, w, NULL);
+  nl_onnx_imp_store (im, node, FALSE, 0, w, NULL);
   if (alpha != 1.0f)
     {
       NlOnnxWeight *wt = &g_array_index (im->imp->weights, NlOnnxWeight, im->imp->weights->len - 1);
@@ -241,7 +238,7 @@ dense (NlOnnxImp *im, const Onnx__NodeProto *n, const NlOnnxConst *w, const NlOn
       g_autoptr (NlOnnxConst) full = nl_onnx_const_new (&bs, FALSE);
       for (int64_t k = 0; k < full->numel; k++)
         full->f[k] = beta * (float) nl_onnx_const_get (b, b->numel == 1 ? 0 : k);
-      store (im, node, FALSE, 1, full, NULL);
+      nl_onnx_imp_store (im, node, FALSE, 1, full, NULL);
     }
   return NL_ONNX_MAPPED;
 }
@@ -273,7 +270,85 @@ map_matmul (NlOnnxImp *im, const Onnx__NodeProto *n)
   return dense (im, n, wt, NULL, FALSE, 1.0f, 1.0f);
 }
 
-/* Add: of two data values, or a constant bias after a Dense without one */
+/* x op k, k a constant: Mul or Sub with k as its constant operand (x / k:
+ * Mul by 1 / k; x + k: Sub of -k; k - x: Sub reversed). */
+static NlOnnxResult
+map_constant_operand (NlOnnxImp *im, const Onnx__NodeProto *n, gboolean const_first)
+{
+  char t = n->op_type[0]; /* Add, Sub, Mul, Div */
+  const NlOnnxConst *k = nl_onnx_imp_const (im, nl_onnx_in_name (n, const_first ? 0 : 1));
+  int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, const_first ? 1 : 0)), node;
+  NlShape s = k->shape.ndim > 0 ? k->shape : nl_shape_of (1, (int64_t) 1);
+  g_autoptr (NlOnnxConst) v = NULL;
+  g_autoptr (GString) text = g_string_new ("[");
+  if (from < 0)
+    return nl_onnx_imp_unsupported (im, "its other input is not computed from the graph input");
+  if (t == 'D' && const_first)
+    return nl_onnx_imp_unsupported (im, "a constant divided by a computed value");
+  v = nl_onnx_const_new (&s, FALSE);
+  for (int64_t i = 0; i < k->numel; i++)
+    {
+      double x = nl_onnx_const_get (k, i);
+      v->f[i] = (float) (t == 'D' ? 1.0 / x : t == 'A' ? -x : x);
+    }
+  for (int d = 0; d < s.ndim; d++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, d ? "," : "", s.d[d]);
+  g_string_append_c (text, ']');
+  node = nl_onnx_imp_add (im, n, t == 'M' || t == 'D' ? "Mul" : "Sub");
+  nl_onnx_imp_connect (im, from, node, 0);
+  nl_onnx_imp_produce (im, n, node);
+  if (!nl_onnx_imp_set (im, node, "operand_shape", "%s", text->str)
+      || (t == 'S' && const_first && !nl_onnx_imp_set (im, node, "reverse", "true")))
+    return NL_ONNX_UNSUPPORTED;
+  nl_onnx_imp_store (im, node, TRUE, 0, v, NULL);
+  return NL_ONNX_MAPPED;
+}
+
+/* Mul, Sub, Div: of two data values of one shape, or of one and a constant */
+static NlOnnxResult
+map_binary (NlOnnxImp *im, const Onnx__NodeProto *n)
+{
+  gboolean const_first = nl_onnx_imp_const (im, nl_onnx_in_name (n, 0)) != NULL;
+  int node;
+  if (n->n_input != 2)
+    return nl_onnx_imp_unsupported (im, "it takes two inputs");
+  if (const_first || nl_onnx_imp_const (im, nl_onnx_in_name (n, 1)))
+    return map_constant_operand (im, n, const_first);
+  if (n->op_type[0] == 'D')
+    return nl_onnx_imp_unsupported (im, "a division of two computed values");
+  node = nl_onnx_imp_add (im, n, n->op_type[0] == 'M' ? "Mul" : "Sub");
+  for (int k = 0; k < 2; k++)
+    {
+      int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, k));
+      if (from < 0)
+        return nl_onnx_imp_unsupported (im, "input %d is not computed from the graph input", k);
+      nl_onnx_imp_connect (im, from, node, k);
+    }
+  nl_onnx_imp_produce (im, n, node);
+  return NL_ONNX_MAPPED;
+}
+
+/* Transpose of computed values (of constants: folded), the batch staying first */
+static NlOnnxResult
+map_transpose (NlOnnxImp *im, const Onnx__NodeProto *n)
+{
+  int np, node = -1;
+  const int64_t *perm = nl_onnx_node_ints (n, "perm", &np);
+  g_autoptr (GString) text = g_string_new ("[");
+  if (np == 0)
+    return nl_onnx_imp_unsupported (im, "no perm: it reverses every dimension, the batch dimension too");
+  if (perm[0] != 0)
+    return nl_onnx_imp_unsupported (im, "perm moves the batch dimension (netloom keeps it first)");
+  for (int k = 0; k < np; k++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, k ? "," : "", perm[k]);
+  g_string_append_c (text, ']');
+  if (unary (im, n, "Transpose", &node) != NL_ONNX_MAPPED)
+    return NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "axes", "%s", text->str) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+}
+
+/* Add: of two data values, a constant bias after a Dense without one, or
+ * another constant (as Sub of its negation) */
 static NlOnnxResult
 map_add (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
@@ -288,19 +363,19 @@ map_add (NlOnnxImp *im, const Onnx__NodeProto *n)
       if (!dn || strcmp (dn->def->name, "Dense") != 0 || dn->params[nl_op_param_index (dn->def, "use_bias")].i
           || GPOINTER_TO_INT (g_hash_table_lookup (im->uses, x)) != 1
           || b->numel != dn->params[nl_op_param_index (dn->def, "units")].i)
-        return nl_onnx_imp_unsupported (im, "adding a constant is supported only as the bias of a MatMul or Gemm");
-      set (im, from, "use_bias", "true");
-      store (im, from, FALSE, 1, b, &(NlShape) { .ndim = 1, .d = { b->numel } });
+        return map_constant_operand (im, n, first);
+      nl_onnx_imp_set (im, from, "use_bias", "true");
+      nl_onnx_imp_store (im, from, FALSE, 1, b, &(NlShape) { .ndim = 1, .d = { b->numel } });
       nl_onnx_imp_produce (im, n, from);
       return NL_ONNX_MAPPED;
     }
-  node = add (im, n, "Add");
+  node = nl_onnx_imp_add (im, n, "Add");
   for (size_t k = 0; k < n->n_input; k++)
     {
       int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, k));
       if (from < 0)
         return nl_onnx_imp_unsupported (im, "input %zu is not computed from the graph input", k);
-      connect_data (im, from, node, (int) k);
+      nl_onnx_imp_connect (im, from, node, (int) k);
     }
   nl_onnx_imp_produce (im, n, node);
   return NL_ONNX_MAPPED;
@@ -314,7 +389,7 @@ map_activation (NlOnnxImp *im, const Onnx__NodeProto *n)
   int node = -1;
   if (unary (im, n, "Activation", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return set (im, node, "act_type", "%s", t) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "act_type", "%s", t) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
 static NlOnnxResult
@@ -323,7 +398,7 @@ map_leaky_relu (NlOnnxImp *im, const Onnx__NodeProto *n)
   int node = -1;
   if (unary (im, n, "LeakyReLU", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return set (im, node, "alpha", "%.9g", nl_onnx_node_float (n, "alpha", 0.01f)) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "alpha", "%.9g", nl_onnx_node_float (n, "alpha", 0.01f)) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
 static NlOnnxResult
@@ -332,7 +407,7 @@ map_gelu (NlOnnxImp *im, const Onnx__NodeProto *n)
   int node = -1;
   if (unary (im, n, "GELU", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return set (im, node, "approximation", nl_onnx_node_string_is (n, "approximate", "tanh", FALSE) ? "tanh" : "erf")
+  return nl_onnx_imp_set (im, node, "approximation", nl_onnx_node_string_is (n, "approximate", "tanh", FALSE) ? "tanh" : "erf")
            ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
@@ -350,11 +425,11 @@ map_pool (NlOnnxImp *im, const Onnx__NodeProto *n)
     return nl_onnx_imp_unsupported (im, "dilated pooling");
   if (unary (im, n, max ? "MaxPool2D" : "AvgPool2D", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  if (!set (im, node, "pool_size", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, k[0], k[1])
-      || !set (im, node, "strides", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, s[0], s[1])
-      || !set (im, node, "padding", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, p[0], p[1])
-      || !set (im, node, "ceil_mode", nl_onnx_node_int (n, "ceil_mode", 0) ? "true" : "false")
-      || (!max && !set (im, node, "count_include_pad", nl_onnx_node_int (n, "count_include_pad", 0) ? "true" : "false")))
+  if (!nl_onnx_imp_set (im, node, "pool_size", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, k[0], k[1])
+      || !nl_onnx_imp_set (im, node, "strides", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, s[0], s[1])
+      || !nl_onnx_imp_set (im, node, "padding", "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, p[0], p[1])
+      || !nl_onnx_imp_set (im, node, "ceil_mode", nl_onnx_node_int (n, "ceil_mode", 0) ? "true" : "false")
+      || (!max && !nl_onnx_imp_set (im, node, "count_include_pad", nl_onnx_node_int (n, "count_include_pad", 0) ? "true" : "false")))
     return NL_ONNX_UNSUPPORTED;
   return NL_ONNX_MAPPED;
 }
@@ -379,12 +454,12 @@ map_batch_norm (NlOnnxImp *im, const Onnx__NodeProto *n)
   for (size_t k = 1; k < n->n_output; k++)
     if (n->output[k] && *n->output[k])
       return nl_onnx_imp_unsupported (im, "its running statistics outputs are used");
-  if (unary (im, n, "BatchNorm", &node) != NL_ONNX_MAPPED || !set (im, node, "epsilon", "%.9g", nl_onnx_node_float (n, "epsilon", 1e-5f)))
+  if (unary (im, n, "BatchNorm", &node) != NL_ONNX_MAPPED || !nl_onnx_imp_set (im, node, "epsilon", "%.9g", nl_onnx_node_float (n, "epsilon", 1e-5f)))
     return NL_ONNX_UNSUPPORTED;
-  store (im, node, FALSE, 0, c[0], NULL);
-  store (im, node, FALSE, 1, c[1], NULL);
-  store (im, node, TRUE, 0, c[2], NULL);
-  store (im, node, TRUE, 1, c[3], NULL);
+  nl_onnx_imp_store (im, node, FALSE, 0, c[0], NULL);
+  nl_onnx_imp_store (im, node, FALSE, 1, c[1], NULL);
+  nl_onnx_imp_store (im, node, TRUE, 0, c[2], NULL);
+  nl_onnx_imp_store (im, node, TRUE, 1, c[3], NULL);
   return NL_ONNX_MAPPED;
 }
 
@@ -397,12 +472,12 @@ map_layer_norm (NlOnnxImp *im, const Onnx__NodeProto *n)
     return nl_onnx_imp_unsupported (im, "axis %" G_GINT64_FORMAT ": netloom normalises the last axis only", nl_onnx_node_int (n, "axis", -1));
   if (!g || (*nl_onnx_in_name (n, 2) && !b))
     return nl_onnx_imp_unsupported (im, "its scale and bias must be constants");
-  if (unary (im, n, "LayerNorm", &node) != NL_ONNX_MAPPED || !set (im, node, "epsilon", "%.9g", nl_onnx_node_float (n, "epsilon", 1e-5f))
-      || !set (im, node, "center", b ? "true" : "false"))
+  if (unary (im, n, "LayerNorm", &node) != NL_ONNX_MAPPED || !nl_onnx_imp_set (im, node, "epsilon", "%.9g", nl_onnx_node_float (n, "epsilon", 1e-5f))
+      || !nl_onnx_imp_set (im, node, "center", b ? "true" : "false"))
     return NL_ONNX_UNSUPPORTED;
-  store (im, node, FALSE, 0, g, NULL);
+  nl_onnx_imp_store (im, node, FALSE, 0, g, NULL);
   if (b)
-    store (im, node, FALSE, 1, b, NULL);
+    nl_onnx_imp_store (im, node, FALSE, 1, b, NULL);
   return NL_ONNX_MAPPED;
 }
 
@@ -416,7 +491,7 @@ map_dropout (NlOnnxImp *im, const Onnx__NodeProto *n)
     return nl_onnx_imp_unsupported (im, "its mask output is used");
   if (unary (im, n, "Dropout", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return set (im, node, "rate", "%.9g", rate) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "rate", "%.9g", rate) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
 static NlOnnxResult
@@ -450,22 +525,22 @@ map_reshape (NlOnnxImp *im, const Onnx__NodeProto *n)
   g_string_append_c (text, ']');
   if (unary (im, n, "Reshape", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return set (im, node, "shape", "%s", text->str) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "shape", "%s", text->str) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
 static NlOnnxResult
 map_concat (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
-  int node = add (im, n, "Concat");
+  int node = nl_onnx_imp_add (im, n, "Concat");
   for (size_t k = 0; k < n->n_input; k++)
     {
       int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, k));
       if (from < 0)
         return nl_onnx_imp_unsupported (im, "input %zu is a constant", k);
-      connect_data (im, from, node, (int) k);
+      nl_onnx_imp_connect (im, from, node, (int) k);
     }
   nl_onnx_imp_produce (im, n, node);
-  return set (im, node, "dim", "%" G_GINT64_FORMAT, nl_onnx_node_int (n, "axis", 1)) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "dim", "%" G_GINT64_FORMAT, nl_onnx_node_int (n, "axis", 1)) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
 static NlOnnxResult
@@ -479,7 +554,7 @@ map_softmax (NlOnnxImp *im, const Onnx__NodeProto *n)
     axis = -1;
   if (unary (im, n, !strcmp (n->op_type, "Softmax") ? "Softmax" : "LogSoftmax", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return set (im, node, "axis", "%" G_GINT64_FORMAT, axis) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "axis", "%" G_GINT64_FORMAT, axis) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
 static NlOnnxResult
@@ -489,72 +564,14 @@ map_gather (NlOnnxImp *im, const Onnx__NodeProto *n)
   int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, 1)), node = -1;
   if (!table || table->shape.ndim != 2 || from < 0 || nl_onnx_node_int (n, "axis", 0) != 0)
     return nl_onnx_imp_unsupported (im, "only rows of a constant table by computed indices (an embedding) are supported");
-  node = add (im, n, "Embedding");
-  connect_data (im, from, node, 0);
+  node = nl_onnx_imp_add (im, n, "Embedding");
+  nl_onnx_imp_connect (im, from, node, 0);
   nl_onnx_imp_produce (im, n, node);
-  if (!set (im, node, "input_dim", "%" G_GINT64_FORMAT, table->shape.d[0])
-      || !set (im, node, "output_dim", "%" G_GINT64_FORMAT, table->shape.d[1]))
+  if (!nl_onnx_imp_set (im, node, "input_dim", "%" G_GINT64_FORMAT, table->shape.d[0])
+      || !nl_onnx_imp_set (im, node, "output_dim", "%" G_GINT64_FORMAT, table->shape.d[1]))
     return NL_ONNX_UNSUPPORTED;
-  store (im, node, FALSE, 0, table, NULL);
+  nl_onnx_imp_store (im, node, FALSE, 0, table, NULL);
   return NL_ONNX_MAPPED;
-}
-
-/* ---- patterns ---- */
-
-static gboolean
-scalar_is (const NlOnnxConst *c, double v)
-{
-  return c && c->numel == 1 && fabs (nl_onnx_const_get (c, 0) - v) <= 1e-4 * fabs (v);
-}
-
-/* The one node reading value (of type op), or NULL. */
-static const Onnx__NodeProto *
-sole_reader (NlOnnxImp *im, const char *value, const char *op)
-{
-  int k = GPOINTER_TO_INT (g_hash_table_lookup (im->consumer, value)) - 1;
-  const Onnx__NodeProto *n;
-  if (k < 0 || GPOINTER_TO_INT (g_hash_table_lookup (im->uses, value)) != 1)
-    return NULL;
-  n = im->g->node[k];
-  return n->op_type && !strcmp (n->op_type, op) && n->n_output > 0 ? n : NULL;
-}
-
-/* The other input of a two-input node than `one`; NULL unless it has two. */
-static const char *
-other_input (const Onnx__NodeProto *n, const char *one)
-{
-  if (n->n_input != 2)
-    return NULL;
-  return !strcmp (nl_onnx_in_name (n, 0), one) ? nl_onnx_in_name (n, 1) : !strcmp (nl_onnx_in_name (n, 1), one) ? nl_onnx_in_name (n, 0) : NULL;
-}
-
-/* x / sqrt(2) (or x * 1/sqrt(2)) -> Erf -> + 1 -> x * that -> * 0.5: GELU,
- * as PyTorch exports nn.GELU and netloom exports it before opset 20. */
-static gboolean
-map_gelu_pattern (NlOnnxImp *im, const Onnx__NodeProto *n)
-{
-  const char *x = nl_onnx_in_name (n, 0), *c;
-  const Onnx__NodeProto *erf, *plus, *mul, *half;
-  int from = nl_onnx_imp_data (im, x), node;
-  if (from < 0 || n->n_input != 2 || n->n_output < 1)
-    return FALSE;
-  c = nl_onnx_in_name (n, 1);
-  if (!(strcmp (n->op_type, "Div") == 0 ? scalar_is (nl_onnx_imp_const (im, c), G_SQRT2) : scalar_is (nl_onnx_imp_const (im, c), 1 / G_SQRT2)))
-    return FALSE;
-  if (!(erf = sole_reader (im, n->output[0], "Erf")) || !(plus = sole_reader (im, erf->output[0], "Add"))
-      || !scalar_is (nl_onnx_imp_const (im, other_input (plus, erf->output[0]) ? other_input (plus, erf->output[0]) : ""), 1.0)
-      || !(mul = sole_reader (im, plus->output[0], "Mul")) || g_strcmp0 (other_input (mul, plus->output[0]), x) != 0
-      || !(half = sole_reader (im, mul->output[0], "Mul"))
-      || !scalar_is (nl_onnx_imp_const (im, other_input (half, mul->output[0]) ? other_input (half, mul->output[0]) : ""), 0.5))
-    return FALSE;
-  node = add (im, half, "GELU");
-  connect_data (im, from, node, 0);
-  nl_onnx_imp_produce (im, half, node);
-  g_hash_table_add (im->absorbed, (gpointer) erf);
-  g_hash_table_add (im->absorbed, (gpointer) plus);
-  g_hash_table_add (im->absorbed, (gpointer) mul);
-  g_hash_table_add (im->absorbed, (gpointer) half);
-  return TRUE;
 }
 
 /* Indices cast to integers for a Gather (an Embedding): netloom holds them
@@ -564,7 +581,7 @@ static NlOnnxResult
 map_cast (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
   int from = nl_onnx_imp_data (im, nl_onnx_in_name (n, 0));
-  if (from < 0 || n->n_output < 1 || !sole_reader (im, n->output[0], "Gather"))
+  if (from < 0 || n->n_output < 1 || !nl_onnx_imp_sole_reader (im, n->output[0], "Gather"))
     return nl_onnx_imp_unsupported (im, "only the indices of an embedding may be cast");
   nl_onnx_imp_produce (im, n, from);
   return NL_ONNX_MAPPED;
@@ -579,6 +596,10 @@ static const struct {
   { "MatMul", map_matmul },
   { "Add", map_add },
   { "Sum", map_add },
+  { "Mul", map_binary },
+  { "Sub", map_binary },
+  { "Div", map_binary },
+  { "Transpose", map_transpose },
   { "Relu", map_activation },
   { "Sigmoid", map_activation },
   { "Tanh", map_activation },
@@ -612,7 +633,7 @@ nl_onnx_map_has_op (const char *op_type)
 NlOnnxResult
 nl_onnx_map_op (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
-  if ((!strcmp (n->op_type, "Div") || !strcmp (n->op_type, "Mul")) && map_gelu_pattern (im, n))
+  if (nl_onnx_map_pattern (im, n))
     return NL_ONNX_MAPPED;
   for (gsize k = 0; k < G_N_ELEMENTS (mappers); k++)
     if (!strcmp (mappers[k].op, n->op_type))

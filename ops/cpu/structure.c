@@ -1,9 +1,10 @@
 /* structure.c — ops that move data without computing on it: Flatten,
- * Reshape, Concat, and Add (the join of a residual block).
+ * Reshape, Concat, Transpose, and Add (the join of a residual block).
  *
  * Flatten and Reshape keep the element order, so forward and backward are
  * plain copies, skipped when the graph gives the output the input's storage. */
 #include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-strided.h"
 #include "ops/nl-structure.h"
 
 static const char *const data_input[] = { "data" };
@@ -334,4 +335,105 @@ const NlOpDef nl_op_add = {
   .infer_shape = add_infer,
   .forward = add_forward,
   .backward = add_backward,
+};
+
+/* ---- Transpose ---- */
+
+static const NlParamSpec transpose_params[TRANSPOSE_N] = {
+  [TRANSPOSE_AXES] = { "axes", NL_PARAM_SHAPE, 0, 0, NL_MAX_DIMS - 1, NULL, FALSE,
+                       "Output dimension k is input dimension axes[k], the batch included and first, e.g. "
+                       "[0, 2, 1] (default: the dimensions after the batch reversed)" },
+};
+
+static void
+transpose_resolve (const NlParamValue *p, void *args)
+{
+  NlTransposeArgs *a = args;
+  a->n = p[TRANSPOSE_AXES].n;
+  for (int k = 0; k < a->n; k++)
+    a->axes[k] = p[TRANSPOSE_AXES].v[k];
+}
+
+static gboolean
+transpose_infer (NlInferCtx *c, GError **error)
+{
+  const NlShape *in = &c->in[0];
+  NlTransposeArgs a;
+  int64_t perm[NL_MAX_DIMS];
+  gboolean seen[NL_MAX_DIMS] = { FALSE };
+  char ibuf[96];
+
+  if (c->n_data != 1)
+    return nl_op_shape_error (error, "Transpose takes exactly one input, but %d are connected", c->n_data);
+  transpose_resolve (c->p, &a);
+  if (a.n > 0 && a.n != in->ndim)
+    return nl_op_shape_error (error, "Transpose: axes has %d entries for the input %s of %d dimensions", a.n,
+                              nl_shape_format (in, ibuf, sizeof ibuf), in->ndim);
+  transpose_perm (&a, in->ndim, perm);
+  for (int k = 0; k < in->ndim; k++)
+    {
+      if (perm[k] >= in->ndim || seen[perm[k]])
+        return nl_op_shape_error (error, "Transpose: axes must name every dimension of the input %s once",
+                                  nl_shape_format (in, ibuf, sizeof ibuf));
+      seen[perm[k]] = TRUE;
+    }
+  if (in->ndim > 0 && perm[0] != 0)
+    return nl_op_shape_error (error, "Transpose: the batch dimension stays first (axes[0] must be 0)");
+  c->out[0].ndim = in->ndim;
+  for (int k = 0; k < in->ndim; k++)
+    c->out[0].d[k] = in->d[perm[k]];
+  return TRUE;
+}
+
+/* dst = src read in the order of perm (src has src->ndim dimensions) */
+static void
+permute (const NlTensor *src, const int64_t *perm, float *dst)
+{
+  NlStrided s = nl_strided_permute (src->shape, src->ndim, perm);
+  const float *x = nl_tensor_f32 (src);
+  int64_t n = nl_numel (src);
+#pragma omp parallel for if (n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = x[nl_strided_index (&s, i)];
+}
+
+static gboolean
+transpose_forward (NlOpCtx *c, GError **error)
+{
+  int64_t perm[NL_MAX_DIMS];
+  transpose_perm (c->args, c->in[0]->ndim, perm);
+  permute (c->in[0], perm, nl_tensor_f32 (c->out[0]));
+  return TRUE;
+}
+
+/* the gradient is the output gradient put back by the inverse permutation */
+static gboolean
+transpose_backward (NlOpCtx *c, GError **error)
+{
+  int64_t perm[NL_MAX_DIMS], inv[NL_MAX_DIMS];
+  int nd = c->out_grad[0]->ndim;
+  if (!c->in_grad[0])
+    return TRUE;
+  transpose_perm (c->args, nd, perm);
+  for (int k = 0; k < nd; k++)
+    inv[perm[k]] = k;
+  permute (c->out_grad[0], inv, nl_tensor_f32 (c->in_grad[0]));
+  return TRUE;
+}
+
+const NlOpDef nl_op_transpose = {
+  .name = "Transpose",
+  .category = "Structure",
+  .doc = "Reorder the dimensions after the batch, e.g. (N, T, C) -> (N, C, T)",
+  .params = transpose_params,
+  .n_params = TRANSPOSE_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_NOTHING,
+  .args_size = sizeof (NlTransposeArgs),
+  .resolve_args = transpose_resolve,
+  .infer_shape = transpose_infer,
+  .forward = transpose_forward,
+  .backward = transpose_backward,
 };

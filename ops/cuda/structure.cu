@@ -7,12 +7,14 @@
  * one kernel over the whole output. Add sums its inputs in one kernel, in
  * the CPU's order ((a + b) + c) + ..., so the sums are bit-identical; its
  * output may be input 0 (in place), which is safe since every thread reads
- * element i of every input before writing element i. */
+ * element i of every input before writing element i. Transpose reads its
+ * input through the permuted strides of ops/nl-strided.h. */
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
 #include "ops/nl-op-registry.h"
+#include "ops/nl-strided.h"
 #include "ops/nl-structure.h"
 
 namespace {
@@ -206,9 +208,54 @@ add_backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
+/* ---- Transpose ---- */
+
+__global__ void
+permute_kernel (const float *x, NlStrided s, float *y, int64_t n)
+{
+  GRID_STRIDE (i, n) y[i] = x[nl_strided_index (&s, i)];
+}
+
+/* dst = src read in the order of perm */
+gboolean
+permute (NlOpCtx *c, const NlTensor *src, const int64_t *perm, float *dst, const char *what, GError **error)
+{
+  cudaStream_t stream;
+  int64_t n = nl_tensor_numel (src);
+  if (!enter (c, &stream, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  permute_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (src),
+                                                          nl_strided_permute (src->shape, src->ndim, perm), dst, n);
+  return nl_cuda_check_launch (what, error);
+}
+
+gboolean
+transpose_forward (NlOpCtx *c, GError **error)
+{
+  int64_t perm[NL_MAX_DIMS];
+  transpose_perm ((const NlTransposeArgs *) c->args, c->in[0]->ndim, perm);
+  return permute (c, c->in[0], perm, nl_tensor_f32 (c->out[0]), "Transpose forward", error);
+}
+
+gboolean
+transpose_backward (NlOpCtx *c, GError **error)
+{
+  int64_t perm[NL_MAX_DIMS], inv[NL_MAX_DIMS];
+  int nd = c->out_grad[0]->ndim;
+  if (!c->in_grad[0])
+    return TRUE;
+  transpose_perm ((const NlTransposeArgs *) c->args, nd, perm);
+  for (int k = 0; k < nd; k++)
+    inv[perm[k]] = k;
+  return permute (c, c->out_grad[0], inv, nl_tensor_f32 (c->in_grad[0]), "Transpose backward", error);
+}
+
 } // namespace
 
 extern "C" const NlOpKernels nl_op_cuda_flatten = { copy_forward, copy_backward, NULL };
 extern "C" const NlOpKernels nl_op_cuda_reshape = { copy_forward, copy_backward, NULL };
 extern "C" const NlOpKernels nl_op_cuda_concat = { concat_forward, concat_backward, NULL };
 extern "C" const NlOpKernels nl_op_cuda_add = { add_forward, add_backward, NULL };
+extern "C" const NlOpKernels nl_op_cuda_transpose = { transpose_forward, transpose_backward, NULL };

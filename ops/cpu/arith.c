@@ -1,0 +1,252 @@
+/* arith.c — the element-wise Mul and Sub (ops/nl-arith.h): of two data
+ * inputs of the same shape, or of one input and a constant operand
+ * broadcast over it. Backward writes input 1's gradient before input 0's,
+ * so input 0's may overwrite out_grad (backward_inplace). */
+#include "ops/cpu/nl-cpu-util.h"
+#include "ops/nl-arith.h"
+
+static const char *const data_input[] = { "data" };
+static const char *const operand_aux[] = { "operand" };
+
+static const NlParamSpec mul_params[ARITH_N - 1] = {
+  [ARITH_OPERAND_SHAPE] = { "operand_shape", NL_PARAM_SHAPE, 0, 1, 1e18, NULL, FALSE,
+                            "With one input: the shape of the constant it is multiplied by, broadcast over "
+                            "the input from its last dimension, e.g. [3, 1, 1] per channel (default: a scalar)" },
+};
+
+static const NlParamSpec sub_params[ARITH_N] = {
+  [ARITH_OPERAND_SHAPE] = { "operand_shape", NL_PARAM_SHAPE, 0, 1, 1e18, NULL, FALSE,
+                            "With one input: the shape of the constant it subtracts, broadcast over the input "
+                            "from its last dimension, e.g. [3, 1, 1] per channel (default: a scalar)" },
+  [ARITH_REVERSE] = { "reverse", NL_PARAM_BOOL, 0, 0, 1, NULL, FALSE,
+                      "With one input: the constant minus the input instead" },
+};
+
+static void
+sub_resolve (const NlParamValue *p, void *args)
+{
+  NlArithArgs *a = args;
+  a->reverse = NL_P_BOOL (p, ARITH_REVERSE);
+}
+
+static gboolean
+arith_infer (NlInferCtx *c, const char *op, gboolean has_reverse, GError **error)
+{
+  const NlParamValue *os = &c->p[ARITH_OPERAND_SHAPE];
+  const NlShape *x = &c->in[0];
+  char abuf[96], bbuf[96];
+
+  if (c->n_data == 2)
+    {
+      if (os->n > 0 || (has_reverse && NL_P_BOOL (c->p, ARITH_REVERSE)))
+        return nl_op_shape_error (error, "%s of two inputs takes no constant operand (operand_shape%s are for "
+                                  "one input)", op, has_reverse ? ", reverse" : "");
+      if (!nl_shape_equal (&c->in[1], x))
+        return nl_op_shape_error (error, "%s needs inputs of the same shape, but input 1 is %s and input 2 is %s",
+                                  op, nl_shape_format (x, abuf, sizeof abuf),
+                                  nl_shape_format (&c->in[1], bbuf, sizeof bbuf));
+      c->out[0] = *x;
+      return TRUE;
+    }
+  if (c->n_data != 1)
+    return nl_op_shape_error (error, "%s takes 1 or 2 inputs, but %d are connected", op, c->n_data);
+  {
+    NlShape s = { .ndim = os->n > 0 ? os->n : 1, .d = { 1 } };
+    for (int k = 0; k < os->n; k++)
+      s.d[k] = os->v[k];
+    if (s.ndim > x->ndim || (s.ndim == x->ndim && s.d[0] != 1))
+      return nl_op_shape_error (error, "%s: the constant operand %s would span the batch dimension of the "
+                                "input %s (give it fewer dimensions)", op, nl_shape_format (&s, abuf, sizeof abuf),
+                                nl_shape_format (x, bbuf, sizeof bbuf));
+    for (int k = 0; k < s.ndim; k++)
+      {
+        int64_t want = x->d[x->ndim - s.ndim + k];
+        if (s.d[k] != 1 && s.d[k] != want)
+          return nl_op_shape_error (error, "%s: the constant operand %s does not broadcast over the input %s "
+                                    "(each of its dimensions, aligned at the last, must be 1 or the input's)",
+                                    op, nl_shape_format (&s, abuf, sizeof abuf),
+                                    nl_shape_format (x, bbuf, sizeof bbuf));
+      }
+    c->aux[ARITH_OPERAND] = s;
+  }
+  c->out[0] = *x;
+  return TRUE;
+}
+
+static gboolean
+mul_infer (NlInferCtx *c, GError **error)
+{
+  return arith_infer (c, "Mul", FALSE, error);
+}
+
+static gboolean
+sub_infer (NlInferCtx *c, GError **error)
+{
+  return arith_infer (c, "Sub", TRUE, error);
+}
+
+/* Mul's constant starts at 1 (the identity); Sub's at 0 (the default). */
+static void
+mul_init_aux (NlTensor *const *aux, const NlParamValue *p)
+{
+  if (aux[ARITH_OPERAND])
+    {
+      float *v = nl_tensor_f32 (aux[ARITH_OPERAND]);
+      for (int64_t i = 0; i < nl_numel (aux[ARITH_OPERAND]); i++)
+        v[i] = 1.0f;
+    }
+}
+
+static gboolean
+mul_forward (NlOpCtx *c, GError **error)
+{
+  float *y = nl_tensor_f32 (c->out[0]);
+  const float *a = nl_tensor_f32 (c->in[0]);
+  int64_t n = nl_numel (c->out[0]);
+
+  if (c->n_data == 2)
+    {
+      const float *b = nl_tensor_f32 (c->in[1]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = a[i] * b[i];
+    }
+  else
+    {
+      const float *k = nl_tensor_f32 (c->aux[ARITH_OPERAND]);
+      NlStrided s = nl_arith_operand (c->out[0], c->aux[ARITH_OPERAND]);
+#pragma omp parallel for if (n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = a[i] * k[nl_strided_index (&s, i)];
+    }
+  return TRUE;
+}
+
+static gboolean
+mul_backward (NlOpCtx *c, GError **error)
+{
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  int64_t n = nl_numel (c->out_grad[0]);
+
+  if (c->n_data == 2)
+    {
+      const float *a = nl_tensor_f32 (c->in[0]), *b = nl_tensor_f32 (c->in[1]);
+      if (c->in_grad[1])
+        {
+          float *db = nl_tensor_f32 (c->in_grad[1]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+          for (int64_t i = 0; i < n; i++)
+            db[i] = dy[i] * a[i];
+        }
+      if (c->in_grad[0])
+        {
+          float *da = nl_tensor_f32 (c->in_grad[0]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+          for (int64_t i = 0; i < n; i++)
+            da[i] = dy[i] * b[i];
+        }
+    }
+  else if (c->in_grad[0])
+    {
+      float *dx = nl_tensor_f32 (c->in_grad[0]);
+      const float *k = nl_tensor_f32 (c->aux[ARITH_OPERAND]);
+      NlStrided s = nl_arith_operand (c->out_grad[0], c->aux[ARITH_OPERAND]);
+#pragma omp parallel for if (n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = dy[i] * k[nl_strided_index (&s, i)];
+    }
+  return TRUE;
+}
+
+const NlOpDef nl_op_mul = {
+  .name = "Mul",
+  .category = "Structure",
+  .doc = "Elementwise product of two inputs of equal shape, or of one input and a constant (a fixed scale)",
+  .params = mul_params,
+  .n_params = ARITH_N - 1,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .variadic = TRUE,
+  .aux = operand_aux,
+  .n_aux = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_INPUTS,
+  .backward_inplace = TRUE,
+  .infer_shape = mul_infer,
+  .forward = mul_forward,
+  .backward = mul_backward,
+  .init_aux = mul_init_aux,
+};
+
+static gboolean
+sub_forward (NlOpCtx *c, GError **error)
+{
+  float *y = nl_tensor_f32 (c->out[0]);
+  const float *a = nl_tensor_f32 (c->in[0]);
+  int64_t n = nl_numel (c->out[0]);
+
+  if (c->n_data == 2)
+    {
+      const float *b = nl_tensor_f32 (c->in[1]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = a[i] - b[i];
+    }
+  else
+    {
+      const float *k = nl_tensor_f32 (c->aux[ARITH_OPERAND]);
+      NlStrided s = nl_arith_operand (c->out[0], c->aux[ARITH_OPERAND]);
+      float sign = ((const NlArithArgs *) c->args)->reverse ? -1.0f : 1.0f;
+      /* (a - k) or -(a - k) = k - a, exactly */
+#pragma omp parallel for if (n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        y[i] = sign * (a[i] - k[nl_strided_index (&s, i)]);
+    }
+  return TRUE;
+}
+
+static gboolean
+sub_backward (NlOpCtx *c, GError **error)
+{
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  int64_t n = nl_numel (c->out_grad[0]);
+  float sign = c->n_data == 1 && ((const NlArithArgs *) c->args)->reverse ? -1.0f : 1.0f;
+
+  if (c->n_data == 2 && c->in_grad[1])
+    {
+      float *db = nl_tensor_f32 (c->in_grad[1]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        db[i] = -dy[i];
+    }
+  if (c->in_grad[0])
+    {
+      float *da = nl_tensor_f32 (c->in_grad[0]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        da[i] = sign * dy[i];
+    }
+  return TRUE;
+}
+
+const NlOpDef nl_op_sub = {
+  .name = "Sub",
+  .category = "Structure",
+  .doc = "Elementwise difference of two inputs of equal shape, or of one input and a constant (a fixed shift)",
+  .params = sub_params,
+  .n_params = ARITH_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .variadic = TRUE,
+  .aux = operand_aux,
+  .n_aux = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_NOTHING,
+  .inplace = TRUE,
+  .backward_inplace = TRUE,
+  .args_size = sizeof (NlArithArgs),
+  .resolve_args = sub_resolve,
+  .infer_shape = sub_infer,
+  .forward = sub_forward,
+  .backward = sub_backward,
+};

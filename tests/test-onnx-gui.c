@@ -416,6 +416,21 @@ import_chosen (NlWindow *win, const char *path)
   nl_test_choose_file (chooser, file);
 }
 
+/* How far the cards reach from top to bottom; every card placed. */
+static double
+spread_y (const NlNetwork *net)
+{
+  double min_y = INFINITY, max_y = -INFINITY;
+  for (int i = 0; i < nl_network_n_nodes (net); i++)
+    {
+      NlNode *n = nl_network_node (net, i);
+      g_assert_true (n->has_position);
+      min_y = MIN (min_y, n->y);
+      max_y = MAX (max_y, n->y);
+    }
+  return max_y - min_y;
+}
+
 static void
 test_import (Fixture *f, gconstpointer data)
 {
@@ -429,7 +444,6 @@ test_import (Fixture *f, gconstpointer data)
   g_autoptr (GPtrArray) before = NULL, after = NULL;
   g_autofree char *bad = g_build_filename (f->dir, "bad.onnx", NULL);
   AdwMessageDialog *dlg;
-  double min_y = INFINITY, max_y = -INFINITY;
 
   if (!nl_onnx_available ())
     {
@@ -452,15 +466,8 @@ test_import (Fixture *f, gconstpointer data)
   net = nl_network_doc_get_network (doc);
   g_assert_cmpint (nl_network_n_nodes (net), >=, 8);
   g_assert_false (nl_network_doc_is_modified (doc));
-  for (int i = 0; i < nl_network_n_nodes (net); i++)
-    {
-      NlNode *n = nl_network_node (net, i);
-      g_assert_true (n->has_position);
-      min_y = MIN (min_y, n->y);
-      max_y = MAX (max_y, n->y);
-    }
   /* a chain top to bottom, a layer per card */
-  g_assert_cmpfloat (max_y - min_y, >=, (nl_network_n_nodes (net) - 1) * NL_CARD_HEIGHT);
+  g_assert_cmpfloat (spread_y (net), >=, (nl_network_n_nodes (net) - 1) * NL_CARD_HEIGHT);
   g_assert_cmpfloat (nl_test_drawn_fraction (nl_network_page_get_part (page, "canvas")), >, 0.02);
   maybe_screenshot (GTK_WIDGET (win), "onnx-imported-network");
 
@@ -487,6 +494,15 @@ test_import (Fixture *f, gconstpointer data)
   g_assert_cmpuint (after->len, ==, before->len);
   g_assert_cmpstr (nl_network_doc_get_name (doc), ==, "lenet-export_2");
   gtk_window_destroy (GTK_WINDOW (dlg));
+
+  /* netloom-cli import-onnx leaves the cards unplaced: they open laid out */
+  g_assert_cmpint (nl_run_import_onnx (p, f->onnx, "from-cli", NULL, NULL), >, 0);
+  nl_workspace_notify (nl_window_get_workspace (win), NL_WORKSPACE_NETWORKS);
+  nl_network_page_open_network (page, "from-cli", 0);
+  wait_network (doc, nl_window_get_workspace (win), "from-cli");
+  net = nl_network_doc_get_network (doc);
+  g_assert_false (nl_network_doc_is_modified (doc));
+  g_assert_cmpfloat (spread_y (net), >=, (nl_network_n_nodes (net) - 1) * NL_CARD_HEIGHT);
 
   gtk_window_destroy (GTK_WINDOW (win));
   nl_test_pump (20);

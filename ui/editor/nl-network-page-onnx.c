@@ -26,22 +26,6 @@ import_job_free (ImportJob *j)
   g_free (j);
 }
 
-/* The cards laid out as Arrange does, before the network is saved. */
-static void
-arrange (NlNetwork *net, gpointer data)
-{
-  int n = nl_network_n_nodes (net);
-  g_autofree double *xy = g_new (double, 2 * (gsize) MAX (n, 1));
-  nl_network_layout_compute (net, NULL, 0, xy);
-  for (int i = 0; i < n; i++)
-    {
-      NlNode *node = nl_network_node (net, i);
-      node->x = xy[2 * i];
-      node->y = xy[2 * i + 1];
-      node->has_position = TRUE;
-    }
-}
-
 /* The file's name without .onnx, with _2, _3 ... while the project has it. */
 static char *
 free_name (NlProject *p, const char *path, GError **error)
@@ -74,7 +58,7 @@ import_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
   GError *error = NULL;
   g_autofree char *name = free_name (p, j->path, &error);
   if (name)
-    j->run = nl_run_import_onnx_arranged (p, j->path, name, arrange, NULL, &j->name, &error);
+    j->run = nl_run_import_onnx_arranged (p, j->path, name, nl_network_page_arrange, NULL, &j->name, &error);
   if (j->run <= 0)
     g_task_return_error (task, error);
   else

@@ -51,6 +51,9 @@ struct _NlNetworkPage {
 
 /* nl-network-page.c */
 void nl_network_page_reload_names (NlNetworkPage *page);
+/* Lays the cards out as Arrange does (positions set, no undo step); an
+ * NlNetworkArrangeFunc. Any thread. */
+void nl_network_page_arrange (NlNetwork *net, gpointer unused);
 /* Replaces the document's network (takes ownership) as version VERSION of its name (0: unsaved). */
 void nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version);
 void nl_network_page_analyze (NlNetworkPage *page);

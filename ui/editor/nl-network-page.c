@@ -242,8 +242,30 @@ nl_network_page_reload_names (NlNetworkPage *page)
 }
 
 void
+nl_network_page_arrange (NlNetwork *net, gpointer unused)
+{
+  int n = nl_network_n_nodes (net);
+  g_autofree double *xy = g_new (double, 2 * (gsize) MAX (n, 1));
+  nl_network_layout_compute (net, NULL, 0, xy);
+  for (int i = 0; i < n; i++)
+    {
+      NlNode *node = nl_network_node (net, i);
+      node->x = xy[2 * i];
+      node->y = xy[2 * i + 1];
+      node->has_position = TRUE;
+    }
+}
+
+void
 nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version)
 {
+  gboolean placed = FALSE;
+  /* a network no one arranged (netloom-cli import-onnx, a tool's JSON)
+   * opens laid out rather than as one pile of cards */
+  for (int i = 0; i < nl_network_n_nodes (net) && !placed; i++)
+    placed = nl_network_node (net, i)->has_position;
+  if (!placed && nl_network_n_nodes (net) > 0)
+    nl_network_page_arrange (net, NULL);
   page->version = version;
   nl_network_doc_set_network (page->doc, net);
   nl_network_page_reload_names (page);

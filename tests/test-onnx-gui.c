@@ -256,6 +256,9 @@ export_through_dialog (Fixture *f, GtkWidget *owner, const char *action, const c
   g_assert_cmpint (gtk_file_chooser_get_action (chooser), ==, GTK_FILE_CHOOSER_ACTION_SAVE);
   current = gtk_file_chooser_get_current_name (chooser);
   g_assert_cmpstr (current, ==, suggested);
+  /* the dialog picks its start folder a moment after it shows: let it,
+   * before the folder is set */
+  nl_test_pump (200);
   nl_test_choose_file (chooser, file);
   return path;
 }
@@ -413,6 +416,7 @@ import_chosen (NlWindow *win, const char *path)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (win), "win.import-onnx", NULL));
   chooser = nl_test_wait_chooser ("Import ONNX Model", WAIT_MS);
   g_assert_cmpint (gtk_file_chooser_get_action (chooser), ==, GTK_FILE_CHOOSER_ACTION_OPEN);
+  nl_test_pump (200);
   nl_test_choose_file (chooser, file);
 }
 
@@ -553,6 +557,7 @@ test_shapes (Fixture *f, gconstpointer data)
   GtkDropDown *dd = GTK_DROP_DOWN (nl_network_page_get_part (page, "pipelines"));
   int input = nl_network_find (nl_network_doc_get_network (doc), "data");
   g_autoptr (GError) error = NULL;
+  guint n_toasts;
 
   /* no pipeline: MNIST's 1x28x28 (431,080 parameters) */
   g_assert_cmpuint (gtk_drop_down_get_selected (dd), ==, 0);
@@ -581,11 +586,23 @@ test_shapes (Fixture *f, gconstpointer data)
   wait_status (page, "input 1×28×28 (default; pipeline “gone”: ");
   g_assert_nonnull (strstr (last_toast (f), "gone"));
 
-  /* a new pipeline shows up in the list; the choice stays */
+  /* a new pipeline shows up in the list; the choice stays, its data is
+   * not opened again (no second toast) */
   add_pipeline (nl_workspace_get_project (f->ws), "another", "cifar10:/nonexistent");
+  n_toasts = f->toasts->len;
   nl_workspace_notify (f->ws, NL_WORKSPACE_PIPELINES);
   g_assert_cmpuint (pipeline_index (dd, "another"), >, 0);
   g_assert_cmpuint (gtk_drop_down_get_selected (dd), ==, pipeline_index (dd, "gone"));
+  g_assert_true (nl_test_wait_until (not_busy, f->ws, WAIT_MS));
+  nl_test_pump (100);
+  g_assert_cmpuint (f->toasts->len, ==, n_toasts);
+  /* the chosen pipeline edited: its shape again */
+  add_pipeline (nl_workspace_get_project (f->ws), "gone", "cifar10:/nonexistent/elsewhere");
+  nl_workspace_notify (f->ws, NL_WORKSPACE_PIPELINES);
+  g_assert_true (nl_test_wait_until (not_busy, f->ws, WAIT_MS));
+  nl_test_pump (100);
+  g_assert_cmpuint (f->toasts->len, ==, n_toasts + 1);
+  g_assert_nonnull (strstr (last_toast (f), "elsewhere"));
 
   gtk_drop_down_set_selected (dd, 0);
   wait_status (page, "input 1×28×28 (default)  ·  11 layers");

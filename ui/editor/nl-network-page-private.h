@@ -47,6 +47,7 @@ struct _NlNetworkPage {
   GCancellable *shape_loading;
   NlShape sample;             /* ndim < 0: none (no pipeline, or it failed) */
   char *sample_note;          /* what the status bar says about it; NULL: nothing */
+  char *pipeline_key;         /* the chosen pipeline as loaded (its JSON), NULL: none */
 };
 
 /* nl-network-page.c */

@@ -91,13 +91,18 @@ shape_done (GObject *source, GAsyncResult *res, gpointer data)
     }
 }
 
+/* KEY: the pipeline's JSON, so that a reload of the list (the workspace
+ * reports every change another process makes) reopens the dataset only
+ * when the pipeline changed. */
 static void
-load_shape (NlNetworkPage *page, const char *pipeline)
+load_shape (NlNetworkPage *page, const char *pipeline, char *key)
 {
   g_autoptr (GTask) task = NULL;
   if (page->shape_loading)
     g_cancellable_cancel (page->shape_loading);
   g_clear_object (&page->shape_loading);
+  g_free (page->pipeline_key);
+  page->pipeline_key = key;
   if (!page->ws || !pipeline)
     {
       set_sample (page, NULL, NULL);
@@ -116,7 +121,12 @@ static void
 pipeline_selected (GtkDropDown *dd, GParamSpec *pspec, NlNetworkPage *page)
 {
   guint i = gtk_drop_down_get_selected (dd);
-  load_shape (page, i > 0 && i != GTK_INVALID_LIST_POSITION ? gtk_string_list_get_string (page->pipelines, i) : NULL);
+  const char *name = i > 0 && i != GTK_INVALID_LIST_POSITION ? gtk_string_list_get_string (page->pipelines, i) : NULL;
+  /* one row of the project: read here, as the list is */
+  g_autoptr (NlPipelineInfo) pl = name && page->ws ? nl_project_load_pipeline (nl_workspace_get_project (page->ws),
+                                                                               name, NULL)
+                                                   : NULL;
+  load_shape (page, name, pl ? nl_pipeline_info_to_json (pl) : NULL);
 }
 
 void
@@ -127,6 +137,7 @@ nl_network_page_reload_pipelines (NlNetworkPage *page)
   g_autofree char *current = old > 0 && old != GTK_INVALID_LIST_POSITION
                                ? g_strdup (gtk_string_list_get_string (page->pipelines, old))
                                : NULL;
+  g_autofree char *key = NULL;
 
   g_signal_handlers_block_by_func (page->pipeline_dropdown, pipeline_selected, page);
   gtk_string_list_splice (page->pipelines, 1, g_list_model_get_n_items (G_LIST_MODEL (page->pipelines)) - 1, NULL);
@@ -134,14 +145,17 @@ nl_network_page_reload_pipelines (NlNetworkPage *page)
     {
       NlPipelineInfo *pl = g_ptr_array_index (list, i);
       if (g_strcmp0 (pl->name, current) == 0)
-        selected = i + 1;
+        {
+          selected = i + 1;
+          key = nl_pipeline_info_to_json (pl);
+        }
       gtk_string_list_append (page->pipelines, pl->name);
     }
   gtk_drop_down_set_selected (page->pipeline_dropdown, selected);
   g_signal_handlers_unblock_by_func (page->pipeline_dropdown, pipeline_selected, page);
-  /* a pipeline gone, or its dataset edited: the shape again */
-  if (selected > 0 || current)
-    pipeline_selected (page->pipeline_dropdown, NULL, page);
+  /* a pipeline gone, or edited: the shape again */
+  if (current && (selected == 0 || g_strcmp0 (key, page->pipeline_key) != 0))
+    load_shape (page, selected > 0 ? current : NULL, g_steal_pointer (&key));
 }
 
 void
@@ -161,4 +175,5 @@ nl_network_page_shapes_dispose (NlNetworkPage *page)
   g_clear_object (&page->shape_loading);
   g_clear_object (&page->pipelines);
   g_clear_pointer (&page->sample_note, g_free);
+  g_clear_pointer (&page->pipeline_key, g_free);
 }

@@ -24,6 +24,8 @@
 
 /* generous: the machine may be busy */
 #define WAIT_MS 30000
+/* an ONNX node test whose one node (Det) netloom has no op for */
+#define DET_MODEL "/usr/share/libonnx-testdata/data/node/test_det_2d/model.onnx"
 
 typedef struct {
   char *dir, *path, *cifar, *onnx;
@@ -498,6 +500,24 @@ test_import (Fixture *f, gconstpointer data)
   g_assert_cmpuint (after->len, ==, before->len);
   g_assert_cmpstr (nl_network_doc_get_name (doc), ==, "lenet-export_2");
   gtk_window_destroy (GTK_WINDOW (dlg));
+
+  /* a node netloom has no op for: the dialog lists it, nothing added */
+  if (g_file_test (DET_MODEL, G_FILE_TEST_IS_REGULAR))
+    {
+      nl_network_page_import_onnx (page, DET_MODEL);
+      dlg = nl_test_find_message_dialog (WAIT_MS);
+      g_assert_nonnull (dlg);
+      g_assert_nonnull (strstr (adw_message_dialog_get_heading (dlg), "“model.onnx”"));
+      g_assert_nonnull (strstr (adw_message_dialog_get_body (dlg), "Det"));
+      maybe_screenshot (GTK_WIDGET (dlg), "onnx-import-error");
+      g_assert_true (nl_test_wait_until (not_busy, nl_window_get_workspace (win), WAIT_MS));
+      g_clear_pointer (&after, g_ptr_array_unref);
+      after = network_names (p);
+      g_assert_cmpuint (after->len, ==, before->len);
+      gtk_window_destroy (GTK_WINDOW (dlg));
+    }
+  else
+    g_test_message ("unsupported-node import not checked: no %s (Debian libonnx-testdata)", DET_MODEL);
 
   /* netloom-cli import-onnx leaves the cards unplaced: they open laid out */
   g_assert_cmpint (nl_run_import_onnx (p, f->onnx, "from-cli", NULL, NULL), >, 0);

@@ -71,8 +71,12 @@ show_import_error (NlNetworkPage *page, const char *path, const char *message)
   GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (page));
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *heading = g_strdup_printf ("Could not import “%s”", base);
-  AdwMessageDialog *dlg = ADW_MESSAGE_DIALOG (
-    adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, message));
+  g_autofree char *prefix = g_strconcat (path, ": ", NULL);
+  AdwMessageDialog *dlg;
+  /* the heading names the file already */
+  if (g_str_has_prefix (message, prefix) && message[strlen (prefix)])
+    message += strlen (prefix);
+  dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, message));
   adw_message_dialog_add_response (dlg, "close", "_Close");
   gtk_window_present (GTK_WINDOW (dlg));
 }

@@ -317,7 +317,8 @@ static gboolean
 doc_named (gpointer data)
 {
   void **d = data;
-  return g_strcmp0 (nl_network_doc_get_name (d[0]), d[1]) == 0 && nl_network_n_nodes (nl_network_doc_get_network (d[0])) > 0;
+  return g_strcmp0 (nl_network_doc_get_name (d[0]), d[1]) == 0
+         && nl_network_n_nodes (nl_network_doc_get_network (d[0])) > 0;
 }
 
 static void

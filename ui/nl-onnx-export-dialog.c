@@ -67,6 +67,7 @@ export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
   const char *which = j->which;
   g_autoptr (NlRunInfo) info = NULL;
   g_autofree char *base = g_path_get_basename (j->path);
+  char *msg;
   gint64 ckpt = 0;
 
   if (run <= 0)
@@ -84,15 +85,12 @@ export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
     }
   info = nl_project_get_run (p, run, NULL);
   if (j->run > 0)
-    g_task_return_pointer (task,
-                           g_strdup_printf ("Exported checkpoint %" G_GINT64_FORMAT " of “%s” to “%s”", ckpt,
-                                            info ? info->name : "the run", base),
-                           g_free);
+    msg = g_strdup_printf ("Exported checkpoint %" G_GINT64_FORMAT " of “%s” to “%s”", ckpt,
+                           info ? info->name : "the run", base);
   else
-    g_task_return_pointer (task,
-                           g_strdup_printf ("Exported “%s” with the weights of run “%s” to “%s”", j->network,
-                                            info ? info->name : "?", base),
-                           g_free);
+    msg = g_strdup_printf ("Exported “%s” with the weights of run “%s” to “%s”", j->network, info ? info->name : "?",
+                           base);
+  g_task_return_pointer (task, msg, g_free);
 }
 
 void

@@ -46,6 +46,7 @@ struct _NlNetworkPage {
   GtkStringList *pipelines;   /* "No pipeline", then the project's by name */
   GCancellable *shape_loading;
   NlShape sample;             /* ndim < 0: none (no pipeline, or it failed) */
+  char *sample_from;          /* the pipeline it is of */
   char *sample_note;          /* what the status bar says about it; NULL: nothing */
   char *pipeline_key;         /* the chosen pipeline as loaded (its JSON), NULL: none */
 };

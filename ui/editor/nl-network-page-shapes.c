@@ -14,10 +14,13 @@ nl_network_page_sample_shape (NlNetworkPage *page)
   return page->sample.ndim > 0 ? &page->sample : NULL;
 }
 
+/* FROM: the pipeline the shape is of (taken); NOTE: why there is none (taken). */
 static void
-set_sample (NlNetworkPage *page, const NlShape *shape, char *note)
+set_sample (NlNetworkPage *page, const NlShape *shape, char *from, char *note)
 {
   page->sample = shape ? *shape : NL_SHAPE_ABSENT;
+  g_free (page->sample_from);
+  page->sample_from = from;
   g_free (page->sample_note);
   page->sample_note = note;
   nl_network_page_analyze (page);
@@ -45,9 +48,7 @@ nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a)
   else
     origin = "default";
   if (!origin)
-    return g_strdup_printf ("input %s from “%s”", shape,
-                            gtk_string_list_get_string (page->pipelines,
-                                                        gtk_drop_down_get_selected (page->pipeline_dropdown)));
+    return g_strdup_printf ("input %s from “%s”", shape, page->sample_from);
   if (page->sample_note)
     return g_strdup_printf ("input %s (%s; %s)", shape, origin, page->sample_note);
   return g_strdup_printf ("input %s (%s)", shape, origin);
@@ -76,17 +77,19 @@ shape_done (GObject *source, GAsyncResult *res, gpointer data)
   g_autoptr (GError) error = NULL;
   g_autofree NlShape *shape = g_task_propagate_pointer (G_TASK (res), &error);
   NlWorkspace *ws = g_object_get_data (G_OBJECT (res), "workspace");
+  const char *pipeline = g_task_get_task_data (G_TASK (res));
 
   nl_workspace_busy_pop (ws);
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || g_task_get_cancellable (G_TASK (res)) != page->shape_loading)
+  /* a newer choice, or the page let go of the project */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+      || g_task_get_cancellable (G_TASK (res)) != page->shape_loading)
     return;
   g_clear_object (&page->shape_loading);
   if (shape)
-    set_sample (page, shape, NULL);
+    set_sample (page, shape, g_strdup (pipeline), NULL);
   else
     {
-      set_sample (page, NULL, g_strdup_printf ("pipeline “%s”: %s", (const char *) g_task_get_task_data (G_TASK (res)),
-                                               error->message));
+      set_sample (page, NULL, NULL, g_strdup_printf ("pipeline “%s”: %s", pipeline, error->message));
       nl_network_page_problem (page, page->sample_note);
     }
 }
@@ -105,7 +108,7 @@ load_shape (NlNetworkPage *page, const char *pipeline, char *key)
   page->pipeline_key = key;
   if (!page->ws || !pipeline)
     {
-      set_sample (page, NULL, NULL);
+      set_sample (page, NULL, NULL, NULL);
       return;
     }
   page->shape_loading = g_cancellable_new ();
@@ -175,5 +178,6 @@ nl_network_page_shapes_dispose (NlNetworkPage *page)
   g_clear_object (&page->shape_loading);
   g_clear_object (&page->pipelines);
   g_clear_pointer (&page->sample_note, g_free);
+  g_clear_pointer (&page->sample_from, g_free);
   g_clear_pointer (&page->pipeline_key, g_free);
 }

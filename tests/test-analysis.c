@@ -43,6 +43,36 @@ test_lenet (void)
   g_assert_cmpint (a->train_bytes, ==, a->activation_bytes + a->total_params * 4 * 3);
 }
 
+/* Gluon's deferred shapes: an Input without a fixed shape takes the data's
+ * sample shape; one the user fixed keeps it. */
+static void
+test_sample_shape (void)
+{
+  g_autoptr (NlNetwork) net = nl_test_load_template ("lenet");
+  NlShape cifar = nl_shape_of (3, (int64_t) 3, (int64_t) 32, (int64_t) 32);
+  g_autoptr (NlAnalysis) a = nl_analysis_new_for_sample (net, &cifar, 16, 1);
+  g_autoptr (NlAnalysis) fixed = NULL, none = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *shape = nl_analysis_format_shape (&node_of (a, net, "data")->out);
+
+  g_assert_cmpint (a->n_errors, ==, 0);
+  g_assert_cmpstr (shape, ==, "3×32×32");
+  g_assert_cmpint (a->sample.ndim, ==, 3);
+  /* conv1 3x5x5 filters: 32 -> 28 -> 14 -> 10 -> 5, fc1 from 50x5x5 */
+  g_assert_cmpint (node_of (a, net, "conv1")->params, ==, 20 * 75 + 20);
+  g_assert_cmpint (node_of (a, net, "fc1")->params, ==, 1250 * 500 + 500);
+  g_assert_cmpint (a->total_params, ==, 1520 + 25050 + 625500 + 5010);
+  g_assert_cmpint (a->train_bytes, >, 0);
+  /* no data: 1x28x28, as before */
+  none = nl_analysis_new_for_sample (net, NULL, 16, 1);
+  g_assert_cmpint (none->total_params, ==, 431080);
+  g_assert_cmpint (none->sample.ndim, <, 0);
+  /* a fixed shape wins over the data's */
+  g_assert_true (nl_network_set_param (net, nl_network_find (net, "data"), "shape", "1,28,28", &error));
+  fixed = nl_analysis_new_for_sample (net, &cifar, 16, 1);
+  g_assert_cmpint (fixed->total_params, ==, 431080);
+}
+
 static void
 test_errors_reported_per_node (void)
 {
@@ -180,6 +210,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/analysis/lenet", test_lenet);
+  g_test_add_func ("/analysis/sample-shape", test_sample_shape);
   g_test_add_func ("/analysis/errors-per-node", test_errors_reported_per_node);
   g_test_add_func ("/analysis/structure", test_structure_errors);
   g_test_add_func ("/analysis/catalog", test_catalog);

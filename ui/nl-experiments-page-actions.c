@@ -4,6 +4,7 @@
 #include "ui/nl-experiments-page-private.h"
 #include "core/nl-json-guard.h"
 #include "ui/nl-file-chooser.h"
+#include "ui/nl-onnx-export-dialog.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ nl_experiments_page_update_actions (NlExperimentsPage *page)
   gtk_widget_action_set_enabled (w, "exp.evaluate", ckpt);
   gtk_widget_action_set_enabled (w, "exp.open-network", one != NULL);
   gtk_widget_action_set_enabled (w, "exp.export-weights", ckpt);
+  gtk_widget_action_set_enabled (w, "exp.export-onnx", ckpt);
   gtk_widget_action_set_enabled (w, "exp.export-metrics", any);
   gtk_widget_set_sensitive (GTK_WIDGET (page->tags_button), any);
   gtk_widget_set_sensitive (GTK_WIDGET (page->notes_button), one != NULL);
@@ -575,6 +577,9 @@ action_simple (GtkWidget *widget, const char *name, GVariant *param)
     nl_experiments_page_open_network (page, nl_run_row_get_id (row));
   else if (strcmp (name, "exp.export-weights") == 0)
     choose_export_file (page, TRUE);
+  else if (strcmp (name, "exp.export-onnx") == 0)
+    gtk_window_present (GTK_WINDOW (nl_onnx_export_dialog_new (widget, page->ws, nl_run_row_get_id (row), NULL,
+                                                               nl_run_row_get_name (row))));
 }
 
 void
@@ -582,7 +587,8 @@ nl_experiments_page_install_actions (NlExperimentsPageClass *klass)
 {
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
   static const char *const simple[] = { "exp.tags", "exp.notes", "exp.resume", "exp.fork", "exp.evaluate",
-                                        "exp.open-network", "exp.export-weights", "exp.export-metrics" };
+                                        "exp.open-network", "exp.export-weights", "exp.export-onnx",
+                                        "exp.export-metrics" };
   gtk_widget_class_install_action (wc, "exp.rename", NULL, action_rename);
   gtk_widget_class_install_action (wc, "exp.delete", NULL, action_delete);
   for (guint i = 0; i < G_N_ELEMENTS (simple); i++)

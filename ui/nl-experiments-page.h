@@ -1,9 +1,9 @@
 /* nl-experiments-page.h — the Experiments page of the workbench: every run
  * of the project in a sortable, filterable table (live while runs train,
  * also runs of another process), row actions (rename, tags, notes, delete,
- * resume, fork, evaluate, open the network, export weights and metrics),
- * and for the selected runs their curves overlaid and their settings side
- * by side. */
+ * resume, fork, evaluate, open the network, export weights, the model as
+ * ONNX and metrics), and for the selected runs their curves overlaid and
+ * their settings side by side. */
 #pragma once
 
 #include <adwaita.h>

@@ -106,6 +106,26 @@ action_save_as (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void
+import_onnx_chosen (GtkWidget *widget, const char *path, gpointer user)
+{
+  NlWindow *win = NL_WINDOW (widget);
+  if (!win->ws)
+    return;
+  nl_window_show_page (win, "network");
+  nl_network_page_import_onnx (win->network_page, path);
+}
+
+static void
+action_import_onnx (GtkWidget *widget, const char *name, GVariant *param)
+{
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, "ONNX models");
+  gtk_file_filter_add_pattern (filter, "*.onnx");
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, "Import ONNX Model", "_Import", NULL, filter,
+                  import_onnx_chosen, NULL, NULL);
+}
+
+static void
 action_close_project (GtkWidget *widget, const char *name, GVariant *param)
 {
   nl_window_close_project (NL_WINDOW (widget));
@@ -129,6 +149,7 @@ nl_window_install_actions (NlWindowClass *klass)
   gtk_widget_class_install_action (wc, "win.open-sample", NULL, action_open_sample);
   gtk_widget_class_install_action (wc, "win.save-project-as", NULL, action_save_as);
   gtk_widget_class_install_action (wc, "win.close-project", NULL, action_close_project);
+  gtk_widget_class_install_action (wc, "win.import-onnx", NULL, action_import_onnx);
   gtk_widget_class_install_action (wc, "win.show-page", "s", action_show_page);
 
   gtk_widget_class_add_binding_action (wc, GDK_KEY_n, GDK_CONTROL_MASK, "win.new-project", NULL);
@@ -145,6 +166,7 @@ nl_window_update_actions (NlWindow *win)
   gboolean open = win->ws != NULL;
   gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.save-project-as", open);
   gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.close-project", open);
+  gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.import-onnx", open);
   gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.show-page", open);
 }
 

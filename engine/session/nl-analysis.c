@@ -52,11 +52,14 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
 
   if (is_input (node))
     {
+      /* the shape the user fixed, else the data's, else MNIST's */
       const NlParamValue *s = &node->params[0];
-      in[0].ndim = (s->n > 0 ? s->n : 3) + 1;
+      NlShape sample = s->n > 0 ? nl_shape_make (s->n, s->v)
+                       : a->sample.ndim > 0 ? a->sample : nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
+      in[0].ndim = sample.ndim + 1;
       in[0].d[0] = a->batch;
-      for (int k = 0; k < in[0].ndim - 1; k++)
-        in[0].d[k + 1] = s->n > 0 ? s->v[k] : (k == 0 ? 1 : 28);
+      for (int k = 0; k < sample.ndim; k++)
+        in[0].d[k + 1] = sample.d[k];
       n_data = 1;
     }
   else
@@ -130,6 +133,12 @@ estimate_memory (NlAnalysis *a, const NlNetwork *net, int input, int sink, int o
 NlAnalysis *
 nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slots)
 {
+  return nl_analysis_new_for_sample (net, NULL, batch, optimizer_slots);
+}
+
+NlAnalysis *
+nl_analysis_new_for_sample (const NlNetwork *net, const NlShape *sample, int batch, int optimizer_slots)
+{
   NlAnalysis *a = g_new0 (NlAnalysis, 1);
   int n = nl_network_n_nodes (net), n_inputs = 0, input = -1, sink = -1;
   g_autofree int *src = g_new (int, (gsize) MAX (n, 1) * NL_MAX_PORTS);
@@ -145,6 +154,7 @@ nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slots)
 
   a->n_nodes = n;
   a->batch = MAX (batch, 1);
+  a->sample = sample && sample->ndim > 0 ? *sample : NL_SHAPE_ABSENT;
   a->nodes = g_new0 (NlNodeAnalysis, MAX (n, 1));
   a->train_bytes = a->activation_bytes = -1;
   for (int i = 0; i < n; i++)

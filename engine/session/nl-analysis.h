@@ -22,6 +22,7 @@ typedef struct {
   int n_nodes;
   NlNodeAnalysis *nodes;  /* by network node index */
   int batch;
+  NlShape sample;         /* the data's sample shape it was given (ndim < 0: none) */
   int64_t total_params, total_macs;
   int64_t train_bytes;    /* -1 when the network does not compile */
   int64_t activation_bytes; /* the planned arena for one training step; -1 likewise */
@@ -33,6 +34,12 @@ typedef struct {
 
 /* optimizer_slots: state tensors per weight (SGD with momentum 1, Adam 2). */
 NlAnalysis *nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slots);
+/* The same for data of sample shape SAMPLE (without the batch; NULL: none),
+ * as Gluon's deferred shapes: an Input with no fixed shape takes it, an
+ * Input whose shape the user fixed keeps that, and with neither an Input
+ * reads 1x28x28. */
+NlAnalysis *nl_analysis_new_for_sample (const NlNetwork *net, const NlShape *sample, int batch,
+                                        int optimizer_slots);
 void nl_analysis_free (NlAnalysis *a);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlAnalysis, nl_analysis_free)
 

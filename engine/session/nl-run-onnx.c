@@ -92,6 +92,13 @@ import_settings (NlOnnxImport *imp)
 gint64
 nl_run_import_onnx (NlProject *p, const char *path, const char *name, char **network_name, GError **error)
 {
+  return nl_run_import_onnx_arranged (p, path, name, NULL, NULL, network_name, error);
+}
+
+gint64
+nl_run_import_onnx_arranged (NlProject *p, const char *path, const char *name, NlNetworkArrangeFunc arrange,
+                             gpointer user_data, char **network_name, GError **error)
+{
   g_autoptr (NlOnnxImport) imp = NULL;
   g_autoptr (NlModel) model = NULL;
   g_autoptr (GBytes) blob = NULL;
@@ -126,6 +133,8 @@ nl_run_import_onnx (NlProject *p, const char *path, const char *name, char **net
       g_propagate_prefixed_error (error, g_steal_pointer (&local), "%s: ", path);
       return 0;
     }
+  if (arrange)
+    arrange (net, user_data);
   /* everything is checked: now the writes, undone together if one fails */
   net_json = nl_network_to_json (net);
   hp = import_settings (imp);

@@ -4,6 +4,7 @@
  * holding its weights (`netloom-cli import-onnx`). */
 #pragma once
 
+#include "engine/nl-network.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS
@@ -25,5 +26,11 @@ gboolean nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const 
  * name taken already leave the project as it was. Returns the run id;
  * *network_name (may be NULL; g_free) receives the network's name. */
 gint64 nl_run_import_onnx (NlProject *p, const char *path, const char *name, char **network_name, GError **error);
+/* The same, with ARRANGE (net, user_data) called on the network before it
+ * is saved: the GUI lays the cards out there, so the saved version opens
+ * arranged. It runs on the calling thread and may only move nodes. */
+typedef void (*NlNetworkArrangeFunc) (NlNetwork *net, gpointer user_data);
+gint64 nl_run_import_onnx_arranged (NlProject *p, const char *path, const char *name, NlNetworkArrangeFunc arrange,
+                                    gpointer user_data, char **network_name, GError **error);
 
 G_END_DECLS

@@ -398,6 +398,7 @@ nl_network_page_install_actions (GtkWidgetClass *wc)
   gtk_widget_class_install_action (wc, "editor.zoom-in", NULL, action_zoom_in);
   gtk_widget_class_install_action (wc, "editor.zoom-out", NULL, action_zoom_out);
   gtk_widget_class_install_action (wc, "editor.search", NULL, action_search);
+  nl_network_page_install_onnx_actions (wc);
 
   /* bubble phase: a focused entry (the inspector) gets its keys first */
   gtk_widget_class_add_binding_action (wc, GDK_KEY_s, GDK_CONTROL_MASK, "editor.save", NULL);
@@ -425,6 +426,8 @@ nl_network_page_update_actions (NlNetworkPage *page)
   gtk_widget_action_set_enabled (w, "editor.delete-network", open && page->version > 0);
   gtk_widget_action_set_enabled (w, "editor.new", open);
   gtk_widget_action_set_enabled (w, "editor.import", open);
+  /* the weights are a saved network's runs' */
+  gtk_widget_action_set_enabled (w, "editor.export-onnx", open && page->version > 0);
   if (page->save_button)
     {
       /* a dot marks unsaved changes, as GNOME Text Editor's title does */

@@ -40,10 +40,22 @@ struct _NlNetworkPage {
   gboolean analysis_running;
   gboolean analysis_dirty;
   int batch_size;           /* for the memory estimate */
+
+  /* the status bar's pipeline and its sample shape (nl-network-page-shapes.c) */
+  GtkDropDown *pipeline_dropdown;
+  GtkStringList *pipelines;   /* "No pipeline", then the project's by name */
+  GCancellable *shape_loading;
+  NlShape sample;             /* ndim < 0: none (no pipeline, or it failed) */
+  char *sample_from;          /* the pipeline it is of */
+  char *sample_note;          /* what the status bar says about it; NULL: nothing */
+  char *pipeline_key;         /* the chosen pipeline as loaded (its JSON), NULL: none */
 };
 
 /* nl-network-page.c */
 void nl_network_page_reload_names (NlNetworkPage *page);
+/* Lays the cards out as Arrange does (positions set, no undo step); an
+ * NlNetworkArrangeFunc. Any thread. */
+void nl_network_page_arrange (NlNetwork *net, gpointer unused);
 /* Replaces the document's network (takes ownership) as version VERSION of its name (0: unsaved). */
 void nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version);
 void nl_network_page_analyze (NlNetworkPage *page);
@@ -59,3 +71,18 @@ void nl_network_page_update_actions (NlNetworkPage *page);
 void nl_network_page_save (NlNetworkPage *page);
 void nl_network_page_import_file (NlNetworkPage *page, const char *path, const char *kind);
 void nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *kind);
+
+/* nl-network-page-onnx.c */
+void nl_network_page_install_onnx_actions (GtkWidgetClass *klass);
+
+/* nl-network-page-shapes.c: the status bar's pipeline, whose sample shape
+ * an Input without a fixed shape takes */
+void nl_network_page_shapes_init (NlNetworkPage *page);
+void nl_network_page_shapes_dispose (NlNetworkPage *page);
+/* The project's pipelines changed, or another project opened. */
+void nl_network_page_reload_pipelines (NlNetworkPage *page);
+/* The sample shape the analysis uses, NULL when none. */
+const NlShape *nl_network_page_sample_shape (NlNetworkPage *page);
+/* "input 3×32×32 from “cifar”", "input 1×28×28 (fixed)" ...: the status
+ * bar's first part; NULL without an Input. */
+char *nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a);

@@ -23,6 +23,7 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   g_autofree char *params = nl_format_count (a->total_params), *macs = nl_format_count (a->total_macs);
   g_autofree char *mem = a->train_bytes >= 0 ? nl_format_bytes (a->train_bytes) : g_strdup ("—");
   g_autofree char *status = NULL, *title = NULL, *problems = NULL;
+  g_autofree char *input = nl_network_page_input_text (page, a);
 
   nl_graph_canvas_set_analysis (page->canvas, a);
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (page->problems_list))))
@@ -59,18 +60,21 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   problems = a->n_errors == 0 ? g_strdup ("no problems")
              : a->n_errors == 1 ? g_strdup ("1 problem")
                                 : g_strdup_printf ("%d problems", a->n_errors);
-  status = g_strdup_printf ("%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory at "
-                            "batch %d: %s  ·  %s",
-                            a->n_nodes, params, macs, a->batch, mem, problems);
+  status = g_strdup_printf ("%s%s%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory "
+                            "at batch %d: %s  ·  %s",
+                            input ? input : "", input ? "  ·  " : "", a->n_nodes, params, macs, a->batch, mem,
+                            problems);
   gtk_label_set_label (page->status_label, status);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (page->status_label), status);
 }
 
 static void
 analysis_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   NlNetwork *net = task_data;
-  g_task_return_pointer (task, nl_analysis_new (net, GPOINTER_TO_INT (g_object_get_data (G_OBJECT (task), "batch")), 1),
-                         (GDestroyNotify) nl_analysis_free);
+  const NlShape *sample = g_object_get_data (G_OBJECT (task), "sample");
+  int batch = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (task), "batch"));
+  g_task_return_pointer (task, nl_analysis_new_for_sample (net, sample, batch, 1), (GDestroyNotify) nl_analysis_free);
 }
 
 static void
@@ -95,7 +99,8 @@ nl_network_page_analyze (NlNetworkPage *page)
   page->analysis_serial++;
   if (nl_network_n_nodes (net) <= NL_ANALYSIS_SYNC_NODES)
     {
-      g_autoptr (NlAnalysis) a = nl_analysis_new (net, page->batch_size, 1);
+      g_autoptr (NlAnalysis) a = nl_analysis_new_for_sample (net, nl_network_page_sample_shape (page),
+                                                             page->batch_size, 1);
       page->analysis_dirty = FALSE;
       show_analysis (page, a);
       return;
@@ -109,6 +114,8 @@ nl_network_page_analyze (NlNetworkPage *page)
   {
     g_autoptr (GTask) task = g_task_new (page, NULL, analysis_done, GUINT_TO_POINTER (page->analysis_serial));
     g_object_set_data (G_OBJECT (task), "batch", GINT_TO_POINTER (page->batch_size));
+    if (nl_network_page_sample_shape (page))
+      g_object_set_data_full (G_OBJECT (task), "sample", g_memdup2 (&page->sample, sizeof (NlShape)), g_free);
     g_task_set_task_data (task, nl_network_copy (net), (GDestroyNotify) nl_network_free);
     page->analysis_running = TRUE;
     page->analysis_dirty = FALSE;
@@ -165,6 +172,8 @@ nl_network_page_get_part (NlNetworkPage *page, const char *part)
     return GTK_WIDGET (page->batch_spin);
   if (g_str_equal (part, "networks"))
     return GTK_WIDGET (page->network_dropdown);
+  if (g_str_equal (part, "pipelines"))
+    return GTK_WIDGET (page->pipeline_dropdown);
   return NULL;
 }
 
@@ -233,8 +242,30 @@ nl_network_page_reload_names (NlNetworkPage *page)
 }
 
 void
+nl_network_page_arrange (NlNetwork *net, gpointer unused)
+{
+  int n = nl_network_n_nodes (net);
+  g_autofree double *xy = g_new (double, 2 * (gsize) MAX (n, 1));
+  nl_network_layout_compute (net, NULL, 0, xy);
+  for (int i = 0; i < n; i++)
+    {
+      NlNode *node = nl_network_node (net, i);
+      node->x = xy[2 * i];
+      node->y = xy[2 * i + 1];
+      node->has_position = TRUE;
+    }
+}
+
+void
 nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version)
 {
+  gboolean placed = FALSE;
+  /* a network no one arranged (netloom-cli import-onnx, a tool's JSON)
+   * opens laid out rather than as one pile of cards */
+  for (int i = 0; i < nl_network_n_nodes (net) && !placed; i++)
+    placed = nl_network_node (net, i)->has_position;
+  if (!placed && nl_network_n_nodes (net) > 0)
+    nl_network_page_arrange (net, NULL);
   page->version = version;
   nl_network_doc_set_network (page->doc, net);
   nl_network_page_reload_names (page);
@@ -347,6 +378,8 @@ workspace_changed (NlWorkspace *ws, guint what, NlNetworkPage *page)
 {
   if (what & NL_WORKSPACE_NETWORKS)
     nl_network_page_reload_names (page);
+  if (what & NL_WORKSPACE_PIPELINES)
+    nl_network_page_reload_pipelines (page);
 }
 
 /* The network shown when a project opens: LeNet in the sample project,
@@ -388,6 +421,7 @@ nl_network_page_set_workspace (NlNetworkPage *page, NlWorkspace *ws)
       nl_network_page_open_default (page);
     }
   nl_network_page_reload_names (page);
+  nl_network_page_reload_pipelines (page);
   nl_network_page_update_actions (page);
 }
 
@@ -450,6 +484,7 @@ nl_network_page_dispose (GObject *object)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (object);
   nl_network_page_set_workspace (page, NULL);
+  nl_network_page_shapes_dispose (page);
   if (page->doc)
     g_signal_handlers_disconnect_by_data (page->doc, page);
   g_clear_object (&page->doc);
@@ -480,6 +515,7 @@ nl_network_page_class_init (NlNetworkPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, problems_title);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, problems_list);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, status_label);
+  gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, pipeline_dropdown);
   nl_network_page_install_actions (widget_class);
 }
 
@@ -499,6 +535,7 @@ nl_network_page_init (NlNetworkPage *page)
   g_signal_connect (page->network_dropdown, "notify::selected", G_CALLBACK (network_selected), page);
   g_signal_connect (page->version_dropdown, "notify::selected", G_CALLBACK (version_selected), page);
 
+  nl_network_page_shapes_init (page);
   page->doc = nl_network_doc_new (NULL);
   g_signal_connect_swapped (page->doc, "changed", G_CALLBACK (doc_changed), page);
   nl_graph_canvas_set_document (page->canvas, page->doc);

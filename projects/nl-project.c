@@ -680,11 +680,25 @@ nl_project_open (const char *path, gboolean create, GError **error)
   int flags = uri ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
   int rc = sqlite3_open_v2 (uri ? uri : path, &p->db, flags, NULL);
-  gboolean ok = rc == SQLITE_OK || nl_project_sql_error (p, rc, "cannot open", error);
-  ok = ok && setup_connection (p, create, error);
+  gboolean ok = rc == SQLITE_OK;
+  g_autofree char *dir = g_path_get_dirname (path);
+  if (!ok && !existed && (rc & 0xff) == SQLITE_CANTOPEN && g_access (dir, W_OK) != 0)
+    {
+      /* say why (SQLite's errno is that of its read-only retry) */
+      int e = errno;
+      g_set_error (error, NL_PROJECT_ERROR, e == EACCES || e == EROFS ? NL_PROJECT_ERROR_READ_ONLY
+                   : NL_PROJECT_ERROR_FAILED, "cannot create %s: %s", path, g_strerror (e));
+    }
+  else if (!ok)
+    nl_project_sql_error (p, rc, "cannot open", error);
+  if (ok && !setup_connection (p, create, error))
+    {
+      /* the file itself opened: what failed is a write, or its journal */
+      nl_project_restate (p, error, existed ? "opening the project" : "creating the project");
+      ok = FALSE;
+    }
   if (!ok)
     {
-      nl_project_restate (p, error, existed ? "opening the project" : "creating the project");
       nl_project_close (p);
       if (!existed)
         remove_db_files (path);

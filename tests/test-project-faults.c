@@ -602,6 +602,14 @@ test_read_only (void)
   g_assert_cmpint (access (ro, W_OK), !=, 0);
   try_read_only (ro);
   try_read_only (sealed);
+
+  /* no new project in a directory we cannot write, and nothing left */
+  g_autoptr (GError) error = NULL;
+  g_autofree char *fresh = g_build_filename (sealed_dir, "new.netloom", NULL);
+  g_assert_null (nl_project_open (fresh, TRUE, &error));
+  g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_READ_ONLY);
+  g_assert_nonnull (strstr (error->message, fresh));
+  g_assert_false (g_file_test (fresh, G_FILE_TEST_EXISTS));
 }
 
 int

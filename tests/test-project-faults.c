@@ -10,7 +10,8 @@
  * and from the Nth open on: a directory that became read-only). Every time:
  * the operation either succeeds completely or fails with one error naming
  * the project file (no crash, critical or hang), and with the fault gone
- * the project opens, PRAGMA integrity_check is ok, every checkpoint row has
+ * the project opens (the same connection, for a full disk and a failed
+ * fsync, goes on as the GUI's does), PRAGMA integrity_check is ok, every checkpoint row has
  * its whole blob and that blob loads, nothing the operation did not touch
  * changed, and an unfinished run resumes to its end. A chmod 0444 file and
  * a read-only directory are tried as an unprivileged child. */
@@ -50,8 +51,9 @@ typedef struct {
   const char *name;
   /* the starting file at fx.base (none: the file is absent) */
   void (*prepare) (void);
-  /* open, act, close; FALSE with the error on failure */
-  gboolean (*op) (GError **error);
+  /* opens the project into *p (NULL when that failed) and acts; FALSE
+   * with the error on failure */
+  gboolean (*op) (NlProject **p, GError **error);
   /* with the fault gone: the state is whole (ok tells whether op succeeded) */
   void (*verify) (NlProject *p, gboolean ok);
 } Op;
@@ -61,14 +63,17 @@ typedef struct {
   int rc;
   gboolean persistent;
   const char *label;
+  /* after the fault, the same connection goes on (as the GUI's does) before
+   * it closes; else it closes while the fault is armed (its WAL checkpoint) */
+  gboolean reuse;
 } Fault;
 
 static const Fault faults[] = {
-  { NL_FAULT_WRITE, SQLITE_IOERR_WRITE, FALSE, "write" },
-  { NL_FAULT_WRITE, SQLITE_FULL, TRUE, "disk-full" },
-  { NL_FAULT_SYNC, SQLITE_IOERR_FSYNC, FALSE, "fsync" },
-  { NL_FAULT_OPEN, SQLITE_CANTOPEN, FALSE, "open" },
-  { NL_FAULT_OPEN, SQLITE_CANTOPEN, TRUE, "read-only-dir" },
+  { NL_FAULT_WRITE, SQLITE_IOERR_WRITE, FALSE, "write", FALSE },
+  { NL_FAULT_WRITE, SQLITE_FULL, TRUE, "disk-full", TRUE },
+  { NL_FAULT_SYNC, SQLITE_IOERR_FSYNC, FALSE, "fsync", TRUE },
+  { NL_FAULT_OPEN, SQLITE_CANTOPEN, FALSE, "open", FALSE },
+  { NL_FAULT_OPEN, SQLITE_CANTOPEN, TRUE, "read-only-dir", FALSE },
 };
 
 static guint total_points, n_resumed, n_no_checkpoint;
@@ -247,13 +252,11 @@ n_metrics (NlProject *p, gint64 run)
 static gboolean create_opened;
 
 static gboolean
-op_create (GError **error)
+op_create (NlProject **p, GError **error)
 {
-  NlProject *p = nl_project_open (fx.path, TRUE, error);
-  create_opened = p != NULL;
-  gboolean ok = p && nl_project_save_network (p, "tiny", net_json, error) > 0;
-  nl_project_close (p);
-  return ok;
+  *p = nl_project_open (fx.path, TRUE, error);
+  create_opened = *p != NULL;
+  return *p && nl_project_save_network (*p, "tiny", net_json, error) > 0;
 }
 
 static void
@@ -274,12 +277,10 @@ verify_create (NlProject *p, gboolean ok)
 }
 
 static gboolean
-op_train (GError **error)
+op_train (NlProject **p, GError **error)
 {
-  NlProject *p = nl_project_open (fx.path, FALSE, error);
-  gboolean ok = p && train_run (p, 2, error);
-  nl_project_close (p);
-  return ok;
+  *p = nl_project_open (fx.path, FALSE, error);
+  return *p && train_run (*p, 2, error);
 }
 
 static void
@@ -294,12 +295,10 @@ verify_train (NlProject *p, gboolean ok)
 }
 
 static gboolean
-op_resume (GError **error)
+op_resume (NlProject **p, GError **error)
 {
-  NlProject *p = nl_project_open (fx.path, FALSE, error);
-  gboolean ok = p && nl_run_resume (p, 1, 3, NULL, NULL, error);
-  nl_project_close (p);
-  return ok;
+  *p = nl_project_open (fx.path, FALSE, error);
+  return *p && nl_run_resume (*p, 1, 3, NULL, NULL, error);
 }
 
 static void
@@ -317,12 +316,10 @@ verify_resume (NlProject *p, gboolean ok)
 }
 
 static gboolean
-op_fork (GError **error)
+op_fork (NlProject **p, GError **error)
 {
-  NlProject *p = nl_project_open (fx.path, FALSE, error);
-  gboolean ok = p && nl_run_fork (p, 1, "last", "child", set_epochs, GINT_TO_POINTER (3), NULL, NULL, NULL, error);
-  nl_project_close (p);
-  return ok;
+  *p = nl_project_open (fx.path, FALSE, error);
+  return *p && nl_run_fork (*p, 1, "last", "child", set_epochs, GINT_TO_POINTER (3), NULL, NULL, NULL, error);
 }
 
 static void
@@ -346,12 +343,10 @@ verify_fork (NlProject *p, gboolean ok)
 static guint base_metrics_1, base_metrics_2;
 
 static gboolean
-op_delete (GError **error)
+op_delete (NlProject **p, GError **error)
 {
-  NlProject *p = nl_project_open (fx.path, FALSE, error);
-  gboolean ok = p && nl_project_delete_run (p, 1, error);
-  nl_project_close (p);
-  return ok;
+  *p = nl_project_open (fx.path, FALSE, error);
+  return *p && nl_project_delete_run (*p, 1, error);
 }
 
 static void
@@ -446,9 +441,12 @@ static void
 run_point (const Op *op, const Fault *f, int n)
 {
   g_autoptr (GError) error = NULL;
+  NlProject *p = NULL;
   restore_base ();
   nl_fault_vfs_arm (f->kind, n, f->rc, f->persistent);
-  gboolean ok = op->op (&error);
+  gboolean ok = op->op (&p, &error);
+  if (!f->reuse)
+    g_clear_pointer (&p, nl_project_close);
   int fired = nl_fault_vfs_fired ();
   nl_fault_vfs_reset ();
   total_points++;
@@ -473,14 +471,28 @@ run_point (const Op *op, const Fault *f, int n)
         }
     }
 
-  /* the fault gone: a project that failed to be created may be absent */
-  NlProject *p = nl_project_open (fx.path, op->op == op_create, &error);
+  /* the fault gone, the same connection goes on: it reads, writes, resumes */
+  gboolean reused = p != NULL;
+  if (reused)
+    {
+      g_assert_true (nl_project_check (p, &error));
+      g_assert_no_error (error);
+      op->verify (p, ok);
+      g_assert_true (nl_project_check (p, &error));
+      g_assert_no_error (error);
+      nl_project_close (p);
+    }
+  /* and the file opens again (one that failed to be created may be absent) */
+  p = nl_project_open (fx.path, op->op == op_create, &error);
   g_assert_no_error (error);
   g_assert_true (nl_project_check (p, &error));
   g_assert_no_error (error);
-  op->verify (p, ok);
-  g_assert_true (nl_project_check (p, &error));
-  g_assert_no_error (error);
+  if (!reused)
+    {
+      op->verify (p, ok);
+      g_assert_true (nl_project_check (p, &error));
+      g_assert_no_error (error);
+    }
   nl_project_close (p);
 }
 
@@ -495,8 +507,10 @@ test_op (gconstpointer data)
   /* the fault-free run: it succeeds, and gives the counts */
   restore_base ();
   nl_fault_vfs_reset ();
-  g_assert_true (op->op (&error));
+  NlProject *p = NULL;
+  g_assert_true (op->op (&p, &error));
   g_assert_no_error (error);
+  nl_project_close (p);
   for (int k = 0; k < NL_FAULT_N_KINDS; k++)
     counts[k] = nl_fault_vfs_count (k);
   g_test_message ("%s: %d opens, %d writes, %d syncs", op->name, counts[NL_FAULT_OPEN], counts[NL_FAULT_WRITE],

@@ -262,8 +262,8 @@ nl_fault_vfs_install (void)
   g_once_init_leave (&done, 1);
 }
 
-void
-nl_fault_vfs_arm (NlFaultKind kind, int n, int rc, gboolean persistent)
+static void
+arm (int kind, int n, int rc, gboolean persistent)
 {
   g_mutex_lock (&lock);
   memset (counts, 0, sizeof counts);
@@ -276,9 +276,16 @@ nl_fault_vfs_arm (NlFaultKind kind, int n, int rc, gboolean persistent)
 }
 
 void
+nl_fault_vfs_arm (NlFaultKind kind, int n, int rc, gboolean persistent)
+{
+  g_return_if_fail (kind < NL_FAULT_N_KINDS && n >= 1 && rc != SQLITE_OK);
+  arm (kind, n, rc, persistent);
+}
+
+void
 nl_fault_vfs_reset (void)
 {
-  nl_fault_vfs_arm (-1, 0, SQLITE_OK, FALSE);
+  arm (-1, 0, SQLITE_OK, FALSE);
 }
 
 int

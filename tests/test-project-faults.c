@@ -10,10 +10,11 @@
  * and from the Nth open on: a directory that became read-only). Every time:
  * the operation either succeeds completely or fails with one error naming
  * the project file (no crash, critical or hang), and with the fault gone
- * the project opens (the same connection, for a full disk and a failed
- * fsync, goes on as the GUI's does), PRAGMA integrity_check is ok, every checkpoint row has
- * its whole blob and that blob loads, nothing the operation did not touch
- * changed, and an unfinished run resumes to its end. A chmod 0444 file and
+ * the project opens (after a full disk or a failed fsync the same
+ * connection first goes on, as the GUI's does), PRAGMA integrity_check is
+ * ok, every checkpoint row has its whole blob and that blob loads, nothing
+ * the operation did not touch changed, and an unfinished run resumes to
+ * its end. A chmod 0444 file and
  * a read-only directory are tried as an unprivileged child. */
 #include <sqlite3.h>
 #include <string.h>
@@ -63,8 +64,9 @@ typedef struct {
   int rc;
   gboolean persistent;
   const char *label;
-  /* after the fault, the same connection goes on (as the GUI's does) before
-   * it closes; else it closes while the fault is armed (its WAL checkpoint) */
+  /* after a fault the operation hit, the same connection goes on (as the
+   * GUI's does) before it closes; else (and when the fault is still to
+   * come) it closes while the fault is armed (its WAL checkpoint) */
   gboolean reuse;
 } Fault;
 
@@ -445,7 +447,8 @@ run_point (const Op *op, const Fault *f, int n)
   restore_base ();
   nl_fault_vfs_arm (f->kind, n, f->rc, f->persistent);
   gboolean ok = op->op (&p, &error);
-  if (!f->reuse)
+  /* a fault not hit yet may be hit by the close (its WAL checkpoint) */
+  if (!f->reuse || !nl_fault_vfs_fired ())
     g_clear_pointer (&p, nl_project_close);
   int fired = nl_fault_vfs_fired ();
   nl_fault_vfs_reset ();

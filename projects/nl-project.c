@@ -422,11 +422,12 @@ immutable_uri (const char *path)
   return g_strdup_printf ("file:%s?immutable=1", esc);
 }
 
-/* A database file with its WAL and shared-memory index. */
+/* A database file with its WAL, shared-memory index and rollback journal
+ * (a new file is set up in rollback mode; a failure can leave its journal). */
 static void
 remove_db_files (const char *path)
 {
-  static const char *const suffixes[] = { "", "-wal", "-shm" };
+  static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
   for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
     {
       g_autofree char *f = g_strconcat (path, suffixes[i], NULL);

@@ -6,7 +6,7 @@
  * with the Nth call failing, for N = 1 .. count (a stride when the count is
  * large; the first and last call and every sync always). Faults: a failed
  * write (IOERR_WRITE, once), a full disk (FULL from the Nth write on), a
- * failed fsync (IOERR_FSYNC), a file that cannot be opened (CANTOPEN once,
+ * failed fsync (IOERR_FSYNC, once and from the Nth on), a file that cannot be opened (CANTOPEN once,
  * and from the Nth open on: a directory that became read-only). Every time:
  * the operation either succeeds completely or fails with one error naming
  * the project file (no crash, critical or hang), and with the fault gone
@@ -74,6 +74,7 @@ static const Fault faults[] = {
   { NL_FAULT_WRITE, SQLITE_IOERR_WRITE, FALSE, "write", FALSE },
   { NL_FAULT_WRITE, SQLITE_FULL, TRUE, "disk-full", TRUE },
   { NL_FAULT_SYNC, SQLITE_IOERR_FSYNC, FALSE, "fsync", TRUE },
+  { NL_FAULT_SYNC, SQLITE_IOERR_FSYNC, TRUE, "fsync-always", FALSE },
   { NL_FAULT_OPEN, SQLITE_CANTOPEN, FALSE, "open", FALSE },
   { NL_FAULT_OPEN, SQLITE_CANTOPEN, TRUE, "read-only-dir", FALSE },
 };

@@ -522,7 +522,7 @@ test_op (gconstpointer data)
   g_assert_cmpint (counts[NL_FAULT_OPEN], >, 0);
   g_assert_cmpint (counts[NL_FAULT_WRITE], >, 0);
 
-  guint before = total_points;
+  guint before = total_points, resumed_before = n_resumed, no_checkpoint_before = n_no_checkpoint;
   for (guint i = 0; i < G_N_ELEMENTS (faults); i++)
     {
       const Fault *f = &faults[i];
@@ -534,9 +534,9 @@ test_op (gconstpointer data)
       if (count > 1 && (count - 1) % stride != 0)
         run_point (op, f, count);
     }
-  g_test_message ("%s: %u fault points; %u fault points in all, %u unfinished runs resumed to their end, %u"
-                  " without a checkpoint yet", op->name, total_points - before, total_points, n_resumed,
-                  n_no_checkpoint);
+  g_test_message ("%s: %u fault points (%u in all so far); %u unfinished runs resumed to their end, %u had no"
+                  " checkpoint to resume from", op->name, total_points - before, total_points,
+                  n_resumed - resumed_before, n_no_checkpoint - no_checkpoint_before);
   remove_project (fx.path);
 }
 

@@ -165,17 +165,25 @@ base_two_runs (NlProject *p)
 
 /* ---- what must hold after every fault ---- */
 
-/* Every checkpoint row of RUN has its whole blob, and the blob loads.
- * Returns how many there are. */
+/* Every checkpoint row of RUN has its whole blob, the blob loads, and an
+ * epoch's checkpoint comes with that epoch's metrics (they are written
+ * first). Returns how many there are. */
 static guint
 check_checkpoints (NlProject *p, gint64 run)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) list = nl_project_list_checkpoints (p, run, &error);
   g_assert_no_error (error);
+  g_autoptr (GArray) acc = nl_project_get_metrics (p, run, "accuracy", 0, NULL, &error);
+  g_assert_no_error (error);
   for (guint i = 0; i < list->len; i++)
     {
       const NlCheckpointInfo *c = &g_array_index (list, NlCheckpointInfo, i);
+      gboolean has_points = c->metric_name == NULL;   /* restore-best's copy carries none */
+      for (guint j = 0; j < acc->len && !has_points; j++)
+        has_points = g_array_index (acc, NlMetricRow, j).epoch == c->epoch
+                     && !strcmp (g_array_index (acc, NlMetricRow, j).split, "test");
+      g_assert_true (has_points);
       int epoch = 0;
       g_autoptr (GBytes) blob = nl_project_load_checkpoint (p, c->id, NULL, &epoch, NULL, &error);
       g_assert_no_error (error);
@@ -322,7 +330,7 @@ static gboolean
 op_fork (NlProject **p, GError **error)
 {
   *p = nl_project_open (fx.path, FALSE, error);
-  return *p && nl_run_fork (*p, 1, "last", "child", set_epochs, GINT_TO_POINTER (3), NULL, NULL, NULL, error);
+  return *p && nl_run_fork (*p, 1, "last", "child", set_epochs, GINT_TO_POINTER (4), NULL, NULL, NULL, error);
 }
 
 static void
@@ -339,7 +347,7 @@ verify_fork (NlProject *p, gboolean ok)
     {
       g_autoptr (NlRunInfo) child = get_run (p, 2);
       g_assert_cmpint (child->parent_run, ==, 1);
-      resume_to_end (p, 2, 3);
+      resume_to_end (p, 2, 4);
     }
 }
 

@@ -145,7 +145,13 @@ report (NlMetricWriter *w, GError **error)
   if (!w->error)
     return TRUE;
   if (w->lost)
-    g_prefix_error (&w->error, "%" G_GUINT64_FORMAT " metric rows were not written: ", w->lost);
+    {
+      /* the project file first, as in every project error */
+      char *msg = g_strdup_printf ("%s (%" G_GUINT64_FORMAT " metric rows were not written)", w->error->message,
+                                   w->lost);
+      g_free (w->error->message);
+      w->error->message = msg;
+    }
   g_propagate_error (error, g_steal_pointer (&w->error));
   w->lost = 0;
   return FALSE;

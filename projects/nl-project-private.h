@@ -14,11 +14,19 @@ struct NlProject {
   GMutex lock;         /* guards db (and SQLite's per-connection error text) */
   int schema_version;
   gboolean read_only;
+  int last_rc;         /* of the last SQLite failure (nl_project_sql_error), for nl_project_restate */
 };
 
 /* Sets ERROR from SQLite's result code rc and the connection's message:
  * "PATH: WHAT: sqlite's text". Returns FALSE. Call with p->lock held. */
 gboolean nl_project_sql_error (NlProject *p, int rc, const char *what, GError **error);
+
+/* A failed write's ERROR restated as what was being done, when the disk
+ * failed (full, I/O error, a journal that cannot be opened):
+ * "PATH: disk full while saving checkpoint of run 2 (epoch 3)". Other
+ * errors (read-only, busy, not found, bad input) keep their words. Takes
+ * p->lock: call without it. */
+void nl_project_restate (NlProject *p, GError **error, const char *doing_fmt, ...) G_GNUC_PRINTF (3, 4);
 
 /* Called with p->lock held. */
 gboolean nl_project_exec (NlProject *p, const char *sql, GError **error);

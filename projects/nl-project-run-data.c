@@ -149,6 +149,8 @@ nl_project_add_metrics (NlProject *p, const NlMetricPoint *points, int n, GError
   if (!ok)
     nl_project_rollback (p);
   g_mutex_unlock (&p->lock);
+  if (!ok)
+    nl_project_restate (p, error, "saving metrics of run %" G_GINT64_FORMAT, points[0].run);
   return ok;
 }
 
@@ -363,7 +365,12 @@ nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, con
       id = sqlite3_last_insert_rowid (p->db);
       sqlite3_finalize (st);
     }
+  /* the run's epoch count goes with its checkpoint: written apart, a
+   * failure between the two left a run whose resume had nothing to train
+   * and so never caught its count up */
   ok = st && ok && update_best_and_prune (p, run, metric_name, higher_is_better, keep_last, error)
+       && nl_project_step (p, "cannot update the run", error,
+                           "UPDATE runs SET epochs_done = ?2 WHERE id = ?1 AND epochs_done < ?2", "in", run, epoch) >= 0
        && nl_project_commit (p, error);
   if (!ok)
     {
@@ -371,6 +378,8 @@ nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, con
       nl_project_rollback (p);
     }
   g_mutex_unlock (&p->lock);
+  if (!ok)
+    nl_project_restate (p, error, "saving checkpoint of run %" G_GINT64_FORMAT " (epoch %d)", run, epoch);
   return id;
 }
 
@@ -498,5 +507,6 @@ nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError **error)
   g_return_val_if_fail (p != NULL, FALSE);
   gint64 n = nl_project_write (p, "cannot delete the checkpoint", NULL, error, "DELETE FROM checkpoints WHERE id = ?1",
                      "i", checkpoint);
+  nl_project_restate (p, error, "deleting checkpoint %" G_GINT64_FORMAT, checkpoint);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "checkpoint", checkpoint));
 }

@@ -193,6 +193,8 @@ nl_project_save_network (NlProject *p, const char *name, const char *json, GErro
         }
     }
   g_mutex_unlock (&p->lock);
+  if (!id)
+    nl_project_restate (p, error, "saving network “%s”", name);
   return id;
 }
 
@@ -515,6 +517,7 @@ nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **error)
                      info->seed, info->device, status, info->error, host, pid,
                      info->created > 0 ? info->created : now, started, finished, info->sweep, info->sweep_trial,
                      info->sweep_params);
+  nl_project_restate (p, error, "creating a run");
   return n == 1 ? id : 0;
 }
 
@@ -538,6 +541,7 @@ nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const c
                      " WHERE id = ?1",
                      "itdtti", run, status, nl_project_now (), error_message, g_get_host_name (),
                      (gint64) getpid ());
+  nl_project_restate (p, error, "marking run %" G_GINT64_FORMAT " %s", run, status);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 
@@ -547,6 +551,7 @@ nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, GError **e
   g_return_val_if_fail (p != NULL, FALSE);
   gint64 n = nl_project_write (p, "cannot update the run", NULL, error,
                      "UPDATE runs SET epochs_done = ?2 WHERE id = ?1", "in", run, epochs_done);
+  nl_project_restate (p, error, "recording epoch %d of run %" G_GINT64_FORMAT, epochs_done, run);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 
@@ -639,6 +644,7 @@ nl_project_delete_run (NlProject *p, gint64 run, GError **error)
   g_return_val_if_fail (p != NULL, FALSE);
   /* Foreign keys cascade to metrics, checkpoints, tags and notes. */
   gint64 n = nl_project_write (p, "cannot delete the run", NULL, error, "DELETE FROM runs WHERE id = ?1", "i", run);
+  nl_project_restate (p, error, "deleting run %" G_GINT64_FORMAT, run);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -205,6 +206,7 @@ nl_project_sql_error (NlProject *p, int rc, const char *what, GError **error)
 {
   const char *msg = p->db ? sqlite3_errmsg (p->db) : sqlite3_errstr (rc);
   int code;
+  p->last_rc = rc;
   if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
     {
       g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND,
@@ -218,7 +220,7 @@ nl_project_sql_error (NlProject *p, int rc, const char *what, GError **error)
     case SQLITE_LOCKED: code = NL_PROJECT_ERROR_BUSY; break;
     case SQLITE_CORRUPT: code = NL_PROJECT_ERROR_CORRUPT; break;
     case SQLITE_NOTADB: code = NL_PROJECT_ERROR_NOT_PROJECT; break;
-    case SQLITE_FULL: code = NL_PROJECT_ERROR_FULL; break;
+    case SQLITE_FULL: code = NL_PROJECT_ERROR_FULL; msg = "disk full"; break;
     default: code = NL_PROJECT_ERROR_FAILED; break;
     }
   if (code == NL_PROJECT_ERROR_READ_ONLY)
@@ -226,6 +228,48 @@ nl_project_sql_error (NlProject *p, int rc, const char *what, GError **error)
   else
     g_set_error (error, NL_PROJECT_ERROR, code, "%s: %s: %s", p->path, what, msg);
   return FALSE;
+}
+
+/* What went wrong with the disk, from SQLite's (extended) result code;
+ * NULL when it was something else. */
+static const char *
+disk_failure (int rc)
+{
+  switch (rc)
+    {
+    case SQLITE_IOERR_WRITE: return "write error";
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC: return "cannot flush writes to disk";
+    case SQLITE_IOERR_NOMEM: return NULL;
+    default: break;
+    }
+  switch (rc & 0xff)
+    {
+    case SQLITE_FULL: return "disk full";
+    case SQLITE_IOERR: return "disk I/O error";
+    case SQLITE_CANTOPEN: return "cannot open its journal";
+    default: return NULL;
+    }
+}
+
+void
+nl_project_restate (NlProject *p, GError **error, const char *doing_fmt, ...)
+{
+  if (!error || !*error || (*error)->domain != NL_PROJECT_ERROR
+      || ((*error)->code != NL_PROJECT_ERROR_FULL && (*error)->code != NL_PROJECT_ERROR_FAILED))
+    return;
+  g_mutex_lock (&p->lock);
+  const char *why = disk_failure (p->last_rc);
+  p->last_rc = SQLITE_OK;
+  g_mutex_unlock (&p->lock);
+  if (!why)
+    return;
+  va_list ap;
+  va_start (ap, doing_fmt);
+  g_autofree char *doing = g_strdup_vprintf (doing_fmt, ap);
+  va_end (ap);
+  g_free ((*error)->message);
+  (*error)->message = g_strdup_printf ("%s: %s while %s", p->path, why, doing);
 }
 
 gboolean
@@ -378,11 +422,12 @@ immutable_uri (const char *path)
   return g_strdup_printf ("file:%s?immutable=1", esc);
 }
 
-/* A database file with its WAL and shared-memory index. */
+/* A database file with its WAL, shared-memory index and rollback journal
+ * (a new file is set up in rollback mode; a failure can leave its journal). */
 static void
 remove_db_files (const char *path)
 {
-  static const char *const suffixes[] = { "", "-wal", "-shm" };
+  static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
   for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
     {
       g_autofree char *f = g_strconcat (path, suffixes[i], NULL);
@@ -636,8 +681,23 @@ nl_project_open (const char *path, gboolean create, GError **error)
   int flags = uri ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
   int rc = sqlite3_open_v2 (uri ? uri : path, &p->db, flags, NULL);
-  gboolean ok = rc == SQLITE_OK || nl_project_sql_error (p, rc, "cannot open", error);
-  ok = ok && setup_connection (p, create, error);
+  gboolean ok = rc == SQLITE_OK;
+  g_autofree char *dir = g_path_get_dirname (path);
+  if (!ok && !existed && (rc & 0xff) == SQLITE_CANTOPEN && g_access (dir, W_OK) != 0)
+    {
+      /* say why (SQLite's errno is that of its read-only retry) */
+      int e = errno;
+      g_set_error (error, NL_PROJECT_ERROR, e == EACCES || e == EROFS ? NL_PROJECT_ERROR_READ_ONLY
+                   : NL_PROJECT_ERROR_FAILED, "cannot create %s: %s", path, g_strerror (e));
+    }
+  else if (!ok)
+    nl_project_sql_error (p, rc, "cannot open", error);
+  if (ok && !setup_connection (p, create, error))
+    {
+      /* the file itself opened: what failed is a write, or its journal */
+      nl_project_restate (p, error, existed ? "opening the project" : "creating the project");
+      ok = FALSE;
+    }
   if (!ok)
     {
       nl_project_close (p);

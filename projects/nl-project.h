@@ -258,7 +258,9 @@ typedef struct {
  * checkpoints with that metric name compete; metric_name NULL leaves the
  * best flag alone) and, with keep_last > 0, deletes the run's checkpoints
  * that are neither among the keep_last newest, nor best, nor forked from.
- * Returns the id. Blobs are limited to SQLite's maximum (1 GB by default). */
+ * The run's epochs_done becomes epoch when that is more, in the same
+ * transaction. Returns the id. Blobs are limited to SQLite's maximum (1 GB
+ * by default). */
 gint64 nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step,
                                   const void *blob, gsize size, const char *metric_name,
                                   double metric_value, gboolean higher_is_better, int keep_last,

@@ -944,6 +944,15 @@ test_checkpoints (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpuint (g_bytes_get_size (empty), ==, 0);
 
+  /* the run's epoch count comes with its checkpoint (never lowered) */
+  g_autoptr (NlRunInfo) counted = nl_project_get_run (f->p, run, &error);
+  g_assert_cmpint (counted->epochs_done, ==, 3);
+  g_assert_cmpint (nl_project_add_checkpoint (f->p, empty_run, 2, 2, NULL, 0, NULL, 0, TRUE, 0, &error), >, 0);
+  g_assert_cmpint (nl_project_add_checkpoint (f->p, empty_run, 1, 3, NULL, 0, NULL, 0, TRUE, 0, &error), >, 0);
+  g_autoptr (NlRunInfo) counted2 = nl_project_get_run (f->p, empty_run, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (counted2->epochs_done, ==, 2);
+
   g_assert_true (nl_project_delete_checkpoint (f->p, c2, &error));
   g_autoptr (NlRunInfo) forked = nl_project_get_run (f->p, run + 1, &error);
   g_assert_cmpint (forked->parent_checkpoint, ==, 0);

@@ -653,27 +653,6 @@ add_param (JsonBuilder *b, const NlParamSpec *s, const NlParamValue *v)
     }
 }
 
-/* json-glib writes a double as "%.17g", plus ".0" when that has no '.',
- * so 1e17 became "1e+17.0" and 1e-08 "1e-08.0", which no JSON reader
- * takes. Such a whole number goes out as an integer (exact below 2^63); the
- * rest (below 1e-4, or past 2^63) moves by the least step that gives a '.':
- * a sub-picometre on the canvas, never a file that does not open. */
-static void
-add_coordinate (JsonBuilder *b, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  if (!strchr (g_ascii_dtostr (buf, sizeof buf, v), 'e') || strchr (buf, '.'))
-    json_builder_add_double_value (b, v);
-  else if (v == nearbyint (v) && fabs (v) < 0x1p63)
-    json_builder_add_int_value (b, (gint64) v);
-  else
-    {
-      while (!strchr (g_ascii_dtostr (buf, sizeof buf, v), '.'))
-        v = nextafter (v, 0.0);
-      json_builder_add_double_value (b, v);
-    }
-}
-
 char *
 nl_network_to_json (const NlNetwork *net)
 {
@@ -709,8 +688,8 @@ nl_network_to_json (const NlNetwork *net)
         {
           json_builder_set_member_name (b, "pos");
           json_builder_begin_array (b);
-          add_coordinate (b, n->x);
-          add_coordinate (b, n->y);
+          json_builder_add_double_value (b, n->x);
+          json_builder_add_double_value (b, n->y);
           json_builder_end_array (b);
         }
       json_builder_end_object (b);
@@ -731,7 +710,8 @@ nl_network_to_json (const NlNetwork *net)
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);
   json_generator_set_indent (gen, 2);
-  return json_generator_to_data (gen, NULL);
+  /* 1e17 or a parameter of 1e-08 as JSON, exactly (json-glib adds ".0") */
+  return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }
 
 gboolean

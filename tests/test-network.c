@@ -7,6 +7,7 @@
 
 #include "core/nl-json-guard.h"
 #include "engine/nl-program.h"
+#include "ops/nl-batch-norm.h"
 #include "ops/nl-op-registry.h"
 #include "nl-test-util.h"
 
@@ -214,7 +215,8 @@ test_deep_nesting (void)
 }
 
 /* json-glib wrote 1e17 as "1e+17.0" and 1e-8 as "1e-08.0" (not JSON) and a
- * non-finite position as "inf": every position saved must open again. */
+ * non-finite position as "inf": every position and parameter saved must
+ * open again, and read back the same. */
 static void
 test_positions_reopen (void)
 {
@@ -237,6 +239,10 @@ test_positions_reopen (void)
     }
   nl_network_node (net, nl_network_add_node (net, "nowhere", "Input", &error))->has_position = TRUE;
   nl_network_node (net, nl_network_find (net, "nowhere"))->x = INFINITY;
+  /* a parameter of 1e-8 (BatchNorm's epsilon) too */
+  g_assert_cmpint (nl_network_add_node (net, "bn", "BatchNorm", &error), >=, 0);
+  g_assert_true (nl_network_set_param (net, nl_network_find (net, "bn"), "epsilon", "1e-8", &error));
+  g_assert_no_error (error);
   json = nl_network_to_json (net);
   g_assert_null (strstr (json, "inf"));
   g_assert_null (strstr (json, "e+17.0"));
@@ -247,19 +253,10 @@ test_positions_reopen (void)
     {
       const NlNode *n = nl_network_node (again, (int) i);
       g_assert_true (n->has_position);
-      /* whole numbers and anything json-glib writes with a '.' come back
-       * exactly; the rest within one step of a double */
-      if (values[i] == 1e-8 || values[i] == -3e-10 || values[i] == 2e19)
-        {
-          g_assert_cmpfloat (fabs (n->x - values[i]), <=, fabs (values[i]) * 4e-16);
-          g_assert_cmpfloat (fabs (n->y + values[i]), <=, fabs (values[i]) * 4e-16);
-        }
-      else
-        {
-          g_assert_cmpfloat (n->x, ==, values[i]);
-          g_assert_cmpfloat (n->y, ==, -values[i]);
-        }
+      g_assert_cmpfloat (n->x, ==, values[i]);
+      g_assert_cmpfloat (n->y, ==, -values[i]);
     }
+  g_assert_cmpfloat (nl_network_node (again, nl_network_find (again, "bn"))->params[BN_EPSILON].f, ==, 1e-8);
   /* a position that is no number is left out rather than written as "inf" */
   g_assert_false (nl_network_node (again, nl_network_find (again, "nowhere"))->has_position);
 }

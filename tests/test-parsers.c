@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "core/nl-json-guard.h"
+#include "engine/nl-json-doc.h"
 #include "engine/nl-sweep-space.h"
 #include "projects/nl-project.h"
 
@@ -44,6 +45,92 @@ test_fix_numbers (void)
       g_assert_no_error (error);
       g_assert_cmpfloat (json_node_get_double (back), ==, values[i]);
     }
+}
+
+/* The flat reader networks are read with: values, escapes, the walk over
+ * containers, the last of two members of one name, and no recursion. */
+static void
+test_json_doc (void)
+{
+  static const char text[] = " {\"a\": [1, -0, -9223372036854775808, 9223372036854775807, 1e-8, 2.5E+3, true, false, null],"
+                             "\"s\": \"q\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\xc3\xa9\","
+                             "\"o\": {}, \"e\": [], \"a\": [[{\"k\": 1}], 7]} \n";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlJsonDoc) doc = nl_json_doc_parse (text, -1, &error);
+  const NlJsonValue *root, *a, *v, *inner;
+  g_autoptr (GString) deep = g_string_new (NULL);
+  g_autoptr (NlJsonDoc) deep_doc = NULL;
+  int n = 0;
+
+  g_assert_no_error (error);
+  root = nl_json_doc_root (doc);
+  g_assert_cmpint (root->type, ==, NL_JSON_OBJECT);
+  g_assert_cmpuint (root->count, ==, 5);
+  /* the first "a", walked by hand */
+  v = nl_json_first (root);
+  g_assert_cmpstr (v->s, ==, "a");
+  a = v + 1;
+  g_assert_cmpint (a->type, ==, NL_JSON_ARRAY);
+  g_assert_cmpuint (a->count, ==, 9);
+  v = nl_json_first (a);
+  g_assert_cmpint (v->type, ==, NL_JSON_INT);
+  g_assert_cmpint (v->i, ==, 1);
+  v = nl_json_next (a, v);
+  g_assert_cmpint (v->i, ==, 0);
+  v = nl_json_next (a, v);
+  g_assert_cmpint (v->i, ==, G_MININT64);
+  v = nl_json_next (a, v);
+  g_assert_cmpint (v->i, ==, G_MAXINT64);
+  v = nl_json_next (a, v);
+  g_assert_cmpint (v->type, ==, NL_JSON_DOUBLE);
+  g_assert_cmpfloat (v->d, ==, 1e-8);
+  v = nl_json_next (a, v);
+  g_assert_cmpfloat (nl_json_number (v), ==, 2500);
+  v = nl_json_next (a, v);
+  g_assert_true (v->type == NL_JSON_BOOL && v->b);
+  v = nl_json_next (a, v);
+  g_assert_true (v->type == NL_JSON_BOOL && !v->b);
+  v = nl_json_next (a, v);
+  g_assert_cmpint (v->type, ==, NL_JSON_NULL);
+  g_assert_null (nl_json_next (a, v));
+  g_assert_cmpstr (nl_json_member (root, "s")->s, ==, "q\"\\/\b\f\n\r\t\xc3\xa9\xf0\x9f\x98\x80\xc3\xa9");
+  g_assert_null (nl_json_first (nl_json_member (root, "o")));
+  g_assert_null (nl_json_first (nl_json_member (root, "e")));
+  g_assert_null (nl_json_member (root, "nope"));
+  /* two members named "a": the last holds, as in json-glib */
+  a = nl_json_member (root, "a");
+  g_assert_cmpuint (a->count, ==, 2);
+  inner = nl_json_first (nl_json_first (a));
+  g_assert_cmpint (nl_json_member (inner, "k")->i, ==, 1);
+  g_assert_cmpint (nl_json_next (a, nl_json_first (a))->i, ==, 7);
+  for (const NlJsonValue *k = nl_json_first (root); k; k = nl_json_next (root, k))
+    n++;
+  g_assert_cmpint (n, ==, 5);
+
+  /* a length stops the text: a NUL inside it is no JSON */
+  g_clear_pointer (&doc, nl_json_doc_free);
+  doc = nl_json_doc_parse ("[1] trailing", 3, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (nl_json_doc_root (doc)->count, ==, 1);
+  g_assert_null (nl_json_doc_parse ("[1,\0 2]", 6, &error));
+  g_assert_error (error, NL_JSON_DOC_ERROR, NL_JSON_DOC_ERROR_INVALID);
+  g_assert_cmpstr (error->message, ==, "line 1, column 4: expected a value");
+  g_clear_error (&error);
+  g_assert_null (nl_json_doc_parse ("\n\t ", -1, &error));
+  g_assert_error (error, NL_JSON_DOC_ERROR, NL_JSON_DOC_ERROR_EMPTY);
+  g_clear_error (&error);
+  g_assert_null (nl_json_doc_parse ("{\"x\":[1,2}", -1, &error));
+  g_assert_cmpstr (error->message, ==, "line 1, column 10: expected ',' or ']'");
+  g_clear_error (&error);
+
+  /* 100,000 levels: no recursion, so no stack to run out of */
+  for (int i = 0; i < 100000; i++)
+    g_string_append (deep, i % 2 ? "[" : "{\"k\":");
+  for (int i = 100000 - 1; i >= 0; i--)
+    g_string_append_c (deep, i % 2 ? ']' : '}');
+  deep_doc = nl_json_doc_parse (deep->str, deep->len, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (nl_json_doc_root (deep_doc)->size, ==, 150000);
 }
 
 /* A trial's values are a project row: too deep, or a number of another
@@ -114,6 +201,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/parsers/json-doc", test_json_doc);
   g_test_add_func ("/parsers/fix-numbers", test_fix_numbers);
   g_test_add_func ("/parsers/sweep-point", test_sweep_point);
   g_test_add_func ("/parsers/pipeline-members", test_pipeline_members);

@@ -9,6 +9,7 @@
 
 #include "core/nl-json-guard.h"
 #include "engine/nl-json-doc.h"
+#include "engine/nl-run-config.h"
 #include "engine/nl-sweep-space.h"
 #include "projects/nl-project.h"
 
@@ -163,6 +164,47 @@ test_sweep_point (void)
   g_assert_nonnull (strstr (error->message, "the trial's values: JSON nested more than 256 levels deep"));
 }
 
+/* A run's stored settings with a member of another type: one message
+ * naming it, not json-glib's critical (fatal in these tests). */
+static void
+test_run_settings_members (void)
+{
+  static const struct { const char *member, *message; } cases[] = {
+    { "\"epochs\":[1]", "the run's settings: \"epochs\" must be a whole number" },
+    { "\"epochs\":2.5", "the run's settings: \"epochs\" must be a whole number" },
+    { "\"lr\":\"fast\"", "the run's settings: \"lr\" must be a number" },
+    { "\"lr\":null", "the run's settings: \"lr\" must be a number" },
+    { "\"optimizer\":5", "the run's settings: \"optimizer\" must be a string" },
+    { "\"seed\":{}", "the run's settings: \"seed\" must be a string" },
+    { "\"nesterov\":\"yes\"", "the run's settings: \"nesterov\" must be true or false" },
+    { "\"augment\":[\"flip\"]", "the run's settings: \"augment\" must be a string" },
+    { "\"precision\":null", "the run's settings: \"precision\" must be a string" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto (NlRunConfig) rc = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_autofree char *json = g_strdup_printf ("{\"dataset\":\"mnist\",\"loss\":\"SoftmaxCrossEntropy\",%s}",
+                                               cases[i].member);
+      nl_run_config_init (&rc);
+      g_assert_false (nl_run_config_from_json (&rc, json, &error));
+      g_assert_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG);
+      g_assert_cmpstr (error->message, ==, cases[i].message);
+    }
+  /* what the writer writes still reads: a text not set is null */
+  {
+    g_auto (NlRunConfig) rc = { 0 }, back = { 0 };
+    g_autoptr (GError) error = NULL;
+    g_autofree char *json = NULL;
+    nl_run_config_init (&rc);
+    json = nl_run_config_to_json (&rc);
+    g_assert_nonnull (strstr (json, "null"));
+    nl_run_config_init (&back);
+    g_assert_true (nl_run_config_from_json (&back, json, &error));
+    g_assert_no_error (error);
+  }
+}
+
 /* A pipeline row's members of another type were read through json-glib's
  * getters (criticals; a number as "transforms" was dereferenced as NULL). */
 static void
@@ -205,5 +247,6 @@ main (int argc, char **argv)
   g_test_add_func ("/parsers/fix-numbers", test_fix_numbers);
   g_test_add_func ("/parsers/sweep-point", test_sweep_point);
   g_test_add_func ("/parsers/pipeline-members", test_pipeline_members);
+  g_test_add_func ("/parsers/run-settings-members", test_run_settings_members);
   return g_test_run ();
 }

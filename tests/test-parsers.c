@@ -9,6 +9,7 @@
 
 #include "core/nl-json-guard.h"
 #include "engine/nl-json-doc.h"
+#include "engine/nl-json-member.h"
 #include "engine/nl-run-config.h"
 #include "engine/nl-sweep-space.h"
 #include "projects/nl-project.h"
@@ -164,6 +165,36 @@ test_sweep_point (void)
   g_assert_nonnull (strstr (error->message, "the trial's values: JSON nested more than 256 levels deep"));
 }
 
+/* The typed reads of json-glib members (the run list's columns use them):
+ * another type is FALSE, not a critical; absent leaves the value. */
+static void
+test_typed_members (void)
+{
+  g_autoptr (JsonNode) root = json_from_string ("{\"i\":3,\"d\":2.5,\"s\":\"x\",\"a\":[1],\"n\":null}", NULL);
+  JsonObject *o = json_node_get_object (root);
+  double d = -1;
+  gint64 i = -1;
+  const char *s = NULL;
+
+  g_assert_true (nl_json_number_member (o, "i", &d));
+  g_assert_cmpfloat (d, ==, 3);
+  g_assert_true (nl_json_number_member (o, "d", &d));
+  g_assert_cmpfloat (d, ==, 2.5);
+  g_assert_true (nl_json_number_member (o, "nope", &d));
+  g_assert_cmpfloat (d, ==, 2.5);
+  g_assert_false (nl_json_number_member (o, "s", &d));
+  g_assert_false (nl_json_number_member (o, "a", &d));
+  g_assert_false (nl_json_number_member (o, "n", &d));
+  g_assert_true (nl_json_int_member (o, "i", &i));
+  g_assert_cmpint (i, ==, 3);
+  g_assert_false (nl_json_int_member (o, "d", &i));
+  g_assert_false (nl_json_int_member (o, "a", &i));
+  g_assert_cmpint (i, ==, 3);
+  g_assert_true (nl_json_string_member (o, "s", &s));
+  g_assert_cmpstr (s, ==, "x");
+  g_assert_false (nl_json_string_member (o, "a", &s));
+}
+
 /* A run's stored settings with a member of another type: one message
  * naming it, not json-glib's critical (fatal in these tests). */
 static void
@@ -248,5 +279,6 @@ main (int argc, char **argv)
   g_test_add_func ("/parsers/sweep-point", test_sweep_point);
   g_test_add_func ("/parsers/pipeline-members", test_pipeline_members);
   g_test_add_func ("/parsers/run-settings-members", test_run_settings_members);
+  g_test_add_func ("/parsers/typed-members", test_typed_members);
   return g_test_run ();
 }

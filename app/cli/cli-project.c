@@ -11,6 +11,8 @@
 #include "core/nl-comm.h"
 #include "engine/nl-checkpoint.h"
 #include "core/nl-device.h"
+#include "core/nl-json-guard.h"
+#include "engine/nl-json-member.h"
 #include "engine/onnx/nl-onnx-export.h"
 #include "engine/session/nl-run-onnx.h"
 #include "engine/session/nl-run-checkpoint.h"
@@ -79,16 +81,6 @@ nl_cli_project (int argc, char **argv)
     }
 }
 
-/* A number or null, for JSON. */
-static const char *
-json_number (char *buf, gsize size, double v)
-{
-  if (isnan (v))
-    return "null";
-  g_snprintf (buf, size, "%.5f", v);
-  return buf;
-}
-
 /* A number, or "–" for one not measured yet (a run stopped before its
  * first epoch), for people. */
 static const char *
@@ -104,20 +96,24 @@ text_number (char *buf, gsize size, double v)
 static char *
 processes_json (const NlRunInfo *r)
 {
-  g_autoptr (JsonNode) root = json_from_string (r->hparams_json ? r->hparams_json : "{}", NULL);
+  const char *hp = r->hparams_json && nl_json_check_depth (r->hparams_json, -1, "the run's settings", NULL)
+                     ? r->hparams_json : "{}";
+  g_autoptr (JsonNode) root = json_from_string (hp, NULL);
   JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
-  g_autofree char *hosts = NULL;
-  if (!o || !json_object_has_member (o, "processes"))
+  JsonNode *procs = o ? json_object_get_member (o, "processes") : NULL;
+  const char *hosts = NULL;
+  g_autofree char *escaped = NULL;
+  /* the project is anyone's file: members of another type are left out */
+  if (!procs || !JSON_NODE_HOLDS_VALUE (procs) || json_node_get_value_type (procs) != G_TYPE_INT64)
     return g_strdup ("");
-  hosts = g_strescape (json_object_get_string_member_with_default (o, "hosts", ""), NULL);
-  return g_strdup_printf (",\"processes\":%" G_GINT64_FORMAT ",\"hosts\":\"%s\"",
-                          json_object_get_int_member_with_default (o, "processes", 1), hosts);
+  escaped = g_strescape (nl_json_string_member (o, "hosts", &hosts) && hosts ? hosts : "", NULL);
+  return g_strdup_printf (",\"processes\":%" G_GINT64_FORMAT ",\"hosts\":\"%s\"", json_node_get_int (procs), escaped);
 }
 
 static void
 print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
 {
-  char b1[32], b2[32], b3[32];
+  char b1[64], b2[64], b3[64];
   double acc_best = NAN, acc_last = NAN, loss_best = NAN, loss_last = NAN, dur;
   g_auto (NlRunConfig) rc = { 0 };
   nl_run_config_init (&rc);
@@ -141,8 +137,8 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
               "\"device\":\"%s\",\"precision\":\"%s\"%s}\n",
               r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.optim.kind),
               rc.optim.lr, rc.batch_size, rc.epochs, r->epochs_done, r->parent_run, sweep,
-              json_number (b1, sizeof b1, acc_best), json_number (b2, sizeof b2, acc_last),
-              json_number (b3, sizeof b3, loss_last), dur, r->device ? r->device : "cpu",
+              nl_cli_json_number (b1, sizeof b1, 5, acc_best), nl_cli_json_number (b2, sizeof b2, 5, acc_last),
+              nl_cli_json_number (b3, sizeof b3, 5, loss_last), dur, r->device ? r->device : "cpu",
               nl_precision_name (rc.precision), processes);
     }
   else

@@ -1086,10 +1086,10 @@ test_refuse (void)
   nl_project_save_network (p, "x", net_json, &error);
   nl_project_close (p);
   sqlite3 *db = raw_open (newer);
-  raw_exec (db, "PRAGMA user_version = 3; CREATE TABLE future (x)");
+  raw_exec (db, "PRAGMA user_version = 4; CREATE TABLE future (x)");
   sqlite3_close (db);
-  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 2);
-  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 3, this one reads up to 2)",
+  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 3);
+  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 4, this one reads up to 3)",
                                              newer);
   assert_refused (newer, NL_PROJECT_ERROR_NEWER, expect);
 

@@ -42,6 +42,7 @@ struct NlTrainer {
     double loss;             /* summed batch losses */
     int64_t seen;
     double seconds;          /* training time before this process took over */
+    gint64 start_us;         /* when this process took over (moved on by the hook's time) */
     double correct;          /* rank 0 under data parallelism: every process's */
     int64_t counted;
   } ep;
@@ -259,7 +260,7 @@ nl_trainer_get_train_position (NlTrainer *t, NlTrainPosition *pos)
   pos->epoch_seen = pos->batch ? t->ep.seen : 0;
   pos->epoch_correct = pos->batch ? t->ep.correct : 0;
   pos->epoch_counted = pos->batch ? t->ep.counted : 0;
-  pos->epoch_seconds = pos->batch ? t->ep.seconds : 0;
+  pos->epoch_seconds = pos->batch ? t->ep.seconds + (g_get_monotonic_time () - t->ep.start_us) / 1e6 : 0;
 }
 
 void
@@ -449,6 +450,13 @@ agree_on_step (NlTrainer *t, double *loss, gboolean *stop, gboolean *checkpoint,
   return TRUE;
 }
 
+/* The epoch's training time so far, its part before a resume included. */
+static double
+epoch_seconds (NlTrainer *t)
+{
+  return t->ep.seconds + (g_get_monotonic_time () - t->ep.start_us) / 1e6;
+}
+
 /* Whether the interval hook is due (rank 0's clock; the others learn it
  * in agree_on_step). */
 static gboolean
@@ -461,8 +469,9 @@ interval_due (NlTrainer *t, const NlTrainCallbacks *cb)
 /* The interval hook after a step: the epoch's accuracy sums over every
  * process for rank 0's checkpoint (each keeps its own for the epoch's end). */
 static gboolean
-interval_checkpoint (NlTrainer *t, const NlTrainCallbacks *cb, gint64 start, GError **error)
+interval_checkpoint (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
 {
+  gint64 t0 = g_get_monotonic_time ();
   double sums[2];
   int64_t count;
   gboolean ok = TRUE;
@@ -472,11 +481,11 @@ interval_checkpoint (NlTrainer *t, const NlTrainCallbacks *cb, gint64 start, GEr
     return FALSE;
   t->ep.correct = sums[0];
   t->ep.counted = (int64_t) sums[1];
-  t->ep.seconds += (g_get_monotonic_time () - start) / 1e6;
   if ((!t->comm || t->comm->rank == 0) && cb->interval_done)
     ok = nl_model_sync (t->model, error) && cb->interval_done (cb->user, t, error);
-  t->ep.seconds -= (g_get_monotonic_time () - start) / 1e6;
+  /* the epoch's time is training time: not the checkpoint's */
   t->last_checkpoint_us = g_get_monotonic_time ();
+  t->ep.start_us += t->last_checkpoint_us - t0;
   return ok;
 }
 
@@ -486,7 +495,6 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   NlTensor *data = nl_program_input (t->train_prog), *labels = nl_program_label (t->train_prog);
   int64_t n_batches = nl_loader_n_batches (t->loader), batch, seen;
   double total_loss;
-  gint64 start;
   float lr = t->cfg.optim.lr;
   int n;
   g_auto (Preloaded) pre = { 0 };
@@ -508,7 +516,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   nl_loader_start_epoch_at (t->loader, epoch, batch);
   if (t->cfg.preload && !preload_epoch (t, &pre, error))
     return FALSE;
-  start = g_get_monotonic_time ();
+  t->ep.start_us = g_get_monotonic_time ();
   while ((n = next_batch (t, &pre, data, labels, error)) > 0)
     {
       gboolean checkpoint;
@@ -560,7 +568,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
       t->ep.loss = total_loss;
       t->ep.seen = seen;
       if (cb && cb->batch
-          && !cb->batch (cb->user, epoch + 1, batch, n_batches, loss / global, (g_get_monotonic_time () - start) / 1e6))
+          && !cb->batch (cb->user, epoch + 1, batch, n_batches, loss / global, epoch_seconds (t)))
         {
           t->stop_asked = TRUE;
           /* in a group: every process stops at the next step or epoch's end */
@@ -570,7 +578,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
               return FALSE;
             }
         }
-      if (checkpoint && !interval_checkpoint (t, cb, start, error))
+      if (checkpoint && !interval_checkpoint (t, cb, error))
         return FALSE;
     }
   if (n < 0)
@@ -578,7 +586,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   if (!nl_metric_reduce (t->accuracy, t->comm, error))
     return FALSE;
   r->epoch = epoch + 1;
-  r->seconds = t->ep.seconds + (g_get_monotonic_time () - start) / 1e6;
+  r->seconds = epoch_seconds (t);
   memset (&t->ep, 0, sizeof t->ep);
   r->images_per_s = seen / MAX (r->seconds, 1e-9);
   r->train_loss = total_loss / MAX (seen, 1);

@@ -165,6 +165,21 @@ check_crc (const NlSafetensors *st, GBytes *blob, GError **error)
 
 /* ---- checkpoints ---- */
 
+static void
+set_meta_int (NlSafetensorsWriter *w, const char *key, gint64 v)
+{
+  g_autofree char *text = g_strdup_printf ("%" G_GINT64_FORMAT, v);
+  nl_safetensors_writer_set_metadata (w, key, text);
+}
+
+/* %.17g: reads back to the same double */
+static void
+set_meta_double (NlSafetensorsWriter *w, const char *key, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  nl_safetensors_writer_set_metadata (w, key, g_ascii_dtostr (buf, sizeof buf, v));
+}
+
 GBytes *
 nl_checkpoint_save (const NlModel *m, const NlTrainPosition *pos, GError **error)
 {
@@ -200,6 +215,17 @@ nl_checkpoint_save (const NlModel *m, const NlTrainPosition *pos, GError **error
       g_autofree char *skipped = g_strdup_printf ("%" G_GINT64_FORMAT, pos->skipped);
       nl_safetensors_writer_set_metadata (w, "loss_scale", g_ascii_dtostr (buf, sizeof buf, pos->loss_scale));
       nl_safetensors_writer_set_metadata (w, "skipped_steps", skipped);
+      set_meta_int (w, "loss_scale_good_steps", pos->good_steps);
+      set_meta_int (w, "loss_scale_bad_steps", pos->bad_steps);
+    }
+  if (pos->batch > 0)
+    {
+      set_meta_int (w, "batch", pos->batch);
+      set_meta_double (w, "epoch_loss", pos->epoch_loss);
+      set_meta_int (w, "epoch_seen", pos->epoch_seen);
+      set_meta_double (w, "epoch_correct", pos->epoch_correct);
+      set_meta_int (w, "epoch_counted", pos->epoch_counted);
+      set_meta_double (w, "epoch_seconds", pos->epoch_seconds);
     }
   add_entries (w, entries);
   return nl_safetensors_writer_finish (w, error);
@@ -240,6 +266,19 @@ check_format (const NlSafetensors *st, const char *format, GError **error)
 }
 
 static gboolean
+meta_double (const NlSafetensors *st, const char *key, double *out, GError **error)
+{
+  const char *v = nl_safetensors_metadata (st, key);
+  char *end = NULL;
+  if (!v)
+    return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "checkpoint metadata '%s' is missing", key);
+  *out = g_ascii_strtod (v, &end);
+  if (end == v || *end || !isfinite (*out))
+    return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "checkpoint metadata '%s' is '%s', not a number", key, v);
+  return TRUE;
+}
+
+static gboolean
 meta_int (const NlSafetensors *st, const char *key, gboolean is_unsigned, gint64 min, gint64 max, gint64 *s,
           guint64 *u, GError **error)
 {
@@ -263,9 +302,10 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
   g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
   g_autofree const NlStTensor **found = NULL;
   const char *optimizer, *hash;
-  gint64 epoch, updates, skipped = 0;
+  gint64 epoch, updates, skipped = 0, good = 0, bad = 0;
   guint64 seed;
   double loss_scale = 0;
+  NlTrainPosition within = { 0 };
 
   if (!nl_model_sync (m, error))
     return FALSE;
@@ -290,6 +330,23 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
         return format_error (error, NL_CHECKPOINT_ERROR_FORMAT,
                              "checkpoint metadata 'loss_scale' is '%s', not a number > 0", v);
       if (!meta_int (st, "skipped_steps", FALSE, 0, G_MAXINT64, &skipped, NULL, error))
+        return FALSE;
+      /* checkpoints from before mid-epoch resume lack the streaks: 0 */
+      if ((nl_safetensors_metadata (st, "loss_scale_good_steps")
+           && !meta_int (st, "loss_scale_good_steps", FALSE, 0, G_MAXINT, &good, NULL, error))
+          || (nl_safetensors_metadata (st, "loss_scale_bad_steps")
+              && !meta_int (st, "loss_scale_bad_steps", FALSE, 0, G_MAXINT, &bad, NULL, error)))
+        return FALSE;
+    }
+  if (nl_safetensors_metadata (st, "batch"))
+    {
+      /* taken inside an epoch */
+      if (!meta_int (st, "batch", FALSE, 0, G_MAXINT64, &within.batch, NULL, error)
+          || !meta_double (st, "epoch_loss", &within.epoch_loss, error)
+          || !meta_int (st, "epoch_seen", FALSE, 0, G_MAXINT64, &within.epoch_seen, NULL, error)
+          || !meta_double (st, "epoch_correct", &within.epoch_correct, error)
+          || !meta_int (st, "epoch_counted", FALSE, 0, G_MAXINT64, &within.epoch_counted, NULL, error)
+          || !meta_double (st, "epoch_seconds", &within.epoch_seconds, error))
         return FALSE;
     }
   optimizer = nl_safetensors_metadata (st, "optimizer");
@@ -355,6 +412,14 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
       pos_out->extra_json = g_strdup (nl_safetensors_metadata (st, "extra"));
       pos_out->loss_scale = loss_scale;
       pos_out->skipped = skipped;
+      pos_out->good_steps = (int) good;
+      pos_out->bad_steps = (int) bad;
+      pos_out->batch = within.batch;
+      pos_out->epoch_loss = within.epoch_loss;
+      pos_out->epoch_seen = within.epoch_seen;
+      pos_out->epoch_correct = within.epoch_correct;
+      pos_out->epoch_counted = within.epoch_counted;
+      pos_out->epoch_seconds = within.epoch_seconds;
     }
   return TRUE;
 }

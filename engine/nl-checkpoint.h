@@ -10,6 +10,11 @@
  * crc32: zlib's crc32 of the data section (the tensor bytes), 8 lowercase
  * hex digits, checked on load (version 1 checkpoints have none and load
  * unchecked).
+ * A checkpoint taken inside an epoch (by time) also holds where in it:
+ * "batch" (batches of that epoch done) and the epoch's running sums
+ * "epoch_loss", "epoch_seen", "epoch_correct", "epoch_counted",
+ * "epoch_seconds"; fp16 runs add "loss_scale_good_steps" and
+ * "loss_scale_bad_steps" so the scale moves on exactly as if never stopped.
  *
  * network_hash is the SHA-256 of nl_network_to_json() of the network with
  * canvas positions and the network name left out, so moving nodes or
@@ -46,7 +51,7 @@ typedef enum {
 #define NL_CHECKPOINT_VERSION 2
 #define NL_CHECKPOINT_STATE_PREFIX "optimizer/"
 
-typedef struct {
+typedef struct NlTrainPosition {
   int epoch;
   gint64 updates;     /* optimizer steps done, t */
   guint64 seed;
@@ -54,6 +59,16 @@ typedef struct {
   char *extra_json;   /* opaque to the checkpoint (schedule state ...); NULL: none */
   double loss_scale;  /* fp16's dynamic loss scale for the next step; 0: none (not stored) */
   gint64 skipped;     /* fp16 steps skipped for overflow so far (with loss_scale) */
+  int good_steps, bad_steps; /* fp16: the scale's streaks (with loss_scale) */
+  /* Inside epoch `epoch` (0-based, the next one to finish): batches done
+   * (0: at the epoch's start, nothing below is stored) and the epoch's
+   * sums so far, so that its report comes out as if never stopped. */
+  gint64 batch;
+  double epoch_loss;      /* summed batch losses */
+  gint64 epoch_seen;      /* samples */
+  double epoch_correct;   /* the accuracy metric's sum and count */
+  gint64 epoch_counted;
+  double epoch_seconds;   /* training time so far */
 } NlTrainPosition;
 
 void nl_train_position_clear (NlTrainPosition *pos);

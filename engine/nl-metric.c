@@ -186,6 +186,22 @@ nl_metric_reset (NlMetric *m)
   m->n_classes = 0;
 }
 
+void
+nl_metric_get_totals (const NlMetric *m, double *sum, int64_t *count)
+{
+  g_return_if_fail (m != NULL);
+  *sum = m->sum;
+  *count = m->count;
+}
+
+void
+nl_metric_set_totals (NlMetric *m, double sum, int64_t count)
+{
+  g_return_if_fail (m != NULL && count >= 0);
+  m->sum = sum;
+  m->count = count;
+}
+
 const char *
 nl_metric_name (const NlMetric *m)
 {

@@ -54,6 +54,10 @@ double nl_metric_get (const NlMetric *m);   /* NAN before any update */
 const char *nl_metric_name (const NlMetric *m);
 gboolean nl_metric_higher_is_better (const NlMetric *m);
 void nl_metric_reset (NlMetric *m);
+/* The running sum and count (what every metric but f1 and fbeta keeps),
+ * to store a partial epoch and to go on from it: set replaces them. */
+void nl_metric_get_totals (const NlMetric *m, double *sum, int64_t *count);
+void nl_metric_set_totals (NlMetric *m, double sum, int64_t count);
 /* Data parallelism: every process's counts summed into every process's
  * metric (each saw its shard), so nl_metric_get gives the whole data's. */
 gboolean nl_metric_reduce (NlMetric *m, NlComm *comm, GError **error);

@@ -84,6 +84,8 @@ static const NlRunField fields[] = {
   { "device", NL_RUN_FIELD_DEVICE, OFF (device), 0, 0, "cpu", 0, 0, NAN, "cpu, cuda or cuda:N" },
   { "keep_last", NL_RUN_FIELD_INT, OFF (keep_last), 0, 3, NULL, 1, 100000, NAN,
     "Newest checkpoints kept besides the best" },
+  { "checkpoint_interval", NL_RUN_FIELD_DOUBLE, OFF (checkpoint_interval), 0, 600, NULL, 0, 1e9, NAN,
+    "Seconds between checkpoints inside an epoch (0: off)" },
   { "monitor", NL_RUN_FIELD_METRIC, OFF (monitor), 0, 0, NULL, 0, 0, NAN,
     "What the best checkpoint is best at: test_accuracy, train_accuracy or train_loss" },
   { "restore_best", NL_RUN_FIELD_BOOL, OFF (restore_best), 0, 0, NULL, 0, 1, NAN,
@@ -167,6 +169,7 @@ void
 nl_run_config_set_policy (NlRunConfig *dst, const NlRunConfig *src)
 {
   dst->keep_last = src->keep_last;
+  dst->checkpoint_interval = src->checkpoint_interval;
   nl_run_config_set_text (&dst->monitor, src->monitor);
   dst->restore_best = src->restore_best;
   nl_run_config_set_text (&dst->early_stop_metric, src->early_stop_metric);

@@ -45,7 +45,9 @@ typedef struct {
 
   /* A stored run's checkpoint policy and early stopping (not part of its
    * stored settings: resume and fork take them anew). */
-  int keep_last;             /* checkpoints kept besides the best (default 3) */
+  int keep_last;             /* epoch checkpoints kept besides the best (default 3) */
+  double checkpoint_interval; /* seconds between checkpoints inside epochs (default 600; 0: off); only
+                                the newest such checkpoint is kept */
   char *monitor;             /* what "best" means: test_accuracy (NULL: default, max), train_accuracy
                                 (max) or train_loss (min) */
   gboolean restore_best;     /* end with the best epoch's weights as the newest checkpoint (Keras'
@@ -120,7 +122,8 @@ void nl_run_config_set_text (char **slot, const char *s);
  * error naming the first bad field. */
 gboolean nl_run_config_check (const NlRunConfig *rc, GError **error);
 /* dst takes src's checkpoint policy and early stopping (keep_last,
- * monitor, restore_best, early_stop_metric, patience, min_delta). */
+ * checkpoint_interval, monitor, restore_best, early_stop_metric,
+ * patience, min_delta). */
 void nl_run_config_set_policy (NlRunConfig *dst, const NlRunConfig *src);
 /* The optimizer KIND with its defaults (SGD: rate 0.1 rather than 0.01,
  * netloom's default for new runs). */

@@ -33,6 +33,20 @@ struct NlTrainer {
   int eval_batch;            /* this process's share of the evaluation batch */
   gboolean stop_asked;       /* a batch callback asked to stop: told the others at the next step */
   gboolean started;          /* nl_trainer_run began: the others were told to go */
+  /* The epoch in progress, kept here so that a checkpoint taken inside it
+   * (the interval hook) stores its sums; set from a checkpoint, where the
+   * next epoch starts (batch > 0: inside it). */
+  struct {
+    gboolean inside;         /* train_epoch is running */
+    int64_t batch;           /* batches done */
+    double loss;             /* summed batch losses */
+    int64_t seen;
+    double seconds;          /* training time before this process took over */
+    gint64 start_us;         /* when this process took over (moved on by the hook's time) */
+    double correct;          /* rank 0 under data parallelism: every process's */
+    int64_t counted;
+  } ep;
+  gint64 last_checkpoint_us; /* the interval hook's clock */
 };
 
 /* Data parallelism: whether rank 0 starts the job it sent (1) or gave up
@@ -232,6 +246,45 @@ nl_trainer_set_position (NlTrainer *t, int epochs_done, int64_t updates)
   t->updates = updates;
 }
 
+void
+nl_trainer_get_train_position (NlTrainer *t, NlTrainPosition *pos)
+{
+  pos->epoch = t->next_epoch;
+  pos->updates = t->updates;
+  pos->loss_scale = t->scaler.dynamic ? t->scaler.scale : 0;
+  pos->skipped = (gint64) t->scaler.skipped;
+  pos->good_steps = t->scaler.dynamic ? t->scaler.good_steps : 0;
+  pos->bad_steps = t->scaler.dynamic ? t->scaler.bad_steps : 0;
+  pos->batch = t->ep.inside ? t->ep.batch : 0;
+  pos->epoch_loss = pos->batch ? t->ep.loss : 0;
+  pos->epoch_seen = pos->batch ? t->ep.seen : 0;
+  pos->epoch_correct = pos->batch ? t->ep.correct : 0;
+  pos->epoch_counted = pos->batch ? t->ep.counted : 0;
+  pos->epoch_seconds = pos->batch ? t->ep.seconds + (g_get_monotonic_time () - t->ep.start_us) / 1e6 : 0;
+}
+
+void
+nl_trainer_set_train_position (NlTrainer *t, const NlTrainPosition *pos)
+{
+  nl_trainer_set_position (t, pos->epoch, pos->updates);
+  nl_trainer_set_loss_scale (t, (float) pos->loss_scale, (guint64) pos->skipped);
+  if (t->scaler.dynamic && pos->loss_scale > 0)
+    {
+      t->scaler.good_steps = pos->good_steps;
+      t->scaler.bad_steps = pos->bad_steps;
+    }
+  memset (&t->ep, 0, sizeof t->ep);
+  t->ep.batch = pos->batch;
+  if (pos->batch > 0)
+    {
+      t->ep.loss = pos->epoch_loss;
+      t->ep.seen = pos->epoch_seen;
+      t->ep.seconds = pos->epoch_seconds;
+      t->ep.correct = pos->epoch_correct;
+      t->ep.counted = pos->epoch_counted;
+    }
+}
+
 const NlRunConfig *
 nl_trainer_get_config (NlTrainer *t)
 {
@@ -381,28 +434,67 @@ apply_update (NlTrainer *t, NlProgram *p, float lr, GError **error)
  * process (every rank then judges a NaN alike and reports the whole
  * batch), and whether any process was asked to stop. */
 static gboolean
-agree_on_step (NlTrainer *t, double *loss, gboolean *stop, GError **error)
+agree_on_step (NlTrainer *t, double *loss, gboolean *stop, gboolean *checkpoint, GError **error)
 {
-  double v[2] = { *loss, t->stop_asked ? 1 : 0 };
+  double v[3] = { *loss, t->stop_asked ? 1 : 0, *checkpoint && (!t->comm || t->comm->rank == 0) ? 1 : 0 };
   if (!t->comm)
     {
       *stop = t->stop_asked;
       return TRUE;
     }
-  if (!nl_comm_allreduce_f64 (t->comm, v, 2, error))
+  if (!nl_comm_allreduce_f64 (t->comm, v, 3, error))
     return FALSE;
   *loss = v[0];
   *stop = v[1] > 0;
+  *checkpoint = v[2] > 0;
   return TRUE;
+}
+
+/* The epoch's training time so far, its part before a resume included. */
+static double
+epoch_seconds (NlTrainer *t)
+{
+  return t->ep.seconds + (g_get_monotonic_time () - t->ep.start_us) / 1e6;
+}
+
+/* Whether the interval hook is due (rank 0's clock; the others learn it
+ * in agree_on_step). */
+static gboolean
+interval_due (NlTrainer *t, const NlTrainCallbacks *cb)
+{
+  return cb && cb->interval_done && cb->interval_seconds > 0 && (!t->comm || t->comm->rank == 0)
+         && g_get_monotonic_time () - t->last_checkpoint_us >= (gint64) (cb->interval_seconds * G_USEC_PER_SEC);
+}
+
+/* The interval hook after a step: the epoch's accuracy sums over every
+ * process for rank 0's checkpoint (each keeps its own for the epoch's end). */
+static gboolean
+interval_checkpoint (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  double sums[2];
+  int64_t count;
+  gboolean ok = TRUE;
+  nl_metric_get_totals (t->accuracy, &sums[0], &count);
+  sums[1] = (double) count;
+  if (t->comm && !nl_comm_allreduce_f64 (t->comm, sums, 2, error))
+    return FALSE;
+  t->ep.correct = sums[0];
+  t->ep.counted = (int64_t) sums[1];
+  if ((!t->comm || t->comm->rank == 0) && cb->interval_done)
+    ok = nl_model_sync (t->model, error) && cb->interval_done (cb->user, t, error);
+  /* the epoch's time is training time: not the checkpoint's */
+  t->last_checkpoint_us = g_get_monotonic_time ();
+  t->ep.start_us += t->last_checkpoint_us - t0;
+  return ok;
 }
 
 static gboolean
 train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport *r, GError **error)
 {
   NlTensor *data = nl_program_input (t->train_prog), *labels = nl_program_label (t->train_prog);
-  int64_t n_batches = nl_loader_n_batches (t->loader), batch = 0, seen = 0;
-  double total_loss = 0;
-  gint64 start;
+  int64_t n_batches = nl_loader_n_batches (t->loader), batch, seen;
+  double total_loss;
   float lr = t->cfg.optim.lr;
   int n;
   g_auto (Preloaded) pre = { 0 };
@@ -410,12 +502,24 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   double busy0, exposed0;
   nl_trainer_comm_seconds (t, &busy0, &exposed0);
   nl_metric_reset (t->accuracy);
-  nl_loader_start_epoch (t->loader, epoch);
+  /* a run resumed inside this epoch goes on from its checkpoint's batch
+   * with the sums so far (rank 0 holds every process's accuracy sums) */
+  batch = t->ep.batch;
+  total_loss = t->ep.loss;
+  seen = t->ep.seen;
+  if (batch > 0)
+    {
+      nl_metric_set_totals (t->accuracy, t->ep.correct, t->ep.counted);
+      lr = nl_lr_schedule_get (t->schedule, MAX (t->updates - 1, 0));
+    }
+  t->ep.inside = TRUE;
+  nl_loader_start_epoch_at (t->loader, epoch, batch);
   if (t->cfg.preload && !preload_epoch (t, &pre, error))
     return FALSE;
-  start = g_get_monotonic_time ();
+  t->ep.start_us = g_get_monotonic_time ();
   while ((n = next_batch (t, &pre, data, labels, error)) > 0)
     {
+      gboolean checkpoint;
       NlProgram *p = program_for (t, t->train_prog, &t->tail_prog, n, TRUE, error);
       /* the samples of this batch over every process */
       int global = t->comm ? nl_loader_global_count (t->loader, batch) : n;
@@ -437,7 +541,8 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
       if (!nl_program_forward (p, (guint64) t->updates, error) || !nl_program_backward (p, error))
         return FALSE;
       loss = sum_loss (nl_program_loss (p));
-      if (!agree_on_step (t, &loss, &stop, error))
+      checkpoint = interval_due (t, cb);
+      if (!agree_on_step (t, &loss, &stop, &checkpoint, error))
         return FALSE;
       if (!isfinite (loss))
         {
@@ -459,8 +564,11 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
       total_loss += loss;
       seen += global;
       batch++;
+      t->ep.batch = batch;
+      t->ep.loss = total_loss;
+      t->ep.seen = seen;
       if (cb && cb->batch
-          && !cb->batch (cb->user, epoch + 1, batch, n_batches, loss / global, (g_get_monotonic_time () - start) / 1e6))
+          && !cb->batch (cb->user, epoch + 1, batch, n_batches, loss / global, epoch_seconds (t)))
         {
           t->stop_asked = TRUE;
           /* in a group: every process stops at the next step or epoch's end */
@@ -470,13 +578,16 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
               return FALSE;
             }
         }
+      if (checkpoint && !interval_checkpoint (t, cb, error))
+        return FALSE;
     }
   if (n < 0)
     return FALSE;
   if (!nl_metric_reduce (t->accuracy, t->comm, error))
     return FALSE;
   r->epoch = epoch + 1;
-  r->seconds = (g_get_monotonic_time () - start) / 1e6;
+  r->seconds = epoch_seconds (t);
+  memset (&t->ep, 0, sizeof t->ep);
   r->images_per_s = seen / MAX (r->seconds, 1e-9);
   r->train_loss = total_loss / MAX (seen, 1);
   r->train_acc = nl_metric_get (t->accuracy);
@@ -525,11 +636,13 @@ nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
 }
 
 /* Data parallelism, before the first step: rank 0's model, position and
- * loss scale (a resumed run's) to every process. */
+ * loss scale (a resumed run's, maybe inside an epoch) to every process. */
 static gboolean
 share_start (NlTrainer *t, GError **error)
 {
-  double pos[4] = { t->next_epoch, (double) t->updates, t->scaler.scale, (double) t->scaler.skipped };
+  double pos[9] = { t->next_epoch, (double) t->updates, t->scaler.scale, (double) t->scaler.skipped,
+                    t->scaler.good_steps, t->scaler.bad_steps, (double) t->ep.batch, t->ep.loss,
+                    (double) t->ep.seen };
   if (!t->comm)
     return TRUE;
   if (t->comm->rank == 0)
@@ -541,7 +654,19 @@ share_start (NlTrainer *t, GError **error)
   t->next_epoch = (int) pos[0];
   t->updates = (int64_t) pos[1];
   if (t->comm->rank > 0)
-    nl_trainer_set_loss_scale (t, (float) pos[2], (guint64) pos[3]);
+    {
+      nl_trainer_set_loss_scale (t, (float) pos[2], (guint64) pos[3]);
+      if (t->scaler.dynamic)
+        {
+          t->scaler.good_steps = (int) pos[4];
+          t->scaler.bad_steps = (int) pos[5];
+        }
+      /* inside an epoch: the same batch and global sums; the accuracy
+       * sums so far are rank 0's alone (the epoch's reduce adds ours) */
+      t->ep.batch = (int64_t) pos[6];
+      t->ep.loss = pos[7];
+      t->ep.seen = (int64_t) pos[8];
+    }
   return TRUE;
 }
 
@@ -572,6 +697,7 @@ nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
 {
   if (!share_start (t, error))
     return FALSE;
+  t->last_checkpoint_us = g_get_monotonic_time ();
   for (; t->next_epoch < t->cfg.epochs; t->next_epoch++)
     {
       NlEpochReport r = { 0 };
@@ -588,6 +714,7 @@ nl_trainer_run (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
           t->next_epoch++;
           ok = nl_model_sync (t->model, error) && cb->epoch_done (cb->user, t, &r, error);
           t->next_epoch--;
+          t->last_checkpoint_us = g_get_monotonic_time ();
           if (!agree_on_epoch (t, ok, error))
             return FALSE;
         }

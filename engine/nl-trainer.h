@@ -5,6 +5,7 @@
 
 #include <glib.h>
 
+#include "engine/nl-checkpoint.h"
 #include "engine/nl-program.h"
 #include "engine/nl-run-config.h"
 
@@ -31,6 +32,13 @@ typedef struct {
   gpointer user;
   /* after every epoch's evaluation (e.g. to store a checkpoint); FALSE stops the run with the error */
   gboolean (*epoch_done) (gpointer user, NlTrainer *t, const NlEpochReport *r, GError **error);
+  /* Checkpoints by time: after the first step that ends interval_seconds
+   * (> 0) or more after the run's start or the last call of either hook,
+   * inside an epoch; nl_trainer_get_train_position then says where. FALSE
+   * stops the run with the error. Under data parallelism rank 0's clock
+   * decides for every process, and only rank 0 calls it. */
+  double interval_seconds;
+  gboolean (*interval_done) (gpointer user, NlTrainer *t, GError **error);
 } NlTrainCallbacks;
 
 /* The trainer keeps a copy of cfg (the trainer uses its training settings,
@@ -63,6 +71,15 @@ NlModel *nl_trainer_get_model (NlTrainer *t);
 void nl_trainer_get_position (NlTrainer *t, int *epochs_done, int64_t *updates);
 void nl_trainer_set_position (NlTrainer *t, int epochs_done, int64_t updates);
 const NlRunConfig *nl_trainer_get_config (NlTrainer *t);
+/* All of where the run stands, for a checkpoint (nl-checkpoint.h): epochs
+ * done, updates, the loss scale and its streaks, and inside an epoch (from
+ * the interval hook) the batches done and the epoch's sums. seed, optimizer
+ * and extra_json are left alone. */
+void nl_trainer_get_train_position (NlTrainer *t, NlTrainPosition *pos);
+/* The same back, after loading the checkpoint into the model: the run goes
+ * on at the next batch exactly as if never stopped (at the same thread
+ * count: sums of floats depend on their order). */
+void nl_trainer_set_train_position (NlTrainer *t, const NlTrainPosition *pos);
 /* fp16's dynamic loss scaling so far: the scale the next step uses and how
  * many steps were skipped because their gradients overflowed (1 and 0 for
  * fp32 and bf16). */

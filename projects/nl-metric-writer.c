@@ -21,7 +21,23 @@ struct NlMetricWriter {
   gboolean stop;
   GError *error;       /* first failure not yet reported */
   guint64 lost;        /* rows dropped since then */
+  gint64 beat_run;     /* the run whose heartbeat this thread beats (0: none) */
+  gint64 beat_us, next_beat;
+  gboolean beat_failed;
 };
+
+/* Outside the lock: a busy project must not hold up nl_metric_writer_add. */
+static void
+beat (NlMetricWriter *w, gint64 run)
+{
+  g_autoptr (GError) error = NULL;
+  if (!nl_project_heartbeat (w->project, run, &error) && !w->beat_failed)
+    {
+      /* once: the next beat may well get through */
+      w->beat_failed = TRUE;
+      g_message ("run %" G_GINT64_FORMAT ": %s", run, error->message);
+    }
+}
 
 static gpointer
 writer_thread (gpointer data)
@@ -31,16 +47,30 @@ writer_thread (gpointer data)
   for (;;)
     {
       gboolean want_flush = w->requested > w->served || w->stop;
+      if (w->beat_run > 0 && !w->stop && g_get_monotonic_time () >= w->next_beat)
+        {
+          gint64 run = w->beat_run;
+          w->next_beat = g_get_monotonic_time () + w->beat_us;
+          g_mutex_unlock (&w->lock);
+          beat (w, run);
+          g_mutex_lock (&w->lock);
+          continue;
+        }
       if (!want_flush && w->pending->len < w->max_rows)
         {
-          if (w->pending->len == 0)
-            g_cond_wait (&w->wake, &w->lock);
-          else if (g_get_monotonic_time () < w->first_at + w->flush_us)
-            g_cond_wait_until (&w->wake, &w->lock, w->first_at + w->flush_us);
-          else
+          gint64 until = w->beat_run > 0 ? w->next_beat : G_MAXINT64;
+          if (w->pending->len > 0 && g_get_monotonic_time () >= w->first_at + w->flush_us)
             want_flush = TRUE;
+          else if (w->pending->len > 0)
+            until = MIN (until, w->first_at + w->flush_us);
           if (!want_flush)
-            continue;
+            {
+              if (until == G_MAXINT64)
+                g_cond_wait (&w->wake, &w->lock);
+              else
+                g_cond_wait_until (&w->wake, &w->lock, until);
+              continue;
+            }
         }
       /* Take the batch and the requests it answers, write unlocked so
        * nl_metric_writer_add keeps going meanwhile. */
@@ -87,6 +117,18 @@ nl_metric_writer_new (NlProject *p, guint flush_ms, guint max_rows)
   w->pending = g_array_sized_new (FALSE, FALSE, sizeof (NlMetricPoint), w->max_rows);
   w->thread = g_thread_new ("nl-metric-writer", writer_thread, w);
   return w;
+}
+
+void
+nl_metric_writer_set_heartbeat (NlMetricWriter *w, gint64 run)
+{
+  g_return_if_fail (w != NULL);
+  g_mutex_lock (&w->lock);
+  w->beat_run = run;
+  w->beat_us = (gint64) (nl_project_heartbeat_interval () * G_USEC_PER_SEC);
+  w->next_beat = g_get_monotonic_time () + w->beat_us;
+  g_cond_signal (&w->wake);
+  g_mutex_unlock (&w->lock);
 }
 
 /* Keeps MSG (taken) as the error to report, unless one is kept already. */

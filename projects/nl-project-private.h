@@ -61,3 +61,7 @@ gboolean nl_project_for_rows (NlProject *p, sqlite3_stmt *st, void (*fn) (sqlite
                               GError **error);
 /* Sets a NOT_FOUND error "PATH: no WHAT ID"; returns FALSE. */
 gboolean nl_project_not_found (NlProject *p, GError **error, const char *what, gint64 id);
+
+/* Marks runs whose trainer is gone 'interrupted' (nl-project-stale.c);
+ * called by nl_project_open, without p->lock. */
+gboolean nl_project_mark_stale_runs (NlProject *p, GError **error);

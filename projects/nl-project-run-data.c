@@ -154,6 +154,33 @@ nl_project_add_metrics (NlProject *p, const NlMetricPoint *points, int n, GError
   return ok;
 }
 
+gboolean
+nl_project_truncate_metrics (NlProject *p, gint64 run, gint64 step, GError **error)
+{
+  g_return_val_if_fail (p != NULL, FALSE);
+  g_mutex_lock (&p->lock);
+  /* the run's summaries again from what is left (a resume: once per run) */
+  gboolean ok = nl_project_begin_write (p, error)
+    && nl_project_step (p, "cannot delete metrics", error, "DELETE FROM metrics WHERE run = ?1 AND step > ?2", "ii",
+                        run, step) >= 0
+    && nl_project_step (p, "cannot update the metric summary", error,
+                        "DELETE FROM metric_summaries WHERE run = ?1", "i", run) >= 0
+    && nl_project_step (p, "cannot update the metric summary", error,
+                        "INSERT INTO metric_summaries (run, name, split, min_value, max_value, last_step, last_id,"
+                        " last_value, count) SELECT run, name, split, min (value), max (value), 0, 0, NULL, count (*)"
+                        " FROM metrics WHERE run = ?1 GROUP BY run, name, split", "i", run) >= 0
+    && nl_project_step (p, "cannot update the metric summary", error,
+                        "UPDATE metric_summaries SET (last_step, last_id, last_value) = (SELECT step, id, value"
+                        " FROM metrics m WHERE m.run = metric_summaries.run AND m.name = metric_summaries.name"
+                        " AND m.split = metric_summaries.split ORDER BY step DESC, id DESC LIMIT 1)"
+                        " WHERE run = ?1", "i", run) >= 0
+    && nl_project_commit (p, error);
+  if (!ok)
+    nl_project_rollback (p);
+  g_mutex_unlock (&p->lock);
+  return ok;
+}
+
 /* g_intern_string takes a global lock; rows repeat a handful of names, so
  * remember the last few. */
 typedef struct {
@@ -295,6 +322,9 @@ nl_project_list_metric_summaries (NlProject *p, gint64 run, GError **error)
 
 /* ---- checkpoints ---- */
 
+/* SQL: the interval checkpoint of run ?1 (NULL: none) */
+#define INTERVAL_OF_RUN "(SELECT interval_checkpoint FROM runs WHERE id = ?1)"
+
 /* Best flag and pruning after an insert (lock held, in the transaction). */
 static gboolean
 update_best_and_prune (NlProject *p, gint64 run, const char *metric_name, gboolean higher_is_better,
@@ -322,11 +352,64 @@ update_best_and_prune (NlProject *p, gint64 run, const char *metric_name, gboole
   if (keep_last > 0
       && nl_project_step (p, "cannot delete old checkpoints", error,
                 "DELETE FROM checkpoints WHERE run = ?1 AND is_best = 0"
-                " AND id NOT IN (SELECT id FROM checkpoints WHERE run = ?1 ORDER BY id DESC LIMIT ?2)"
+                " AND id NOT IN (SELECT id FROM checkpoints WHERE run = ?1 AND id IS NOT " INTERVAL_OF_RUN
+                "   ORDER BY id DESC LIMIT ?2)"
+                " AND id IS NOT " INTERVAL_OF_RUN
                 " AND id NOT IN (SELECT parent_checkpoint FROM runs WHERE parent_checkpoint IS NOT NULL)",
                 "in", run, keep_last) < 0)
     return FALSE;
   return TRUE;
+}
+
+/* The run's interval checkpoint is superseded by newer: deleted unless
+ * forked from (lock held, in the transaction). */
+static gboolean
+drop_interval (NlProject *p, gint64 run, GError **error)
+{
+  return nl_project_step (p, "cannot delete the older interval checkpoint", error,
+                          "DELETE FROM checkpoints WHERE id IS " INTERVAL_OF_RUN
+                          " AND id NOT IN (SELECT parent_checkpoint FROM runs WHERE parent_checkpoint IS NOT NULL)",
+                          "i", run) >= 0
+         && nl_project_step (p, "cannot update the run", error,
+                             "UPDATE runs SET interval_checkpoint = NULL WHERE id = ?1", "i", run) >= 0;
+}
+
+/* Inserts one checkpoint row (lock held, in the transaction); 0 on error. */
+static gint64
+insert_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, const void *blob, gsize size,
+                   const char *metric_name, double metric_value, GError **error)
+{
+  gint64 id = 0;
+  sqlite3_stmt *st = nl_project_prepare_bind (p, error, "INSERT INTO checkpoints (run, epoch, step, metric_name,"
+                                              " metric_value, is_best, created, size, blob)"
+                                              " VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8)",
+                                              "initddi", run, epoch, step, metric_name,
+                                              metric_name ? metric_value : NAN, nl_project_now (), (gint64) size);
+  if (!st)
+    return 0;
+  /* Never NULL, even for 0 bytes: the column is NOT NULL. */
+  sqlite3_bind_blob64 (st, 8, size ? blob : "", size, SQLITE_STATIC);
+  int rc = sqlite3_step (st);
+  if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+    nl_project_not_found (p, error, "run", run);
+  else if (rc != SQLITE_DONE)
+    nl_project_sql_error (p, rc, "cannot save the checkpoint", error);
+  else
+    id = sqlite3_last_insert_rowid (p->db);
+  sqlite3_finalize (st);
+  return id;
+}
+
+static gboolean
+check_blob_size (NlProject *p, gsize size, GError **error)
+{
+  gsize limit = (gsize) sqlite3_limit (p->db, SQLITE_LIMIT_LENGTH, -1);
+  if (size <= limit)
+    return TRUE;
+  g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
+               "%s: a checkpoint of %" G_GSIZE_FORMAT " bytes is larger than SQLite's limit of %"
+               G_GSIZE_FORMAT, p->path, size, limit);
+  return FALSE;
 }
 
 gint64
@@ -337,41 +420,17 @@ nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, con
   g_return_val_if_fail (p != NULL && (blob != NULL || size == 0), 0);
   gint64 id = 0;
   g_mutex_lock (&p->lock);
-  gsize limit = (gsize) sqlite3_limit (p->db, SQLITE_LIMIT_LENGTH, -1);
-  if (size > limit)
-    {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
-                   "%s: a checkpoint of %" G_GSIZE_FORMAT " bytes is larger than SQLite's limit of %"
-                   G_GSIZE_FORMAT, p->path, size, limit);
-      g_mutex_unlock (&p->lock);
-      return 0;
-    }
-  gboolean ok = nl_project_begin_write (p, error);
-  sqlite3_stmt *st = ok ? nl_project_prepare_bind (p, error, "INSERT INTO checkpoints (run, epoch, step, metric_name,"
-                                        " metric_value, is_best, created, size, blob)"
-                                        " VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8)",
-                                        "initddi", run, epoch, step, metric_name,
-                                        metric_name ? metric_value : NAN, nl_project_now (), (gint64) size)
-                        : NULL;
-  if (st)
-    {
-      /* Never NULL, even for 0 bytes: the column is NOT NULL. */
-      sqlite3_bind_blob64 (st, 8, size ? blob : "", size, SQLITE_STATIC);
-      int rc = sqlite3_step (st);
-      if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-        ok = nl_project_not_found (p, error, "run", run);
-      else if (rc != SQLITE_DONE)
-        ok = nl_project_sql_error (p, rc, "cannot save the checkpoint", error);
-      id = sqlite3_last_insert_rowid (p->db);
-      sqlite3_finalize (st);
-    }
   /* the run's epoch count goes with its checkpoint: written apart, a
    * failure between the two left a run whose resume had nothing to train
    * and so never caught its count up */
-  ok = st && ok && update_best_and_prune (p, run, metric_name, higher_is_better, keep_last, error)
-       && nl_project_step (p, "cannot update the run", error,
-                           "UPDATE runs SET epochs_done = ?2 WHERE id = ?1 AND epochs_done < ?2", "in", run, epoch) >= 0
-       && nl_project_commit (p, error);
+  gboolean ok = check_blob_size (p, size, error) && nl_project_begin_write (p, error)
+                && (id = insert_checkpoint (p, run, epoch, step, blob, size, metric_name, metric_value, error)) > 0
+                && update_best_and_prune (p, run, metric_name, higher_is_better, keep_last, error)
+                && drop_interval (p, run, error)
+                && nl_project_step (p, "cannot update the run", error,
+                                    "UPDATE runs SET epochs_done = ?2 WHERE id = ?1 AND epochs_done < ?2", "in", run,
+                                    epoch) >= 0
+                && nl_project_commit (p, error);
   if (!ok)
     {
       id = 0;
@@ -380,6 +439,33 @@ nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, con
   g_mutex_unlock (&p->lock);
   if (!ok)
     nl_project_restate (p, error, "saving checkpoint of run %" G_GINT64_FORMAT " (epoch %d)", run, epoch);
+  return id;
+}
+
+gint64
+nl_project_add_interval_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, const void *blob,
+                                    gsize size, GError **error)
+{
+  g_return_val_if_fail (p != NULL && (blob != NULL || size == 0), 0);
+  gint64 id = 0;
+  g_mutex_lock (&p->lock);
+  /* the new one and the end of the old one commit together: a kill leaves
+   * exactly one of them */
+  gboolean ok = check_blob_size (p, size, error) && nl_project_begin_write (p, error)
+                && (id = insert_checkpoint (p, run, epoch, step, blob, size, NULL, NAN, error)) > 0
+                && drop_interval (p, run, error)
+                && nl_project_step (p, "cannot update the run", error,
+                                    "UPDATE runs SET interval_checkpoint = ?2 WHERE id = ?1", "ii", run, id) >= 0
+                && nl_project_commit (p, error);
+  if (!ok)
+    {
+      id = 0;
+      nl_project_rollback (p);
+    }
+  g_mutex_unlock (&p->lock);
+  if (!ok)
+    nl_project_restate (p, error, "saving the interval checkpoint of run %" G_GINT64_FORMAT " (inside epoch %d)", run,
+                        epoch + 1);
   return id;
 }
 
@@ -442,7 +528,8 @@ nl_project_find_checkpoint (NlProject *p, gint64 run, const char *which, GError 
   else if (strcmp (which, "last") == 0)
     sql = "SELECT id FROM checkpoints WHERE run = ?1 ORDER BY id DESC LIMIT 1";
   else if ((by_epoch = g_ascii_string_to_signed (which, 10, 0, G_MAXINT, &epoch, NULL)))
-    sql = "SELECT id FROM checkpoints WHERE run = ?1 AND epoch = ?2 ORDER BY id DESC LIMIT 1";
+    sql = "SELECT id FROM checkpoints WHERE run = ?1 AND epoch = ?2 AND id IS NOT " INTERVAL_OF_RUN
+          " ORDER BY id DESC LIMIT 1";
   else
     {
       g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
@@ -476,7 +563,8 @@ nl_project_list_checkpoints (NlProject *p, gint64 run, GError **error)
   InternCache cache = { 0 };
   g_mutex_lock (&p->lock);
   sqlite3_stmt *st = nl_project_prepare_bind (p, error, "SELECT id, run, epoch, step, size, metric_name, metric_value,"
-                                   " is_best, created FROM checkpoints WHERE run = ?1 ORDER BY id", "i", run);
+                                   " is_best, created, id IS " INTERVAL_OF_RUN " FROM checkpoints WHERE run = ?1"
+                                   " ORDER BY id", "i", run);
   int rc = SQLITE_OK;
   while (st && (rc = sqlite3_step (st)) == SQLITE_ROW)
     {
@@ -490,6 +578,7 @@ nl_project_list_checkpoints (NlProject *p, gint64 run, GError **error)
         .metric_value = nl_project_col_real (st, 6),
         .is_best = sqlite3_column_int (st, 7) != 0,
         .created = sqlite3_column_double (st, 8),
+        .is_interval = sqlite3_column_int (st, 9) != 0,
       };
       g_array_append_val (out, c);
     }

@@ -529,15 +529,15 @@ nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **error)
   gint64 n = nl_project_write (p, "cannot create the run", &id, error,
                      "INSERT INTO runs (name, parent_run, parent_checkpoint, network_name, network_json,"
                      " pipeline_json, hparams_json, seed, device, status, error, host, pid, created, started,"
-                     " finished, sweep, sweep_trial, sweep_params) VALUES (?1, nullif (?2, 0), nullif (?3, 0), ?4,"
-                     " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, nullif (?13, 0), ?14, ?15, ?16, nullif (?17, 0),"
-                     " CASE WHEN ?17 > 0 THEN ?18 END, ?19)",
-                     "tiitttti" "tttti" "ddd" "int",
+                     " finished, sweep, sweep_trial, sweep_params, heartbeat) VALUES (?1, nullif (?2, 0),"
+                     " nullif (?3, 0), ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, nullif (?13, 0), ?14, ?15, ?16,"
+                     " nullif (?17, 0), CASE WHEN ?17 > 0 THEN ?18 END, ?19, ?20)",
+                     "tiitttti" "tttti" "ddd" "int" "d",
                      info->name ? info->name : "", info->parent_run, info->parent_checkpoint,
                      info->network_name, info->network_json, info->pipeline_json, info->hparams_json,
                      info->seed, info->device, status, info->error, host, pid,
                      info->created > 0 ? info->created : now, started, finished, info->sweep, info->sweep_trial,
-                     info->sweep_params);
+                     info->sweep_params, info->heartbeat > 0 ? info->heartbeat : running ? now : NAN);
   nl_project_restate (p, error, "creating a run");
   return n == 1 ? id : 0;
 }
@@ -558,7 +558,8 @@ nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const c
                      " error = CASE WHEN ?2 IN ('running', 'queued') THEN NULL"
                      "   WHEN ?2 = 'paused' THEN error ELSE ?4 END,"
                      " host = CASE ?2 WHEN 'running' THEN ?5 WHEN 'queued' THEN NULL ELSE host END,"
-                     " pid = CASE ?2 WHEN 'running' THEN ?6 WHEN 'queued' THEN NULL ELSE pid END"
+                     " pid = CASE ?2 WHEN 'running' THEN ?6 WHEN 'queued' THEN NULL ELSE pid END,"
+                     " heartbeat = CASE ?2 WHEN 'running' THEN ?3 WHEN 'queued' THEN NULL ELSE heartbeat END"
                      " WHERE id = ?1",
                      "itdtti", run, status, nl_project_now (), error_message, g_get_host_name (),
                      (gint64) getpid ());
@@ -578,7 +579,7 @@ nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, GError **e
 
 #define RUN_COLUMNS "id, name, parent_run, parent_checkpoint, network_name, network_json, pipeline_json," \
   " hparams_json, seed, device, status, error, host, pid, created, started, finished, epochs_done, sweep," \
-  " sweep_trial, sweep_params"
+  " sweep_trial, sweep_params, heartbeat"
 
 static void
 run_row (sqlite3_stmt *st, gpointer data)
@@ -605,6 +606,7 @@ run_row (sqlite3_stmt *st, gpointer data)
   r->sweep = sqlite3_column_int64 (st, 18);
   r->sweep_trial = sqlite3_column_int (st, 19);
   r->sweep_params = nl_project_col_str (st, 20);
+  r->heartbeat = sqlite3_column_double (st, 21);   /* NULL reads as 0 */
   g_ptr_array_add (data, r);
 }
 

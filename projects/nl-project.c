@@ -1,5 +1,5 @@
 /* nl-project.c — opening a project file: the safety checks that come before
- * any write, the schema, migrations with a backup, pragmas, stale runs,
+ * any write, the schema, migrations with a backup, pragmas,
  * integrity checks and the sample project. Row access is in
  * nl-project-tables.c. */
 #include "projects/nl-project-private.h"
@@ -84,7 +84,9 @@ static const char schema_sql[] =
   "  epochs_done INTEGER NOT NULL DEFAULT 0,"
   "  sweep INTEGER REFERENCES sweeps (id) ON DELETE SET NULL,"
   "  sweep_trial INTEGER,"
-  "  sweep_params TEXT);"
+  "  sweep_params TEXT,"
+  "  heartbeat REAL,"
+  "  interval_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL);"
   "CREATE INDEX runs_parent_run ON runs (parent_run);"
   /* a trial is created once: its run row carries the link */
   "CREATE UNIQUE INDEX runs_sweep_trial ON runs (sweep, sweep_trial);"
@@ -192,6 +194,11 @@ static const char *const migrations[] = {
   "ALTER TABLE runs ADD COLUMN sweep_trial INTEGER;"
   "ALTER TABLE runs ADD COLUMN sweep_params TEXT;"
   "CREATE UNIQUE INDEX runs_sweep_trial ON runs (sweep, sweep_trial);",
+  /* Version 2 had no heartbeat (stale runs were found by host and pid)
+   * and no checkpoints by time: the run's one such checkpoint is named by
+   * the run, so the checkpoints table (blob last) stays as it was. */
+  "ALTER TABLE runs ADD COLUMN heartbeat REAL;"
+  "ALTER TABLE runs ADD COLUMN interval_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL;",
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == NL_PROJECT_SCHEMA_VERSION);
 
@@ -513,77 +520,6 @@ init_or_migrate (NlProject *p, gboolean create, GError **error)
 }
 
 static gboolean
-pid_alive (gint64 pid)
-{
-  if (pid <= 0 || pid > G_MAXINT)
-    return FALSE;
-  if (pid == getpid ())
-    return TRUE;
-  if (kill ((pid_t) pid, 0) != 0 && errno != EPERM)
-    return FALSE;
-  /* kill() succeeds on a zombie: dead, just not reaped by its parent yet. */
-  g_autofree char *stat_path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/stat", pid);
-  g_autofree char *contents = NULL;
-  if (g_file_get_contents (stat_path, &contents, NULL, NULL))
-    {
-      const char *rp = strrchr (contents, ')');
-      if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-/* Runs of this host whose process is gone will never finish: mark them.
- * Only reads unless there is something to mark, so readers opening the
- * project do not queue for the write lock. */
-static gboolean
-mark_stale_runs (NlProject *p, GError **error)
-{
-  const char *host = g_get_host_name ();
-  g_autoptr (GArray) stale = g_array_new (FALSE, FALSE, sizeof (gint64) * 2);
-  sqlite3_stmt *st = nl_project_prepare (p, "SELECT id, pid FROM runs WHERE status IN ('running', 'paused')"
-                                            " AND host = ?1", error);
-  if (!st)
-    return FALSE;
-  sqlite3_bind_text (st, 1, host, -1, SQLITE_STATIC);
-  int rc;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      gint64 row[2] = { sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1) };
-      if (!pid_alive (row[1]))
-        g_array_append_vals (stale, row, 1);
-    }
-  sqlite3_finalize (st);
-  if (rc != SQLITE_DONE)
-    return nl_project_sql_error (p, rc, "cannot read runs", error);
-  if (stale->len == 0)
-    return TRUE;
-
-  if (!nl_project_begin_write (p, error))
-    return FALSE;
-  st = nl_project_prepare (p, "UPDATE runs SET status = 'interrupted', finished = ?3,"
-                              " error = coalesce (error, 'the process ' || pid || ' on ' || host ||"
-                              " ' ended while the run was ' || status)"
-                              " WHERE id = ?1 AND pid = ?2 AND status IN ('running', 'paused')", error);
-  gboolean ok = st != NULL;
-  for (guint i = 0; ok && i < stale->len; i++)
-    {
-      const gint64 *row = &g_array_index (stale, gint64, 2 * i);
-      sqlite3_reset (st);
-      sqlite3_bind_int64 (st, 1, row[0]);
-      sqlite3_bind_int64 (st, 2, row[1]);
-      sqlite3_bind_double (st, 3, nl_project_now ());
-      rc = sqlite3_step (st);
-      ok = rc == SQLITE_DONE || nl_project_sql_error (p, rc, "cannot mark a run interrupted", error);
-    }
-  sqlite3_finalize (st);
-  ok = ok && nl_project_commit (p, error);
-  if (!ok)
-    nl_project_rollback (p);
-  return ok;
-}
-
-static gboolean
 setup_connection (NlProject *p, gboolean create, GError **error)
 {
   sqlite3_extended_result_codes (p->db, 1);
@@ -637,7 +573,7 @@ setup_connection (NlProject *p, gboolean create, GError **error)
   /* Not worth failing the open over (the file may be busy with a long
    * write); the next open tries again. */
   g_autoptr (GError) stale_error = NULL;
-  if (!p->read_only && !mark_stale_runs (p, &stale_error))
+  if (!p->read_only && !nl_project_mark_stale_runs (p, &stale_error))
     g_message ("%s: cannot mark interrupted runs: %s", p->path, stale_error->message);
   return TRUE;
 }

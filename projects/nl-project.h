@@ -31,7 +31,7 @@ typedef enum {
 } NlProjectErrorCode;
 
 /* The schema this netloom writes; older files are migrated on open. */
-#define NL_PROJECT_SCHEMA_VERSION 2
+#define NL_PROJECT_SCHEMA_VERSION 3
 /* PRAGMA application_id of every project file: 'NLOM'. */
 #define NL_PROJECT_APPLICATION_ID 0x4E4C4F4D
 
@@ -41,8 +41,10 @@ typedef struct NlProject NlProject;
  * An older schema is migrated after a backup to PATH.bak-vN (N the old
  * version). A newer schema, a SQLite file of another program or a file that
  * is not SQLite at all are refused without being modified. Runs left
- * 'running' or 'paused' by a process of this host that is no longer alive
- * are marked 'interrupted' (runs of other hosts are left alone). A file that
+ * 'running' or 'paused' whose heartbeat (nl_project_heartbeat) is older
+ * than NL_PROJECT_STALE_BEATS heartbeat intervals are marked 'interrupted',
+ * whatever host trained them (runs stored before heartbeats: when their
+ * process on this host is gone). A file that
  * cannot be written opens read-only: reads work, writes fail with
  * NL_PROJECT_ERROR_READ_ONLY. */
 NlProject *nl_project_open (const char *path, gboolean create, GError **error);
@@ -121,6 +123,7 @@ typedef struct {
   gint64 sweep;         /* the sweep it is a trial of (0: none) */
   int sweep_trial;      /* its trial number in that sweep, from 0 */
   char *sweep_params;   /* the trial's values, a JSON object (nl-sweep-space.h) */
+  double heartbeat;     /* when its trainer last said it was alive (0: never) */
 } NlRunInfo;
 void nl_run_info_free (NlRunInfo *r);
 
@@ -139,6 +142,16 @@ gint64 nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **erro
 gboolean nl_project_set_run_status (NlProject *p, gint64 run, const char *status,
                                     const char *error_message, GError **error);
 gboolean nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, GError **error);
+
+/* The trainer of a running run says it is alive: heartbeat = now (set by
+ * status 'running' too). A metric writer with a run does it every
+ * nl_project_heartbeat_interval () seconds; a run whose heartbeat is
+ * NL_PROJECT_STALE_BEATS intervals old is taken for dead at the next open. */
+gboolean nl_project_heartbeat (NlProject *p, gint64 run, GError **error);
+#define NL_PROJECT_STALE_BEATS 3
+/* 5 s, or NETLOOM_HEARTBEAT_INTERVAL (seconds, > 0) from the environment
+ * (tests; every process of a project must see the same). */
+double nl_project_heartbeat_interval (void);
 NlRunInfo *nl_project_get_run (NlProject *p, gint64 run, GError **error);
 /* NlRunInfo*, by id. */
 GPtrArray *nl_project_list_runs (NlProject *p, GError **error);
@@ -230,6 +243,10 @@ GArray *nl_project_get_metrics (NlProject *p, gint64 run, const char *name, gint
 gboolean nl_project_metric_summary (NlProject *p, gint64 run, const char *name, const char *split,
                                     double *best_min, double *best_max, double *last, GError **error);
 
+/* Deletes RUN's metrics of steps after STEP (what a resumed run trains
+ * again) and brings its summaries up to date, in one transaction. */
+gboolean nl_project_truncate_metrics (NlProject *p, gint64 run, gint64 step, GError **error);
+
 /* One metric of a run, for run tables. name and split are interned. */
 typedef struct {
   const char *name, *split;
@@ -249,6 +266,7 @@ typedef struct {
   const char *metric_name;   /* interned, or NULL */
   double metric_value;       /* NaN when none */
   gboolean is_best;
+  gboolean is_interval;      /* taken by time inside an epoch (nl_project_add_interval_checkpoint) */
   double created;
 } NlCheckpointInfo;
 
@@ -258,13 +276,20 @@ typedef struct {
  * checkpoints with that metric name compete; metric_name NULL leaves the
  * best flag alone) and, with keep_last > 0, deletes the run's checkpoints
  * that are neither among the keep_last newest, nor best, nor forked from.
- * The run's epochs_done becomes epoch when that is more, in the same
- * transaction. Returns the id. Blobs are limited to SQLite's maximum (1 GB
- * by default). */
+ * The run's epochs_done becomes epoch when that is more, and the run's
+ * interval checkpoint, now older than this one, goes too (unless forked
+ * from), in the same transaction. Returns the id. Blobs are limited to
+ * SQLite's maximum (1 GB by default). */
 gint64 nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step,
                                   const void *blob, gsize size, const char *metric_name,
                                   double metric_value, gboolean higher_is_better, int keep_last,
                                   GError **error);
+/* A checkpoint by time, inside an epoch (epoch: epochs done). It replaces
+ * the run's previous interval checkpoint in the same transaction (that one
+ * is kept only when forked from): a run has at most one. It never counts
+ * as best, nor towards keep_last, nor as "a checkpoint of epoch N". */
+gint64 nl_project_add_interval_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, const void *blob,
+                                           gsize size, GError **error);
 /* run, epoch, step may be NULL. */
 GBytes *nl_project_load_checkpoint (NlProject *p, gint64 checkpoint, gint64 *run, int *epoch,
                                     gint64 *step, GError **error);
@@ -286,6 +311,10 @@ gboolean nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError *
 typedef struct NlMetricWriter NlMetricWriter;
 /* flush_ms 0: 250; max_rows 0: 512. */
 NlMetricWriter *nl_metric_writer_new (NlProject *p, guint flush_ms, guint max_rows);
+/* From now on the writer's thread also beats RUN's heartbeat
+ * (nl_project_heartbeat) every nl_project_heartbeat_interval (), off the
+ * training thread; 0 stops. A failed beat is only logged. */
+void nl_metric_writer_set_heartbeat (NlMetricWriter *w, gint64 run);
 void nl_metric_writer_add (NlMetricWriter *w, const NlMetricPoint *pt);
 /* Writes everything added so far before returning. */
 gboolean nl_metric_writer_flush (NlMetricWriter *w, GError **error);

@@ -312,6 +312,82 @@ test_resume_bit_exact (void)
   nl_train_position_clear (&pos);
 }
 
+/* A checkpoint taken inside an epoch keeps where: the batch, the epoch's
+ * sums (doubles exactly, whatever their digits) and fp16's streaks; one at
+ * an epoch's end stores none of it and reads back zeros. A bad value is
+ * refused by name. */
+static void
+test_position_inside_epoch (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = load_net ("lenet");
+  g_autoptr (NlModel) m = make_model (net, 1, NL_OPTIM_ADAM);
+  g_autoptr (GBytes) blob = NULL, at_end = NULL;
+  g_autoptr (NlSafetensors) st = NULL, st_end = NULL;
+  NlTrainPosition pos = { .epoch = 2, .updates = 157, .seed = 9, .optimizer = (char *) "adam",
+                          .loss_scale = 1024, .skipped = 3, .good_steps = 1999, .bad_steps = 1,
+                          .batch = 31, .epoch_loss = 0.1 + 0.2 + 1e-17, .epoch_seen = 992,
+                          .epoch_correct = 1.0 / 3.0 * 900, .epoch_counted = 992, .epoch_seconds = 12.345678901234567 };
+  NlTrainPosition back = { 0 }, end = { 0 };
+
+  blob = nl_checkpoint_save (m, &pos, &error);
+  g_assert_no_error (error);
+  g_assert_true (nl_checkpoint_load (m, blob, FALSE, &back, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (back.epoch, ==, 2);
+  g_assert_cmpint (back.updates, ==, 157);
+  g_assert_cmpint (back.batch, ==, 31);
+  g_assert_true (back.epoch_loss == pos.epoch_loss);
+  g_assert_cmpint (back.epoch_seen, ==, 992);
+  g_assert_true (back.epoch_correct == pos.epoch_correct);
+  g_assert_cmpint (back.epoch_counted, ==, 992);
+  g_assert_true (back.epoch_seconds == pos.epoch_seconds);
+  g_assert_cmpfloat (back.loss_scale, ==, 1024);
+  g_assert_cmpint (back.skipped, ==, 3);
+  g_assert_cmpint (back.good_steps, ==, 1999);
+  g_assert_cmpint (back.bad_steps, ==, 1);
+  nl_train_position_clear (&back);
+
+  /* at an epoch's end: no position inside it is written */
+  pos.batch = 0;
+  pos.loss_scale = 0;
+  at_end = nl_checkpoint_save (m, &pos, &error);
+  g_assert_no_error (error);
+  st_end = nl_safetensors_parse (at_end, &error);
+  g_assert_no_error (error);
+  g_assert_null (nl_safetensors_metadata (st_end, "batch"));
+  g_assert_null (nl_safetensors_metadata (st_end, "epoch_loss"));
+  g_assert_null (nl_safetensors_metadata (st_end, "loss_scale_good_steps"));
+  g_assert_true (nl_checkpoint_load (m, at_end, FALSE, &end, &error));
+  g_assert_cmpint (end.batch, ==, 0);
+  g_assert_cmpfloat (end.epoch_loss, ==, 0);
+  g_assert_cmpint (end.good_steps, ==, 0);
+  nl_train_position_clear (&end);
+
+  /* a damaged value: named, and the model left alone */
+  st = nl_safetensors_parse (blob, &error);
+  g_assert_no_error (error);
+  {
+    g_autoptr (NlSafetensorsWriter) w = nl_safetensors_writer_new ();
+    g_autoptr (GBytes) bad = NULL;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init (&it, nl_safetensors_metadata_table (st));
+    while (g_hash_table_iter_next (&it, &k, &v))
+      nl_safetensors_writer_set_metadata (w, k, !strcmp (k, "epoch_loss") ? "nan" : v);
+    for (int i = 0; i < nl_safetensors_n_tensors (st); i++)
+      {
+        const NlStTensor *t = nl_safetensors_tensor (st, i);
+        nl_safetensors_writer_add (w, t->name, t->dtype, t->ndim, t->shape, t->data);
+      }
+    bad = nl_safetensors_writer_finish (w, &error);
+    g_assert_no_error (error);
+    g_assert_false (nl_checkpoint_load (m, bad, FALSE, &back, &error));
+    g_assert_error (error, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_FORMAT);
+    g_assert_nonnull (strstr (error->message, "'epoch_loss'"));
+  }
+}
+
 /* ---- the independent parser ---- */
 
 static JsonObject *
@@ -1309,6 +1385,7 @@ main (int argc, char **argv)
   g_test_add_func ("/checkpoint/roundtrip-resnet", test_roundtrip_resnet);
   g_test_add_func ("/checkpoint/network-hash", test_network_hash);
   g_test_add_func ("/checkpoint/resume-bit-exact", test_resume_bit_exact);
+  g_test_add_func ("/checkpoint/position-inside-epoch", test_position_inside_epoch);
   g_test_add_func ("/checkpoint/export-python", test_export_python);
   g_test_add_func ("/checkpoint/python-rejects", test_python_rejects);
   g_test_add_func ("/checkpoint/reader-dtypes", test_reader_dtypes);

@@ -5,7 +5,8 @@
 # another process count, a rank killed with kill -9 mid-epoch (the other
 # exits within 30 s, the project stays intact and the run resumes), and a
 # rank given another network refused; a sweep whose trials each train on
-# every rank (and --resume of it). Skips (with the reason) only where
+# every rank (and --resume of it); all ranks killed inside an epoch and
+# resumed from the checkpoint by time, bit for bit. Skips (with the reason) only where
 # mpirun is absent or netloom was built without MPI.
 # Usage: test-mpi.sh PATH/TO/netloom-cli   (TAP)
 set -u
@@ -263,6 +264,33 @@ if [ -e "$fm/train-images-idx3-ubyte.gz" ] || [ -e "$fm/train-images-idx3-ubyte"
 else
   ok "# SKIP kill -9 test: no Fashion-MNIST in $fm (Debian: dataset-fashion-mnist)"
 fi
+
+# checkpoints by time under MPI: rank 0's clock decides for both, the
+# epoch's accuracy sums are gathered into rank 0's checkpoint; every rank
+# killed inside an epoch, then resumed by 2 processes: the weights and
+# metric points of the run never killed, bit for bit
+T="$tmp/t.netloom"
+"$cli" project new "$T" >/dev/null
+tcommon=(--project "$T" --dataset "$D" --network "$lenet" --epochs 3 --seed 1 --batch-size 64 --threads 1
+         --augment random-crop:28:2,flip --json)
+"${mpi[@]}" "$cli" train "${tcommon[@]}" --name straight >/dev/null 2>&1
+"${mpi[@]}" "$cli" train "${tcommon[@]}" --name killed --checkpoint-interval 0.3 >"$tmp/tkill.out" 2>&1 &
+job=$!
+inside=
+for i in $(seq 600); do
+  inside=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs where id = 2").fetchone()[0])' "$T" 2>/dev/null)
+  [ "$inside" = 1 ] && break
+  sleep 0.1
+done
+for p in $(pgrep -f "netloom-cli train --project $T"); do kill -9 "$p"; done
+wait $job 2>/dev/null
+out=$("${mpi[@]}" "$cli" resume --project "$T" --run 2 --checkpoint-interval 0 --json 2>&1) \
+  && "$cli" export --project "$T" --run 1 --safetensors "$tmp/straight.st" >/dev/null \
+  && "$cli" export --project "$T" --run 2 --safetensors "$tmp/resumed.st" >/dev/null
+points() { "$cli" metrics --project "$T" --run "$1" --csv | cut -d, -f1-5 | grep -v 'images_per_s\|epoch_seconds'; }
+[ "$inside" = 1 ] && cmp -s "$tmp/straight.st" "$tmp/resumed.st" && diff <(points 1) <(points 2) >/dev/null \
+  && ok "2 processes killed inside an epoch resume from its checkpoint by time to the uninterrupted run's weights and points" \
+  || not_ok "MPI resume inside an epoch (interval checkpoint: '$inside')" "$out $(cat "$tmp/tkill.out")"
 
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -1095,10 +1095,10 @@ test_refuse (void)
   nl_project_save_network (p, "x", net_json, &error);
   nl_project_close (p);
   sqlite3 *db = raw_open (newer);
-  raw_exec (db, "PRAGMA user_version = 3; CREATE TABLE future (x)");
+  raw_exec (db, "PRAGMA user_version = 4; CREATE TABLE future (x)");
   sqlite3_close (db);
-  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 2);
-  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 3, this one reads up to 2)",
+  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 3);
+  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 4, this one reads up to 3)",
                                              newer);
   assert_refused (newer, NL_PROJECT_ERROR_NEWER, expect);
 
@@ -1167,6 +1167,15 @@ test_stale_runs (Fixture *f, gconstpointer data)
                       .host = (char *) "some-other-host.example" };
   NlRunInfo alive = { .network_json = (char *) net_json, .status = (char *) "running" };
   NlRunInfo done = { .network_json = (char *) net_json, .status = (char *) "finished", .pid = dead };
+  /* the heartbeat decides for any host: silent for longer than
+   * NL_PROJECT_STALE_BEATS intervals is gone, a fresh one is alive */
+  double now = g_get_real_time () / 1e6, limit = NL_PROJECT_STALE_BEATS * nl_project_heartbeat_interval ();
+  NlRunInfo silent = { .network_json = (char *) net_json, .status = (char *) "running", .pid = 1,
+                       .host = (char *) "some-other-host.example", .heartbeat = now - limit - 2 };
+  NlRunInfo beating = { .network_json = (char *) net_json, .status = (char *) "paused", .pid = 1,
+                        .host = (char *) "some-other-host.example", .heartbeat = now - limit / 2 };
+  gint64 r_silent = nl_project_create_run (f->p, &silent, &error);
+  gint64 r_beating = nl_project_create_run (f->p, &beating, &error);
   gint64 r_here = nl_project_create_run (f->p, &here, &error);
   gint64 r_paused = nl_project_create_run (f->p, &paused, &error);
   gint64 r_other = nl_project_create_run (f->p, &other, &error);
@@ -1194,8 +1203,205 @@ test_stale_runs (Fixture *f, gconstpointer data)
           g_assert_nonnull (strstr (r->error, "ended while the run was"));
         }
     }
+  g_autoptr (NlRunInfo) r_s = nl_project_get_run (f->p, r_silent, &error);
+  g_autoptr (NlRunInfo) r_b = nl_project_get_run (f->p, r_beating, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (r_s->status, ==, "interrupted");
+  g_assert_nonnull (strstr (r_s->error, "the trainer ended while the run was running (no heartbeat for "));
+  g_assert_cmpstr (r_b->status, ==, "paused");
+  /* a beat keeps it alive; 'running' beats too */
+  g_assert_true (nl_project_heartbeat (f->p, r_beating, &error));
+  g_autoptr (NlRunInfo) r_b2 = nl_project_get_run (f->p, r_beating, &error);
+  g_assert_cmpfloat (r_b2->heartbeat, >, r_b->heartbeat);
+  g_assert_false (nl_project_heartbeat (f->p, 9999, &error));
+  g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND);
+  g_clear_error (&error);
   g_autoptr (NlRunInfo) after = nl_project_get_run (f->p, r_done, &error);
   g_assert_cmpfloat (after->finished, ==, before->finished);
+}
+
+/* ---- checkpoints by time ---- */
+
+static gint64
+n_rows (NlProject *p, const char *path, const char *sql)
+{
+  sqlite3 *db = raw_open (path);
+  gint64 n = raw_int (db, sql);
+  sqlite3_close (db);
+  return n;
+}
+
+/* A run has at most one interval checkpoint: the newest replaces the one
+ * before in its transaction, an epoch checkpoint ends it, keep_last and
+ * "best" and epoch numbers never count it, "last" finds it; one forked
+ * from survives. */
+static void
+test_interval_checkpoints (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 run = new_run (f->p, "by time"), other = new_run (f->p, "other");
+  const char blob[] = "weights";
+  gint64 e1 = nl_project_add_checkpoint (f->p, run, 1, 10, blob, sizeof blob, "acc", 0.9, TRUE, 1, &error);
+  gint64 i1 = nl_project_add_interval_checkpoint (f->p, run, 1, 13, blob, sizeof blob, &error);
+  gint64 o1 = nl_project_add_interval_checkpoint (f->p, other, 0, 3, blob, sizeof blob, &error);
+  gint64 i2 = nl_project_add_interval_checkpoint (f->p, run, 1, 17, blob, sizeof blob, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (i2, >, i1);
+  g_autoptr (GArray) list = nl_project_list_checkpoints (f->p, run, &error);
+  g_assert_cmpuint (list->len, ==, 2);
+  g_assert_cmpint (g_array_index (list, NlCheckpointInfo, 0).id, ==, e1);
+  g_assert_false (g_array_index (list, NlCheckpointInfo, 0).is_interval);
+  g_assert_cmpint (g_array_index (list, NlCheckpointInfo, 1).id, ==, i2);
+  g_assert_true (g_array_index (list, NlCheckpointInfo, 1).is_interval);
+  g_assert_false (g_array_index (list, NlCheckpointInfo, 1).is_best);
+  g_assert_cmpint (nl_project_find_checkpoint (f->p, run, "last", &error), ==, i2);
+  g_assert_cmpint (nl_project_find_checkpoint (f->p, run, "1", &error), ==, e1);
+  g_assert_cmpint (nl_project_find_checkpoint (f->p, run, "best", &error), ==, e1);
+  g_assert_no_error (error);
+  /* the other run's is its own */
+  g_assert_cmpint (nl_project_find_checkpoint (f->p, other, "last", &error), ==, o1);
+
+  /* keep_last 1 keeps the newest epoch checkpoint, not the interval one */
+  gint64 i3 = nl_project_add_interval_checkpoint (f->p, run, 1, 19, blob, sizeof blob, &error);
+  NlRunInfo fork = { .network_json = (char *) net_json, .parent_run = run, .parent_checkpoint = i3 };
+  nl_project_create_run (f->p, &fork, &error);
+  gint64 e2 = nl_project_add_checkpoint (f->p, run, 2, 20, blob, sizeof blob, "acc", 0.5, TRUE, 1, &error);
+  g_assert_no_error (error);
+  g_autoptr (GArray) after = nl_project_list_checkpoints (f->p, run, &error);
+  /* e1 best, i3 forked from (now an ordinary one), e2 newest */
+  g_assert_cmpuint (after->len, ==, 3);
+  g_assert_cmpint (g_array_index (after, NlCheckpointInfo, 1).id, ==, i3);
+  g_assert_false (g_array_index (after, NlCheckpointInfo, 1).is_interval);
+  g_assert_cmpint (g_array_index (after, NlCheckpointInfo, 2).id, ==, e2);
+  g_assert_cmpint (n_rows (f->p, f->path, "SELECT count (interval_checkpoint) FROM runs"), ==, 1);  /* other's */
+  gint64 i4 = nl_project_add_interval_checkpoint (f->p, run, 2, 23, blob, sizeof blob, &error);
+  gint64 e3 = nl_project_add_checkpoint (f->p, run, 3, 30, blob, sizeof blob, "acc", 0.6, TRUE, 1, &error);
+  g_assert_no_error (error);
+  g_autoptr (GArray) last = nl_project_list_checkpoints (f->p, run, &error);
+  for (guint i = 0; i < last->len; i++)
+    g_assert_cmpint (g_array_index (last, NlCheckpointInfo, i).id, !=, i4);
+  g_assert_cmpint (g_array_index (last, NlCheckpointInfo, last->len - 1).id, ==, e3);
+  g_assert_true (nl_project_check (f->p, &error));
+
+  /* a failed insert (no such run) leaves the old one */
+  g_assert_cmpint (nl_project_add_interval_checkpoint (f->p, 9999, 0, 1, blob, sizeof blob, &error), ==, 0);
+  g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_cmpint (nl_project_find_checkpoint (f->p, other, "last", &error), ==, o1);
+}
+
+/* A resume drops the points it trains again; the summaries follow. */
+static void
+test_truncate_metrics (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 run = new_run (f->p, "resumed"), other = new_run (f->p, "other");
+  NlMetricPoint pts[] = {
+    { run, 1, 1, "train", "loss", 3 }, { run, 2, 1, "train", "loss", 1 }, { run, 3, 1, "train", "loss", 2 },
+    { run, 4, 1, "train", "loss", 0.5 }, { other, 4, 1, "train", "loss", 7 },
+  };
+  double mn, mx, la;
+  g_assert_true (nl_project_add_metrics (f->p, pts, G_N_ELEMENTS (pts), &error));
+  g_assert_true (nl_project_truncate_metrics (f->p, run, 2, &error));
+  g_assert_no_error (error);
+  g_autoptr (GArray) rows = nl_project_get_metrics (f->p, run, NULL, 0, NULL, &error);
+  g_assert_cmpuint (rows->len, ==, 2);
+  g_assert_true (nl_project_metric_summary (f->p, run, "loss", "train", &mn, &mx, &la, &error));
+  g_assert_cmpfloat (mn, ==, 1);
+  g_assert_cmpfloat (mx, ==, 3);
+  g_assert_cmpfloat (la, ==, 1);
+  g_assert_true (nl_project_metric_summary (f->p, other, "loss", "train", &mn, NULL, &la, &error));
+  g_assert_cmpfloat (la, ==, 7);
+  g_assert_true (nl_project_truncate_metrics (f->p, run, 0, &error));
+  g_autoptr (GArray) sums = nl_project_list_metric_summaries (f->p, run, &error);
+  g_assert_cmpuint (sums->len, ==, 0);
+  g_assert_no_error (error);
+}
+
+/* The metric writer's thread beats a run's heartbeat, with no points to
+ * write and while training waits. */
+static void
+test_writer_heartbeat (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  NlRunInfo info = { .network_json = (char *) net_json, .status = (char *) "running" };
+  gint64 run = nl_project_create_run (f->p, &info, &error);
+  g_autoptr (NlRunInfo) before = nl_project_get_run (f->p, run, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (before->heartbeat, >, 0);
+  g_setenv ("NETLOOM_HEARTBEAT_INTERVAL", "0.05", TRUE);
+  NlMetricWriter *w = nl_metric_writer_new (f->p, 1000, 0);
+  nl_metric_writer_set_heartbeat (w, run);
+  g_usleep (400000);
+  g_autoptr (NlRunInfo) during = nl_project_get_run (f->p, run, &error);
+  g_assert_cmpfloat (during->heartbeat, >, before->heartbeat);
+  nl_metric_writer_set_heartbeat (w, 0);
+  g_assert_true (nl_metric_writer_free (w, &error));
+  g_unsetenv ("NETLOOM_HEARTBEAT_INTERVAL");
+  g_assert_cmpfloat (nl_project_heartbeat_interval (), ==, 5);
+}
+
+/* ---- migration from schema 2 ---- */
+
+static char *schema_summary (const char *path);
+static char *dump_db (const char *path);
+
+/* A schema-2 project (runs without heartbeat and interval_checkpoint,
+ * which schema 3 appends) migrates after a backup: rows kept, the new
+ * columns empty, the schema that of a new project; its run of a process
+ * gone is interrupted by host and pid as before, and a running run of
+ * another host stays running (it has no heartbeat to age). */
+static void
+test_migrate_v2 (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *path = g_build_filename (dir, "v2.netloom", NULL);
+  g_autofree char *fresh_path = g_build_filename (dir, "fresh.netloom", NULL);
+  NlProject *p = nl_project_open (path, TRUE, &error);
+  g_assert_no_error (error);
+  NlRunInfo gone = { .name = (char *) "gone", .network_json = (char *) net_json, .status = (char *) "running",
+                     .pid = dead_pid () };
+  NlRunInfo away = { .name = (char *) "away", .network_json = (char *) net_json, .status = (char *) "running",
+                     .pid = 1, .host = (char *) "some-other-host.example" };
+  gint64 r_gone = nl_project_create_run (p, &gone, &error), r_away = nl_project_create_run (p, &away, &error);
+  g_assert_cmpint (nl_project_add_checkpoint (p, r_gone, 1, 10, "abc", 3, "acc", 0.5, TRUE, 3, &error), >, 0);
+  g_assert_no_error (error);
+  nl_project_close (p);
+  sqlite3 *db = raw_open (path);
+  raw_exec (db, "ALTER TABLE runs DROP COLUMN interval_checkpoint; ALTER TABLE runs DROP COLUMN heartbeat;"
+                " PRAGMA user_version = 2");
+  sqlite3_close (db);
+  g_autofree char *before = dump_db (path);
+
+  p = nl_project_open (path, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_project_schema_version (p), ==, 3);
+  g_assert_true (nl_project_check (p, &error));
+  g_autoptr (NlRunInfo) rg = nl_project_get_run (p, r_gone, &error);
+  g_autoptr (NlRunInfo) ra = nl_project_get_run (p, r_away, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (rg->status, ==, "interrupted");
+  g_assert_nonnull (strstr (rg->error, "ended while the run was running"));
+  g_assert_cmpstr (ra->status, ==, "running");
+  g_assert_cmpfloat (ra->heartbeat, ==, 0);
+  g_assert_cmpint (nl_project_find_checkpoint (p, r_gone, "last", &error), >, 0);
+  /* schema 3 works on it */
+  g_assert_cmpint (nl_project_add_interval_checkpoint (p, r_gone, 1, 12, "abcd", 4, &error), >, 0);
+  g_assert_true (nl_project_heartbeat (p, r_away, &error));
+  g_assert_no_error (error);
+  nl_project_close (p);
+
+  p = nl_project_open (fresh_path, TRUE, &error);
+  g_assert_no_error (error);
+  nl_project_close (p);
+  g_autofree char *s_migrated = schema_summary (path);
+  g_autofree char *s_fresh = schema_summary (fresh_path);
+  g_assert_cmpstr (s_migrated, ==, s_fresh);
+  g_autofree char *bak = g_strdup_printf ("%s.bak-v2", path);
+  g_autofree char *bak_dump = dump_db (bak);
+  g_assert_cmpstr (bak_dump, ==, before);
+  rm_rf (dir);
 }
 
 /* ---- migration from schema 0 ---- */
@@ -1248,8 +1454,11 @@ dump_db (const char *path)
       if (strcmp (type, "table") != 0)
         continue;
       g_autofree char *sql = g_strdup_printf ("SELECT * FROM \"%s\" ORDER BY rowid", name);
+      /* WITHOUT ROWID tables (metric_summaries) by their key */
+      g_autofree char *by_key = g_strdup_printf ("SELECT * FROM \"%s\" ORDER BY 1, 2, 3", name);
       sqlite3_stmt *st = NULL;
-      g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &st, NULL), ==, SQLITE_OK);
+      if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+        g_assert_cmpint (sqlite3_prepare_v2 (db, by_key, -1, &st, NULL), ==, SQLITE_OK);
       while (sqlite3_step (st) == SQLITE_ROW)
         {
           for (int c = 0; c < sqlite3_column_count (st); c++)
@@ -1711,12 +1920,16 @@ main (int argc, char **argv)
   ADD_F ("/project/checkpoints", test_checkpoints);
   ADD_F ("/project/cascade", test_cascade);
   ADD_F ("/project/stale-runs", test_stale_runs);
+  ADD_F ("/project/interval-checkpoints", test_interval_checkpoints);
+  ADD_F ("/project/truncate-metrics", test_truncate_metrics);
+  ADD_F ("/project/writer-heartbeat", test_writer_heartbeat);
   ADD_F ("/project/threads", test_threads);
   ADD_F ("/project/metric-writer", test_metric_writer);
   ADD_F ("/project/metric-writer-locked", test_metric_writer_locked);
   g_test_add_func ("/project/sample", test_sample);
   g_test_add_func ("/project/refuse", test_refuse);
   g_test_add_func ("/project/migrate", test_migrate);
+  g_test_add_func ("/project/migrate-v2", test_migrate_v2);
   g_test_add_func ("/project/read-only", test_read_only);
   return g_test_run ();
 }

@@ -259,6 +259,88 @@ test_missing_dataset (void)
   g_assert_nonnull (strstr (error->message, "/nonexistent-dir"));
 }
 
+/* Resuming inside an epoch: a checkpoint taken by the interval hook after
+ * some step of epoch 2, loaded into a fresh trainer, goes on at the next
+ * batch. With augmentation, dropout, a cosine schedule, Adam and loader
+ * threads, the weights and the epochs' reports (their sums of the partial
+ * epoch included) come out bit for bit those of the run never stopped. */
+typedef struct {
+  int64_t steps, at;
+  GBytes *blob;
+  NlEpochReport reports[3];
+  int n_reports;
+} Interval;
+
+static gboolean
+interval_hook (gpointer user, NlTrainer *t, GError **error)
+{
+  Interval *iv = user;
+  NlTrainPosition pos = { 0 };
+  if (++iv->steps != iv->at)
+    return TRUE;
+  nl_trainer_get_train_position (t, &pos);
+  g_assert_cmpint (pos.epoch, ==, 1);
+  g_assert_cmpint (pos.batch, ==, iv->at - 19);
+  g_assert_cmpint (pos.epoch_seen, ==, pos.batch * 32);
+  g_assert_cmpint (pos.epoch_counted, ==, pos.batch * 32);
+  iv->blob = nl_checkpoint_save (nl_trainer_get_model (t), &pos, error);
+  return iv->blob != NULL;
+}
+
+static void
+interval_epoch (gpointer user, const NlEpochReport *r)
+{
+  Interval *iv = user;
+  iv->reports[iv->n_reports++ % 3] = *r;
+}
+
+static void
+test_resume_inside_epoch (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
+  g_auto (NlRunConfig) cfg = { 0 };
+  g_autoptr (NlTrainer) a = NULL, b = NULL;
+  Interval first = { .at = 19 + 7 }, second = { 0 };
+  NlTrainCallbacks cb = { NULL, interval_epoch, &first, NULL, 1e-9, interval_hook };
+  NlTrainPosition pos = { 0 };
+
+  config (&cfg, NL_OPTIM_ADAM, 0.01f);
+  nl_run_config_set_text (&cfg.augment, "random-crop:20:2,flip");
+  nl_run_config_set_text (&cfg.lr_schedule, "cosine");
+  cfg.workers = 2;
+  a = nl_trainer_new (net, &cfg, &error);
+  g_assert_no_error (error);
+  g_assert_true (nl_trainer_run (a, &cb, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (first.blob);
+  g_assert_cmpint (first.steps, ==, 3 * 19);   /* the hook came after every step */
+
+  b = nl_trainer_new (net, &cfg, &error);
+  g_assert_no_error (error);
+  g_assert_true (nl_checkpoint_load (nl_trainer_get_model (b), first.blob, FALSE, &pos, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (pos.batch, ==, 7);
+  nl_trainer_set_train_position (b, &pos);
+  cb.user = &second;
+  cb.interval_done = NULL;
+  g_assert_true (nl_trainer_run (b, &cb, &error));
+  g_assert_no_error (error);
+  assert_weights (a, b, TRUE);
+  /* epochs 2 and 3: the partial one's report as if never stopped */
+  g_assert_cmpint (second.n_reports, ==, 2);
+  for (int e = 0; e < 2; e++)
+    {
+      g_assert_cmpint (second.reports[e].epoch, ==, e + 2);
+      g_assert_true (second.reports[e].train_loss == first.reports[e + 1].train_loss);
+      g_assert_true (second.reports[e].train_acc == first.reports[e + 1].train_acc);
+      g_assert_true (second.reports[e].test_acc == first.reports[e + 1].test_acc);
+      g_assert_true (second.reports[e].lr == first.reports[e + 1].lr);
+    }
+  nl_train_position_clear (&pos);
+  g_bytes_unref (first.blob);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -276,6 +358,7 @@ main (int argc, char **argv)
   g_test_add_func ("/train/missing-dataset", test_missing_dataset);
   g_test_add_func ("/train/failing-op", test_failing_op);
   g_test_add_func ("/train/scheduler-workers", test_scheduler_workers);
+  g_test_add_func ("/train/resume-inside-epoch", test_resume_inside_epoch);
   status = g_test_run ();
   {
     const char *names[] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",

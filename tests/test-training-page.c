@@ -15,6 +15,7 @@
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-training.h"
 #include "tests/nl-test-util.h"
+#include "ui/nl-checkpoint-group.h"
 #include "ui/nl-event-log.h"
 #include "ui/nl-lr-preview.h"
 #include "ui/nl-training-dashboard.h"
@@ -516,6 +517,18 @@ test_optimizer_rows (Fixture *f, gconstpointer data)
     g_assert_cmpfloat (hi, ==, nl_run_config_find_field ("epochs")->max);
     gtk_spin_button_get_range (nl_test_training_spin (f, "keep"), &lo, &hi);
     g_assert_cmpfloat (lo, ==, nl_run_config_find_field ("keep_last")->min);
+    /* checkpoints by time: the setting's default and range, read into the policy */
+    GtkSpinButton *interval = nl_test_training_spin (f, "checkpoint-interval");
+    g_auto (NlRunConfig) policy = { 0 };
+    gtk_spin_button_get_range (interval, &lo, &hi);
+    g_assert_cmpfloat (lo, ==, 0);
+    g_assert_cmpfloat (hi, ==, nl_run_config_find_field ("checkpoint_interval")->max);
+    g_assert_cmpfloat (gtk_spin_button_get_value (interval), ==, 600);
+    gtk_spin_button_set_value (interval, 30);
+    nl_run_config_init (&policy);
+    nl_checkpoint_group_get (NL_CHECKPOINT_GROUP (gtk_widget_get_ancestor (GTK_WIDGET (interval),
+                                                                           NL_TYPE_CHECKPOINT_GROUP)), &policy);
+    g_assert_cmpfloat (policy.checkpoint_interval, ==, 30);
   }
 }
 

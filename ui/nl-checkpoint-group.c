@@ -6,6 +6,7 @@ struct _NlCheckpointGroup {
   AdwPreferencesGroup parent_instance;
   NlFormRows rows;
   GtkSpinButton *keep;
+  GtkSpinButton *interval;
   AdwComboRow *monitor_row;
   GtkSwitch *restore_best;
 };
@@ -27,6 +28,7 @@ nl_checkpoint_group_get (NlCheckpointGroup *self, NlRunConfig *rc)
   g_return_if_fail (NL_IS_CHECKPOINT_GROUP (self));
   nl_run_config_set_text (&rc->monitor, nl_checkpoint_metric_name (adw_combo_row_get_selected (self->monitor_row)));
   rc->keep_last = gtk_spin_button_get_value_as_int (self->keep);
+  rc->checkpoint_interval = gtk_spin_button_get_value (self->interval);
   rc->restore_best = gtk_switch_get_active (self->restore_best);
 }
 
@@ -70,6 +72,9 @@ nl_checkpoint_group_init (NlCheckpointGroup *self)
   gtk_widget_init_template (g);
   self->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (changed), G_OBJECT (self) };
   self->keep = nl_form_rows_setting (r, g, "keep", "keep_last", "Keep last", "Checkpoints kept besides the best", 1, 0);
+  self->interval = nl_form_rows_setting (r, g, "checkpoint-interval", "checkpoint_interval", "Every (seconds)",
+                                         "Also checkpoint inside an epoch this often (0: at epoch ends only); "
+                                         "only the newest such checkpoint is kept", 60, 0);
   self->monitor_row = nl_form_rows_combo (r, g, "monitor", "Best by", "What the best checkpoint is best at", metrics);
   self->restore_best = nl_form_rows_switch (r, g, "restore-best", "Restore best",
                                             "End with the best epoch's weights as the newest checkpoint");

@@ -228,10 +228,14 @@ run_command (int argc, char **argv, gboolean fork)
   gint64 run = 0;
   gboolean json = FALSE;
   g_auto (Overrides) o = { NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL };
+  g_auto (NlRunConfig) policy = { 0 };
+  double interval = NAN;
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
     { "epochs", 'e', 0, G_OPTION_ARG_INT, &o.epochs, "Train up to this many epochs in all", "N" },
+    { "checkpoint-interval", 0, 0, G_OPTION_ARG_DOUBLE, &interval, "Seconds between checkpoints inside an epoch "
+      "(default 600; 0: at epoch ends only)", "SECONDS" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per epoch", NULL },
     { "checkpoint", 'c', 0, G_OPTION_ARG_STRING, &checkpoint, "fork: best, last (default) or a checkpoint id", "ID" },
     { "name", 0, 0, G_OPTION_ARG_STRING, &name, "fork: name of the new run", "NAME" },
@@ -275,8 +279,13 @@ run_command (int argc, char **argv, gboolean fork)
       || (o.batch && !nl_run_field_check (nl_run_config_find_field ("batch_size"), "--batch-size", o.batch, &error))
       || (!isnan (o.momentum)
           && !nl_run_field_check (nl_run_config_find_field ("momentum"), "--momentum", o.momentum, &error))
-      || (!isnan (o.wd) && !nl_run_field_check (nl_run_config_find_field ("wd"), "--wd", o.wd, &error)))
+      || (!isnan (o.wd) && !nl_run_field_check (nl_run_config_find_field ("wd"), "--wd", o.wd, &error))
+      || (!isnan (interval) && !nl_run_field_check (nl_run_config_find_field ("checkpoint_interval"),
+                                                   "--checkpoint-interval", interval, &error)))
     return nl_cli_usage_error ("%s", error->message);
+  nl_run_config_init (&policy);
+  if (!isnan (interval))
+    policy.checkpoint_interval = interval;
   /* under mpirun: rank 0 reads the run and sends the job */
   if (nl_comm_world () && nl_comm_world ()->rank > 0)
     return nl_cli_follow (NULL, NULL);
@@ -301,10 +310,10 @@ run_command (int argc, char **argv, gboolean fork)
   if (fork)
     {
       out.run = 0;
-      ok = nl_run_fork (p, run, checkpoint, name, apply_overrides, &o, NULL, &cb, &out.run, &error);
+      ok = nl_run_fork (p, run, checkpoint, name, apply_overrides, &o, &policy, &cb, &out.run, &error);
     }
   else
-    ok = nl_run_resume (p, run, o.epochs, NULL, &cb, &error);
+    ok = nl_run_resume (p, run, o.epochs, &policy, &cb, &error);
   nl_progress_clear (out.progress);
   nl_progress_free (out.progress);
   if (!json)

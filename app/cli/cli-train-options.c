@@ -15,7 +15,8 @@ static const struct {
   gboolean bound;           /* parsed straight into the settings */
 } checked[] = {
   { "--epochs", "epochs", TRUE }, { "--batch-size", "batch_size", TRUE }, { "--threads", "threads", TRUE },
-  { "--keep-checkpoints", "keep_last", TRUE }, { "--workers", "workers", TRUE },
+  { "--keep-checkpoints", "keep_last", TRUE }, { "--checkpoint-interval", "checkpoint_interval", TRUE },
+  { "--workers", "workers", TRUE },
   { "--scheduler-workers", "scheduler_workers", TRUE },
   { "--val-fraction", "val_fraction", TRUE }, { "--patience", "patience", TRUE },
   { "--min-delta", "min_delta", TRUE }, { "--lr", "lr", FALSE }, { "--momentum", "momentum", FALSE },
@@ -82,6 +83,9 @@ nl_cli_train_options_new (void)
         "X" },
       { "keep-checkpoints", 0, 0, G_OPTION_ARG_INT, &o->cfg.keep_last, "With --project: newest checkpoints kept besides the "
         "best", "K" },
+      { "checkpoint-interval", 0, 0, G_OPTION_ARG_DOUBLE, &o->cfg.checkpoint_interval, "With --project: seconds "
+        "between checkpoints inside an epoch, so a killed run loses at most that much (only the newest is kept; "
+        "0: at epoch ends only)", "SECONDS" },
       { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &o->cfg.data.val_fraction, "csv, folder: share held out for evaluation", "F" },
       { "workers", 'w', 0, G_OPTION_ARG_INT, &o->cfg.workers, "Loader threads that decode and augment ahead of training; "
         "0 loads in the training thread", "N" },

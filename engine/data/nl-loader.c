@@ -643,7 +643,13 @@ nl_loader_n_batches (const NlLoader *l)
 void
 nl_loader_start_epoch (NlLoader *l, int epoch)
 {
-  g_return_if_fail (l != NULL && epoch >= 0);
+  nl_loader_start_epoch_at (l, epoch, 0);
+}
+
+void
+nl_loader_start_epoch_at (NlLoader *l, int epoch, int64_t batch)
+{
+  g_return_if_fail (l != NULL && epoch >= 0 && batch >= 0);
   if (l->failed)
     return;
   int64_t len;
@@ -661,7 +667,8 @@ nl_loader_start_epoch (NlLoader *l, int epoch)
   l->n_batches = batches_for (l, len);
   l->epoch = epoch;
   l->started = TRUE;
-  l->next_claim = l->next_consume = 0;
+  /* batches depend on (seed, epoch, sample) only: skipping is starting later */
+  l->next_claim = l->next_consume = MIN (batch, l->n_batches);
   l->error_batch = G_MAXINT64;
   for (int i = 0; i < l->n_slots; i++)
     {

@@ -93,6 +93,10 @@ int nl_loader_global_count (const NlLoader *l, int64_t k);
  * whatever they were doing for the previous one. Under ROLLOVER, the carried
  * samples are those of nl_batcher_start_epoch. */
 void nl_loader_start_epoch (NlLoader *l, int epoch);
+/* The same, but the epoch's first `batch` batches are skipped (a run
+ * resumed inside an epoch): the next batch is batch number `batch`, the
+ * same samples, order and augmentation as without the skip. */
+void nl_loader_start_epoch_at (NlLoader *l, int epoch, int64_t batch);
 
 /* As nl_batcher_next: fills data (batch_size * numel (sample shape) float32,
  * contiguous, any shape) and labels (batch_size float32, or NULL); returns the

@@ -113,6 +113,37 @@ early_stop (Recorder *r, const NlEpochReport *e)
   return TRUE;
 }
 
+/* The checkpoint of where t stands (pos filled; its strings borrowed). */
+static GBytes *
+save_position (Recorder *r, NlTrainer *t, NlTrainPosition *pos, GError **error)
+{
+  nl_trainer_get_train_position (t, pos);
+  pos->seed = r->cfg->seed;
+  pos->optimizer = (char *) nl_optim_kind_name (r->cfg->optim.kind);
+  return nl_checkpoint_save (nl_trainer_get_model (t), pos, error);
+}
+
+/* A checkpoint by time inside an epoch: it replaces the previous one. */
+static gboolean
+rec_interval_done (gpointer user, NlTrainer *t, GError **error)
+{
+  Recorder *r = user;
+  NlTrainPosition pos = { 0 };
+  g_autoptr (GBytes) blob = save_position (r, t, &pos, error);
+  gint64 ckpt;
+
+  /* metrics first, as at epoch ends: a resume drops those after it */
+  if (!blob || !nl_metric_writer_flush (r->writer, error))
+    return FALSE;
+  ckpt = nl_project_add_interval_checkpoint (r->project, r->run, pos.epoch, pos.updates,
+                                             g_bytes_get_data (blob, NULL), g_bytes_get_size (blob), error);
+  if (ckpt <= 0)
+    return FALSE;
+  if (r->cb->checkpoint)
+    r->cb->checkpoint (r->cb->chain.user, pos.epoch, ckpt);
+  return TRUE;
+}
+
 static gboolean
 rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **error)
 {
@@ -120,23 +151,10 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
   double value = nl_run_metric_value (monitor, e);
   Recorder *r = user;
   NlTrainPosition pos = { 0 };
-  int64_t updates;
   gint64 ckpt;
   g_autoptr (GBytes) blob = NULL;
 
-  nl_trainer_get_position (t, &pos.epoch, &updates);
-  pos.updates = updates;
-  pos.seed = r->cfg->seed;
-  pos.optimizer = (char *) nl_optim_kind_name (r->cfg->optim.kind);
-  if (r->cfg->precision == NL_PRECISION_F16)
-    {
-      float scale;
-      guint64 skipped;
-      nl_trainer_get_loss_scale (t, &scale, &skipped);
-      pos.loss_scale = scale;
-      pos.skipped = (gint64) skipped;
-    }
-  blob = nl_checkpoint_save (nl_trainer_get_model (t), &pos, error);
+  blob = save_position (r, t, &pos, error);
   /* metrics first, so a checkpoint never exists without its epoch's points */
   if (!blob || !nl_metric_writer_flush (r->writer, error))
     return FALSE;
@@ -212,7 +230,7 @@ static gboolean
 record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GError **error)
 {
   Recorder r = { .project = p, .run = run, .cb = cb_in, .cfg = nl_trainer_get_config (t) };
-  NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done };
+  NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done, r.cfg->checkpoint_interval, rec_interval_done };
   g_autoptr (GError) local = NULL, flush_error = NULL;
   g_autofree char *early_message = NULL;
   int epochs;
@@ -222,6 +240,8 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
   if (!nl_project_set_run_status (p, run, "running", NULL, error))
     return FALSE;
   r.writer = nl_metric_writer_new (p, 250, 512);
+  /* off the training thread: a long step or evaluation never looks dead */
+  nl_metric_writer_set_heartbeat (r.writer, run);
   ok = nl_trainer_run (t, &cb, &local);
   early_message = g_steal_pointer (&r.early_message);
   if (!ok && early_message)
@@ -370,8 +390,8 @@ trainer_from (NlProject *p, const NlRunInfo *info, NlRunConfig *rc, gint64 ckpt,
     {
       if (!nl_checkpoint_load (nl_trainer_get_model (t), blob, FALSE, &pos, error))
         return NULL;
-      nl_trainer_set_position (t, pos.epoch, pos.updates);
-      nl_trainer_set_loss_scale (t, (float) pos.loss_scale, (guint64) pos.skipped);
+      /* maybe inside an epoch: the next batch is the one after the checkpoint */
+      nl_trainer_set_train_position (t, &pos);
       nl_train_position_clear (&pos);
     }
   else
@@ -403,7 +423,10 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   g_auto (NlRunConfig) rc = { 0 };
   g_autoptr (NlTrainer) t = NULL;
   g_autofree char *warning = NULL;
+  g_autoptr (GError) local = NULL;
   gint64 ckpt;
+  int done;
+  int64_t updates;
 
   g_auto (NlRunConfig) defaults = { 0 };
 
@@ -434,13 +457,28 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
     return FALSE;
   if (epochs > 0)
     rc.epochs = epochs;
-  ckpt = nl_run_checkpoint_find (p, run, "last", cb->log ? &warning : NULL, error);
-  if (ckpt <= 0)
-    return FALSE;
+  ckpt = nl_run_checkpoint_find (p, run, "last", cb->log ? &warning : NULL, &local);
+  if (ckpt <= 0 && !g_error_matches (local, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND))
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
   if (warning)
     cb->log (cb->chain.user, warning);
-  t = trainer_from (p, info, &rc, ckpt, TRUE, NULL, error);
+  if (ckpt > 0)
+    t = trainer_from (p, info, &rc, ckpt, TRUE, NULL, error);
+  else
+    {
+      /* killed before its first checkpoint: the row holds all it needs
+       * (network, settings, seed), so it starts again from the start */
+      g_autoptr (NlNetwork) net = nl_network_load_data (info->network_json, -1, error);
+      t = net ? nl_trainer_new (net, &rc, error) : NULL;
+    }
   if (!t)
+    return FALSE;
+  /* what was trained after the checkpoint is trained again: its points go */
+  nl_trainer_get_position (t, &done, &updates);
+  if (!nl_project_truncate_metrics (p, run, updates, error))
     return FALSE;
   return record (p, run, t, cb, error);
 }

@@ -410,7 +410,8 @@ continue_trial (Sweep *s, Job *j, GError **error)
     return FALSE;
   nl_run_config_init (&rc);
   j->epochs = nl_run_config_from_json (&rc, info->hparams_json, NULL) ? rc.epochs : s->base.epochs;
-  ckpt = slot->t.epochs > 0 ? nl_project_find_checkpoint (s->p, slot->t.run, "last", NULL) : 0;
+  /* maybe one taken inside its first epoch, by time */
+  ckpt = nl_project_find_checkpoint (s->p, slot->t.run, "last", NULL);
   if (ckpt <= 0)
     {
       if (!nl_project_delete_run (s->p, slot->t.run, error))

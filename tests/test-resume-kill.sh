@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# test-resume-kill.sh — resume from any moment: `kill -9` at seeded random moments, again and
+# again (some before the first checkpoint, most between checkpoints taken
+# every half second), with a resume after each, ends with weights byte for
+# byte those of a run never interrupted (augmentation on, one thread), and
+# with the same metric points. Usage: test-resume-kill.sh PATH/TO/netloom-cli   (TAP)
+set -u
+cli="$1"
+src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
+. "$(dirname "$0")/cli-lib.sh"
+tmp=$(mktemp -d)
+trap 'kill -9 ${victim:-} 2>/dev/null; rm -rf "$tmp"' EXIT
+
+make_mnist "$tmp/d" 1200 100
+settings=(--dataset "mnist:$tmp/d" --network "$src/data/networks/lenet.json" --epochs 6 --batch-size 32
+          --threads 1 --workers 2 --augment random-crop:28:2,flip --seed 7 --optimizer adam --lr 0.002
+          --lr-schedule cosine)
+
+# the points a run leaves, without the clock's (wall time, speed)
+points() {
+  "$cli" metrics --project "$1" --run 1 --csv | awk -F, 'NR > 1 && $4 != "images_per_s" && $4 != "epoch_seconds" \
+    { print $1, $2, $3, $4, $5 }'
+}
+
+"$cli" project new "$tmp/ref.netloom" >/dev/null
+out=$("$cli" train --project "$tmp/ref.netloom" "${settings[@]}" --checkpoint-interval 0 --json 2>&1) \
+  && "$cli" export --project "$tmp/ref.netloom" --run 1 --safetensors "$tmp/ref.safetensors" >/dev/null \
+  && ok "the uninterrupted run" || not_ok "the uninterrupted run" "$out"
+
+"$cli" project new "$tmp/k.netloom" >/dev/null
+RANDOM=20261126   # the kill moments: seeded
+kills=0 before_first=0 inside=0 finished=0
+for attempt in $(seq 60); do
+  if [ "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs").fetchone()[0])' "$tmp/k.netloom")" = 0 ]; then
+    # killed before even its run row was written: start it again
+    "$cli" train --project "$tmp/k.netloom" "${settings[@]}" --checkpoint-interval 0.5 --json >"$tmp/out" 2>&1 &
+  else
+    "$cli" resume --project "$tmp/k.netloom" --run 1 --checkpoint-interval 0.5 --json >"$tmp/out" 2>&1 &
+  fi
+  victim=$!
+  [ $kills -ge 10 ] && break
+  # the first kills come early (before any checkpoint), the rest anywhere
+  if [ $kills -lt 2 ]; then delay=0.$((2 + RANDOM % 5)); else delay=$((RANDOM % 2)).$((RANDOM % 10)); fi
+  sleep "$delay"
+  if ! kill -0 $victim 2>/dev/null; then
+    wait $victim; s=$?
+    [ $s -eq 0 ] && { finished=1; break; }
+    not_ok "attempt $attempt failed on its own" "$(cat "$tmp/out")"; break
+  fi
+  kill -9 $victim; wait $victim 2>/dev/null
+  kills=$((kills + 1))
+  n_ckpt=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from checkpoints").fetchone()[0])' "$tmp/k.netloom")
+  [ "$n_ckpt" = 0 ] && before_first=$((before_first + 1))
+  n_inside=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs").fetchone()[0])' "$tmp/k.netloom")
+  [ "$n_inside" = 1 ] && inside=$((inside + 1))
+done
+if [ $finished = 0 ]; then
+  wait $victim; s=$?
+  [ $s -eq 0 ] && finished=1 || not_ok "the last resume" "$(cat "$tmp/out")"
+fi
+victim=
+[ $kills -ge 10 ] && ok "$kills kills, each followed by a resume ($before_first before the first checkpoint)" \
+  || not_ok "only $kills kills before the run finished"
+[ $before_first -ge 1 ] && ok "some kills came before the first checkpoint" || not_ok "no kill before the first checkpoint"
+[ $inside -ge 2 ] && ok "$inside resumes started inside an epoch, from a checkpoint by time" \
+  || not_ok "only $inside resumes started inside an epoch"
+[ $finished = 1 ] && "$cli" runs --project "$tmp/k.netloom" | grep -Eq '^ +1 +finished .*epochs 6/6' \
+  && ok "the run finished" || not_ok "the run did not finish" "$("$cli" runs --project "$tmp/k.netloom")"
+
+out=$("$cli" export --project "$tmp/k.netloom" --run 1 --safetensors "$tmp/k.safetensors" 2>&1)
+cmp -s "$tmp/ref.safetensors" "$tmp/k.safetensors" \
+  && ok "the weights are byte-identical to the uninterrupted run's ($(sha256sum <"$tmp/k.safetensors" | cut -c1-16))" \
+  || not_ok "the weights differ from the uninterrupted run's" "$out"
+diff <(points "$tmp/ref.netloom") <(points "$tmp/k.netloom") >"$tmp/points.diff" \
+  && ok "the same metric points, none lost or repeated ($(points "$tmp/k.netloom" | wc -l))" \
+  || not_ok "the metric points differ" "$(head -20 "$tmp/points.diff")"
+info=$("$cli" project info "$tmp/k.netloom" 2>&1)
+grep -q "integrity ok" <<<"$info" && ok "integrity ok" || not_ok "integrity" "$info"
+# interval checkpoints rotate: one at most, and none once an epoch's is newer
+n_interval=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs").fetchone()[0])' "$tmp/k.netloom")
+[ "$n_interval" = 0 ] && ok "no interval checkpoint left after the last epoch's" || not_ok "interval checkpoints left: $n_interval"
+
+echo "1..$n"
+[ $failed -eq 0 ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-resume-kill.sh — resume from any moment: `kill -9` at seeded random moments, again and
 # again (some before the first checkpoint, most between checkpoints taken
-# every half second), with a resume after each, ends with weights byte for
+# every 0.2 s), with a resume after each, ends with weights byte for
 # byte those of a run never interrupted (augmentation on, one thread), and
 # with the same metric points. Usage: test-resume-kill.sh PATH/TO/netloom-cli   (TAP)
 set -u
@@ -28,20 +28,53 @@ out=$("$cli" train --project "$tmp/ref.netloom" "${settings[@]}" --checkpoint-in
   && ok "the uninterrupted run" || not_ok "the uninterrupted run" "$out"
 
 "$cli" project new "$tmp/k.netloom" >/dev/null
-RANDOM=20261126   # the kill moments: seeded
+# Kill moments are seeded and set in training progress, not in seconds, so
+# that a fast machine gets as many kills as a slow one: the first two come
+# 0.1-0.3 s after the start (before any checkpoint), the others when the
+# run's metrics reach a step drawn in the first 70% of its 228 steps (every
+# third one also waits for a checkpoint by time, so resumes start inside
+# an epoch). wait_for PID STEP INSIDE returns when it is time, or when PID
+# has ended.
+wait_for() {
+  python3 - "$tmp/k.netloom" "$@" <<'PY'
+import os, sqlite3, sys, time
+path, pid, step, inside = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+def alive():
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
+while alive():
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        at = db.execute("select coalesce(max(step), -1) from metrics where run = 1").fetchone()[0]
+        mid = db.execute("select count(interval_checkpoint) from runs").fetchone()[0]
+        db.close()
+        if at >= step and (not inside or mid == 1):
+            break
+    except sqlite3.Error:
+        pass
+    time.sleep(0.02)
+PY
+}
+RANDOM=20261126
+targets=($(for i in $(seq 8); do echo $((5 + RANDOM % 155)); done | sort -n))
 kills=0 before_first=0 inside=0 finished=0
 for attempt in $(seq 60); do
   if [ "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs").fetchone()[0])' "$tmp/k.netloom")" = 0 ]; then
     # killed before even its run row was written: start it again
-    "$cli" train --project "$tmp/k.netloom" "${settings[@]}" --checkpoint-interval 0.5 --json >"$tmp/out" 2>&1 &
+    "$cli" train --project "$tmp/k.netloom" "${settings[@]}" --checkpoint-interval 0.2 --json >"$tmp/out" 2>&1 &
   else
-    "$cli" resume --project "$tmp/k.netloom" --run 1 --checkpoint-interval 0.5 --json >"$tmp/out" 2>&1 &
+    "$cli" resume --project "$tmp/k.netloom" --run 1 --checkpoint-interval 0.2 --json >"$tmp/out" 2>&1 &
   fi
   victim=$!
   [ $kills -ge 10 ] && break
-  # the first kills come early (before any checkpoint), the rest anywhere
-  if [ $kills -lt 2 ]; then delay=0.$((2 + RANDOM % 5)); else delay=$((RANDOM % 2)).$((RANDOM % 10)); fi
-  sleep "$delay"
+  if [ $kills -lt 2 ]; then
+    sleep "0.$((1 + RANDOM % 3))"
+  else
+    wait_for $victim "${targets[$((kills - 2))]}" $(( kills % 3 == 0 ? 1 : 0 ))
+  fi
   if ! kill -0 $victim 2>/dev/null; then
     wait $victim; s=$?
     [ $s -eq 0 ] && { finished=1; break; }

@@ -178,6 +178,8 @@ nl_project_truncate_metrics (NlProject *p, gint64 run, gint64 step, GError **err
   if (!ok)
     nl_project_rollback (p);
   g_mutex_unlock (&p->lock);
+  if (!ok)
+    nl_project_restate (p, error, "dropping the metrics of run %" G_GINT64_FORMAT " after its checkpoint", run);
   return ok;
 }
 

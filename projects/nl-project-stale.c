@@ -32,6 +32,8 @@ nl_project_heartbeat (NlProject *p, gint64 run, GError **error)
   g_return_val_if_fail (p != NULL, FALSE);
   gint64 n = nl_project_write (p, "cannot write the run's heartbeat", NULL, error,
                                "UPDATE runs SET heartbeat = ?2 WHERE id = ?1", "id", run, nl_project_now ());
+  if (n < 0)
+    nl_project_restate (p, error, "writing the heartbeat of run %" G_GINT64_FORMAT, run);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
 

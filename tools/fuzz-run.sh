@@ -46,8 +46,8 @@ if [ "${mode:-}" = seeds ]; then
     cp "$f" "$corpus/network/seed-$(basename "$f")"
   done
   # a project in the first schema, which opening migrates
-  rm -f "$corpus/project/seed-v0.netloom"
-  sqlite3 "$corpus/project/seed-v0.netloom" < tests/fixtures/project-v0.sql || exit 2
+  rm -f "$corpus/project/seed-v0"
+  sqlite3 "$corpus/project/seed-v0" < tests/fixtures/project-v0.sql || exit 2
   # a few node models of the ONNX test data (Debian libonnx-testdata)
   node=/usr/share/libonnx-testdata/data/node
   for t in conv_with_strides_padding gemm_default_single_elem_vector_bias relu batchnorm_example \

@@ -275,7 +275,7 @@ model_seeds (void)
 
   /* a project with the sample networks, one run with metrics, a tag, a
    * note and a checkpoint */
-  g_autofree char *proj = seed_path ("project", "seed-run.netloom");
+  g_autofree char *proj = seed_path ("project", "seed-run");
   g_unlink (proj);
   if (!nl_project_create_sample (proj, &error))
     die (error, proj);

@@ -64,6 +64,12 @@ for t in "${targets[@]}"; do
 done
 ninja -C "$build" -j2 "${targets[@]/#/tests/fuzz/fuzz-}" || exit 2
 
+# the targets' temporary files in memory where there is a tmpfs, in one
+# folder removed at the end (a crashing input leaves its files behind)
+tmp=$(mktemp -d "$( [ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/netloom-fuzz-run.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp
+
 limit=(-max_total_time="$seconds")
 [ -n "$runs" ] && limit=(-runs="$runs")
 summary=()

@@ -56,3 +56,39 @@ nl_json_check_depth (const char *text, gssize length, const char *what, GError *
                what, NL_JSON_MAX_DEPTH, at);
   return FALSE;
 }
+
+char *
+nl_json_fix_numbers (char *text)
+{
+  gboolean in_string = FALSE;
+  char *out = text;
+
+  if (!text)
+    return NULL;
+  for (const char *in = text; *in;)
+    {
+      char c = *out++ = *in++;
+      if (in_string)
+        {
+          if (c == '\\' && *in)
+            *out++ = *in++;
+          else if (c == '"')
+            in_string = FALSE;
+          continue;
+        }
+      if (c == '"')
+        in_string = TRUE;
+      else if ((c == 'e' || c == 'E') && out - 1 > text && g_ascii_isdigit (out[-2]))
+        {
+          /* an exponent: its sign and digits, then json-glib's ".0" */
+          if (*in == '+' || *in == '-')
+            *out++ = *in++;
+          while (g_ascii_isdigit (*in))
+            *out++ = *in++;
+          if (in[0] == '.' && in[1] == '0' && !g_ascii_isdigit (in[2]))
+            in += 2;
+        }
+    }
+  *out = '\0';
+  return text;
+}

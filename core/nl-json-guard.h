@@ -1,6 +1,7 @@
-/* nl-json-guard.h — refuses JSON nested too deeply before a recursive parser
- * (json-glib's) sees it: a file of 80,000 '[' would overflow its stack. One
- * linear scan that skips strings; no parsing, no json-glib. */
+/* nl-json-guard.h — what json-glib gets wrong with JSON text, mended in one
+ * linear pass each (no parsing, no json-glib): it would recurse through a
+ * file of 80,000 '[' until the stack overflows, and it writes 1e-08 as
+ * "1e-08.0", which no JSON reader takes back. */
 #pragma once
 
 #include <glib.h>
@@ -27,5 +28,13 @@ gssize nl_json_find_too_deep (const char *text, gssize length, int max_depth);
 /* The guard every JSON reader calls before json_parser_load_from_data: FALSE
  * with "WHAT: JSON nested more than 256 levels deep (at byte N)" when it is. */
 gboolean nl_json_check_depth (const char *text, gssize length, const char *what, GError **error);
+
+/* json-glib (1.6) writes a double as "%.17g" and appends ".0" where that has
+ * no '.', so 1e-08, 1e+17 or 2e+19 come out as "1e-08.0": not JSON, and a
+ * saved network or run setting would not open again. Drops each ".0" that
+ * follows an exponent outside strings, in place, so every finite double reads
+ * back exactly. Returns text. Non-finite values have no JSON form: writers
+ * must not hand them to json-glib. */
+char *nl_json_fix_numbers (char *text);
 
 G_END_DECLS

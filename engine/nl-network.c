@@ -1,6 +1,6 @@
 /* nl-network.c — network documents: JSON in and out, editing, validation. */
 #include "engine/nl-network.h"
-#include "engine/nl-json-member.h"
+#include "engine/nl-json-doc.h"
 #include "ops/nl-op-registry.h"
 #include "core/nl-json-guard.h"
 
@@ -323,42 +323,48 @@ nl_network_validate (const NlNetwork *net, int *order, GError **error)
 /* ---- JSON ---- */
 
 static char *
-json_value_to_param_string (JsonNode *v)
+json_value_to_param_string (const NlJsonValue *v)
 {
-  if (JSON_NODE_HOLDS_ARRAY (v))
+  switch (v->type)
     {
-      JsonArray *a = json_node_get_array (v);
-      GString *s = g_string_new (NULL);
-      for (guint i = 0; i < json_array_get_length (a); i++)
-        {
-          JsonNode *e = json_array_get_element (a, i);
-          if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_INT64)
-            {
-              g_string_free (s, TRUE);
-              return NULL;
-            }
-          g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? "," : "", json_node_get_int (e));
-        }
-      return g_string_free (s, FALSE);
-    }
-  if (!JSON_NODE_HOLDS_VALUE (v))
-    return NULL;
-  switch (json_node_get_value_type (v))
-    {
-    case G_TYPE_INT64:
-      return g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (v));
-    case G_TYPE_DOUBLE:
+    case NL_JSON_ARRAY:
+      {
+        GString *s = g_string_new (NULL);
+        for (const NlJsonValue *e = nl_json_first (v); e; e = nl_json_next (v, e))
+          {
+            if (e->type != NL_JSON_INT)
+              {
+                g_string_free (s, TRUE);
+                return NULL;
+              }
+            g_string_append_printf (s, "%s%" G_GINT64_FORMAT, s->len ? "," : "", e->i);
+          }
+        return g_string_free (s, FALSE);
+      }
+    case NL_JSON_INT:
+      return g_strdup_printf ("%" G_GINT64_FORMAT, v->i);
+    case NL_JSON_DOUBLE:
       {
         char buf[G_ASCII_DTOSTR_BUF_SIZE];
-        return g_strdup (g_ascii_dtostr (buf, sizeof buf, json_node_get_double (v)));
+        return g_strdup (g_ascii_dtostr (buf, sizeof buf, v->d));
       }
-    case G_TYPE_BOOLEAN:
-      return g_strdup (json_node_get_boolean (v) ? "true" : "false");
-    case G_TYPE_STRING:
-      return g_strdup (json_node_get_string (v));
+    case NL_JSON_BOOL:
+      return g_strdup (v->b ? "true" : "false");
+    case NL_JSON_STRING:
+      return g_strdup (v->s);
     default:
       return NULL;
     }
+}
+
+/* The string member name of o in *value (NULL when absent); FALSE when it
+ * is there but not a string. */
+static gboolean
+string_member (const NlJsonValue *o, const char *name, const char **value)
+{
+  const NlJsonValue *v = nl_json_member (o, name);
+  *value = v && v->type == NL_JSON_STRING ? v->s : NULL;
+  return !v || v->type == NL_JSON_STRING;
 }
 
 /* What the loader looks up per node and per edge, so loading stays linear:
@@ -402,22 +408,21 @@ parse_endpoint (const Loader *ld, const char *text, int *node, int *port, GError
 }
 
 static gboolean
-parse_edge (const Loader *ld, JsonNode *e, guint k, GError **error)
+parse_edge (const Loader *ld, const NlJsonValue *e, guint k, GError **error)
 {
   const char *from = NULL, *to = NULL;
   g_auto (GStrv) parts = NULL;
   int a, ap, b, bp;
 
-  if (JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_STRING)
+  if (e->type == NL_JSON_STRING)
     {
-      parts = g_strsplit (json_node_get_string (e), "->", -1);
+      parts = g_strsplit (e->s, "->", -1);
       if (g_strv_length (parts) == 2)
         from = parts[0], to = parts[1];
     }
-  else if (JSON_NODE_HOLDS_OBJECT (e))
+  else if (e->type == NL_JSON_OBJECT)
     {
-      JsonObject *o = json_node_get_object (e);
-      if (!nl_json_string_member (o, "from", &from) || !nl_json_string_member (o, "to", &to))
+      if (!string_member (e, "from", &from) || !string_member (e, "to", &to))
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
                        "edge %u: \"from\" and \"to\" must be strings (\"node:port\")", k);
@@ -438,24 +443,19 @@ parse_edge (const Loader *ld, JsonNode *e, guint k, GError **error)
  * a position of 1e999 (read as inf) would be saved as something no reader
  * takes back. */
 static gboolean
-parse_position (NlNode *n, JsonNode *p, GError **error)
+parse_position (NlNode *n, const NlJsonValue *p, GError **error)
 {
-  JsonArray *a = JSON_NODE_HOLDS_ARRAY (p) ? json_node_get_array (p) : NULL;
-  double xy[2];
+  const NlJsonValue *x = p->type == NL_JSON_ARRAY && p->count == 2 ? nl_json_first (p) : NULL;
+  const NlJsonValue *y = x ? nl_json_next (p, x) : NULL;
 
-  for (guint k = 0; k < 2 && a && json_array_get_length (a) == 2; k++)
+  /* the reader refuses numbers past a double; these are finite */
+  if (x && y && (x->type == NL_JSON_INT || x->type == NL_JSON_DOUBLE)
+      && (y->type == NL_JSON_INT || y->type == NL_JSON_DOUBLE))
     {
-      JsonNode *v = json_array_get_element (a, k);
-      GType t = JSON_NODE_HOLDS_VALUE (v) ? json_node_get_value_type (v) : G_TYPE_INVALID;
-      if ((t != G_TYPE_INT64 && t != G_TYPE_DOUBLE) || !isfinite (xy[k] = json_node_get_double (v)))
-        break;
-      if (k == 1)
-        {
-          n->x = xy[0];
-          n->y = xy[1];
-          n->has_position = TRUE;
-          return TRUE;
-        }
+      n->x = nl_json_number (x);
+      n->y = nl_json_number (y);
+      n->has_position = TRUE;
+      return TRUE;
     }
   g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "node '%s': \"pos\" must be [x, y], two finite numbers",
                n->id);
@@ -463,19 +463,18 @@ parse_position (NlNode *n, JsonNode *p, GError **error)
 }
 
 static gboolean
-parse_node (const Loader *ld, JsonNode *jn, guint k, GError **error)
+parse_node (const Loader *ld, const NlJsonValue *o, guint k, GError **error)
 {
-  JsonObject *o;
+  const NlJsonValue *po, *pos;
   const char *id, *op;
   int idx;
 
-  if (!JSON_NODE_HOLDS_OBJECT (jn))
+  if (o->type != NL_JSON_OBJECT)
     goto bad;
-  o = json_node_get_object (jn);
-  if (!nl_json_string_member (o, "id", &id) || !nl_json_string_member (o, "op", &op))
+  if (!string_member (o, "id", &id) || !string_member (o, "op", &op))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "node %u: \"%s\" must be a string", k,
-                   nl_json_string_member (o, "id", &id) ? "op" : "id");
+                   string_member (o, "id", &id) ? "op" : "id");
       return FALSE;
     }
   if (!id || !op)
@@ -483,33 +482,29 @@ parse_node (const Loader *ld, JsonNode *jn, guint k, GError **error)
   idx = add_node (ld->net, id, op, ld->ids, error);
   if (idx < 0)
     return FALSE;
-  if (json_object_has_member (o, "params"))
+  if ((po = nl_json_member (o, "params")))
     {
-      JsonNode *pn = json_object_get_member (o, "params");
-      JsonObject *po;
-      g_autoptr (GList) members = NULL;
-      if (!JSON_NODE_HOLDS_OBJECT (pn))
+      if (po->type != NL_JSON_OBJECT)
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': params must be an object", id);
           return FALSE;
         }
-      po = json_node_get_object (pn);
-      members = json_object_get_members (po);
-      for (GList *l = members; l; l = l->next)
+      for (const NlJsonValue *key = nl_json_first (po); key; key = nl_json_next (po, key))
         {
-          g_autofree char *text = json_value_to_param_string (json_object_get_member (po, l->data));
+          /* a name given twice is set twice: the last one holds */
+          g_autofree char *text = json_value_to_param_string (key + 1);
           if (!text)
             {
               g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
-                           "node '%s': parameter '%s' has a value of the wrong kind", id, (char *) l->data);
+                           "node '%s': parameter '%s' has a value of the wrong kind", id, key->s);
               return FALSE;
             }
-          if (!nl_network_set_param (ld->net, idx, l->data, text, error))
+          if (!nl_network_set_param (ld->net, idx, key->s, text, error))
             return FALSE;
         }
     }
-  if (json_object_has_member (o, "pos"))
-    return parse_position (nl_network_node (ld->net, idx), json_object_get_member (o, "pos"), error);
+  if ((pos = nl_json_member (o, "pos")))
+    return parse_position (nl_network_node (ld->net, idx), pos, error);
   return TRUE;
 
 bad:
@@ -528,77 +523,73 @@ not_network (GError **error)
 }
 
 static gboolean
-parse_nodes_and_edges (NlNetwork *net, JsonObject *root, GError **error)
+parse_nodes_and_edges (NlNetwork *net, const NlJsonValue *nodes, const NlJsonValue *edges, GError **error)
 {
   g_autoptr (GHashTable) ids = g_hash_table_new (g_str_hash, g_str_equal);
   g_autofree guint8 *taken = NULL;
   Loader ld = { net, ids, NULL };
-  JsonArray *nodes = json_object_get_array_member (root, "nodes"), *edges;
+  guint i = 0;
 
-  for (guint i = 0; i < json_array_get_length (nodes); i++)
-    if (!parse_node (&ld, json_array_get_element (nodes, i), i, error))
+  for (const NlJsonValue *n = nl_json_first (nodes); n; n = nl_json_next (nodes, n), i++)
+    if (!parse_node (&ld, n, i, error))
       return FALSE;
-  if (!json_object_has_member (root, "edges"))
+  if (!edges)
     return TRUE;
-  if (!JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "edges")))
-    return not_network (error) != NULL;
-  edges = json_object_get_array_member (root, "edges");
   ld.taken = taken = g_new0 (guint8, (gsize) MAX (nl_network_n_nodes (net), 1) * NL_MAX_PORTS);
-  for (guint i = 0; i < json_array_get_length (edges); i++)
-    if (!parse_edge (&ld, json_array_get_element (edges, i), i, error))
+  i = 0;
+  for (const NlJsonValue *e = nl_json_first (edges); e; e = nl_json_next (edges, e), i++)
+    if (!parse_edge (&ld, e, i, error))
       return FALSE;
   return TRUE;
 }
 
+/* Networks run to megabytes (32,000 nodes are 3 MB), so they are read with
+ * the flat reader, not json-glib's tree of hash tables. */
 NlNetwork *
 nl_network_load_data (const char *json, gssize length, GError **error)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (NlJsonDoc) doc = NULL;
   g_autoptr (NlNetwork) net = NULL;
   g_autoptr (GError) local = NULL;
-  JsonNode *root_node, *version, *nodes;
-  JsonObject *root;
+  const NlJsonValue *root, *version, *nodes, *edges;
   const char *format, *name;
 
-  if (!nl_json_check_depth (json, length, "the network", &local)
-      || !json_parser_load_from_data (parser, json, length, &local))
+  if (!nl_json_check_depth (json, length, "the network", &local) || !(doc = nl_json_doc_parse (json, length, &local)))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "not valid JSON: %s", local->message);
       return NULL;
     }
-  root_node = json_parser_get_root (parser);
-  if (!root_node)
-    {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "not valid JSON: the document is empty");
-      return NULL;
-    }
-  if (!JSON_NODE_HOLDS_OBJECT (root_node))
+  root = nl_json_doc_root (doc);
+  if (root->type != NL_JSON_OBJECT)
     return not_network (error);
-  /* every member's type checked before it is read: json-glib's getters
-   * raise criticals on the wrong one */
-  root = json_node_get_object (root_node);
-  if (!nl_json_string_member (root, "format", &format) || g_strcmp0 (format, NL_NETWORK_FORMAT) != 0)
+  if (!string_member (root, "format", &format) || g_strcmp0 (format, NL_NETWORK_FORMAT) != 0)
     return not_network (error);
-  version = json_object_get_member (root, "version");
-  if (version && !JSON_NODE_HOLDS_VALUE (version) && !JSON_NODE_HOLDS_NULL (version))
+  version = nl_json_member (root, "version");
+  if (version && version->type != NL_JSON_NULL && version->type != NL_JSON_INT && version->type != NL_JSON_DOUBLE
+      && version->type != NL_JSON_BOOL && version->type != NL_JSON_STRING)
     return not_network (error);
-  if (json_object_get_int_member_with_default (root, "version", 0) > NL_NETWORK_VERSION)
+  /* a version that is no number reads as 0, as json-glib read it */
+  if (version && (version->type == NL_JSON_INT || version->type == NL_JSON_DOUBLE)
+      && nl_json_number (version) > NL_NETWORK_VERSION)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE,
-                   "the network is format version %" G_GINT64_FORMAT "; this netloom reads up to version %d",
-                   json_object_get_int_member (root, "version"), NL_NETWORK_VERSION);
+                   "the network is format version %g; this netloom reads up to version %d", nl_json_number (version),
+                   NL_NETWORK_VERSION);
       return NULL;
     }
-  nodes = json_object_get_member (root, "nodes");
-  if (!nodes || !JSON_NODE_HOLDS_ARRAY (nodes))
+  nodes = nl_json_member (root, "nodes");
+  if (!nodes || nodes->type != NL_JSON_ARRAY)
     return not_network (error);
-  if (!nl_json_string_member (root, "name", &name))
+  edges = nl_json_member (root, "edges");
+  if (edges && edges->type != NL_JSON_ARRAY)
+    return not_network (error);
+  if (!string_member (root, "name", &name))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARSE, "the network's \"name\" must be a string");
       return NULL;
     }
   net = nl_network_new (name ? name : "network");
-  if (!parse_nodes_and_edges (net, root, error))
+  if (!parse_nodes_and_edges (net, nodes, edges, error))
     return NULL;
   return g_steal_pointer (&net);
 }
@@ -653,27 +644,6 @@ add_param (JsonBuilder *b, const NlParamSpec *s, const NlParamValue *v)
     }
 }
 
-/* json-glib writes a double as "%.17g", plus ".0" when that has no '.',
- * so 1e17 became "1e+17.0" and 1e-08 "1e-08.0", which no JSON reader
- * takes. Such a whole number goes out as an integer (exact below 2^63); the
- * rest (below 1e-4, or past 2^63) moves by the least step that gives a '.':
- * a sub-picometre on the canvas, never a file that does not open. */
-static void
-add_coordinate (JsonBuilder *b, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  if (!strchr (g_ascii_dtostr (buf, sizeof buf, v), 'e') || strchr (buf, '.'))
-    json_builder_add_double_value (b, v);
-  else if (v == nearbyint (v) && fabs (v) < 0x1p63)
-    json_builder_add_int_value (b, (gint64) v);
-  else
-    {
-      while (!strchr (g_ascii_dtostr (buf, sizeof buf, v), '.'))
-        v = nextafter (v, 0.0);
-      json_builder_add_double_value (b, v);
-    }
-}
-
 char *
 nl_network_to_json (const NlNetwork *net)
 {
@@ -709,8 +679,8 @@ nl_network_to_json (const NlNetwork *net)
         {
           json_builder_set_member_name (b, "pos");
           json_builder_begin_array (b);
-          add_coordinate (b, n->x);
-          add_coordinate (b, n->y);
+          json_builder_add_double_value (b, n->x);
+          json_builder_add_double_value (b, n->y);
           json_builder_end_array (b);
         }
       json_builder_end_object (b);
@@ -731,7 +701,8 @@ nl_network_to_json (const NlNetwork *net)
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);
   json_generator_set_indent (gen, 2);
-  return json_generator_to_data (gen, NULL);
+  /* 1e17 or a parameter of 1e-08 as JSON, exactly (json-glib adds ".0") */
+  return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }
 
 gboolean

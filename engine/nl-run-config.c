@@ -392,7 +392,7 @@ nl_run_config_to_json (const NlRunConfig *rc)
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }
 
 gboolean
@@ -522,5 +522,5 @@ nl_run_config_overrides_json (const NlRunConfig *parent, const NlRunConfig *chil
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }

@@ -2,6 +2,7 @@
 #include "engine/nl-sweep-space.h"
 #include "engine/nl-lr-schedule.h"
 #include "engine/data/nl-transform.h"
+#include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -396,7 +397,7 @@ nl_sweep_space_point_to_json (const NlSweepSpace *s, const double *point)
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }
 
 gboolean
@@ -405,7 +406,7 @@ nl_sweep_space_point_from_json (const NlSweepSpace *s, const char *json, double 
   g_autoptr (JsonParser) parser = json_parser_new ();
   JsonObject *o;
 
-  if (!json_parser_load_from_data (parser, json, -1, error))
+  if (!nl_json_check_depth (json, -1, "the trial's values", error) || !json_parser_load_from_data (parser, json, -1, error))
     return FALSE;
   if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return bad (error, "point", "not a JSON object");
@@ -426,8 +427,10 @@ nl_sweep_space_point_from_json (const NlSweepSpace *s, const char *json, double 
             return bad (error, p->key, "the trial's value is not one of the choices");
           point[i] = k;
         }
-      else
+      else if (json_node_get_value_type (m) == G_TYPE_INT64 || json_node_get_value_type (m) == G_TYPE_DOUBLE)
         point[i] = json_node_get_double (m);
+      else
+        return bad (error, p->key, "the trial's value is not a number");
     }
   return TRUE;
 }

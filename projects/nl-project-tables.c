@@ -319,17 +319,38 @@ nl_pipeline_info_to_json (const NlPipelineInfo *pl)
     }
   json_builder_end_object (b);
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  return json_to_string (root, FALSE);
+  return nl_json_fix_numbers (json_to_string (root, FALSE));
+}
+
+/* A pipeline member absent, null or of the type asked (a whole number
+ * does for a double): json-glib's getters raise criticals on another. */
+static gboolean
+pipeline_member_ok (JsonObject *o, const char *name, GType type, GError **error)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  GType t = n && JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : G_TYPE_INVALID;
+  if (!n || JSON_NODE_HOLDS_NULL (n) || t == type || (type == G_TYPE_DOUBLE && t == G_TYPE_INT64))
+    return TRUE;
+  g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "the pipeline's \"%s\" must be %s", name,
+               type == G_TYPE_STRING ? "a string" : type == G_TYPE_INT64 ? "a whole number" : "a number");
+  return FALSE;
 }
 
 NlPipelineInfo *
 nl_pipeline_info_from_json (const char *json, GError **error)
 {
+  static const struct { const char *name; GType type; } members[] = {
+    { "name", G_TYPE_STRING }, { "dataset", G_TYPE_STRING }, { "transforms", G_TYPE_STRING },
+    { "split", G_TYPE_DOUBLE }, { "batch_size", G_TYPE_INT64 }, { "workers", G_TYPE_INT64 },
+  };
   g_return_val_if_fail (json != NULL, NULL);
   if (!check_json_object (json, "the pipeline", error))
     return NULL;
   g_autoptr (JsonNode) root = json_from_string (json, NULL);
   JsonObject *o = json_node_get_object (root);
+  for (gsize i = 0; i < G_N_ELEMENTS (members); i++)
+    if (!pipeline_member_ok (o, members[i].name, members[i].type, error))
+      return NULL;
   NlPipelineInfo *pl = g_new0 (NlPipelineInfo, 1);
   pl->name = g_strdup (json_object_get_string_member_with_default (o, "name", ""));
   pl->dataset_spec = g_strdup (json_object_get_string_member_with_default (o, "dataset", ""));
@@ -339,7 +360,7 @@ nl_pipeline_info_from_json (const char *json, GError **error)
   pl->batch_size = (int) json_object_get_int_member_with_default (o, "batch_size", 0);
   pl->workers = (int) json_object_get_int_member_with_default (o, "workers", 0);
   JsonNode *extra = json_object_get_member (o, "extra");
-  pl->extra_json = extra ? json_to_string (extra, FALSE) : NULL;
+  pl->extra_json = extra ? nl_json_fix_numbers (json_to_string (extra, FALSE)) : NULL;
   return pl;
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/nl-json-guard.h"
 #include "engine/nl-program.h"
+#include "ops/nl-batch-norm.h"
 #include "ops/nl-op-registry.h"
 #include "nl-test-util.h"
 
@@ -94,9 +95,31 @@ static const BadCase bad_cases[] = {
   { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"pos\":\"here\"}]}", NL_NETWORK_ERROR_PARSE, "node 'data': \"pos\" must be [x, y]" },
   { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"pos\":[\"a\",{}]}]}", NL_NETWORK_ERROR_PARSE, "node 'data': \"pos\" must be [x, y]" },
   { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"pos\":[1]}]}", NL_NETWORK_ERROR_PARSE, "node 'data': \"pos\" must be [x, y]" },
-  /* JSON cannot hold infinity: 1e999 would be saved as "inf" */
-  { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"pos\":[1e999,0]}]}", NL_NETWORK_ERROR_PARSE, "two finite numbers" },
-  { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"pos\":[0,-1e999]}]}", NL_NETWORK_ERROR_PARSE, "two finite numbers" },
+  /* JSON cannot hold infinity: 1e999 would be saved as "inf"; the reader
+   * refuses what a double or an int64 cannot hold, with the place */
+  { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"pos\":[1e999,0]}]}", NL_NETWORK_ERROR_PARSE,
+    "not valid JSON: line 1, column 83: a number past a double's range" },
+  { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"pos\":[0,\n-1e999]}]}", NL_NETWORK_ERROR_PARSE,
+    "not valid JSON: line 2, column 1: a number past a double's range" },
+  { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"params\":{\"shape\":[99999999999999999999]}}]}", NL_NETWORK_ERROR_PARSE,
+    "a whole number past 64 bits" },
+  /* strict JSON: what json-glib refused (or let through) the reader refuses too */
+  { HEAD IN ",]}", NL_NETWORK_ERROR_PARSE, "not valid JSON: line 1, column 77: expected a value" },
+  { HEAD IN "]", NL_NETWORK_ERROR_PARSE, "expected ',' or '}'" },
+  { HEAD IN "]} x", NL_NETWORK_ERROR_PARSE, "more after the end of the document" },
+  { HEAD "{\"id\":\"da\tta\",\"op\":\"Input\"}]}", NL_NETWORK_ERROR_PARSE, "a control character in a string" },
+  { HEAD "{\"id\":\"d\\u0000\",\"op\":\"Input\"}]}", NL_NETWORK_ERROR_PARSE, "a string holds \\u0000" },
+  { HEAD "{\"id\":\"d\\ud800\",\"op\":\"Input\"}]}", NL_NETWORK_ERROR_PARSE, "half a surrogate pair" },
+  { HEAD "{\"id\":\"d\xff\",\"op\":\"Input\"}]}", NL_NETWORK_ERROR_PARSE, "a string is not UTF-8" },
+  { HEAD "{\"id\":\"d\\x\",\"op\":\"Input\"}]}", NL_NETWORK_ERROR_PARSE, "an unknown escape" },
+  { HEAD "{\"id\":\"data", NL_NETWORK_ERROR_PARSE, "a string is not closed" },
+  { HEAD "{\"id\":01}]}", NL_NETWORK_ERROR_PARSE, "expected ',' or '}'" },
+  { HEAD "{\"id\":-}]}", NL_NETWORK_ERROR_PARSE, "a number needs a digit" },
+  { HEAD "{\"id\":1.}]}", NL_NETWORK_ERROR_PARSE, "a number needs a digit after '.'" },
+  { HEAD "{\"id\":1e+}]}", NL_NETWORK_ERROR_PARSE, "a number needs a digit in its exponent" },
+  { HEAD "{\"id\" \"data\"}]}", NL_NETWORK_ERROR_PARSE, "expected ':' after a member name" },
+  { HEAD "{id:\"data\"}]}", NL_NETWORK_ERROR_PARSE, "expected a member name in quotes" },
+  { HEAD "{\"id\":nul}]}", NL_NETWORK_ERROR_PARSE, "expected a value" },
   { HEAD IN ",{\"id\":\"f\",\"op\":\"Flatten\"}],\"edges\":[{\"from\":1,\"to\":\"f\"}]}", NL_NETWORK_ERROR_EDGE, "edge 0: \"from\" and \"to\" must be strings" },
   { HEAD IN ",{\"id\":\"f\",\"op\":\"Flatten\"}],\"edges\":[{\"from\":\"data\",\"to\":[\"f\"]}]}", NL_NETWORK_ERROR_EDGE, "edge 0: \"from\" and \"to\" must be strings" },
   /* a port past int must not wrap around to port 0 */
@@ -214,7 +237,8 @@ test_deep_nesting (void)
 }
 
 /* json-glib wrote 1e17 as "1e+17.0" and 1e-8 as "1e-08.0" (not JSON) and a
- * non-finite position as "inf": every position saved must open again. */
+ * non-finite position as "inf": every position and parameter saved must
+ * open again, and read back the same. */
 static void
 test_positions_reopen (void)
 {
@@ -237,6 +261,10 @@ test_positions_reopen (void)
     }
   nl_network_node (net, nl_network_add_node (net, "nowhere", "Input", &error))->has_position = TRUE;
   nl_network_node (net, nl_network_find (net, "nowhere"))->x = INFINITY;
+  /* a parameter of 1e-8 (BatchNorm's epsilon) too */
+  g_assert_cmpint (nl_network_add_node (net, "bn", "BatchNorm", &error), >=, 0);
+  g_assert_true (nl_network_set_param (net, nl_network_find (net, "bn"), "epsilon", "1e-8", &error));
+  g_assert_no_error (error);
   json = nl_network_to_json (net);
   g_assert_null (strstr (json, "inf"));
   g_assert_null (strstr (json, "e+17.0"));
@@ -247,19 +275,10 @@ test_positions_reopen (void)
     {
       const NlNode *n = nl_network_node (again, (int) i);
       g_assert_true (n->has_position);
-      /* whole numbers and anything json-glib writes with a '.' come back
-       * exactly; the rest within one step of a double */
-      if (values[i] == 1e-8 || values[i] == -3e-10 || values[i] == 2e19)
-        {
-          g_assert_cmpfloat (fabs (n->x - values[i]), <=, fabs (values[i]) * 4e-16);
-          g_assert_cmpfloat (fabs (n->y + values[i]), <=, fabs (values[i]) * 4e-16);
-        }
-      else
-        {
-          g_assert_cmpfloat (n->x, ==, values[i]);
-          g_assert_cmpfloat (n->y, ==, -values[i]);
-        }
+      g_assert_cmpfloat (n->x, ==, values[i]);
+      g_assert_cmpfloat (n->y, ==, -values[i]);
     }
+  g_assert_cmpfloat (nl_network_node (again, nl_network_find (again, "bn"))->params[BN_EPSILON].f, ==, 1e-8);
   /* a position that is no number is left out rather than written as "inf" */
   g_assert_false (nl_network_node (again, nl_network_find (again, "nowhere"))->has_position);
 }

@@ -314,7 +314,7 @@ open_network_thread (GTask *task, gpointer source, gpointer data, GCancellable *
           json_object_set_string_member (json_node_get_object (snapshot), "name", r->name);
           json_generator_set_root (gen, snapshot);
           json_generator_set_pretty (gen, TRUE);
-          json = json_generator_to_data (gen, NULL);
+          json = nl_json_fix_numbers (json_generator_to_data (gen, NULL));
           if ((id = nl_project_save_network (p, r->name, json, &error)) <= 0
               || !(versions = nl_project_list_network_versions (p, r->name, &error)))
             {

@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include "cli-common.h"
+#include "core/nl-json-guard.h"
 #include "engine/session/nl-evaluate.h"
 #include "engine/session/nl-run-model.h"
 
@@ -33,7 +34,7 @@ static void
 print_json (JsonBuilder *jb)
 {
   g_autoptr (JsonNode) root = json_builder_get_root (jb);
-  g_autofree char *text = json_to_string (root, FALSE);
+  g_autofree char *text = nl_json_fix_numbers (json_to_string (root, FALSE));
   printf ("%s\n", text);
 }
 

@@ -11,6 +11,8 @@
 #include "core/nl-comm.h"
 #include "engine/nl-checkpoint.h"
 #include "core/nl-device.h"
+#include "core/nl-json-guard.h"
+#include "engine/nl-json-member.h"
 #include "engine/onnx/nl-onnx-export.h"
 #include "engine/session/nl-run-onnx.h"
 #include "engine/session/nl-run.h"
@@ -103,14 +105,18 @@ text_number (char *buf, gsize size, double v)
 static char *
 processes_json (const NlRunInfo *r)
 {
-  g_autoptr (JsonNode) root = json_from_string (r->hparams_json ? r->hparams_json : "{}", NULL);
+  const char *hp = r->hparams_json && nl_json_check_depth (r->hparams_json, -1, "the run's settings", NULL)
+                     ? r->hparams_json : "{}";
+  g_autoptr (JsonNode) root = json_from_string (hp, NULL);
   JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
-  g_autofree char *hosts = NULL;
-  if (!o || !json_object_has_member (o, "processes"))
+  JsonNode *procs = o ? json_object_get_member (o, "processes") : NULL;
+  const char *hosts = NULL;
+  g_autofree char *escaped = NULL;
+  /* the project is anyone's file: members of another type are left out */
+  if (!procs || !JSON_NODE_HOLDS_VALUE (procs) || json_node_get_value_type (procs) != G_TYPE_INT64)
     return g_strdup ("");
-  hosts = g_strescape (json_object_get_string_member_with_default (o, "hosts", ""), NULL);
-  return g_strdup_printf (",\"processes\":%" G_GINT64_FORMAT ",\"hosts\":\"%s\"",
-                          json_object_get_int_member_with_default (o, "processes", 1), hosts);
+  escaped = g_strescape (nl_json_string_member (o, "hosts", &hosts) && hosts ? hosts : "", NULL);
+  return g_strdup_printf (",\"processes\":%" G_GINT64_FORMAT ",\"hosts\":\"%s\"", json_node_get_int (procs), escaped);
 }
 
 static void

@@ -302,7 +302,7 @@ nl_pipeline_extra_to_json (const NlPipelineExtra *x, const char *base_json)
   SET_OR_REMOVE (x->image_height > 0, "image_height", json_object_set_int_member, x->image_height);
 #undef SET_OR_REMOVE
   json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }
 
 /* ---- an open dataset with its histogram, shared by successive previews ---- */

@@ -485,7 +485,7 @@ nl_session_new_fork (NlProject *p, gint64 run, const char *which, const char *na
       && !apply_overrides (json_node_get_object (json_parser_get_root (parser)), hparams_json_overrides, error))
     return NULL;
   json_generator_set_root (gen, json_parser_get_root (parser));
-  json = json_generator_to_data (gen, NULL);
+  json = nl_json_fix_numbers (json_generator_to_data (gen, NULL));
   nl_run_config_init (&merged);
   if (!nl_run_config_from_json (&merged, json, &local) || !nl_run_config_check (&merged, &local))
     {

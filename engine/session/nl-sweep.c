@@ -2,6 +2,7 @@
  * rebuilt from the stored metrics, trials on one or more threads. */
 #include "engine/session/nl-sweep.h"
 #include "core/nl-device.h"
+#include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -101,7 +102,7 @@ base_to_json (const NlRunConfig *rc)
   json_object_set_string_member (o, "monitor", rc->monitor);
   json_object_set_string_member (o, "early_stop_metric", rc->early_stop_metric);
   json_generator_set_root (gen, json_parser_get_root (parser));
-  return json_generator_to_data (gen, NULL);
+  return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }
 
 static gboolean

@@ -5,6 +5,8 @@
 #                                                        for SECONDS (default 60) or N inputs,
 #                                                        one after the other
 #   tools/fuzz-run.sh --seeds                            regenerate the seed corpora
+#   tools/fuzz-run.sh --test                             the fuzz build's tests: each target
+#                                                        over its corpus plus 10 s of fuzzing
 #
 # Builds build-fuzz (clang, ASan + UBSan, -Dfuzz=enabled) when it is missing.
 # Each target starts from tests/fuzz/corpus/TARGET and keeps what it learns
@@ -27,6 +29,7 @@ seconds=60 runs=
 case "${1:-}" in
   --runs) runs=${2:?--runs needs N}; shift 2 ;;
   --seeds) mode=seeds; shift ;;
+  --test) mode=test; shift ;;
   ''|*[!0-9]*) ;;
   *) seconds=$1; shift ;;
 esac
@@ -36,6 +39,11 @@ targets=("$@")
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang meson setup "$build" -Dfuzz=enabled -Dcuda=disabled -Dgui=disabled -Dmpi=disabled \
     -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false || exit 2
+fi
+
+if [ "${mode:-}" = test ]; then
+  ninja -C "$build" -j2 "${all[@]/#/tests/fuzz/fuzz-}" || exit 2
+  exec meson test -C "$build" --no-rebuild --suite fuzz --print-errorlogs
 fi
 
 if [ "${mode:-}" = seeds ]; then

@@ -7,5 +7,5 @@ set -u
 target=$1 work=$2 corpus=$3
 rm -rf "$work"
 mkdir -p "$work/new"
-exec "$target" -max_total_time=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+exec "$target" -error_exitcode=1 -timeout_exitcode=1 -max_total_time=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   -artifact_prefix="$work/finding-" "$work/new" "$corpus"

@@ -293,9 +293,9 @@ parse (Parser *p)
     {
       guint32 top = g_array_index (open, guint32, open->len - 1);
       NlJsonValue *c = &g_array_index (p->values, NlJsonValue, top);
-      char close = c->type == NL_JSON_OBJECT ? '}' : ']';
+      char closer = c->type == NL_JSON_OBJECT ? '}' : ']';
       skip_ws (p);
-      if (p->i < p->n && p->text[p->i] == close)
+      if (p->i < p->n && p->text[p->i] == closer)
         {
           p->i++;
           c->size = p->values->len - top;

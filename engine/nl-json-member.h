@@ -11,4 +11,11 @@ G_BEGIN_DECLS
  * is there but not a string. */
 gboolean nl_json_string_member (JsonObject *o, const char *name, const char **value);
 
+/* The number member name of o (a whole number too) in *value, left as it
+ * is when absent; FALSE when it is there but not a number. */
+gboolean nl_json_number_member (JsonObject *o, const char *name, double *value);
+
+/* The same for a whole number. */
+gboolean nl_json_int_member (JsonObject *o, const char *name, gint64 *value);
+
 G_END_DECLS

@@ -395,6 +395,50 @@ nl_run_config_to_json (const NlRunConfig *rc)
   return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
 }
 
+/* Every stored member of the type its field reads (null for a text that
+ * is not set): json-glib's getters raise criticals on another type, and a
+ * project is anyone's file. */
+static gboolean
+check_member_types (JsonObject *o, GError **error)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
+    {
+      const NlRunField *f = &fields[i];
+      JsonNode *n = json_object_get_member (o, f->name);
+      GType t = n && JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : G_TYPE_INVALID;
+      const char *want = NULL;
+      if (!n || !(f->flags & NL_RUN_FIELD_STORED))
+        continue;
+      switch (f->type)
+        {
+        case NL_RUN_FIELD_INT:
+          want = t == G_TYPE_INT64 ? NULL : "a whole number";
+          break;
+        case NL_RUN_FIELD_FLOAT:
+        case NL_RUN_FIELD_DOUBLE:
+          want = t == G_TYPE_INT64 || t == G_TYPE_DOUBLE ? NULL : "a number";
+          break;
+        case NL_RUN_FIELD_BOOL:
+          want = t == G_TYPE_BOOLEAN || t == G_TYPE_INT64 ? NULL : "true or false";
+          break;
+        case NL_RUN_FIELD_STRING:
+        case NL_RUN_FIELD_METRIC:
+          want = t == G_TYPE_STRING || JSON_NODE_HOLDS_NULL (n) ? NULL : "a string";
+          break;
+        default:
+          want = t == G_TYPE_STRING ? NULL : "a string";
+          break;
+        }
+      if (want)
+        {
+          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the run's settings: \"%s\" must be %s", f->name,
+                       want);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 gboolean
 nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
 {
@@ -411,6 +455,8 @@ nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
       return FALSE;
     }
   o = json_node_get_object (json_parser_get_root (parser));
+  if (!check_member_types (o, error))
+    return FALSE;
   /* first: the optimizer's defaults stand for its absent fields */
   if (!nl_optim_kind_parse (json_object_get_string_member_with_default (o, "optimizer", "sgd"), &kind, error))
     return FALSE;

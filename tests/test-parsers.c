@@ -9,6 +9,8 @@
 
 #include "core/nl-json-guard.h"
 #include "engine/nl-json-doc.h"
+#include "engine/nl-json-member.h"
+#include "engine/nl-run-config.h"
 #include "engine/nl-sweep-space.h"
 #include "projects/nl-project.h"
 
@@ -163,6 +165,77 @@ test_sweep_point (void)
   g_assert_nonnull (strstr (error->message, "the trial's values: JSON nested more than 256 levels deep"));
 }
 
+/* The typed reads of json-glib members (the run list's columns use them):
+ * another type is FALSE, not a critical; absent leaves the value. */
+static void
+test_typed_members (void)
+{
+  g_autoptr (JsonNode) root = json_from_string ("{\"i\":3,\"d\":2.5,\"s\":\"x\",\"a\":[1],\"n\":null}", NULL);
+  JsonObject *o = json_node_get_object (root);
+  double d = -1;
+  gint64 i = -1;
+  const char *s = NULL;
+
+  g_assert_true (nl_json_number_member (o, "i", &d));
+  g_assert_cmpfloat (d, ==, 3);
+  g_assert_true (nl_json_number_member (o, "d", &d));
+  g_assert_cmpfloat (d, ==, 2.5);
+  g_assert_true (nl_json_number_member (o, "nope", &d));
+  g_assert_cmpfloat (d, ==, 2.5);
+  g_assert_false (nl_json_number_member (o, "s", &d));
+  g_assert_false (nl_json_number_member (o, "a", &d));
+  g_assert_false (nl_json_number_member (o, "n", &d));
+  g_assert_true (nl_json_int_member (o, "i", &i));
+  g_assert_cmpint (i, ==, 3);
+  g_assert_false (nl_json_int_member (o, "d", &i));
+  g_assert_false (nl_json_int_member (o, "a", &i));
+  g_assert_cmpint (i, ==, 3);
+  g_assert_true (nl_json_string_member (o, "s", &s));
+  g_assert_cmpstr (s, ==, "x");
+  g_assert_false (nl_json_string_member (o, "a", &s));
+}
+
+/* A run's stored settings with a member of another type: one message
+ * naming it, not json-glib's critical (fatal in these tests). */
+static void
+test_run_settings_members (void)
+{
+  static const struct { const char *member, *message; } cases[] = {
+    { "\"epochs\":[1]", "the run's settings: \"epochs\" must be a whole number" },
+    { "\"epochs\":2.5", "the run's settings: \"epochs\" must be a whole number" },
+    { "\"lr\":\"fast\"", "the run's settings: \"lr\" must be a number" },
+    { "\"lr\":null", "the run's settings: \"lr\" must be a number" },
+    { "\"optimizer\":5", "the run's settings: \"optimizer\" must be a string" },
+    { "\"seed\":{}", "the run's settings: \"seed\" must be a string" },
+    { "\"nesterov\":\"yes\"", "the run's settings: \"nesterov\" must be true or false" },
+    { "\"augment\":[\"flip\"]", "the run's settings: \"augment\" must be a string" },
+    { "\"precision\":null", "the run's settings: \"precision\" must be a string" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto (NlRunConfig) rc = { 0 };
+      g_autoptr (GError) error = NULL;
+      g_autofree char *json = g_strdup_printf ("{\"dataset\":\"mnist\",\"loss\":\"SoftmaxCrossEntropy\",%s}",
+                                               cases[i].member);
+      nl_run_config_init (&rc);
+      g_assert_false (nl_run_config_from_json (&rc, json, &error));
+      g_assert_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG);
+      g_assert_cmpstr (error->message, ==, cases[i].message);
+    }
+  /* what the writer writes still reads: a text not set is null */
+  {
+    g_auto (NlRunConfig) rc = { 0 }, back = { 0 };
+    g_autoptr (GError) error = NULL;
+    g_autofree char *json = NULL;
+    nl_run_config_init (&rc);
+    json = nl_run_config_to_json (&rc);
+    g_assert_nonnull (strstr (json, "null"));
+    nl_run_config_init (&back);
+    g_assert_true (nl_run_config_from_json (&back, json, &error));
+    g_assert_no_error (error);
+  }
+}
+
 /* A pipeline row's members of another type were read through json-glib's
  * getters (criticals; a number as "transforms" was dereferenced as NULL). */
 static void
@@ -205,5 +278,7 @@ main (int argc, char **argv)
   g_test_add_func ("/parsers/fix-numbers", test_fix_numbers);
   g_test_add_func ("/parsers/sweep-point", test_sweep_point);
   g_test_add_func ("/parsers/pipeline-members", test_pipeline_members);
+  g_test_add_func ("/parsers/run-settings-members", test_run_settings_members);
+  g_test_add_func ("/parsers/typed-members", test_typed_members);
   return g_test_run ();
 }

@@ -1,6 +1,7 @@
 /* nl-run-row.c — a run as a list item (see nl-run-row.h). */
 #include "ui/nl-run-row.h"
 #include "core/nl-json-guard.h"
+#include "engine/nl-json-member.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -136,6 +137,8 @@ parse_hparams (NlRunRow *row)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   const char *json = row->snap->info->hparams_json;
+  const char *optimizer = NULL;
+  gint64 batch_size = 0, epochs = 0;
   JsonObject *o;
 
   g_clear_pointer (&row->optimizer, g_free);
@@ -146,10 +149,16 @@ parse_hparams (NlRunRow *row)
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return;
   o = json_node_get_object (json_parser_get_root (parser));
-  row->optimizer = g_strdup (json_object_get_string_member_with_default (o, "optimizer", NULL));
-  row->lr = json_object_get_double_member_with_default (o, "lr", NAN);
-  row->batch_size = (int) json_object_get_int_member_with_default (o, "batch_size", 0);
-  row->epochs = (int) json_object_get_int_member_with_default (o, "epochs", 0);
+  /* typed reads: a member of another type shows blank, with no critical */
+  if (nl_json_string_member (o, "optimizer", &optimizer))
+    row->optimizer = g_strdup (optimizer);
+  if (!nl_json_number_member (o, "lr", &row->lr))
+    row->lr = NAN;
+  if (nl_json_int_member (o, "batch_size", &batch_size) && nl_json_int_member (o, "epochs", &epochs))
+    {
+      row->batch_size = (int) CLAMP (batch_size, 0, G_MAXINT);
+      row->epochs = (int) CLAMP (epochs, 0, G_MAXINT);
+    }
 }
 
 NlRunRow *

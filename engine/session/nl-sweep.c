@@ -123,6 +123,14 @@ base_from_json (NlRunConfig *rc, const char *json, GError **error)
       JsonNode *m = json_object_get_member (o, f->name);
       if ((f->flags & NL_RUN_FIELD_STORED) || f->type == NL_RUN_FIELD_DEVICE || !m || JSON_NODE_HOLDS_NULL (m))
         continue;
+      /* a stored sweep is anyone's file: an array or object here would
+       * reach json-glib's getters, which raise criticals on it */
+      if (!JSON_NODE_HOLDS_VALUE (m))
+        {
+          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                       "the sweep's settings: \"%s\" must be a number, true or false, or text", f->name);
+          return FALSE;
+        }
       if (json_node_get_value_type (m) == G_TYPE_STRING)
         {
           if (!nl_run_field_set_text (f, rc, json_node_get_string (m), error))

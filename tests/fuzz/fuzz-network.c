@@ -14,7 +14,7 @@
 
 /* Bigger models are skipped, not allocated: the fuzzer's memory limit is
  * about inputs, and a network may ask for any size of weights. */
-#define MAX_MODEL_BYTES (16 << 20)
+#define MAX_MODEL_BYTES (4 << 20)
 
 static int64_t
 weight_bytes (const NlGraph *g)

@@ -2,12 +2,14 @@
  * again (issue 14): numbers json-glib writes as no JSON, nesting past the
  * shared limit and members of the wrong type, in the readers of the project's
  * rows that have no test module of their own (sweep trial values, pipelines). */
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
 #include <json-glib/json-glib.h>
 
 #include "core/nl-json-guard.h"
+#include "engine/data/nl-record.h"
 #include "engine/nl-json-doc.h"
 #include "engine/nl-json-member.h"
 #include "engine/nl-run-config.h"
@@ -195,6 +197,39 @@ test_typed_members (void)
   g_assert_false (nl_json_string_member (o, "a", &s));
 }
 
+/* Empty records, written from NULL and read into a fresh buffer first:
+ * both applied an offset to a NULL pointer (clang's UBSan says so). */
+static void
+test_empty_records (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("netloom-records-XXXXXX", &error);
+  g_autofree char *path = g_build_filename (dir, "empty.rec", NULL);
+  NlRecordWriter *w = nl_record_writer_open (path, &error);
+  g_autoptr (NlRecordReader) r = NULL;
+  const guint8 *data;
+  size_t len = 99;
+
+  g_assert_no_error (error);
+  g_assert_true (nl_record_writer_append (w, NULL, 0, &error));
+  g_assert_true (nl_record_writer_append (w, "abcd", 4, &error));
+  g_assert_true (nl_record_writer_append (w, NULL, 0, &error));
+  g_assert_true (nl_record_writer_close (w, &error));
+  g_assert_no_error (error);
+  r = nl_record_reader_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
+  g_assert_cmpuint (len, ==, 0);
+  g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
+  g_assert_cmpmem (data, len, "abcd", 4);
+  g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 1);
+  g_assert_cmpuint (len, ==, 0);
+  g_assert_cmpint (nl_record_reader_next (r, &data, &len, &error), ==, 0);
+  g_assert_no_error (error);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* A run's stored settings with a member of another type: one message
  * naming it, not json-glib's critical (fatal in these tests). */
 static void
@@ -280,5 +315,6 @@ main (int argc, char **argv)
   g_test_add_func ("/parsers/pipeline-members", test_pipeline_members);
   g_test_add_func ("/parsers/run-settings-members", test_run_settings_members);
   g_test_add_func ("/parsers/typed-members", test_typed_members);
+  g_test_add_func ("/parsers/empty-records", test_empty_records);
   return g_test_run ();
 }

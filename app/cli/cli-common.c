@@ -2,6 +2,7 @@
 #include "cli-common.h"
 #include "core/nl-comm.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -126,4 +127,15 @@ nl_cli_open_project (const char *path, int *status)
   if (!p)
     *status = nl_cli_fail (error);
   return p;
+}
+
+const char *
+nl_cli_json_number (char *buf, gsize size, int decimals, double v)
+{
+  if (!isfinite (v))
+    return "null";
+  /* past the buffer (a loss of 1e300 has 300 digits) an exponent keeps it a number */
+  if (g_snprintf (buf, size, "%.*f", decimals, v) >= (gint) size)
+    g_snprintf (buf, size, "%.*e", decimals, v);
+  return buf;
 }

@@ -30,6 +30,11 @@ gboolean nl_cli_interrupted (void);
 
 
 
+/* v with that many decimals, or null where JSON has no number for it (NaN
+ * before anything was measured, a diverged loss's inf): "nan" or "inf" in a
+ * --json line is no JSON. buf holds 64 bytes at least. */
+const char *nl_cli_json_number (char *buf, gsize size, int decimals, double v);
+
 /* Print "netloom-cli: MESSAGE" on stderr; returns 1 (or 2 for usage errors). */
 int nl_cli_fail (const GError *error);
 int nl_cli_usage_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);

@@ -80,16 +80,6 @@ nl_cli_project (int argc, char **argv)
     }
 }
 
-/* A number or null, for JSON. */
-static const char *
-json_number (char *buf, gsize size, double v)
-{
-  if (isnan (v))
-    return "null";
-  g_snprintf (buf, size, "%.5f", v);
-  return buf;
-}
-
 /* A number, or "–" for one not measured yet (a run stopped before its
  * first epoch), for people. */
 static const char *
@@ -122,7 +112,7 @@ processes_json (const NlRunInfo *r)
 static void
 print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
 {
-  char b1[32], b2[32], b3[32];
+  char b1[64], b2[64], b3[64];
   double acc_best = NAN, acc_last = NAN, loss_best = NAN, loss_last = NAN, dur;
   g_auto (NlRunConfig) rc = { 0 };
   nl_run_config_init (&rc);
@@ -146,8 +136,8 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
               "\"device\":\"%s\",\"precision\":\"%s\"%s}\n",
               r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.optim.kind),
               rc.optim.lr, rc.batch_size, rc.epochs, r->epochs_done, r->parent_run, sweep,
-              json_number (b1, sizeof b1, acc_best), json_number (b2, sizeof b2, acc_last),
-              json_number (b3, sizeof b3, loss_last), dur, r->device ? r->device : "cpu",
+              nl_cli_json_number (b1, sizeof b1, 5, acc_best), nl_cli_json_number (b2, sizeof b2, 5, acc_last),
+              nl_cli_json_number (b3, sizeof b3, 5, loss_last), dur, r->device ? r->device : "cpu",
               nl_precision_name (rc.precision), processes);
     }
   else

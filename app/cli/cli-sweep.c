@@ -17,7 +17,9 @@ typedef struct {
 static char *
 value_text (double v, gboolean json)
 {
-  return isnan (v) ? g_strdup (json ? "null" : "–") : g_strdup_printf ("%.5f", v);
+  char buf[64];
+  return json ? g_strdup (nl_cli_json_number (buf, sizeof buf, 5, v))
+              : isfinite (v) ? g_strdup_printf ("%.5f", v) : g_strdup ("–");
 }
 
 /* "lr=0.0123 fc1.units=256" from a trial's stored values. */

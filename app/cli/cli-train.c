@@ -44,11 +44,14 @@ on_epoch (gpointer user, const NlEpochReport *r)
                                                        "\"allreduce_exposed_s\":%.4f", comm->size, r->comm_seconds,
                                                        r->comm_exposed_seconds)
                                     : g_strdup ("");
+      char loss[64], train_acc[64], test_acc[64];
       printf ("{\"impl\":\"netloom\",%s\"network\":\"%s\",\"threads\":%d,\"epoch\":%d,\"seconds\":%.4f,"
-              "\"images_per_s\":%.1f,\"train_loss\":%.5f,\"train_acc\":%.5f,\"test_acc\":%.5f,\"lr\":%.6g,"
+              "\"images_per_s\":%.1f,\"train_loss\":%s,\"train_acc\":%s,\"test_acc\":%s,\"lr\":%.6g,"
               "\"peak_rss_mb\":%.1f%s}\n",
-              run, name, o->threads, r->epoch, r->seconds, r->images_per_s, r->train_loss, r->train_acc,
-              r->test_acc, r->lr, peak_rss_mb (), group);
+              run, name, o->threads, r->epoch, r->seconds, r->images_per_s,
+              nl_cli_json_number (loss, sizeof loss, 5, r->train_loss),
+              nl_cli_json_number (train_acc, sizeof train_acc, 5, r->train_acc),
+              nl_cli_json_number (test_acc, sizeof test_acc, 5, r->test_acc), r->lr, peak_rss_mb (), group);
     }
   else
     printf ("epoch %d/%d  train loss %.4f  train acc %.4f  test acc %.4f  %.1f s  %.0f images/s\n", r->epoch,

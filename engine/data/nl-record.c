@@ -397,7 +397,9 @@ nl_record_writer_append (NlRecordWriter *w, const void *data, size_t len, GError
                    w->tmp_path);
       return FALSE;
     }
-  const guint8 *p = data;
+  /* an empty record may come as NULL: no offset may be applied to that */
+  static const guint8 no_bytes[1];
+  const guint8 *p = len > 0 ? data : no_bytes;
   guint8 magic[4];
   put_le32 (magic, NL_RECORD_MAGIC);
   /* Cut where a part reaches max_part (no magic dropped) and where the

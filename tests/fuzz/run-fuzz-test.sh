@@ -4,6 +4,9 @@
 # inputs go to WORKDIR (the source corpus stays as committed), a finding
 # to WORKDIR/finding-*; libFuzzer's exit status is the test's.
 set -u
+# GLib's fatal criticals trap (SIGTRAP), which leaves libFuzzer no input to
+# keep; nl_fuzz_init makes them abort instead
+unset G_DEBUG
 target=$1 work=$2 corpus=$3
 rm -rf "$work"
 mkdir -p "$work/new"

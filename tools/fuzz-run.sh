@@ -103,6 +103,10 @@ for t in "${targets[@]}"; do
   fi
   execs=${execs:-0}
   new=$(( $(find "$findings" -type f | wc -l) - before ))
+  # -fork's own count, which also has the deaths that left no input
+  crashes=$(grep -oE 'oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+' "$log" | tail -1 | grep -oE '[0-9]+/[0-9]+/[0-9]+' |
+            tr / + | bc)
+  [ "${crashes:-0}" -gt "$new" ] && new=$crashes
   [ "$new" -gt 0 ] && found=1
   line=$(awk -v t="$t" -v n="$execs" -v s="$(echo "$end - $start" | bc)" -v f="$new" -v rc="$rc" \
     'BEGIN { printf "%-11s %12d inputs %8.0f s %9.0f exec/s  %d new findings (exit %d)", t, n, s, n / (s > 0 ? s : 1), f, rc }')

@@ -57,6 +57,48 @@ nl_json_check_depth (const char *text, gssize length, const char *what, GError *
   return FALSE;
 }
 
+/* json-glib leaves some control characters (0x1f, found by fuzz-onnx in
+ * an imported graph name) raw inside strings, which JSON forbids: they
+ * become \u00XX. Outside strings they are a pretty printer's layout. */
+static char *
+escape_controls (char *text)
+{
+  gboolean in_string = FALSE, any = FALSE;
+  GString *out;
+
+  for (const guchar *c = (const guchar *) text; *c && !any; c++)
+    {
+      if (in_string && *c == '\\' && c[1])
+        c++;
+      else if (*c == '"')
+        in_string = !in_string;
+      else if (in_string && *c < 0x20)
+        any = TRUE;
+    }
+  if (!any)
+    return text;
+  out = g_string_sized_new (strlen (text) + 64);
+  in_string = FALSE;
+  for (const guchar *c = (const guchar *) text; *c; c++)
+    {
+      if (in_string && *c == '\\' && c[1])
+        {
+          g_string_append_c (out, '\\');
+          c++;
+        }
+      else if (*c == '"')
+        in_string = !in_string;
+      else if (in_string && *c < 0x20)
+        {
+          g_string_append_printf (out, "\\u%04x", *c);
+          continue;
+        }
+      g_string_append_c (out, (char) *c);
+    }
+  g_free (text);
+  return g_string_free (out, FALSE);
+}
+
 char *
 nl_json_fix_numbers (char *text)
 {
@@ -90,5 +132,5 @@ nl_json_fix_numbers (char *text)
         }
     }
   *out = '\0';
-  return text;
+  return escape_controls (text);
 }

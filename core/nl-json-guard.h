@@ -33,7 +33,9 @@ gboolean nl_json_check_depth (const char *text, gssize length, const char *what,
  * no '.', so 1e-08, 1e+17 or 2e+19 come out as "1e-08.0": not JSON, and a
  * saved network or run setting would not open again. Drops each ".0" that
  * follows an exponent outside strings, in place, so every finite double reads
- * back exactly. Returns text. Non-finite values have no JSON form: writers
+ * back exactly, and escapes control characters json-glib leaves raw.
+ * Returns text, or where an escape had to be added a new string (text is
+ * then freed). Non-finite values have no JSON form: writers
  * must not hand them to json-glib. */
 char *nl_json_fix_numbers (char *text);
 

@@ -152,7 +152,9 @@ check_json_object (const char *json, const char *what, GError **error)
                    local->message);
       return FALSE;
     }
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  /* an empty document has no root, which JSON_NODE_HOLDS_OBJECT takes with a critical */
+  JsonNode *root = json_parser_get_root (parser);
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
     {
       g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "%s is not a JSON object", what);
       return FALSE;

@@ -322,6 +322,37 @@ test_external_data (void)
   g_rmdir (dir);
 }
 
+/* A tensor declaring more values than it holds is refused before room for
+ * them is allocated (a 1 KB model asked for 8 GB; here 8 TB, which
+ * g_new0 cannot give). Found by tests/fuzz/fuzz-onnx. */
+static void
+test_declared_shape (void)
+{
+  Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+  int64_t dims[1] = { (int64_t) 1 << 40 }, values[1] = { 3 };
+  float raw[1] = { 1 };
+  g_autoptr (GError) error = NULL;
+
+  t.name = (char *) "big";
+  t.n_dims = 1;
+  t.dims = dims;
+  t.has_data_type = TRUE;
+  t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+  t.n_int64_data = 1;
+  t.int64_data = values;
+  g_assert_null (nl_onnx_const_from_proto (&t, NULL, &error));
+  g_assert_error (error, NL_ONNX_ERROR, NL_ONNX_ERROR_PARSE);
+  g_assert_nonnull (strstr (error->message, "as many values as its shape says"));
+  g_clear_error (&error);
+  t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  t.n_int64_data = 0;
+  t.has_raw_data = TRUE;
+  t.raw_data.data = (guint8 *) raw;
+  t.raw_data.len = sizeof raw;
+  g_assert_null (nl_onnx_const_from_proto (&t, NULL, &error));
+  g_assert_error (error, NL_ONNX_ERROR, NL_ONNX_ERROR_PARSE);
+}
+
 /* Exports m, imports the bytes and runs both on x (batch n): same outputs.
  * Returns the imported network's ops, one string ("Input Dense ..."). */
 static char *
@@ -474,6 +505,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx-import/node-tests", test_node_tests);
   g_test_add_func ("/onnx-import/malformed", test_malformed);
   g_test_add_func ("/onnx-import/external-data", test_external_data);
+  g_test_add_func ("/onnx-import/declared-shape", test_declared_shape);
   g_test_add_func ("/onnx-import/round-trip", test_round_trip);
   g_test_add_func ("/onnx-import/round-trip-formulas", test_round_trip_formulas);
   return g_test_run ();

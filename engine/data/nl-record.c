@@ -234,6 +234,18 @@ read_record (Src *s, int64_t off, int64_t index, GByteArray *out, int64_t *next,
               record_error (error, NL_DATA_ERROR_CORRUPT, s->path, index, start, "is truncated (the file shrank)");
               return -1;
             }
+          /* the writer splits a payload where the magic word would sit
+           * aligned, so readers starting mid-file stay in step: one there
+           * was not written by it (a reader from the middle would take it
+           * for a record) */
+          for (guint32 k = 0; k + 4 <= len; k += 4)
+            if (get_le32 (out->data + old + k) == NL_RECORD_MAGIC)
+              {
+                record_error (error, NL_DATA_ERROR_CORRUPT, s->path, index, start,
+                              "is corrupt (the magic word inside its payload at byte %" G_GINT64_FORMAT ")",
+                              off + 8 + k);
+                return -1;
+              }
         }
       off += 8 + pad4 (len);
       if (cflag == CFLAG_WHOLE || cflag == CFLAG_LAST)

@@ -86,6 +86,19 @@ read_external (const Onnx__TensorProto *t, const char *base_dir, GError **error)
   return g_bytes_new (contents + offset, length);
 }
 
+/* How many values the typed repeated field of type holds. */
+static size_t
+typed_count (const Onnx__TensorProto *t, int type)
+{
+  switch (type)
+    {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return t->n_float_data;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return t->n_double_data;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return t->n_int64_data;
+    default: return t->n_int32_data; /* float16 (as bits), int32 and smaller */
+    }
+}
+
 NlOnnxConst *
 nl_onnx_const_from_proto (const Onnx__TensorProto *t, const char *base_dir, GError **error)
 {
@@ -122,9 +135,6 @@ nl_onnx_const_from_proto (const Onnx__TensorProto *t, const char *base_dir, GErr
                    "does not read (float, double, float16, int8/32/64, uint8, bool)", t->name ? t->name : "", type);
       return NULL;
     }
-  c = nl_onnx_const_new (&shape, type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-                                   && type != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE
-                                   && type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16);
   if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
     {
       if (!(external = read_external (t, base_dir, error)))
@@ -136,10 +146,15 @@ nl_onnx_const_from_proto (const Onnx__TensorProto *t, const char *base_dir, GErr
       raw = t->raw_data.data;
       raw_len = t->raw_data.len;
     }
+  /* the values must all be there before room for them is allocated: a
+   * few bytes of a model can declare any shape */
+  if ((raw || numel == 0) ? raw_len != (gsize) numel * elem : typed_count (t, type) != (size_t) numel)
+    return bad (error, t, "its data does not have as many values as its shape says"), NULL;
+  c = nl_onnx_const_new (&shape, type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+                                   && type != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE
+                                   && type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16);
   if (raw || numel == 0)
     {
-      if (raw_len != (gsize) numel * elem)
-        return bad (error, t, "its data does not have as many values as its shape says"), NULL;
       /* raw data is little-endian, as this machine */
       for (int64_t k = 0; k < numel; k++)
         {

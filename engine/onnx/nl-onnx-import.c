@@ -266,11 +266,15 @@ nl_onnx_import_data (const void *data, gsize size, const char *base_dir, GHashTa
       return NULL;
     }
   imp = g_new0 (NlOnnxImport, 1);
-  imp->net = nl_network_new (m->graph->name && *m->graph->name ? m->graph->name : "imported");
+  /* protobuf-c does not check that strings are UTF-8; the network's name
+   * goes into JSON, which must be */
+  imp->net = nl_network_new (m->graph->name && *m->graph->name && g_utf8_validate (m->graph->name, -1, NULL)
+                             ? m->graph->name : "imported");
   imp->weights = g_array_new (FALSE, FALSE, sizeof (NlOnnxWeight));
   imp->meta = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   for (size_t k = 0; k < m->n_metadata_props; k++)
-    if (m->metadata_props[k]->key && m->metadata_props[k]->value)
+    if (m->metadata_props[k]->key && m->metadata_props[k]->value
+        && g_utf8_validate (m->metadata_props[k]->key, -1, NULL) && g_utf8_validate (m->metadata_props[k]->value, -1, NULL))
       g_hash_table_insert (imp->meta, g_strdup (m->metadata_props[k]->key), g_strdup (m->metadata_props[k]->value));
   im.imp = imp;
   im.g = m->graph;

@@ -1,0 +1,317 @@
+/* make-seeds.c — writes the generated seed inputs of the fuzz targets into
+ * DIR/<target>/ (tests/fuzz/corpus): small valid files of every format, in
+ * each target's input layout (see the fuzz-*.c). Run by tools/fuzz-run.sh
+ * --seeds; the files are committed, so the corpora stay as they are unless
+ * someone regenerates them. */
+#include <glib/gstdio.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nl-fuzz.h"
+#include "engine/data/nl-record.h"
+#include "engine/nl-checkpoint.h"
+#include "engine/onnx/nl-onnx-export.h"
+#include "projects/nl-project.h"
+
+static const char *out_dir;
+
+static void
+die (GError *error, const char *what)
+{
+  fprintf (stderr, "make-seeds: %s: %s\n", what, error ? error->message : "failed");
+  exit (1);
+}
+
+static char *
+seed_path (const char *target, const char *name)
+{
+  g_autofree char *dir = g_build_filename (out_dir, target, NULL);
+  g_mkdir_with_parents (dir, 0755);
+  return g_build_filename (dir, name, NULL);
+}
+
+static void
+write_seed (const char *target, const char *name, const void *data, size_t size)
+{
+  g_autofree char *path = seed_path (target, name);
+  g_autoptr (GError) error = NULL;
+  if (!g_file_set_contents (path, data, (gssize) size, &error))
+    die (error, path);
+}
+
+/* a seed of FLAGS, then data (the option byte of csv, image) */
+static void
+write_flagged (const char *target, const char *name, guint8 flags, const void *data, size_t size)
+{
+  g_autofree guint8 *buf = g_malloc (size + 1);
+  buf[0] = flags;
+  memcpy (buf + 1, data, size);
+  write_seed (target, name, buf, size + 1);
+}
+
+static GBytes *
+gzip_bytes (const void *data, size_t size)
+{
+  g_autoptr (GZlibCompressor) z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP, 9);
+  g_autofree guint8 *out = g_malloc (size + 256);
+  gsize read, written;
+  if (g_converter_convert (G_CONVERTER (z), data, size, out, size + 256, G_CONVERTER_INPUT_AT_END, &read, &written,
+                           NULL) != G_CONVERTER_FINISHED)
+    die (NULL, "gzip");
+  return g_bytes_new (out, written);
+}
+
+/* ---- IDX: 3 images of 4x4, labels 0..2 ---- */
+static void
+idx_seeds (void)
+{
+  guint8 images[16 + 3 * 16] = { 0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 4 };
+  guint8 labels[8 + 3] = { 0, 0, 8, 1, 0, 0, 0, 3, 0, 1, 2 };
+  for (int i = 0; i < 3 * 16; i++)
+    images[16 + i] = (guint8) (i * 5);
+  for (int gz = 0; gz < 4; gz++)
+    {
+      g_autoptr (GBytes) im = gz & 1 ? gzip_bytes (images, sizeof images) : g_bytes_new (images, sizeof images);
+      g_autoptr (GBytes) lb = gz & 2 ? gzip_bytes (labels, sizeof labels) : g_bytes_new (labels, sizeof labels);
+      gsize ni, nl;
+      const guint8 *pi = g_bytes_get_data (im, &ni), *pl = g_bytes_get_data (lb, &nl);
+      g_autoptr (GByteArray) seed = g_byte_array_new ();
+      guint8 head[5] = { (guint8) (gz | (gz == 3 ? 10 << 2 : 0)), ni & 255, (ni >> 8) & 255, 0, 0 };
+      g_byte_array_append (seed, head, 5);
+      g_byte_array_append (seed, pi, ni);
+      g_byte_array_append (seed, pl, nl);
+      g_autofree char *name = g_strdup_printf ("seed-%s-%s", gz & 1 ? "gz" : "raw", gz & 2 ? "gz" : "raw");
+      write_seed ("idx", name, seed->data, seed->len);
+    }
+}
+
+/* ---- CIFAR: 2 records ---- */
+static void
+cifar_seeds (void)
+{
+  g_autofree guint8 *batch = g_malloc (2 * 3073);
+  for (int r = 0; r < 2; r++)
+    {
+      batch[r * 3073] = (guint8) (r * 7);
+      for (int i = 1; i < 3073; i++)
+        batch[r * 3073 + i] = (guint8) (i * (r + 3));
+    }
+  write_seed ("cifar", "seed-2-records", batch, 2 * 3073);
+}
+
+/* ---- CSV ---- */
+static void
+csv_seeds (void)
+{
+  static const char with_header[] = "a,b,label\n0.5,1,0\n-2,3e2,1\n\n4,\"5\",2\n";
+  static const char plain[] = "1;2;3\n4;5;6\n7;8;9\n";
+  static const char tabs[] = "x\ty\n1.5\t0.25\n2.5\t-1\n";
+  write_flagged ("csv", "seed-header", 0, with_header, strlen (with_header));
+  write_flagged ("csv", "seed-label-name", 4, with_header, strlen (with_header));
+  write_flagged ("csv", "seed-semicolon-split", 8 | 16 | 2, plain, strlen (plain));
+  write_flagged ("csv", "seed-tabs-regression", 1, tabs, strlen (tabs));
+}
+
+/* ---- images ---- */
+static GBytes *
+png_bytes (int w, int h, png_uint_32 format)
+{
+  png_image img = { .version = PNG_IMAGE_VERSION, .width = w, .height = h, .format = format };
+  size_t n = PNG_IMAGE_SIZE (img);
+  g_autofree guint8 *pixels = g_malloc (n);
+  for (size_t i = 0; i < n; i++)
+    pixels[i] = (guint8) (i * 37);
+  png_alloc_size_t size = 0;
+  png_image_write_to_memory (&img, NULL, &size, 0, pixels, 0, NULL);
+  guint8 *out = g_malloc (size);
+  if (!png_image_write_to_memory (&img, out, &size, 0, pixels, 0, NULL))
+    die (NULL, img.message);
+  return g_bytes_new_take (out, size);
+}
+
+static GBytes *
+jpeg_bytes (int w, int h, gboolean gray)
+{
+  struct jpeg_compress_struct cinfo;
+  struct jpeg_error_mgr jerr;
+  unsigned char *out = NULL;
+  unsigned long size = 0;
+  cinfo.err = jpeg_std_error (&jerr);
+  jpeg_create_compress (&cinfo);
+  jpeg_mem_dest (&cinfo, &out, &size);
+  cinfo.image_width = w;
+  cinfo.image_height = h;
+  cinfo.input_components = gray ? 1 : 3;
+  cinfo.in_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults (&cinfo);
+  jpeg_set_quality (&cinfo, 50, TRUE);
+  jpeg_start_compress (&cinfo, TRUE);
+  g_autofree guint8 *row = g_malloc (w * 3);
+  for (int y = 0; y < h; y++)
+    {
+      for (int x = 0; x < w * 3; x++)
+        row[x] = (guint8) (x * 20 + y * 50);
+      JSAMPROW rows[1] = { row };
+      jpeg_write_scanlines (&cinfo, rows, 1);
+    }
+  jpeg_finish_compress (&cinfo);
+  jpeg_destroy_compress (&cinfo);
+  GBytes *b = g_bytes_new (out, size);
+  free (out);
+  return b;
+}
+
+static void
+write_bytes_flagged (const char *target, const char *name, guint8 flags, GBytes *b)
+{
+  gsize n;
+  const void *p = g_bytes_get_data (b, &n);
+  write_flagged (target, name, flags, p, n);
+}
+
+static void
+image_seeds (void)
+{
+  g_autoptr (GBytes) rgb = png_bytes (3, 2, PNG_FORMAT_RGB);
+  g_autoptr (GBytes) gray = png_bytes (2, 3, PNG_FORMAT_GRAY);
+  g_autoptr (GBytes) rgba = png_bytes (4, 4, PNG_FORMAT_RGBA);
+  g_autoptr (GBytes) jpg = jpeg_bytes (5, 3, FALSE);
+  g_autoptr (GBytes) jpg_gray = jpeg_bytes (3, 3, TRUE);
+  write_bytes_flagged ("image", "seed-png-rgb", 0, rgb);
+  write_bytes_flagged ("image", "seed-png-gray-resized", 2, gray);
+  write_bytes_flagged ("image", "seed-png-rgba-3x3", 2 << 2, rgba);
+  write_bytes_flagged ("image", "seed-jpeg-rgb", 1, jpg);
+  write_bytes_flagged ("image", "seed-jpeg-gray-resized", 1 | 2 | (1 << 2), jpg_gray);
+}
+
+/* ---- packed records: the IDX seed's dataset packed, and a float one ---- */
+static void
+record_seeds (void)
+{
+  g_autoptr (GError) error = NULL;
+  static const char rows[] = "0.5,1,0\n-2,3,1\n4,5,2\n";
+  g_autofree char *csv = nl_fuzz_write ("seed.csv", rows, strlen (rows));
+  g_autoptr (NlDataset) ds = nl_csv_dataset_open (csv, TRUE, NULL, &error);
+  if (!ds)
+    die (error, "the CSV dataset");
+  g_autofree char *path = seed_path ("record", "seed-f32");
+  if (!nl_record_pack_dataset (ds, path, NULL, &error))
+    die (error, path);
+
+  guint8 images[16 + 2 * 9] = { 0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 3 };
+  guint8 labels[8 + 2] = { 0, 0, 8, 1, 0, 0, 0, 2, 1, 0 };
+  for (int i = 0; i < 18; i++)
+    images[16 + i] = (guint8) (i * 13);
+  g_autofree char *ip = nl_fuzz_write ("i", images, sizeof images);
+  g_autofree char *lp = nl_fuzz_write ("l", labels, sizeof labels);
+  g_autoptr (NlDataset) idx = nl_idx_dataset_open (ip, lp, &error);
+  g_autofree char *u8 = seed_path ("record", "seed-u8");
+  if (!idx || !nl_record_pack_dataset (idx, u8, NULL, &error))
+    die (error, u8);
+
+  /* bare records with the cut-and-join of an aligned magic word in a payload */
+  g_autofree char *raw = seed_path ("record", "seed-raw-records");
+  g_autoptr (NlRecordWriter) w = nl_record_writer_open (raw, &error);
+  guint32 magic = GUINT32_TO_LE (NL_RECORD_MAGIC);
+  guint8 payload[12] = { 1, 2, 3, 4 };
+  memcpy (payload + 4, &magic, 4);
+  if (!w || !nl_record_writer_append (w, payload, sizeof payload, &error)
+      || !nl_record_writer_append (w, "abc", 3, &error) || !nl_record_writer_close (w, &error))
+    die (error, raw);
+  g_steal_pointer (&w);
+}
+
+/* ---- checkpoints, weights, ONNX and projects of the small model ---- */
+static NlModel *
+small_model (NlNetwork **net_out)
+{
+  g_autoptr (GError) error = NULL;
+  NlNetwork *net = nl_network_load_data (NL_FUZZ_SMALL_NETWORK, -1, &error);
+  NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 4, (int64_t) 4);
+  NlOptimConfig cfg;
+  NlModel *m = net ? nl_model_new (net, &sample, 7, &error) : NULL;
+  nl_optim_config_init (&cfg, NL_OPTIM_ADAM);
+  if (!m || !nl_model_prepare_optimizer (m, &cfg, &error))
+    die (error, "the small model");
+  *net_out = net;
+  return m;
+}
+
+static void
+model_seeds (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = NULL;
+  g_autoptr (NlModel) m = small_model (&net);
+  NlTrainPosition pos = { .epoch = 2, .updates = 10, .seed = 5, .optimizer = "adam", .extra_json = "{\"lr\":0.1}" };
+  g_autoptr (GBytes) ckpt = nl_checkpoint_save (m, &pos, &error);
+  if (!ckpt)
+    die (error, "checkpoint");
+  gsize n;
+  const void *p = g_bytes_get_data (ckpt, &n);
+  write_seed ("checkpoint", "seed-checkpoint", p, n);
+  g_autofree char *weights = seed_path ("checkpoint", "seed-weights");
+  if (!nl_weights_export (m, weights, &error))
+    die (error, weights);
+  write_seed ("network", "seed-small.json", NL_FUZZ_SMALL_NETWORK, strlen (NL_FUZZ_SMALL_NETWORK));
+
+  if (nl_onnx_available ())
+    {
+      NlOnnxExportOptions o = { .opset = 13 };
+      const char *const meta[] = { "class_names", "[\"a\",\"b\"]", NULL };
+      NlOnnxExportOptions o2 = { .softmax = TRUE, .metadata = meta };
+      g_autoptr (GBytes) a = nl_onnx_export (m, &o, &error);
+      g_autoptr (GBytes) b = a ? nl_onnx_export (m, &o2, &error) : NULL;
+      if (!b)
+        die (error, "ONNX export");
+      p = g_bytes_get_data (a, &n);
+      write_seed ("onnx", "seed-small-opset13.onnx", p, n);
+      p = g_bytes_get_data (b, &n);
+      write_seed ("onnx", "seed-small-softmax.onnx", p, n);
+    }
+
+  /* a project with the sample networks, one run with metrics, a tag, a
+   * note and a checkpoint */
+  g_autofree char *proj = seed_path ("project", "seed-run");
+  g_unlink (proj);
+  if (!nl_project_create_sample (proj, &error))
+    die (error, proj);
+  NlProject *pr = nl_project_open (proj, FALSE, &error);
+  g_autofree char *net_json = nl_network_to_json (net);
+  NlRunInfo run = { .name = "run 1", .network_name = "small", .network_json = net_json,
+                    .pipeline_json = "{\"name\":\"p\",\"dataset_spec\":\"csv:x.csv\",\"batch_size\":2}",
+                    .hparams_json = "{\"epochs\":1}", .seed = 3, .device = "cpu", .status = "finished" };
+  gint64 id = pr ? nl_project_create_run (pr, &run, &error) : 0;
+  NlMetricPoint pts[2] = { { .run = id, .step = 1, .epoch = 1, .split = "test", .name = "test_accuracy", .value = 0.5 },
+                           { .run = id, .step = 1, .epoch = 1, .split = "train", .name = "loss", .value = 1.25 } };
+  if (!id || !nl_project_add_metrics (pr, pts, 2, &error) || !nl_project_add_tag (pr, id, "seed", &error)
+      || !nl_project_add_note (pr, id, "a note", &error)
+      || !nl_project_add_checkpoint (pr, id, 1, 1, g_bytes_get_data (ckpt, NULL), g_bytes_get_size (ckpt), "test_accuracy", 0.5, TRUE, 0, &error))
+    die (error, proj);
+  nl_project_close (pr);
+  g_autofree char *wal = g_strconcat (proj, "-wal", NULL), *shm = g_strconcat (proj, "-shm", NULL);
+  g_unlink (wal);
+  g_unlink (shm);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc != 2)
+    {
+      fprintf (stderr, "usage: fuzz-make-seeds CORPUS_DIR\n");
+      return 2;
+    }
+  out_dir = argv[1];
+  nl_fuzz_init ();
+  idx_seeds ();
+  cifar_seeds ();
+  csv_seeds ();
+  image_seeds ();
+  record_seeds ();
+  model_seeds ();
+  return 0;
+}

@@ -1,6 +1,8 @@
 /* nl-test-gui.c — GUI test helpers (see nl-test-gui.h). */
 #include "tests/nl-test-gui.h"
 #include "ui/nl-screenshot.h"
+#include "engine/nl-checkpoint.h"
+#include "engine/nl-network.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,4 +188,27 @@ nl_test_drawn_fraction (GtkWidget *widget)
   g_hash_table_unref (counts);
   g_free (px);
   return 1.0 - (double) best / n;
+}
+
+void
+nl_test_add_checkpoint (NlProject *p, gint64 run, const char *net_json, const NlShape *sample, guint64 seed,
+                        int epoch, double accuracy)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
+  g_autoptr (NlModel) model = NULL;
+  g_autoptr (GBytes) blob = NULL;
+  NlOptimConfig sgd;
+  NlTrainPosition pos = { .epoch = epoch, .optimizer = (char *) "sgd" };
+
+  g_assert_no_error (error);
+  nl_optim_config_init (&sgd, NL_OPTIM_SGD);
+  model = nl_model_new (net, sample, seed, &error);
+  g_assert_no_error (error);
+  g_assert_true (nl_model_prepare_optimizer (model, &sgd, &error));
+  blob = nl_checkpoint_save (model, &pos, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_project_add_checkpoint (p, run, epoch, 10 * epoch, g_bytes_get_data (blob, NULL),
+                                              g_bytes_get_size (blob), "test_accuracy", accuracy, TRUE, epoch, &error),
+                   >, 0);
 }

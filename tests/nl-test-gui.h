@@ -5,6 +5,9 @@
 
 #include <adwaita.h>
 
+#include "core/nl-shape.h"
+#include "projects/nl-project.h"
+
 /* g_test_init with isolated dirs, then GTK and libadwaita. Without a
  * display it prints why and exits 77 (meson: skipped). */
 void nl_test_gui_init (int *argc, char ***argv);
@@ -32,3 +35,9 @@ GtkWindow *nl_test_show_in_window (GtkWidget *child, int w, int h);
 /* Fraction of pixels in the widget's rendering that differ from its most
  * common colour: a cheap "something was drawn" measure. */
 double nl_test_drawn_fraction (GtkWidget *widget);
+
+/* A real checkpoint of the network NET_JSON built for SAMPLE (weights from
+ * SEED, SGD state) as run RUN's checkpoint at EPOCH (step 10 * EPOCH) with
+ * test accuracy ACCURACY, keeping the last EPOCH. */
+void nl_test_add_checkpoint (NlProject *p, gint64 run, const char *net_json, const NlShape *sample, guint64 seed,
+                             int epoch, double accuracy);

@@ -115,22 +115,8 @@ add_run (NlProject *p, const RunSpec *s, const char *net_json)
 static void
 add_checkpoint (NlProject *p, gint64 run, const char *net_json)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
   NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
-  g_autoptr (NlModel) model = NULL;
-  g_autoptr (GBytes) blob = NULL;
-  NlOptimConfig sgd;
-  NlTrainPosition pos = { .epoch = 3, .optimizer = (char *) "sgd" };
-  g_assert_no_error (error);
-  nl_optim_config_init (&sgd, NL_OPTIM_SGD);
-  model = nl_model_new (net, &sample, 1, &error);
-  g_assert_no_error (error);
-  g_assert_true (nl_model_prepare_optimizer (model, &sgd, &error));
-  blob = nl_checkpoint_save (model, &pos, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (nl_project_add_checkpoint (p, run, 3, 30, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob),
-                                              "test_accuracy", 0.85, TRUE, 3, &error), >, 0);
+  nl_test_add_checkpoint (p, run, net_json, &sample, 1, 3, 0.85);
 }
 
 static gboolean

@@ -88,21 +88,8 @@ add_run (NlProject *p, const char *name, const char *net_json, const char *datas
 static void
 add_checkpoint (NlProject *p, gint64 run, const char *net_json)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
   NlShape sample = nl_shape_of (3, (int64_t) 3, (int64_t) 32, (int64_t) 32);
-  g_autoptr (NlModel) model = NULL;
-  g_autoptr (GBytes) blob = NULL;
-  NlOptimConfig sgd;
-  NlTrainPosition pos = { .epoch = 1, .optimizer = (char *) "sgd" };
-  nl_optim_config_init (&sgd, NL_OPTIM_SGD);
-  model = nl_model_new (net, &sample, 11, &error);
-  g_assert_no_error (error);
-  g_assert_true (nl_model_prepare_optimizer (model, &sgd, &error));
-  blob = nl_checkpoint_save (model, &pos, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (nl_project_add_checkpoint (p, run, 1, 10, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob),
-                                              "test_accuracy", 0.5, TRUE, 1, &error), >, 0);
+  nl_test_add_checkpoint (p, run, net_json, &sample, 11, 1, 0.5);
 }
 
 static void

@@ -188,6 +188,18 @@ PY
     && [ "$("$cli" runs --project "$P" --json | wc -l)" -eq "$n_before" ] \
     && ! "$cli" project info --json "$P" | grep -q '"unsupported"' \
     && ok "import-onnx lists every unsupported node in one message and adds nothing" || not_ok "import unsupported" "$out"
+  # node names with '-' (an edge's arrow in netloom's ids; found by
+  # fuzz-onnx: the node could not be added and the import crashed)
+  "$py" - "$tmp/dash.onnx" <<'PY'
+import sys
+from onnx import TensorProto, helper, save
+nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu-1"), helper.make_node("Sigmoid", ["r"], ["y"], name="-")]
+g = helper.make_graph(nodes, "dash", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+  out=$("$cli" import-onnx --project "$P" --name dash "$tmp/dash.onnx" 2>&1) \
+    && ok "node names with '-' import" || not_ok "import of node names with '-'" "$out"
 else
   skip "no Python with the onnx package to write a model netloom cannot import"
 fi

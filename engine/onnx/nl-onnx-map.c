@@ -52,7 +52,7 @@ nl_onnx_imp_add (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op)
   g_autofree char *base = NULL;
   const char *src = n->name && *n->name ? n->name : n->op_type;
   for (const char *c = src; *c; c++)
-    if (isalnum ((guchar) *c) || *c == '_' || *c == '.' || *c == '-')
+    if (isalnum ((guchar) *c) || *c == '_' || *c == '.') /* '-' is an edge's arrow in node ids */
       g_string_append_c (id, *c);
     else if (id->len > 0 && id->str[id->len - 1] != '_')
       g_string_append_c (id, '_');
@@ -127,6 +127,8 @@ unary (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op, int *node)
   if (from < 0)
     return nl_onnx_imp_unsupported (im, "its input is not computed from the graph input");
   *node = nl_onnx_imp_add (im, n, op);
+  if (*node < 0)
+    return nl_onnx_imp_unsupported (im, "its name gives no valid node id");
   nl_onnx_imp_connect (im, from, *node, 0);
   nl_onnx_imp_produce (im, n, *node);
   return NL_ONNX_MAPPED;

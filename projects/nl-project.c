@@ -380,6 +380,12 @@ check_state (const char *path, const FileState *s, gboolean create, GError **err
                    "%s is not a netloom project", path);
       return FALSE;
     }
+  if (s->version < 0)  /* no netloom writes one; migrations[] is indexed by it */
+    {
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_CORRUPT,
+                   "%s is damaged: its schema version is %" G_GINT64_FORMAT, path, s->version);
+      return FALSE;
+    }
   if (s->version > NL_PROJECT_SCHEMA_VERSION)
     {
       g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NEWER,

@@ -1102,6 +1102,18 @@ test_refuse (void)
                                              newer);
   assert_refused (newer, NL_PROJECT_ERROR_NEWER, expect);
 
+  /* A negative schema version (found by fuzz-project: it indexed the
+     migrations before the first one). */
+  for (int v = -1; v >= -33022; v -= 33021)
+    {
+      db = raw_open (newer);
+      g_autofree char *pragma = g_strdup_printf ("PRAGMA user_version = %d", v);
+      raw_exec (db, pragma);
+      sqlite3_close (db);
+      g_autofree char *damaged = g_strdup_printf ("%s is damaged: its schema version is %d", newer, v);
+      assert_refused (newer, NL_PROJECT_ERROR_CORRUPT, damaged);
+    }
+
   /* Another program's SQLite file, in rollback and in WAL mode. */
   for (int wal = 0; wal < 2; wal++)
     {

@@ -4,6 +4,8 @@
 # every 0.2 s), with a resume after each, ends with weights byte for
 # byte those of a run never interrupted (augmentation on, one thread), and
 # with the same metric points. Usage: test-resume-kill.sh PATH/TO/netloom-cli   (TAP)
+# NETLOOM_RESUME_KILL_ARGS adds training options (the GPU check runs it
+# with "--device cuda:0 --precision fp16").
 set -u
 cli="$1"
 src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
@@ -14,7 +16,7 @@ trap 'kill -9 ${victim:-} 2>/dev/null; rm -rf "$tmp"' EXIT
 make_mnist "$tmp/d" 1200 100
 settings=(--dataset "mnist:$tmp/d" --network "$src/data/networks/lenet.json" --epochs 6 --batch-size 32
           --threads 1 --workers 2 --augment random-crop:28:2,flip --seed 7 --optimizer adam --lr 0.002
-          --lr-schedule cosine)
+          --lr-schedule cosine ${NETLOOM_RESUME_KILL_ARGS:-})
 
 # the points a run leaves, without the clock's (wall time, speed)
 points() {

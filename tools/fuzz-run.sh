@@ -18,7 +18,10 @@
 #   build-fuzz/tests/fuzz/fuzz-TARGET FILE
 # At the end it prints, per target, the inputs run, the seconds, inputs per
 # second and the findings; the exit status is 1 when there were findings.
-# Environment: FUZZ_NICE (default 5), FUZZ_BUILD (default build-fuzz).
+# Environment: FUZZ_NICE (default 5), FUZZ_BUILD (default build-fuzz),
+# FUZZ_FORK (worker processes per target, default 1), FUZZ_NO_BUILD=1 (use
+# the targets already in FUZZ_BUILD, e.g. copied to a machine without
+# ninja).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -36,7 +39,7 @@ esac
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
-if [ ! -f "$build/build.ninja" ]; then
+if [ ! -f "$build/build.ninja" ] && [ "${FUZZ_NO_BUILD:-0}" != 1 ]; then
   CC=clang meson setup "$build" -Dfuzz=enabled -Dcuda=disabled -Dgui=disabled -Dmpi=disabled \
     -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false || exit 2
 fi
@@ -70,7 +73,7 @@ fi
 for t in "${targets[@]}"; do
   [ -f "tests/fuzz/fuzz-$t.c" ] || { echo "fuzz-run: no target '$t' (${all[*]})" >&2; exit 2; }
 done
-ninja -C "$build" -j2 "${targets[@]/#/tests/fuzz/fuzz-}" || exit 2
+[ "${FUZZ_NO_BUILD:-0}" = 1 ] || ninja -C "$build" -j2 "${targets[@]/#/tests/fuzz/fuzz-}" || exit 2
 
 # the targets' temporary files in memory where there is a tmpfs, in one
 # folder removed at the end (a crashing input leaves its files behind)
@@ -89,9 +92,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$work" "$findings" "$(dirname "$log")"
   before=$(find "$findings" -type f | wc -l)
   start=$(date +%s.%N)
-  # -fork=1: one worker process that is restarted after a finding, so the
-  # run goes on; its stats come back to this process at the end
-  nice -n "${FUZZ_NICE:-5}" "$build/tests/fuzz/fuzz-$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+  # -fork=N: worker processes that are restarted after a finding, so the
+  # run goes on; their stats come back to this process at the end
+  nice -n "${FUZZ_NICE:-5}" "$build/tests/fuzz/fuzz-$t" -fork="${FUZZ_FORK:-1}" -ignore_crashes=1 -ignore_timeouts=1 \
     -ignore_ooms=1 "${limit[@]}" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$findings/" "$work" "tests/fuzz/corpus/$t" > "$log" 2>&1
   rc=$?
@@ -105,10 +108,10 @@ for t in "${targets[@]}"; do
   new=$(( $(find "$findings" -type f | wc -l) - before ))
   # -fork's own count, which also has the deaths that left no input
   crashes=$(grep -oE 'oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+' "$log" | tail -1 | grep -oE '[0-9]+/[0-9]+/[0-9]+' |
-            tr / + | bc)
+            awk -F/ '{ print $1 + $2 + $3 }')
   [ "${crashes:-0}" -gt "$new" ] && new=$crashes
   [ "$new" -gt 0 ] && found=1
-  line=$(awk -v t="$t" -v n="$execs" -v s="$(echo "$end - $start" | bc)" -v f="$new" -v rc="$rc" \
+  line=$(awk -v t="$t" -v n="$execs" -v s="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" -v f="$new" -v rc="$rc" \
     'BEGIN { printf "%-11s %12d inputs %8.0f s %9.0f exec/s  %d new findings (exit %d)", t, n, s, n / (s > 0 ? s : 1), f, rc }')
   echo "$line"
   summary+=("$line")

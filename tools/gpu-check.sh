@@ -6,7 +6,9 @@
 #   of a training run, LeNet and ResNet-small accuracy on cuda:0 against the
 #   CPU (same seed, epochs, settings), and the ResNet-20 benchmark against
 #   PyTorch (bench/bench-gpu.sh). Each part prints a line "== part: rc".
-#   tools/gpu-check.sh [tests|memcheck|accuracy|mpi|bench|all]   (default all;
+#   resume: test-resume-kill.sh on cuda:0 in fp16 (kill -9 ten times,
+#   resume inside epochs, compare with a run never interrupted)
+#   tools/gpu-check.sh [tests|memcheck|accuracy|mpi|bench|resume|all]   (default all;
 #   one call has 10 minutes, so the parts can go in separate calls)
 set -u
 what=${1:-all}
@@ -63,5 +65,7 @@ if want mpi && [ -d "$g/ompi" ]; then
   part mpi-np2-cuda "${mpi[@]}" "$cli" "${lenet[@]}"
   part mpi-np2-cuda-bf16 "${mpi[@]}" "$cli" "${lenet[@]}" --precision bf16
 fi
+want resume && NETLOOM_RESUME_KILL_ARGS="--device cuda:0 --precision fp16" \
+  part resume-kill-cuda-fp16 bash "$src/tests/test-resume-kill.sh" "$cli"
 want bench && part bench bash "$src/bench/bench-gpu.sh" "$g" cuda:0 3
 rm -rf "$work"

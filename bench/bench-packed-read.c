@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "engine/data/nl-dataset.h"
-#include "engine/data/nl-record.h"
+#include "engine/data/nl-packed-dataset.h"
 
 int
 main (int argc, char **argv)

@@ -14,7 +14,9 @@
 #include <zlib.h>
 
 #include "engine/data/nl-dataset.h"
-#include "engine/data/nl-record.h"
+#include "engine/data/nl-packed-dataset.h"
+#include "engine/data/nl-record-reader.h"
+#include "engine/data/nl-record-writer.h"
 #include "engine/nl-atomic-file.h"
 #include "nl-test-util.h"
 

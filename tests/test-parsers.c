@@ -9,7 +9,8 @@
 #include <json-glib/json-glib.h>
 
 #include "core/nl-json-guard.h"
-#include "engine/data/nl-record.h"
+#include "engine/data/nl-record-reader.h"
+#include "engine/data/nl-record-writer.h"
 #include "engine/nl-json-doc.h"
 #include "engine/nl-json-member.h"
 #include "engine/nl-network.h"

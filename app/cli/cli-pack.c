@@ -3,7 +3,7 @@
 
 #include "cli-common.h"
 #include "engine/data/nl-dataset.h"
-#include "engine/data/nl-record.h"
+#include "engine/data/nl-packed-dataset.h"
 
 #define MAX_LISTED 100 /* damaged records listed one by one; the rest counted */
 

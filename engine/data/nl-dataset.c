@@ -1,9 +1,9 @@
 /* nl-dataset.c — dataset specs ("fashion-mnist:DIR", "csv:FILE") and the
  * generic parts of the dataset interface. The readers are in
  * nl-idx-dataset.c, nl-cifar-dataset.c, nl-csv-dataset.c,
- * nl-folder-dataset.c and nl-record.c. */
+ * nl-folder-dataset.c and nl-packed-dataset.c. */
 #include "engine/data/nl-dataset.h"
-#include "engine/data/nl-record.h"
+#include "engine/data/nl-packed-dataset.h"
 
 #include <math.h>
 #include <string.h>

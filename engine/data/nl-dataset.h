@@ -1,7 +1,7 @@
 /* nl-dataset.h — the dataset interface: random access to (sample, label)
  * pairs, the dataset specs, and the readers: MNIST / Fashion-MNIST IDX,
  * CIFAR-10 binary, CSV and image folders (packed record files are in
- * nl-record.h).
+ * nl-packed-dataset.h).
  *
  * A dataset is immutable once opened, so `get` may be called from several
  * threads at once. Batching, shuffling and normalisation live in
@@ -73,7 +73,7 @@ typedef struct {
  *   "csv:FILE"             numeric CSV (nl_csv_dataset_open)
  *   "folder:DIR"           one subfolder of PNG / JPEG images per class
  *                          (nl_folder_dataset_open)
- *   "packed:FILE"          a packed record file (nl-record.h)
+ *   "packed:FILE"          a packed record file (nl-packed-dataset.h)
  * Everything after the first ':' is the path. For csv and folder, `train`
  * picks a side of the deterministic split set by opts->val_fraction (see
  * nl_dataset_split); the other kinds have their own test files and ignore

@@ -1,13 +1,14 @@
-/* fuzz-record.c — a packed record file (engine/data/nl-record.c) through
- * the public reader only, so it follows the format's versions: every
- * record from byte 0, the two halves of the file as two readers, and the
- * "packed:" dataset. */
+/* fuzz-record.c — a packed record file (engine/data/nl-record-reader.c,
+ * nl-packed-dataset.c) through the public reader only, so it follows the
+ * format's versions: every record from byte 0, the two halves of the file
+ * as two readers, and the "packed:" dataset. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <glib/gstdio.h>
 
 #include "nl-fuzz.h"
-#include "engine/data/nl-record.h"
+#include "engine/data/nl-packed-dataset.h"
+#include "engine/data/nl-record-reader.h"
 
 static int64_t
 read_all (NlRecordReader *r)

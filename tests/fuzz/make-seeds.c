@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "nl-fuzz.h"
-#include "engine/data/nl-record.h"
+#include "engine/data/nl-packed-dataset.h"
+#include "engine/data/nl-record-writer.h"
 #include "engine/nl-checkpoint.h"
 #include "engine/onnx/nl-onnx-export.h"
 #include "projects/nl-project.h"

@@ -97,28 +97,63 @@ mul_init_aux (NlTensor *const *aux, const NlParamValue *p)
     }
 }
 
+/* The loops of both kernels. Each macro writes its loop around an element
+ * expression given as text (EXPR may use the index i; OPERAND_LOOP's also
+ * the constant's element k), so every use compiles to a loop with its
+ * operator fixed, which GCC vectorises where the loop is contiguous. An
+ * operator passed as a value would reach the loop body, which OpenMP
+ * outlines into a function of its own, only as a run-time variable. */
+
+/* dst[i] = EXPR for i < n; threads past NL_PAR_MIN. */
+#define ARITH_LOOP(dst, n, EXPR)                                                         \
+  do                                                                                     \
+    {                                                                                    \
+      float *dst_ = (dst);                                                               \
+      int64_t n_ = (n);                                                                  \
+      _Pragma ("omp parallel for simd if (parallel: n_ > NL_PAR_MIN) schedule (static)") \
+      for (int64_t i = 0; i < n_; i++)                                                   \
+        dst_[i] = (EXPR);                                                                \
+    }                                                                                    \
+  while (0)
+
+/* dst[i] = EXPR over a tensor shaped like `like`, k the constant operand's
+ * element at i (broadcast); not vectorised: the index is per element. */
+#define ARITH_OPERAND_LOOP(c, dst, like, EXPR)                            \
+  do                                                                      \
+    {                                                                     \
+      float *dst_ = (dst);                                                \
+      const float *k_ = nl_tensor_f32 ((c)->aux[ARITH_OPERAND]);          \
+      NlStrided s_ = nl_arith_operand ((like), (c)->aux[ARITH_OPERAND]);  \
+      int64_t n_ = nl_numel (like);                                       \
+      _Pragma ("omp parallel for if (n_ > NL_PAR_MIN) schedule (static)") \
+      for (int64_t i = 0; i < n_; i++)                                    \
+        {                                                                 \
+          float k = k_[nl_strided_index (&s_, i)];                        \
+          dst_[i] = (EXPR);                                               \
+        }                                                                 \
+    }                                                                     \
+  while (0)
+
+/* The forward: y = a OP b of two inputs, or y = SIGN * (a OP k) of one
+ * input and the constant. */
+#define ARITH_FORWARD(c, OP, SIGN)                                                              \
+  do                                                                                            \
+    {                                                                                           \
+      const float *a = nl_tensor_f32 ((c)->in[0]);                                              \
+      if ((c)->n_data == 2)                                                                     \
+        {                                                                                       \
+          const float *b = nl_tensor_f32 ((c)->in[1]);                                          \
+          ARITH_LOOP (nl_tensor_f32 ((c)->out[0]), nl_numel ((c)->out[0]), a[i] OP b[i]);       \
+        }                                                                                       \
+      else                                                                                      \
+        ARITH_OPERAND_LOOP (c, nl_tensor_f32 ((c)->out[0]), (c)->out[0], (SIGN) * (a[i] OP k)); \
+    }                                                                                           \
+  while (0)
+
 static gboolean
 mul_forward (NlOpCtx *c, GError **error)
 {
-  float *y = nl_tensor_f32 (c->out[0]);
-  const float *a = nl_tensor_f32 (c->in[0]);
-  int64_t n = nl_numel (c->out[0]);
-
-  if (c->n_data == 2)
-    {
-      const float *b = nl_tensor_f32 (c->in[1]);
-#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
-      for (int64_t i = 0; i < n; i++)
-        y[i] = a[i] * b[i];
-    }
-  else
-    {
-      const float *k = nl_tensor_f32 (c->aux[ARITH_OPERAND]);
-      NlStrided s = nl_arith_operand (c->out[0], c->aux[ARITH_OPERAND]);
-#pragma omp parallel for if (n > NL_PAR_MIN) schedule (static)
-      for (int64_t i = 0; i < n; i++)
-        y[i] = a[i] * k[nl_strided_index (&s, i)];
-    }
+  ARITH_FORWARD (c, *, 1.0f);
   return TRUE;
 }
 
@@ -132,29 +167,12 @@ mul_backward (NlOpCtx *c, GError **error)
     {
       const float *a = nl_tensor_f32 (c->in[0]), *b = nl_tensor_f32 (c->in[1]);
       if (c->in_grad[1])
-        {
-          float *db = nl_tensor_f32 (c->in_grad[1]);
-#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
-          for (int64_t i = 0; i < n; i++)
-            db[i] = dy[i] * a[i];
-        }
+        ARITH_LOOP (nl_tensor_f32 (c->in_grad[1]), n, dy[i] * a[i]);
       if (c->in_grad[0])
-        {
-          float *da = nl_tensor_f32 (c->in_grad[0]);
-#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
-          for (int64_t i = 0; i < n; i++)
-            da[i] = dy[i] * b[i];
-        }
+        ARITH_LOOP (nl_tensor_f32 (c->in_grad[0]), n, dy[i] * b[i]);
     }
   else if (c->in_grad[0])
-    {
-      float *dx = nl_tensor_f32 (c->in_grad[0]);
-      const float *k = nl_tensor_f32 (c->aux[ARITH_OPERAND]);
-      NlStrided s = nl_arith_operand (c->out_grad[0], c->aux[ARITH_OPERAND]);
-#pragma omp parallel for if (n > NL_PAR_MIN) schedule (static)
-      for (int64_t i = 0; i < n; i++)
-        dx[i] = dy[i] * k[nl_strided_index (&s, i)];
-    }
+    ARITH_OPERAND_LOOP (c, nl_tensor_f32 (c->in_grad[0]), c->out_grad[0], dy[i] * k);
   return TRUE;
 }
 
@@ -178,30 +196,18 @@ const NlOpDef nl_op_mul = {
   .init_aux = mul_init_aux,
 };
 
+/* Reversed, Sub of the constant is -(a - k) = k - a, exactly. */
+static float
+sub_sign (const NlOpCtx *c)
+{
+  return c->n_data == 1 && ((const NlArithArgs *) c->args)->reverse ? -1.0f : 1.0f;
+}
+
 static gboolean
 sub_forward (NlOpCtx *c, GError **error)
 {
-  float *y = nl_tensor_f32 (c->out[0]);
-  const float *a = nl_tensor_f32 (c->in[0]);
-  int64_t n = nl_numel (c->out[0]);
-
-  if (c->n_data == 2)
-    {
-      const float *b = nl_tensor_f32 (c->in[1]);
-#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
-      for (int64_t i = 0; i < n; i++)
-        y[i] = a[i] - b[i];
-    }
-  else
-    {
-      const float *k = nl_tensor_f32 (c->aux[ARITH_OPERAND]);
-      NlStrided s = nl_arith_operand (c->out[0], c->aux[ARITH_OPERAND]);
-      float sign = ((const NlArithArgs *) c->args)->reverse ? -1.0f : 1.0f;
-      /* (a - k) or -(a - k) = k - a, exactly */
-#pragma omp parallel for if (n > NL_PAR_MIN) schedule (static)
-      for (int64_t i = 0; i < n; i++)
-        y[i] = sign * (a[i] - k[nl_strided_index (&s, i)]);
-    }
+  float sign = sub_sign (c); /* not in the loop: SIGN is text */
+  ARITH_FORWARD (c, -, sign);
   return TRUE;
 }
 
@@ -210,22 +216,12 @@ sub_backward (NlOpCtx *c, GError **error)
 {
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   int64_t n = nl_numel (c->out_grad[0]);
-  float sign = c->n_data == 1 && ((const NlArithArgs *) c->args)->reverse ? -1.0f : 1.0f;
+  float sign = sub_sign (c);
 
   if (c->n_data == 2 && c->in_grad[1])
-    {
-      float *db = nl_tensor_f32 (c->in_grad[1]);
-#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
-      for (int64_t i = 0; i < n; i++)
-        db[i] = -dy[i];
-    }
+    ARITH_LOOP (nl_tensor_f32 (c->in_grad[1]), n, -dy[i]);
   if (c->in_grad[0])
-    {
-      float *da = nl_tensor_f32 (c->in_grad[0]);
-#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
-      for (int64_t i = 0; i < n; i++)
-        da[i] = sign * dy[i];
-    }
+    ARITH_LOOP (nl_tensor_f32 (c->in_grad[0]), n, sign * dy[i]);
   return TRUE;
 }
 

@@ -197,8 +197,8 @@ static const char *const migrations[] = {
   /* Version 2 had no heartbeat (stale runs were found by host and pid)
    * and no checkpoints by time: the run's one such checkpoint is named by
    * the run, so the checkpoints table (blob last) stays as it was. */
-  "ALTER TABLE runs ADD COLUMN heartbeat REAL;"
-  "ALTER TABLE runs ADD COLUMN interval_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL;",
+  ("ALTER TABLE runs ADD COLUMN heartbeat REAL;"  /* one element: clang asks for the parentheses */
+   "ALTER TABLE runs ADD COLUMN interval_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL;"),
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == NL_PROJECT_SCHEMA_VERSION);
 

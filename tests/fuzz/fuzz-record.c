@@ -25,6 +25,7 @@ read_all (NlRecordReader *r)
         sum += rec[0] + rec[len - 1];
       n++;
     }
+  (void) sum;  /* read so each record's bytes are touched, never looked at */
   return got == 0 ? n : -1;
 }
 

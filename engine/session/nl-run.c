@@ -415,6 +415,47 @@ trainer_from (NlProject *p, const NlRunInfo *info, NlRunConfig *rc, gint64 ckpt,
   return g_steal_pointer (&t);
 }
 
+/* A resume up to EPOCHS in all (0: the run's own, stored_epochs) from
+ * checkpoint ckpt (0: none, from the start) must have something to train:
+ * a target at or before the epoch in progress would end the run at once
+ * with that epoch's weights from its middle, and one at the epochs a
+ * finished run has done would train nothing. A run that did not finish
+ * may end at the epochs it has done (the status then says finished). */
+static gboolean
+check_resume_target (NlProject *p, const NlRunInfo *info, int stored_epochs, gint64 ckpt, int epochs,
+                     GError **error)
+{
+  g_autoptr (GArray) list = NULL;
+  gboolean inside = FALSE, ended = !g_strcmp0 (info->status, "finished") || !g_strcmp0 (info->status, "pruned");
+  int done = 0;
+
+  if (epochs <= 0 || ckpt <= 0)
+    return TRUE;
+  if (!(list = nl_project_list_checkpoints (p, info->id, error)))
+    return FALSE;
+  for (guint i = 0; i < list->len; i++)
+    if (g_array_index (list, NlCheckpointInfo, i).id == ckpt)
+      {
+        done = g_array_index (list, NlCheckpointInfo, i).epoch;
+        inside = g_array_index (list, NlCheckpointInfo, i).is_interval;
+      }
+  if (inside && epochs <= done)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                 "run %" G_GINT64_FORMAT " is in epoch %d of %d; --epochs must be at least %d", info->id, done + 1,
+                 MAX (stored_epochs, done + 1), done + 1);
+  else if (!inside && ended && epochs <= done)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                 "run %" G_GINT64_FORMAT " %s after %d epoch%s; --epochs must be at least %d to train on", info->id,
+                 info->status, done, done == 1 ? "" : "s", done + 1);
+  else if (!inside && epochs < done)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                 "run %" G_GINT64_FORMAT " has done %d of %d epochs; --epochs must be at least %d", info->id, done,
+                 MAX (stored_epochs, done), done);
+  else
+    return TRUE;
+  return FALSE;
+}
+
 gboolean
 nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, const NlRunCallbacks *cb,
                GError **error)
@@ -455,8 +496,6 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   run_device (info, &rc);
   if (!nl_device_check (rc.device, error))
     return FALSE;
-  if (epochs > 0)
-    rc.epochs = epochs;
   ckpt = nl_run_checkpoint_find (p, run, "last", cb->log ? &warning : NULL, &local);
   if (ckpt <= 0 && !g_error_matches (local, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND))
     {
@@ -465,6 +504,11 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
     }
   if (warning)
     cb->log (cb->chain.user, warning);
+  /* before anything is written: a refused target leaves the run as it was */
+  if (!check_resume_target (p, info, rc.epochs, ckpt, epochs, error))
+    return FALSE;
+  if (epochs > 0)
+    rc.epochs = epochs;
   if (ckpt > 0)
     t = trainer_from (p, info, &rc, ckpt, TRUE, NULL, error);
   else

@@ -527,6 +527,39 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   return record (p, run, t, cb, error);
 }
 
+/* Whether a and b read the same samples the same way (the normalisation
+ * aside: it is a setting of the run, not of the data). */
+static gboolean
+same_data (const NlRunConfig *a, const NlRunConfig *b)
+{
+  return !g_strcmp0 (a->dataset, b->dataset) && !g_strcmp0 (a->data.label_column, b->data.label_column)
+         && a->data.regression == b->data.regression && a->data.image_width == b->data.image_width
+         && a->data.image_height == b->data.image_height;
+}
+
+/* A fork onto other data: its classes fit the network's scores (a label
+ * past them would fail the run at its first batch). */
+static gboolean
+check_classes (NlTrainer *t, NlNetwork *net, gint64 run, const char *dataset, GError **error)
+{
+  const NlDataset *ds = nl_trainer_get_train_set (t);
+  NlCompileOptions opts = { .batch = 1 };
+  g_autoptr (NlGraph) g = NULL;
+  int64_t scores;
+
+  if (ds->n_classes <= 0)
+    return TRUE;
+  if (!(g = nl_graph_compile (net, &ds->sample_shape, &opts, error)))
+    return FALSE;
+  scores = nl_shape_numel (&nl_graph_value (g, g->pred_value)->shape);
+  if (scores >= ds->n_classes)
+    return TRUE;
+  g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+               "dataset “%s” does not fit run %" G_GINT64_FORMAT "'s network: it has %d classes, the network scores %"
+               G_GINT64_FORMAT, dataset, run, ds->n_classes, scores);
+  return FALSE;
+}
+
 gboolean
 nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
              void (*apply) (NlRunConfig *rc, gpointer user), gpointer user,
@@ -535,8 +568,10 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
   g_auto (NlRunConfig) rc = { 0 };
   g_autoptr (NlTrainer) t = NULL;
+  g_auto (NlRunConfig) parent = { 0 };
   g_autoptr (NlNetwork) net = NULL;
-  NlOptimKind parent_kind;
+  g_autoptr (GError) local = NULL;
+  gboolean other_data;
   gint64 ckpt, child;
   g_autofree char *default_name = NULL, *warning = NULL;
 
@@ -550,7 +585,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
     return FALSE;
   /* the parent's device unless apply picks another */
   run_device (info, &rc);
-  parent_kind = rc.optim.kind;
+  nl_run_config_copy (&parent, &rc);
   if (policy)
     nl_run_config_set_policy (&rc, policy);
   if (apply)
@@ -562,9 +597,26 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
     return FALSE;
   if (warning)
     cb->log (cb->chain.user, warning);
-  t = trainer_from (p, info, &rc, ckpt, rc.optim.kind == parent_kind, &net, error);
+  /* other data: fine-tuning the weights, with a fresh optimizer (its
+   * state followed the other data's gradients) from epoch 0 of the data */
+  other_data = !same_data (&rc, &parent);
+  t = trainer_from (p, info, &rc, ckpt, rc.optim.kind == parent.optim.kind && !other_data, &net, &local);
+  if (t && other_data)
+    {
+      nl_trainer_set_position (t, 0, 0);
+      if (!check_classes (t, net, run, rc.dataset, &local))
+        g_clear_pointer (&t, nl_trainer_free);
+    }
   if (!t)
-    return FALSE;
+    {
+      /* the samples' shape does not fit the network's Input or weights */
+      if (other_data && (local->domain == NL_NETWORK_ERROR || local->domain == NL_CHECKPOINT_ERROR))
+        g_propagate_prefixed_error (error, g_steal_pointer (&local),
+                                    "dataset “%s” does not fit run %" G_GINT64_FORMAT "'s network: ", rc.dataset, run);
+      else
+        g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
   default_name = g_strdup_printf ("fork of %s", info->name ? info->name : "run");
   child = create_run (p, name ? name : default_name, net, &rc, run, ckpt, NULL, error);
   if (child <= 0)

@@ -18,6 +18,12 @@ typedef struct {
 
 #define NL_SHAPE_ABSENT ((NlShape) { .ndim = -1 })
 
+/* The most elements a shape given in a network (an Input's sample, a
+ * Reshape's target) may hold: 2^40, far beyond any sample, and small
+ * enough that a batch of them (at most 2^20 samples) in 8-byte elements
+ * still counts its bytes in an int64. */
+#define NL_SHAPE_MAX_NUMEL ((int64_t) 1 << 40)
+
 NlShape nl_shape_make (int ndim, const int64_t *dims);
 NlShape nl_shape_of (int ndim, ...); /* nl_shape_of (2, (int64_t) 3, (int64_t) 4) */
 int64_t nl_shape_numel (const NlShape *s);

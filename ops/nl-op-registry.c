@@ -139,6 +139,34 @@ in_range (const NlParamSpec *s, double x)
   return s->min > s->max || (x >= s->min && x <= s->max);
 }
 
+/* A shape parameter's element count, checked before any shape inference
+ * multiplies it out: each dimension alone in range, [2^32, 2^32, 2^32]
+ * would overflow int64 there. Reshape's -1 and 0 (inferred, copied) do
+ * not count. */
+static gboolean
+shape_numel_ok (const NlOpDef *def, const NlParamSpec *s, const NlParamValue *v, GError **error)
+{
+  int64_t numel = 1;
+  gboolean too_many = FALSE;
+  GString *text;
+  for (int j = 0; j < v->n && !too_many; j++)
+    if (v->v[j] > 1)
+      {
+        too_many = v->v[j] > NL_SHAPE_MAX_NUMEL / numel;
+        numel *= too_many ? 1 : v->v[j];
+      }
+  if (!too_many)
+    return TRUE;
+  text = g_string_new ("[");
+  for (int j = 0; j < v->n; j++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, j ? ", " : "", (gint64) v->v[j]);
+  g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_PARAM,
+               "%s parameter '%s' %s] has too many elements (at most %" G_GINT64_FORMAT ")", def->name, s->name,
+               text->str, (gint64) NL_SHAPE_MAX_NUMEL);
+  g_string_free (text, TRUE);
+  return FALSE;
+}
+
 gboolean
 nl_params_validate (const NlOpDef *def, const NlParamValue *vals, GError **error)
 {
@@ -171,6 +199,8 @@ nl_params_validate (const NlOpDef *def, const NlParamValue *vals, GError **error
         case NL_PARAM_ENUM:
           break;
         }
+      if (ok && s->type == NL_PARAM_SHAPE && !shape_numel_ok (def, s, v, error))
+        return FALSE;
       if (!ok)
         {
           if (s->max >= 1e15)

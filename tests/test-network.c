@@ -81,6 +81,14 @@ static const BadCase bad_cases[] = {
   { HEAD IN ",{\"id\":\"c\",\"op\":\"Conv2D\",\"params\":{\"channels\":4,\"kernel\":40}}],\"edges\":[\"data -> c\"]}", NL_NETWORK_ERROR_SHAPE, "node 'c' (Conv2D)" },
   { HEAD IN ",{\"id\":\"f\",\"op\":\"Flatten\"},{\"id\":\"p\",\"op\":\"MaxPool2D\"}],\"edges\":[\"data -> f\",\"f -> p\"]}", NL_NETWORK_ERROR_SHAPE, "node 'p' (MaxPool2D)" },
   { HEAD "{\"id\":\"data\",\"op\":\"Input\",\"params\":{\"shape\":[3,32,32]}}],\"edges\":[]}", NL_NETWORK_ERROR_SHAPE, "node 'data' (Input)" },
+  /* each dimension in range, their product past int64 (2^96) or past the
+   * limit (2^41): refused before shape inference multiplies them out */
+  { HEAD "{\"id\":\"in\",\"op\":\"Input\",\"params\":{\"shape\":[4294967296,4294967296,4294967296]}},{\"id\":\"f\",\"op\":\"Flatten\"}],\"edges\":[\"in -> f\"]}",
+    NL_NETWORK_ERROR_PARAM, "node 'in': Input parameter 'shape' [4294967296, 4294967296, 4294967296] has too many elements" },
+  { HEAD "{\"id\":\"in\",\"op\":\"Input\",\"params\":{\"shape\":[2,1048576,1048576]}}],\"edges\":[]}", NL_NETWORK_ERROR_PARAM,
+    "node 'in': Input parameter 'shape' [2, 1048576, 1048576] has too many elements (at most 1099511627776)" },
+  { HEAD IN ",{\"id\":\"r\",\"op\":\"Reshape\",\"params\":{\"shape\":[-1,4294967296,4294967296,4294967296]}}],\"edges\":[\"data -> r\"]}",
+    NL_NETWORK_ERROR_PARAM, "node 'r': Reshape parameter 'shape' [-1, 4294967296, 4294967296, 4294967296] has too many elements" },
   /* wrong-typed members: one message naming the member, no json-glib critical */
   { "", NL_NETWORK_ERROR_PARSE, "not valid JSON: the document is empty" },
   { " \n ", NL_NETWORK_ERROR_PARSE, "not valid JSON: the document is empty" },

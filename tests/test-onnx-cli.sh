@@ -240,7 +240,7 @@ fi
 # MLP's weights change, the normalisation's constants stay), and
 # train --network trains it from fresh weights
 if [ -n "$py" ]; then
-  "$py" - "$tmp/norm-mlp.onnx" "$D" <<'PY'
+  "$py" - "$tmp/norm-mlp.onnx" "$D" "$tmp/foreign-mlp.onnx" <<'PY'
 import sys
 import numpy as np
 from onnx import TensorProto, checker, helper, numpy_helper, save
@@ -262,6 +262,9 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 m.metadata_props.add(key="dataset", value=sys.argv[2])
 checker.check_model(m)
 save(m, sys.argv[1])
+# a foreign model: no dataset, no normalisation in its metadata
+del m.metadata_props[:]
+save(m, sys.argv[3])
 PY
   epoch_losses() { python3 -c 'import json, sys; print(" ".join(str(json.loads(l)["train_loss"]) for l in sys.stdin if l.startswith("{")))'; }
   falls() { python3 -c 'import sys; l = [float(x) for x in sys.argv[1:]]; sys.exit(not (len(l) == 2 and l[1] < l[0]))' $1; }
@@ -296,6 +299,15 @@ PY
     ok "train --network of the imported model learns (losses $losses)"
   else
     not_ok "train --network norm-mlp" "$out"
+  fi
+  # without dataset metadata: fork --dataset fine-tunes its weights on one
+  if out=$("$cli" import-onnx --project "$P" --name foreign-mlp "$tmp/foreign-mlp.onnx" 2>&1) \
+     && imported=$(sed -n 's/.* in run \([0-9]*\);.*/\1/p' <<<"$out") && [ -n "$imported" ] \
+     && out=$("$cli" fork --project "$P" --run "$imported" --dataset "$D" --epochs 2 --lr 0.05 --json 2>&1) \
+     && losses=$(epoch_losses <<<"$out") && falls "$losses"; then
+    ok "fork --dataset fine-tunes an imported model without dataset metadata (losses $losses)"
+  else
+    not_ok "fork --dataset of a foreign import" "$out"
   fi
 else
   skip "no Python with the onnx package to write the model to fine-tune"

@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "cli-common.h"
+#include "cli-data-options.h"
 #include "core/nl-comm.h"
 #include "engine/nl-checkpoint.h"
 #include "core/nl-device.h"
@@ -181,6 +182,7 @@ typedef struct {
   char *optimizer, *schedule, *device_s, *precision_s;
   NlDevice device;          /* parsed from device_s */
   NlPrecision precision;    /* parsed from precision_s */
+  const NlCliDataOptions *data; /* another dataset for the weights */
 } Overrides;
 
 static void
@@ -219,6 +221,8 @@ apply_overrides (NlRunConfig *rc, gpointer user)
     rc->device = o->device;
   if (o->precision_s)
     rc->precision = o->precision;
+  /* the normalisation the weights were trained with, unless --mean/--std */
+  nl_cli_data_options_apply (o->data, rc, FALSE);
 }
 
 static int
@@ -229,7 +233,10 @@ run_command (int argc, char **argv, gboolean fork)
   gboolean json = FALSE;
   g_auto (Overrides) o = { NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL };
   g_auto (NlRunConfig) policy = { 0 };
+  g_auto (NlCliDataOptions) data = { 0 };
   double interval = NAN;
+  GArray *all;
+  g_autofree GOptionEntry *all_entries = NULL;
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
@@ -247,8 +254,8 @@ run_command (int argc, char **argv, gboolean fork)
     { "lr-schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedule, "fork: learning-rate schedule", "SPEC" },
     { "device", 0, 0, G_OPTION_ARG_STRING, &o.device_s, "fork: cpu, cuda or cuda:N (default: the parent's)", "DEVICE" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &o.precision_s, "fork: fp32, bf16 or fp16", "P" },
-    { NULL }
   };
+  const GOptionEntry end = { NULL };
   g_autoptr (GOptionContext) ctx = g_option_context_new (fork ? "- a new run from a checkpoint of a run"
                                                               : "- continue a run from its last checkpoint");
   g_autoptr (GError) error = NULL;
@@ -260,13 +267,29 @@ run_command (int argc, char **argv, gboolean fork)
   int status = 0;
   gboolean ok;
 
-  if (!nl_cli_parse (ctx, entries, &argc, &argv, fork ? "fork" : "resume", &status))
+  /* fork's dataset options are train's */
+  nl_cli_data_options_init (&data);
+  all = g_array_new (FALSE, FALSE, sizeof (GOptionEntry));
+  g_array_append_vals (all, entries, G_N_ELEMENTS (entries));
+  nl_cli_data_options_add_entries (&data, all, "fork: ", "default: the run's; another one trains the checkpoint's "
+                                   "weights with a fresh optimizer, its epochs counted from 0",
+                                   "default: the run's, which its weights were trained with");
+  g_array_append_val (all, end);
+  all_entries = (GOptionEntry *) (void *) g_array_free (all, FALSE);
+  o.data = &data;
+  if (fork)
+    g_option_context_set_description (ctx, "Example (fine-tuning on another dataset):\n"
+                                      "  netloom-cli fork --project p.netloom --run 3 --dataset mnist:DIR --epochs 2 "
+                                      "--lr 0.01\n");
+  if (!nl_cli_parse (ctx, all_entries, &argc, &argv, fork ? "fork" : "resume", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
   if (!fork && (checkpoint || name || !isnan (o.lr) || o.optimizer || !isnan (o.momentum) || !isnan (o.wd) || o.batch
-                || o.schedule || o.device_s || o.precision_s))
+                || o.schedule || o.device_s || o.precision_s || nl_cli_data_options_given (&data)))
     return nl_cli_usage_error ("resume continues a run as it was; to change its settings, fork it");
+  if ((status = nl_cli_data_options_finish (&data)) != 0)
+    return status;
   if (o.precision_s && !nl_precision_parse (o.precision_s, &o.precision))
     return nl_cli_usage_error ("--precision must be fp32, bf16 or fp16, not '%s'", o.precision_s);
   if (o.device_s && (!nl_device_parse (o.device_s, &o.device, &error) || !nl_device_check (o.device, &error)))

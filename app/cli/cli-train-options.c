@@ -17,11 +17,10 @@ static const struct {
   { "--epochs", "epochs", TRUE }, { "--batch-size", "batch_size", TRUE }, { "--threads", "threads", TRUE },
   { "--keep-checkpoints", "keep_last", TRUE }, { "--checkpoint-interval", "checkpoint_interval", TRUE },
   { "--workers", "workers", TRUE },
-  { "--scheduler-workers", "scheduler_workers", TRUE },
-  { "--val-fraction", "val_fraction", TRUE }, { "--patience", "patience", TRUE },
+  { "--scheduler-workers", "scheduler_workers", TRUE }, { "--patience", "patience", TRUE },
   { "--min-delta", "min_delta", TRUE }, { "--lr", "lr", FALSE }, { "--momentum", "momentum", FALSE },
-  { "--wd", "wd", FALSE }, { "--clip-norm", "clip_global_norm", FALSE }, { "--mean", "mean", FALSE },
-  { "--std", "std", FALSE }, { "--loss-scale", "loss_scale", FALSE }, { "--beta1", "beta1", FALSE },
+  { "--wd", "wd", FALSE }, { "--clip-norm", "clip_global_norm", FALSE },
+  { "--loss-scale", "loss_scale", FALSE }, { "--beta1", "beta1", FALSE },
   { "--beta2", "beta2", FALSE }, { "--epsilon", "epsilon", FALSE }, { "--rho", "rho", FALSE },
 };
 
@@ -60,17 +59,6 @@ nl_cli_train_options_new (void)
 {
   NlCliTrainOptions *o = g_new0 (NlCliTrainOptions, 1);
     GOptionEntry entries[] = {
-      { "network", 'n', 0, G_OPTION_ARG_FILENAME, &o->network, "Network file (JSON, e.g. data/networks/lenet.json)", "FILE" },
-      { "dataset", 'd', 0, G_OPTION_ARG_STRING, &o->dataset,
-        "fashion-mnist[:DIR] (default), mnist:DIR, cifar10:DIR, csv:FILE, folder:DIR or packed:FILE", "SPEC" },
-      { "label-column", 0, 0, G_OPTION_ARG_STRING, &o->label_column, "csv: the label column, by name or 0-based index "
-        "(default: the last)", "NAME|INDEX" },
-      { "regression", 0, 0, G_OPTION_ARG_NONE, &o->cfg.data.regression, "csv: the label is a real value (use --loss L2Loss)",
-        NULL },
-      { "image-size", 0, 0, G_OPTION_ARG_STRING, &o->image_size, "folder: resize every image to WxH "
-        "(default: the first image's size)", "WxH" },
-      { "val-dataset", 0, 0, G_OPTION_ARG_STRING, &o->val_dataset, "Evaluate on all of this dataset (a split by file) "
-        "instead of the test split", "SPEC" },
       { "restore-best", 0, 0, G_OPTION_ARG_NONE, &o->cfg.restore_best, "With --project: end the run with the weights of its "
         "best epoch (by test accuracy) as its last checkpoint", NULL },
       { "checkpoint-metric", 0, 0, G_OPTION_ARG_STRING, &o->monitor, "With --project: what the best checkpoint is best "
@@ -86,16 +74,12 @@ nl_cli_train_options_new (void)
       { "checkpoint-interval", 0, 0, G_OPTION_ARG_DOUBLE, &o->cfg.checkpoint_interval, "With --project: seconds "
         "between checkpoints inside an epoch, so a killed run loses at most that much (only the newest is kept; "
         "0: at epoch ends only)", "SECONDS" },
-      { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &o->cfg.data.val_fraction, "csv, folder: share held out for evaluation", "F" },
       { "workers", 'w', 0, G_OPTION_ARG_INT, &o->cfg.workers, "Loader threads that decode and augment ahead of training; "
         "0 loads in the training thread", "N" },
       { "scheduler-workers", 0, 0, G_OPTION_ARG_INT, &o->cfg.scheduler_workers, "Threads of the dependency scheduler: "
         "independent branches of the network run at once; 0: ops run in order on the training thread", "N" },
       { "augment", 'a', 0, G_OPTION_ARG_STRING, &o->augment, "Training transforms, comma-separated: random-crop:SIZE[:PAD], "
         "center-crop:SIZE, resize:WxH, flip, brightness:X, contrast:X, normalize:M:S", "LIST" },
-      { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &o->mean, "Input normalisation mean (default 0.13 for (fashion-)mnist, "
-        "0.47 for cifar10, else 0)", "M" },
-      { "std", 0, 0, G_OPTION_ARG_DOUBLE, &o->std, "Input normalisation std (default 0.31, 0.25, else 1)", "S" },
       { "epochs", 'e', 0, G_OPTION_ARG_INT, &o->cfg.epochs, "Epochs to train", "N" },
       { "batch-size", 'b', 0, G_OPTION_ARG_INT, &o->cfg.batch_size, "Samples per batch", "B" },
       { "optimizer", 'o', 0, G_OPTION_ARG_STRING, &o->optimizer,
@@ -133,14 +117,24 @@ nl_cli_train_options_new (void)
       { NULL }
     };
 
-  o->lr = o->momentum = o->wd = o->clip = o->mean = o->std = o->loss_scale = NAN;
+  o->lr = o->momentum = o->wd = o->clip = o->loss_scale = NAN;
   o->beta1 = o->beta2 = o->epsilon = o->rho = NAN;
   o->kind = NL_OPTIM_SGD;
   /* the defaults are the run settings' own */
   nl_run_config_init (&o->cfg);
   o->seed = (gint64) o->cfg.seed;
   o->texts = g_ptr_array_new_with_free_func (g_free);
-  o->entries = g_memdup2 (entries, sizeof entries);
+  /* --network, the dataset's options, then the rest */
+  {
+    GArray *all = g_array_new (FALSE, FALSE, sizeof (GOptionEntry));
+    GOptionEntry network = { "network", 'n', 0, G_OPTION_ARG_FILENAME, &o->network,
+                             "Network file (JSON, e.g. data/networks/lenet.json)", "FILE" };
+    nl_cli_data_options_init (&o->data);
+    g_array_append_val (all, network);
+    nl_cli_data_options_add_entries (&o->data, all, "", "default fashion-mnist", NULL);
+    g_array_append_vals (all, entries, G_N_ELEMENTS (entries));
+    o->entries = (GOptionEntry *) (void *) g_array_free (all, FALSE);
+  }
   describe_defaults (o->entries, o->texts);
   return o;
 }
@@ -154,18 +148,15 @@ nl_cli_train_options_free (NlCliTrainOptions *o)
   g_free (o->network);
   g_free (o->project_path);
   g_free (o->run_name);
-  g_free (o->dataset);
   g_free (o->optimizer);
   g_free (o->schedule);
   g_free (o->loss);
   g_free (o->augment);
-  g_free (o->label_column);
-  g_free (o->image_size);
-  g_free (o->val_dataset);
   g_free (o->monitor);
   g_free (o->early_stop);
   g_free (o->device);
   g_free (o->precision);
+  nl_cli_data_options_clear (&o->data);
   g_free (o->entries);
   g_ptr_array_unref (o->texts);
   g_free (o);
@@ -175,7 +166,7 @@ int
 nl_cli_train_options_finish (NlCliTrainOptions *o)
 {
   g_autoptr (GError) error = NULL;
-  const NlRunField *width = nl_run_config_find_field ("image_width");
+  int status;
 
   /* the options bound to the settings, then those read as doubles */
   for (gsize i = 0; i < G_N_ELEMENTS (checked); i++)
@@ -187,13 +178,8 @@ nl_cli_train_options_finish (NlCliTrainOptions *o)
     return nl_cli_usage_error ("--early-stop needs --project (the run records which epoch was best)");
   nl_run_config_set_text (&o->cfg.monitor, o->monitor);
   nl_run_config_set_text (&o->cfg.early_stop_metric, o->early_stop);
-  if (!check_option (&o->cfg, "--std", o->std, &error) || !check_option (&o->cfg, "--mean", o->mean, &error))
-    return nl_cli_usage_error ("%s", error->message);
-  if (o->image_size && sscanf (o->image_size, "%dx%d", &o->cfg.data.image_width, &o->cfg.data.image_height) != 2)
-    return nl_cli_usage_error ("--image-size must look like 32x32, not '%s'", o->image_size);
-  if (o->image_size && (o->cfg.data.image_width < 1 || o->cfg.data.image_height < 1
-                        || o->cfg.data.image_width > width->max || o->cfg.data.image_height > width->max))
-    return nl_cli_usage_error ("--image-size must be between 1x1 and %gx%g", width->max, width->max);
+  if ((status = nl_cli_data_options_finish (&o->data)) != 0)
+    return status;
   if ((!isnan (o->lr) && !check_option (&o->cfg, "--lr", o->lr, &error))
       || (!isnan (o->momentum) && !check_option (&o->cfg, "--momentum", o->momentum, &error))
       || (!isnan (o->wd) && !check_option (&o->cfg, "--wd", o->wd, &error))
@@ -240,14 +226,8 @@ nl_cli_train_options_finish (NlCliTrainOptions *o)
   if (o->centered)
     o->cfg.optim.centered = TRUE;
   /* the dataset with its default normalisation, then the options' */
-  nl_run_config_set_dataset (&o->cfg, o->dataset ? o->dataset : o->cfg.dataset);
-  if (!isnan (o->mean))
-    o->cfg.mean = (float) o->mean;
-  if (!isnan (o->std))
-    o->cfg.std = (float) o->std;
+  nl_cli_data_options_apply (&o->data, &o->cfg, TRUE);
   nl_run_config_set_text (&o->cfg.augment, o->augment);
-  nl_run_config_set_text (&o->cfg.val_dataset, o->val_dataset);
-  nl_run_config_set_text ((char **) &o->cfg.data.label_column, o->label_column);
   if (o->loss)
     nl_run_config_set_text (&o->cfg.loss, o->loss);
   nl_run_config_set_text (&o->cfg.lr_schedule, o->schedule);

@@ -5,6 +5,7 @@
 
 #include <glib.h>
 
+#include "cli-data-options.h"
 #include "engine/nl-run-config.h"
 
 typedef struct {
@@ -12,9 +13,10 @@ typedef struct {
   char *network, *project_path, *run_name;
   gboolean json;
   /* options parsed before they reach cfg */
-  char *dataset, *optimizer, *schedule, *loss, *augment, *label_column, *image_size;
-  char *val_dataset, *monitor, *early_stop, *device, *precision;
-  double lr, momentum, wd, clip, mean, std, loss_scale;
+  NlCliDataOptions data;
+  char *optimizer, *schedule, *loss, *augment;
+  char *monitor, *early_stop, *device, *precision;
+  double lr, momentum, wd, clip, loss_scale;
   double beta1, beta2, epsilon, rho;
   gboolean nesterov, centered;
   gint64 seed;

@@ -415,6 +415,47 @@ trainer_from (NlProject *p, const NlRunInfo *info, NlRunConfig *rc, gint64 ckpt,
   return g_steal_pointer (&t);
 }
 
+/* A resume up to EPOCHS in all (0: the run's own, stored_epochs) from
+ * checkpoint ckpt (0: none, from the start) must have something to train:
+ * a target at or before the epoch in progress would end the run at once
+ * with that epoch's weights from its middle, and one at the epochs a
+ * finished run has done would train nothing. A run that did not finish
+ * may end at the epochs it has done (the status then says finished). */
+static gboolean
+check_resume_target (NlProject *p, const NlRunInfo *info, int stored_epochs, gint64 ckpt, int epochs,
+                     GError **error)
+{
+  g_autoptr (GArray) list = NULL;
+  gboolean inside = FALSE, ended = !g_strcmp0 (info->status, "finished") || !g_strcmp0 (info->status, "pruned");
+  int done = 0;
+
+  if (epochs <= 0 || ckpt <= 0)
+    return TRUE;
+  if (!(list = nl_project_list_checkpoints (p, info->id, error)))
+    return FALSE;
+  for (guint i = 0; i < list->len; i++)
+    if (g_array_index (list, NlCheckpointInfo, i).id == ckpt)
+      {
+        done = g_array_index (list, NlCheckpointInfo, i).epoch;
+        inside = g_array_index (list, NlCheckpointInfo, i).is_interval;
+      }
+  if (inside && epochs <= done)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                 "run %" G_GINT64_FORMAT " is in epoch %d of %d; --epochs must be at least %d", info->id, done + 1,
+                 MAX (stored_epochs, done + 1), done + 1);
+  else if (!inside && ended && epochs <= done)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                 "run %" G_GINT64_FORMAT " %s after %d epoch%s; --epochs must be at least %d to train on", info->id,
+                 info->status, done, done == 1 ? "" : "s", done + 1);
+  else if (!inside && epochs < done)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                 "run %" G_GINT64_FORMAT " has done %d of %d epochs; --epochs must be at least %d", info->id, done,
+                 MAX (stored_epochs, done), done);
+  else
+    return TRUE;
+  return FALSE;
+}
+
 gboolean
 nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, const NlRunCallbacks *cb,
                GError **error)
@@ -455,8 +496,6 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   run_device (info, &rc);
   if (!nl_device_check (rc.device, error))
     return FALSE;
-  if (epochs > 0)
-    rc.epochs = epochs;
   ckpt = nl_run_checkpoint_find (p, run, "last", cb->log ? &warning : NULL, &local);
   if (ckpt <= 0 && !g_error_matches (local, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND))
     {
@@ -465,6 +504,11 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
     }
   if (warning)
     cb->log (cb->chain.user, warning);
+  /* before anything is written: a refused target leaves the run as it was */
+  if (!check_resume_target (p, info, rc.epochs, ckpt, epochs, error))
+    return FALSE;
+  if (epochs > 0)
+    rc.epochs = epochs;
   if (ckpt > 0)
     t = trainer_from (p, info, &rc, ckpt, TRUE, NULL, error);
   else
@@ -483,6 +527,39 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   return record (p, run, t, cb, error);
 }
 
+/* Whether a and b read the same samples the same way (the normalisation
+ * aside: it is a setting of the run, not of the data). */
+static gboolean
+same_data (const NlRunConfig *a, const NlRunConfig *b)
+{
+  return !g_strcmp0 (a->dataset, b->dataset) && !g_strcmp0 (a->data.label_column, b->data.label_column)
+         && a->data.regression == b->data.regression && a->data.image_width == b->data.image_width
+         && a->data.image_height == b->data.image_height;
+}
+
+/* A fork onto other data: its classes fit the network's scores (a label
+ * past them would fail the run at its first batch). */
+static gboolean
+check_classes (NlTrainer *t, NlNetwork *net, gint64 run, const char *dataset, GError **error)
+{
+  const NlDataset *ds = nl_trainer_get_train_set (t);
+  NlCompileOptions opts = { .batch = 1 };
+  g_autoptr (NlGraph) g = NULL;
+  int64_t scores;
+
+  if (ds->n_classes <= 0)
+    return TRUE;
+  if (!(g = nl_graph_compile (net, &ds->sample_shape, &opts, error)))
+    return FALSE;
+  scores = nl_shape_numel (&nl_graph_value (g, g->pred_value)->shape);
+  if (scores >= ds->n_classes)
+    return TRUE;
+  g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+               "dataset “%s” does not fit run %" G_GINT64_FORMAT "'s network: it has %d classes, the network scores %"
+               G_GINT64_FORMAT, dataset, run, ds->n_classes, scores);
+  return FALSE;
+}
+
 gboolean
 nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
              void (*apply) (NlRunConfig *rc, gpointer user), gpointer user,
@@ -491,8 +568,10 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
   g_auto (NlRunConfig) rc = { 0 };
   g_autoptr (NlTrainer) t = NULL;
+  g_auto (NlRunConfig) parent = { 0 };
   g_autoptr (NlNetwork) net = NULL;
-  NlOptimKind parent_kind;
+  g_autoptr (GError) local = NULL;
+  gboolean other_data;
   gint64 ckpt, child;
   g_autofree char *default_name = NULL, *warning = NULL;
 
@@ -506,7 +585,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
     return FALSE;
   /* the parent's device unless apply picks another */
   run_device (info, &rc);
-  parent_kind = rc.optim.kind;
+  nl_run_config_copy (&parent, &rc);
   if (policy)
     nl_run_config_set_policy (&rc, policy);
   if (apply)
@@ -518,9 +597,26 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
     return FALSE;
   if (warning)
     cb->log (cb->chain.user, warning);
-  t = trainer_from (p, info, &rc, ckpt, rc.optim.kind == parent_kind, &net, error);
+  /* other data: fine-tuning the weights, with a fresh optimizer (its
+   * state followed the other data's gradients) from epoch 0 of the data */
+  other_data = !same_data (&rc, &parent);
+  t = trainer_from (p, info, &rc, ckpt, rc.optim.kind == parent.optim.kind && !other_data, &net, &local);
+  if (t && other_data)
+    {
+      nl_trainer_set_position (t, 0, 0);
+      if (!check_classes (t, net, run, rc.dataset, &local))
+        g_clear_pointer (&t, nl_trainer_free);
+    }
   if (!t)
-    return FALSE;
+    {
+      /* the samples' shape does not fit the network's Input or weights */
+      if (other_data && (local->domain == NL_NETWORK_ERROR || local->domain == NL_CHECKPOINT_ERROR))
+        g_propagate_prefixed_error (error, g_steal_pointer (&local),
+                                    "dataset “%s” does not fit run %" G_GINT64_FORMAT "'s network: ", rc.dataset, run);
+      else
+        g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
   default_name = g_strdup_printf ("fork of %s", info->name ? info->name : "run");
   child = create_run (p, name ? name : default_name, net, &rc, run, ckpt, NULL, error);
   if (child <= 0)

@@ -49,13 +49,20 @@ gboolean nl_run_train_trial (NlProject *p, const char *name, const NlNetwork *ne
                              const NlRunTrial *trial, const NlRunCallbacks *cb, gint64 *run_id, GError **error);
 /* Continues RUN from its last checkpoint up to `epochs` (0: the run's own)
  * with its stored settings and POLICY's checkpoint policy and early
- * stopping (NULL: the defaults). */
+ * stopping (NULL: the defaults). `epochs` at or before the epoch in
+ * progress, below the epochs done, or at the epochs of a finished (or
+ * pruned) run is an NL_TRAIN_ERROR_CONFIG error naming the run and the
+ * numbers, with nothing written. */
 gboolean nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, const NlRunCallbacks *cb,
                         GError **error);
 /* A new run from checkpoint `which` ("best", "last" or an id) of RUN with
  * the parent's settings changed by `apply` (may be NULL) and POLICY's
  * checkpoint policy and early stopping (NULL: the defaults); records
- * lineage. */
+ * lineage. Where apply changes the data (dataset, label column,
+ * regression, image size) the checkpoint's weights are fine-tuned on it:
+ * a fresh optimizer, epochs counted from 0; data that does not fit the
+ * network (Input, weights, fewer scores than classes) is an error naming
+ * the dataset and the run, before the new run is made. */
 gboolean nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
                       void (*apply) (NlRunConfig *rc, gpointer user), gpointer user,
                       const NlRunConfig *policy, const NlRunCallbacks *cb, gint64 *new_run, GError **error);

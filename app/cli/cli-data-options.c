@@ -1,0 +1,125 @@
+/* cli-data-options.c — the dataset options of netloom-cli train, sweep and
+ * fork, checked against the run settings' table. */
+#include "cli-data-options.h"
+#include "cli-common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void
+nl_cli_data_options_init (NlCliDataOptions *d)
+{
+  memset (d, 0, sizeof *d);
+  d->val_fraction = d->mean = d->std = NAN;
+  d->texts = g_ptr_array_new_with_free_func (g_free);
+}
+
+void
+nl_cli_data_options_clear (NlCliDataOptions *d)
+{
+  g_clear_pointer (&d->dataset, g_free);
+  g_clear_pointer (&d->label_column, g_free);
+  g_clear_pointer (&d->image_size, g_free);
+  g_clear_pointer (&d->val_dataset, g_free);
+  g_clear_pointer (&d->texts, g_ptr_array_unref);
+}
+
+/* A help text kept as long as d. */
+static const char *
+text (NlCliDataOptions *d, char *s)
+{
+  g_ptr_array_add (d->texts, s);
+  return s;
+}
+
+void
+nl_cli_data_options_add_entries (NlCliDataOptions *d, GArray *entries, const char *prefix,
+                                 const char *dataset_note, const char *mean_note)
+{
+  const NlRunField *val = nl_run_config_find_field ("val_fraction");
+  const GOptionEntry add[] = {
+    { "dataset", 'd', 0, G_OPTION_ARG_STRING, &d->dataset,
+      text (d, g_strdup_printf ("%sfashion-mnist[:DIR], mnist:DIR, cifar10:DIR, csv:FILE, folder:DIR or packed:FILE "
+                                "(%s)", prefix, dataset_note)), "SPEC" },
+    { "label-column", 0, 0, G_OPTION_ARG_STRING, &d->label_column,
+      text (d, g_strdup_printf ("%scsv: the label column, by name or 0-based index (default: the last)", prefix)),
+      "NAME|INDEX" },
+    { "regression", 0, 0, G_OPTION_ARG_NONE, &d->regression,
+      text (d, g_strdup_printf ("%scsv: the label is a real value (use --loss L2Loss)", prefix)), NULL },
+    { "image-size", 0, 0, G_OPTION_ARG_STRING, &d->image_size,
+      text (d, g_strdup_printf ("%sfolder: resize every image to WxH (default: the first image's size)", prefix)),
+      "WxH" },
+    { "val-dataset", 0, 0, G_OPTION_ARG_STRING, &d->val_dataset,
+      text (d, g_strdup_printf ("%sEvaluate on all of this dataset (a split by file) instead of the test split",
+                                prefix)), "SPEC" },
+    { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &d->val_fraction,
+      text (d, g_strdup_printf ("%scsv, folder: share held out for evaluation (default %g)", prefix, val->def)),
+      "F" },
+    { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &d->mean,
+      text (d, g_strdup_printf ("%sInput normalisation mean (%s)", prefix,
+                                mean_note ? mean_note : "default 0.13 for (fashion-)mnist, 0.47 for cifar10, else 0")),
+      "M" },
+    { "std", 0, 0, G_OPTION_ARG_DOUBLE, &d->std,
+      text (d, g_strdup_printf ("%sInput normalisation std (%s)", prefix,
+                                mean_note ? mean_note : "default 0.31, 0.25, else 1")), "S" },
+  };
+  g_array_append_vals (entries, add, G_N_ELEMENTS (add));
+}
+
+gboolean
+nl_cli_data_options_given (const NlCliDataOptions *d)
+{
+  return d->dataset || d->label_column || d->regression || d->image_size || d->val_dataset || !isnan (d->val_fraction)
+         || !isnan (d->mean) || !isnan (d->std);
+}
+
+/* NAN: not given, nothing to check. */
+static gboolean
+check (const char *field, const char *option, double v, GError **error)
+{
+  return isnan (v) || nl_run_field_check (nl_run_config_find_field (field), option, v, error);
+}
+
+int
+nl_cli_data_options_finish (NlCliDataOptions *d)
+{
+  g_autoptr (GError) error = NULL;
+  const NlRunField *width = nl_run_config_find_field ("image_width");
+
+  if (!check ("val_fraction", "--val-fraction", d->val_fraction, &error) || !check ("std", "--std", d->std, &error)
+      || !check ("mean", "--mean", d->mean, &error))
+    return nl_cli_usage_error ("%s", error->message);
+  if (d->image_size && sscanf (d->image_size, "%dx%d", &d->image_width, &d->image_height) != 2)
+    return nl_cli_usage_error ("--image-size must look like 32x32, not '%s'", d->image_size);
+  if (d->image_size && (d->image_width < 1 || d->image_height < 1 || d->image_width > width->max
+                        || d->image_height > width->max))
+    return nl_cli_usage_error ("--image-size must be between 1x1 and %gx%g", width->max, width->max);
+  return 0;
+}
+
+void
+nl_cli_data_options_apply (const NlCliDataOptions *d, NlRunConfig *rc, gboolean dataset_defaults)
+{
+  if (dataset_defaults)
+    nl_run_config_set_dataset (rc, d->dataset ? d->dataset : rc->dataset);
+  else if (d->dataset)
+    nl_run_config_set_text (&rc->dataset, d->dataset);
+  if (!isnan (d->mean))
+    rc->mean = (float) d->mean;
+  if (!isnan (d->std))
+    rc->std = (float) d->std;
+  if (d->val_dataset)
+    nl_run_config_set_text (&rc->val_dataset, d->val_dataset);
+  if (d->label_column)
+    nl_run_config_set_text ((char **) &rc->data.label_column, d->label_column);
+  if (d->regression)
+    rc->data.regression = TRUE;
+  if (d->image_size)
+    {
+      rc->data.image_width = d->image_width;
+      rc->data.image_height = d->image_height;
+    }
+  if (!isnan (d->val_fraction))
+    rc->data.val_fraction = d->val_fraction;
+}

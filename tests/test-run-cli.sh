@@ -89,9 +89,9 @@ err=$("$cli" fork --project "$P" --run 1 --dataset "csv:$tmp/five.csv" --epochs 
   && [ "$n_runs" = "$("$cli" runs --project "$P" --json | wc -l)" ] \
   && ok "fork --dataset of samples the weights do not take: one message naming the dataset, the run and the tensor" \
   || not_ok "fork --dataset shape mismatch (exit $s)" "$err"
-err=$("$cli" fork --project "$P" --run 1 --dataset "csv:$tmp/classes.csv" --epochs 1 2>&1 >/dev/null); s=$?
+err=$("$cli" fork --project "$P" --run 1 --dataset "csv:$tmp/classes.csv" --epochs 1 2>&1 >"$tmp/fork.out"); s=$?
 [ $s -eq 1 ] && [ "$err" = "netloom-cli: dataset “csv:$tmp/classes.csv” does not fit run 1's network: it has 12 classes, the network scores 10" ] \
-  && [ "$n_runs" = "$("$cli" runs --project "$P" --json | wc -l)" ] \
+  && [ "$n_runs" = "$("$cli" runs --project "$P" --json | wc -l)" ] && ! grep -q "^run " "$tmp/fork.out" \
   && ok "fork --dataset of more classes than the network scores: one message" || not_ok "fork --dataset classes (exit $s)" "$err"
 err=$("$cli" resume --project "$P" --run 1 --dataset "mnist:$tmp/b" 2>&1 >/dev/null); s=$?
 [ $s -eq 2 ] && grep -qF "to change its settings, fork it" <<<"$err" \

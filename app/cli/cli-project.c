@@ -339,7 +339,7 @@ run_command (int argc, char **argv, gboolean fork)
     ok = nl_run_resume (p, run, o.epochs, &policy, &cb, &error);
   nl_progress_clear (out.progress);
   nl_progress_free (out.progress);
-  if (!json)
+  if (!json && (!fork || out.run > 0))  /* a fork refused before its row was written has no run */
     printf ("run %" G_GINT64_FORMAT " %s\n", fork ? out.run : run, ok ? "finished" : "did not finish");
   return ok ? 0 : nl_cli_group_fail (error);
 }

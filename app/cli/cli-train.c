@@ -153,7 +153,7 @@ nl_cli_train (int argc, char **argv)
       ok = nl_run_train (project, o->run_name, net, cfg, &rcb, &out.run, &error);
       nl_progress_clear (out.progress);
       nl_progress_free (out.progress);
-      if (!json)
+      if (!json && out.run > 0)  /* 0: refused before its row was written */
         printf ("run %" G_GINT64_FORMAT " %s\n", out.run, ok ? "finished" : "did not finish");
       return ok ? 0 : nl_cli_group_fail (error);
     }

@@ -63,6 +63,7 @@ typedef struct {
   NlStorage *fusion; /* NULL for a bucket of one */
   NlVar **vars;
   int n_vars;
+  gboolean queued;   /* this push's op ran and handed its bucket over */
   char name[48];
 } Bucket;
 
@@ -79,6 +80,7 @@ struct NlGradReducer {
   gpointer *token;
   NlScheduler *sched; /* the one the bucket ops were pushed on */
   int next;
+  int out_of_step;  /* 1 + the first bucket whose op was skipped (0: none) */
   gboolean stop;
   gint64 last_done;
   double busy;
@@ -90,6 +92,11 @@ backend_reduce (gpointer user, float *x, int64_t n, GError **error)
   NlGradReducer *r = user;
   return nl_backend_allreduce_sum (r->backend, r->comm, x, n, error);
 }
+
+/* The token of a bucket whose op was skipped: its gradients failed
+ * upstream, so it has no op to complete and no data to send. */
+static char skipped_mark;
+#define SKIPPED ((gpointer) &skipped_mark)
 
 static gpointer
 communicate (gpointer data)
@@ -106,12 +113,27 @@ communicate (gpointer data)
       gpointer token = g_steal_pointer (&r->token[r->next]);
       NlScheduler *s = r->sched;
       r->next = (r->next + 1) % r->n_buckets;
+      if (token == SKIPPED)
+        {
+          /* this process misses that collective, so every later one would
+           * pair with another bucket of the other processes: none is made
+           * again, every later bucket fails (the step's failure is then
+           * reported, and its ops are not waited for forever) */
+          if (!r->out_of_step)
+            r->out_of_step = bk->index + 1;
+          continue;
+        }
       g_mutex_unlock (&r->lock);
 
       GError *error = NULL;
       gint64 t0 = g_get_monotonic_time ();
-      nl_grad_bucket_reduce (r->backend, bk->fusion ? (float *) bk->fusion->data : NULL, bk->grads, bk->numel,
-                             bk->n, backend_reduce, r, &error);
+      if (r->out_of_step)
+        g_set_error (&error, NL_COMM_ERROR, NL_COMM_ERROR_FAILED,
+                     "gradient bucket %d was not all-reduced: bucket %d was skipped (its gradients failed), so "
+                     "this process is out of step with the others", bk->index + 1, r->out_of_step);
+      else
+        nl_grad_bucket_reduce (r->backend, bk->fusion ? (float *) bk->fusion->data : NULL, bk->grads, bk->numel,
+                               bk->n, backend_reduce, r, &error);
       gint64 t1 = g_get_monotonic_time ();
       g_mutex_lock (&r->lock);
       r->busy += (t1 - t0) / 1e6;
@@ -132,7 +154,27 @@ bucket_ready (NlScheduler *s, gpointer data, gpointer token)
   g_mutex_lock (&r->lock);
   r->token[bk->index] = token;
   r->sched = s;
+  bk->queued = TRUE;
   g_cond_signal (&r->cond);
+  g_mutex_unlock (&r->lock);
+}
+
+/* The end of a bucket's op, run or skipped. A skipped one (a failed op
+ * wrote one of its gradients) never reached bucket_ready: the thread must
+ * still hear of it, or it waits for that bucket forever, the later buckets'
+ * ops never end and nothing waiting on the step returns. */
+static void
+bucket_done (gpointer data)
+{
+  Bucket *bk = data;
+  NlGradReducer *r = bk->r;
+  g_mutex_lock (&r->lock);
+  if (!bk->queued)
+    {
+      r->token[bk->index] = SKIPPED;
+      g_cond_signal (&r->cond);
+    }
+  bk->queued = FALSE;
   g_mutex_unlock (&r->lock);
 }
 
@@ -239,7 +281,7 @@ nl_grad_reducer_push (NlGradReducer *r, NlScheduler *s, int k)
 {
   Bucket *bk = &r->buckets[k];
   /* ahead of other ready ops: the op only queues the bucket */
-  nl_scheduler_push_async (s, bk->name, bucket_ready, bk, NULL, NULL, 0, bk->vars, bk->n_vars, 1);
+  nl_scheduler_push_async (s, bk->name, bucket_ready, bk, bucket_done, NULL, 0, bk->vars, bk->n_vars, 1);
 }
 
 gint64

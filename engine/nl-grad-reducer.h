@@ -49,7 +49,10 @@ int nl_grad_reducer_n_buckets (const NlGradReducer *r);
 int nl_grad_reducer_bucket_of (const NlGradReducer *r, int i);
 /* Pushes bucket k's op on s, right after the backward step that writes
  * the last of its gradients: with an inline scheduler that step has run,
- * and the bucket is reduced while backward goes on. */
+ * and the bucket is reduced while backward goes on. A bucket whose op is
+ * skipped (an op writing one of its gradients failed) misses its
+ * collective: from then on this reducer makes none, and every later
+ * bucket's op fails saying so. */
 void nl_grad_reducer_push (NlGradReducer *r, NlScheduler *s, int k);
 /* Monotonic µs at which the last bucket of the last push was reduced. */
 gint64 nl_grad_reducer_last_done (const NlGradReducer *r);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/session/nl-run-checkpoint.h"
 #include "engine/session/nl-session.h"
 #include "nl-test-util.h"
 
@@ -783,6 +784,33 @@ test_resume_fork (void)
   watch_clear (&w);
 }
 
+/* The lookup hands back the bytes it checked: for "last" those of the
+ * previous good checkpoint `good` (epoch 2), the damaged one's never; for
+ * the damaged epoch nothing, with the error. */
+static void
+check_find_damaged (NlProject *p, gint64 run, gint64 good)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) got = NULL, want = NULL;
+  g_autofree char *warning = NULL;
+  int epoch = -1;
+
+  g_assert_cmpint (nl_run_checkpoint_find (p, run, "last", &got, &epoch, &warning, &error), ==, good);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (warning, "using the previous good one"));
+  g_assert_cmpint (epoch, ==, 2);
+  want = nl_project_load_checkpoint (p, good, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (got);
+  g_assert_true (g_bytes_equal (got, want));
+  g_clear_pointer (&got, g_bytes_unref);
+  epoch = -1;
+  g_assert_cmpint (nl_run_checkpoint_find (p, run, "3", &got, &epoch, NULL, &error), ==, 0);
+  g_assert_error (error, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_DAMAGED);
+  g_assert_null (got);
+  g_assert_cmpint (epoch, ==, -1);
+}
+
 /* The GUI's resume with a damaged last checkpoint: the run goes on from
  * the previous good one, and the warning comes as a LOG event (the
  * dashboard's log shows it). */
@@ -822,6 +850,7 @@ test_resume_damaged (void)
   g_assert_true (nl_project_delete_checkpoint (w.p, last, &error));
   last = nl_project_add_checkpoint (w.p, run, 3, step, bad, size, NULL, NAN, TRUE, 0, &error);
   g_assert_no_error (error);
+  check_find_damaged (w.p, run, g_array_index (ckpts, NlCheckpointInfo, ckpts->len - 2).id);
 
   g_array_set_size (w.events, 0);
   w.s = nl_session_new_resume (w.p, run, 4, NULL, &error);

@@ -16,7 +16,7 @@
 #include "engine/nl-json-member.h"
 #include "engine/onnx/nl-onnx-export.h"
 #include "engine/session/nl-run-onnx.h"
-#include "engine/session/nl-run-checkpoint.h"
+#include "engine/session/nl-run-export.h"
 #include "engine/session/nl-run.h"
 
 int
@@ -476,7 +476,6 @@ nl_cli_export (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- export a run's weights (safetensors) or model (ONNX)");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlProject) p = NULL;
-  g_autoptr (GBytes) blob = NULL;
   gint64 ckpt;
   int status = 0;
 
@@ -490,9 +489,7 @@ nl_cli_export (int argc, char **argv)
     return status;
   if (out)
     {
-      ckpt = nl_run_checkpoint_find (p, run, which ? which : "last", NULL, &error);
-      if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, NULL, NULL, &error))
-          || !nl_weights_export_from_checkpoint (blob, out, &error))
+      if (!nl_run_export_weights (p, run, which ? which : "last", out, &ckpt, NULL, &error))
         return nl_cli_fail (error);
       printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s\n", ckpt, run, out);
     }

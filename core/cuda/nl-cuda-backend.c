@@ -241,7 +241,8 @@ nl_cuda_backend_shutdown (void)
 NlBackend *
 nl_cuda_backend_get (int index, GError **error)
 {
-  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&backends_lock);
+  /* held to the return, never read: clang calls it unused */
+  G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&backends_lock);
   NlBackend *b;
   NlCudaCtx *c;
 

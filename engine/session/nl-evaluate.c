@@ -499,7 +499,8 @@ static gboolean
 predict (NlEvaluationPrivate *priv, const char *path, const NlShape *shape, float mean, float std, gint64 run,
          double *probs, int n_out, float *seen, GError **error)
 {
-  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&priv->lock);
+  /* held to the return, never read: clang calls it unused */
+  G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&priv->lock);
   NlTensor *pred;
   int C;
 

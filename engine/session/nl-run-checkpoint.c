@@ -6,17 +6,21 @@
 
 #include "engine/nl-checkpoint.h"
 
-/* 1: sound; 0: damaged (why in *damage); -1: not readable (error). A
- * checkpoint of a newer netloom is not damaged: that is an error. */
+/* 1: sound (its bytes in *sound); 0: damaged (why in *damage); -1: not
+ * readable (error). A checkpoint of a newer netloom is not damaged: that is
+ * an error. */
 static int
-check_one (NlProject *p, gint64 ckpt, int *epoch, GError **damage, GError **error)
+check_one (NlProject *p, gint64 ckpt, int *epoch, GBytes **sound, GError **damage, GError **error)
 {
   g_autoptr (GBytes) blob = nl_project_load_checkpoint (p, ckpt, NULL, epoch, NULL, error);
   GError *local = NULL;
   if (!blob)
     return -1;
   if (nl_checkpoint_verify (blob, &local))
-    return 1;
+    {
+      *sound = g_steal_pointer (&blob);
+      return 1;
+    }
   if (g_error_matches (local, NL_CHECKPOINT_ERROR, NL_CHECKPOINT_ERROR_VERSION))
     {
       g_propagate_error (error, local);
@@ -26,10 +30,23 @@ check_one (NlProject *p, gint64 ckpt, int *epoch, GError **damage, GError **erro
   return 0;
 }
 
+/* The outputs of a checkpoint that checked out: its id, epoch and bytes. */
+static gint64
+found (gint64 ckpt, int epoch, GBytes **blob, GBytes **blob_out, int *epoch_out)
+{
+  if (blob_out)
+    *blob_out = g_steal_pointer (blob);
+  if (epoch_out)
+    *epoch_out = epoch;
+  return ckpt;
+}
+
 gint64
-nl_run_checkpoint_find (NlProject *p, gint64 run, const char *which, char **warning, GError **error)
+nl_run_checkpoint_find (NlProject *p, gint64 run, const char *which, GBytes **blob_out, int *epoch_out,
+                        char **warning, GError **error)
 {
   g_autoptr (GError) damage = NULL;
+  g_autoptr (GBytes) blob = NULL;
   g_autoptr (GArray) list = NULL;
   g_autofree char *what = NULL;
   gint64 ckpt, good = 0;
@@ -37,10 +54,10 @@ nl_run_checkpoint_find (NlProject *p, gint64 run, const char *which, char **warn
 
   g_return_val_if_fail (p != NULL && which != NULL, 0);
   ckpt = nl_project_find_checkpoint (p, run, which, error);
-  if (ckpt <= 0 || (rc = check_one (p, ckpt, &epoch, &damage, error)) < 0)
+  if (ckpt <= 0 || (rc = check_one (p, ckpt, &epoch, &blob, &damage, error)) < 0)
     return 0;
   if (rc > 0)
-    return ckpt;
+    return found (ckpt, epoch, &blob, blob_out, epoch_out);
 
   /* the newest sound one before it (ids grow with time) */
   list = nl_project_list_checkpoints (p, run, error);
@@ -51,7 +68,7 @@ nl_run_checkpoint_find (NlProject *p, gint64 run, const char *which, char **warn
       const NlCheckpointInfo *c = &g_array_index (list, NlCheckpointInfo, i);
       if (c->id >= ckpt)
         continue;
-      if ((rc = check_one (p, c->id, &good_epoch, NULL, error)) < 0)
+      if ((rc = check_one (p, c->id, &good_epoch, &blob, NULL, error)) < 0)
         return 0;
       if (rc > 0)
         good = c->id;
@@ -79,5 +96,5 @@ nl_run_checkpoint_find (NlProject *p, gint64 run, const char *which, char **warn
     *warning = g_steal_pointer (&line);
   else
     g_printerr ("warning: %s\n", line);
-  return good;
+  return found (good, good_epoch, &blob, blob_out, epoch_out);
 }

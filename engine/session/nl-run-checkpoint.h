@@ -17,7 +17,11 @@ G_BEGIN_DECLS
  *     checkpoint 6 (epoch 4)". warning NULL: the line goes to stderr.
  *   - an epoch is an NL_CHECKPOINT_ERROR_DAMAGED error naming it: "...;
  *     the previous good one is epoch 4 (checkpoint 6): use --checkpoint 4".
- * No sound checkpoint before it: that error, saying so. 0 on error. */
-gint64 nl_run_checkpoint_find (NlProject *p, gint64 run, const char *which, char **warning, GError **error);
+ * No sound checkpoint before it: that error, saying so. 0 on error.
+ * blob and epoch (each may be NULL) get the bytes that were checked (a new
+ * reference) and their epoch, so the caller never reads the blob again;
+ * they are left alone on error. */
+gint64 nl_run_checkpoint_find (NlProject *p, gint64 run, const char *which, GBytes **blob, int *epoch,
+                               char **warning, GError **error);
 
 G_END_DECLS

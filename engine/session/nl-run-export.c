@@ -22,16 +22,15 @@ nl_run_export_weights (NlProject *p, gint64 run, const char *which, const char *
 
   g_return_val_if_fail (p != NULL && path != NULL, FALSE);
   if (which)
-    ckpt = nl_run_checkpoint_find (p, run, which, NULL, error);
+    ckpt = nl_run_checkpoint_find (p, run, which, &blob, &ep, NULL, error);
   else
     {
       /* a run without a best flag (no monitored metric) still has a last one */
-      ckpt = nl_run_checkpoint_find (p, run, "best", NULL, NULL);
+      ckpt = nl_run_checkpoint_find (p, run, "best", &blob, &ep, NULL, NULL);
       if (ckpt <= 0)
-        ckpt = nl_run_checkpoint_find (p, run, "last", NULL, error);
+        ckpt = nl_run_checkpoint_find (p, run, "last", &blob, &ep, NULL, error);
     }
-  if (ckpt <= 0 || !(blob = nl_project_load_checkpoint (p, ckpt, NULL, &ep, NULL, error))
-      || !nl_weights_export_from_checkpoint (blob, path, error))
+  if (ckpt <= 0 || !nl_weights_export_from_checkpoint (blob, path, error))
     return FALSE;
   if (checkpoint)
     *checkpoint = ckpt;

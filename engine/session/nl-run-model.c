@@ -68,13 +68,10 @@ nl_run_model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, c
   if (!l->net)
     return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s network snapshot", run);
   /* no best without a metric (an imported run): then the newest */
-  l->checkpoint = nl_run_checkpoint_find (p, run, which ? which : "best", NULL, which ? error : NULL);
+  l->checkpoint = nl_run_checkpoint_find (p, run, which ? which : "best", &blob, &l->epoch, NULL, which ? error : NULL);
   if (l->checkpoint <= 0 && !which)
-    l->checkpoint = nl_run_checkpoint_find (p, run, "last", NULL, error);
+    l->checkpoint = nl_run_checkpoint_find (p, run, "last", &blob, &l->epoch, NULL, error);
   if (l->checkpoint <= 0)
-    return FALSE;
-  blob = nl_project_load_checkpoint (p, l->checkpoint, NULL, &l->epoch, NULL, error);
-  if (!blob)
     return FALSE;
 
   /* the split nl_trainer_evaluate tests on */

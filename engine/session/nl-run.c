@@ -365,26 +365,22 @@ run_device (const NlRunInfo *info, NlRunConfig *rc)
     rc->device = (NlDevice) { NL_DEVICE_CPU, 0 };
 }
 
-/* The trainer of a stored run, its state from checkpoint ckpt: all of it
+/* The trainer of a stored run, its state from the checkpoint blob (of
+ * epoch `epoch`, as nl_run_checkpoint_find checked it): all of it
  * (weights, statistics, optimizer state, position) with the same optimizer,
  * the weights and statistics only with another. */
 static NlTrainer *
-trainer_from (NlProject *p, const NlRunInfo *info, NlRunConfig *rc, gint64 ckpt, gboolean optimizer_too,
+trainer_from (const NlRunInfo *info, NlRunConfig *rc, GBytes *blob, int epoch, gboolean optimizer_too,
               NlNetwork **net_out, GError **error)
 {
   g_autoptr (NlNetwork) net = nl_network_load_data (info->network_json, -1, error);
   g_autoptr (NlTrainer) t = NULL;
-  g_autoptr (GBytes) blob = NULL;
   NlTrainPosition pos = { 0 };
-  int epoch = 0;
 
   if (!net)
     return NULL;
   t = nl_trainer_new (net, rc, error);
   if (!t)
-    return NULL;
-  blob = nl_project_load_checkpoint (p, ckpt, NULL, &epoch, NULL, error);
-  if (!blob)
     return NULL;
   if (optimizer_too)
     {
@@ -465,8 +461,9 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   g_autoptr (NlTrainer) t = NULL;
   g_autofree char *warning = NULL;
   g_autoptr (GError) local = NULL;
+  g_autoptr (GBytes) blob = NULL;
   gint64 ckpt;
-  int done;
+  int done, epoch = 0;
   int64_t updates;
 
   g_auto (NlRunConfig) defaults = { 0 };
@@ -496,7 +493,7 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   run_device (info, &rc);
   if (!nl_device_check (rc.device, error))
     return FALSE;
-  ckpt = nl_run_checkpoint_find (p, run, "last", cb->log ? &warning : NULL, &local);
+  ckpt = nl_run_checkpoint_find (p, run, "last", &blob, &epoch, cb->log ? &warning : NULL, &local);
   if (ckpt <= 0 && !g_error_matches (local, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND))
     {
       g_propagate_error (error, g_steal_pointer (&local));
@@ -510,7 +507,7 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   if (epochs > 0)
     rc.epochs = epochs;
   if (ckpt > 0)
-    t = trainer_from (p, info, &rc, ckpt, TRUE, NULL, error);
+    t = trainer_from (info, &rc, blob, epoch, TRUE, NULL, error);
   else
     {
       /* killed before its first checkpoint: the row holds all it needs
@@ -571,8 +568,10 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   g_auto (NlRunConfig) parent = { 0 };
   g_autoptr (NlNetwork) net = NULL;
   g_autoptr (GError) local = NULL;
+  g_autoptr (GBytes) blob = NULL;
   gboolean other_data;
   gint64 ckpt, child;
+  int epoch = 0;
   g_autofree char *default_name = NULL, *warning = NULL;
 
   g_return_val_if_fail (p != NULL, FALSE);
@@ -592,7 +591,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
     apply (&rc, user);
   if (!nl_run_config_check (&rc, error) || !nl_device_check (rc.device, error))
     return FALSE;
-  ckpt = nl_run_checkpoint_find (p, run, which ? which : "last", cb->log ? &warning : NULL, error);
+  ckpt = nl_run_checkpoint_find (p, run, which ? which : "last", &blob, &epoch, cb->log ? &warning : NULL, error);
   if (ckpt <= 0)
     return FALSE;
   if (warning)
@@ -600,7 +599,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   /* other data: fine-tuning the weights, with a fresh optimizer (its
    * state followed the other data's gradients) from epoch 0 of the data */
   other_data = !same_data (&rc, &parent);
-  t = trainer_from (p, info, &rc, ckpt, rc.optim.kind == parent.optim.kind && !other_data, &net, &local);
+  t = trainer_from (info, &rc, blob, epoch, rc.optim.kind == parent.optim.kind && !other_data, &net, &local);
   if (t && other_data)
     {
       nl_trainer_set_position (t, 0, 0);

@@ -50,7 +50,7 @@ read_run (NlProject *p, const NlRunInfo *listed)
       if (blob)
         g_bytes_unref (blob);
     }
-  g_auto (GStrv) tags = nl_project_list_tags (p, r->id, NULL);
+  g_strfreev (nl_project_list_tags (p, r->id, NULL));
   GPtrArray *notes = nl_project_list_notes (p, r->id, NULL);
   if (notes)
     g_ptr_array_unref (notes);

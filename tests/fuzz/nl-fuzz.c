@@ -1,5 +1,6 @@
 /* nl-fuzz.c — the shared part of the fuzz targets (nl-fuzz.h). */
 #include "nl-fuzz.h"
+#include "tests/nl-test-util.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -10,34 +11,10 @@
 static char *fuzz_dir;
 
 static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const char *name;
-  if (!d)
-    return;
-  while ((name = g_dir_read_name (d)))
-    {
-      g_autofree char *p = g_build_filename (dir, name, NULL);
-      if (g_file_test (p, G_FILE_TEST_IS_DIR) && !g_file_test (p, G_FILE_TEST_IS_SYMLINK))
-        {
-          remove_tree (p);
-          g_rmdir (p);
-        }
-      else
-        g_unlink (p);
-    }
-  g_dir_close (d);
-}
-
-static void
 remove_dir_at_exit (void)
 {
   if (fuzz_dir)
-    {
-      remove_tree (fuzz_dir);
-      g_rmdir (fuzz_dir);
-    }
+    nl_test_remove_tree (fuzz_dir);
 }
 
 static GLogWriterOutput
@@ -98,7 +75,14 @@ nl_fuzz_write (const char *rel, const void *data, size_t size)
 void
 nl_fuzz_clear (void)
 {
-  remove_tree (nl_fuzz_dir ());
+  /* the tree goes with the directory, which is made again: it stays the
+   * process's until exit */
+  nl_test_remove_tree (nl_fuzz_dir ());
+  if (g_mkdir (fuzz_dir, 0700) != 0)
+    {
+      fprintf (stderr, "nl-fuzz: cannot make %s again: %s\n", fuzz_dir, g_strerror (errno));
+      abort ();
+    }
 }
 
 /* ---- datasets ---- */

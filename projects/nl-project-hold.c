@@ -9,7 +9,7 @@
  * no column is needed; the check runs inside each write's own transaction. */
 #include "projects/nl-project-private.h"
 
-#include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct {
@@ -115,7 +115,7 @@ nl_project_hold_check (NlProject *p, gint64 run, gboolean beat, GError **error)
   g_mutex_lock (&p->hold_lock);
   if (rc != SQLITE_ROW)
     h->lost = g_strdup ("was deleted while this process trained it: it stops and writes nothing more to it");
-  else if (g_strcmp0 (host, g_get_host_name ()) == 0 && pid == getpid ())
+  else if (strcmp (status, "running") != 0 && strcmp (status, "paused") != 0)
     h->lost = g_strdup_printf ("was marked %s by another process while this process was silent for %.0f s: this"
                                " process stops training it and writes nothing more to it", status, now - h->mark);
   else
@@ -124,6 +124,14 @@ nl_project_hold_check (NlProject *p, gint64 run, gboolean beat, GError **error)
                                " to it", now - h->mark, status, pid, host ? host : "?");
   g_mutex_unlock (&p->hold_lock);
   return lost_error (p, run, h, error);
+}
+
+void
+nl_project_hold_wrote (NlProject *p, gint64 run, double beat)
+{
+  Hold *h = hold_of (p, run);
+  if (h && !h->lost)
+    h->pending = beat;
 }
 
 gboolean

@@ -84,3 +84,6 @@ gint64 nl_project_write_run (NlProject *p, gint64 run, const char *what, GError 
  * since is taken back (status 'running' again, with a note). Otherwise
  * NL_PROJECT_ERROR_TAKEN, for good (nl-project-hold.c). */
 gboolean nl_project_hold_check (NlProject *p, gint64 run, gboolean beat, GError **error);
+/* This NlProject wrote heartbeat BEAT on RUN in the current transaction
+ * (with p->lock held): still its own, if held. */
+void nl_project_hold_wrote (NlProject *p, gint64 run, double beat);

@@ -595,8 +595,12 @@ nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const c
   gint64 n = -1;
   if (nl_project_begin_write (p, error))
     {
+      double now = nl_project_now ();
       if (nl_project_hold_check (p, run, FALSE, error))
-        n = nl_project_step_run_status (p, run, status, error_message, nl_project_now (), error);
+        n = nl_project_step_run_status (p, run, status, error_message, now, error);
+      /* 'running' writes the heartbeat (a paused run going on) */
+      if (n == 1 && !strcmp (status, "running"))
+        nl_project_hold_wrote (p, run, now);
       if (n < 0 || !nl_project_commit (p, error))
         {
           n = -1;

@@ -4,14 +4,14 @@
 # run back and finishes it as if never stopped (weights byte for byte those of a run never
 # stopped, the same metric points). If another process resumed the run meanwhile, the old
 # trainer stops at once with one message naming the run, exits non-zero and writes nothing
-# more: the resumed run finishes as if the old one had been killed.
+# more: the resumed run finishes as if the old one had been killed. Under mpirun, every rank stops.
 # Usage: test-heartbeat-stop.sh PATH/TO/netloom-cli   (TAP)
 set -u
 cli="$1"
 src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
 . "$(dirname "$0")/cli-lib.sh"
 tmp=$(mktemp -d)
-trap 'kill -CONT ${old:-} 2>/dev/null; kill -9 ${old:-} ${new:-} 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill -CONT ${old:-} ${ranks[@]:-} 2>/dev/null; kill -9 ${old:-} ${new:-} ${ranks[@]:-} ${group:-} 2>/dev/null; rm -rf "$tmp"' EXIT
 # every process of the project: a run silent for 0.6 s is taken for dead
 export NETLOOM_HEARTBEAT_INTERVAL=0.2
 
@@ -41,15 +41,22 @@ while os.path.exists(f"/proc/{pid}"):
     time.sleep(0.02)
 PY
 }
-# stop_outside PROJECT PID: SIGSTOP, at a moment PID holds no write lock on the project (a
-# writer stopped inside its transaction holds up every other writer: not this test's subject)
+# stop_outside PROJECT PID...: SIGSTOP to each PID (the first one the trainer) at a moment the
+# trainer holds no write lock on the project (a writer stopped inside its transaction holds up
+# every other writer: not this test's subject)
 stop_outside() {
   python3 - "$@" <<'PY'
 import os, signal, sqlite3, sys, time
-path, pid = sys.argv[1], int(sys.argv[2])
+path, pids = sys.argv[1], [int(p) for p in sys.argv[2:]]
+def signal_all(sig):
+    for p in pids:
+        os.kill(p, sig)
 for attempt in range(200):
-    os.kill(pid, signal.SIGSTOP)
-    while open(f"/proc/{pid}/stat").read().split(") ")[-1][0] != "T":
+    signal_all(signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while any(open(f"/proc/{p}/stat").read().split(") ")[-1][0] != "T" for p in pids):
+        if time.monotonic() > deadline:
+            sys.exit(1)
         time.sleep(0.005)
     db = sqlite3.connect(path, timeout=0, isolation_level=None)
     try:
@@ -57,7 +64,7 @@ for attempt in range(200):
         db.execute("ROLLBACK")
         sys.exit(0)
     except sqlite3.OperationalError:
-        os.kill(pid, signal.SIGCONT)
+        signal_all(signal.SIGCONT)
         time.sleep(0.03)
     finally:
         db.close()
@@ -149,6 +156,54 @@ new=
 [ "$(sql "$tmp/b.netloom" "select count(*) from metrics")" -gt "$before" ] \
   && ok "metric points were written after the old trainer ended" || not_ok "no points from the resume"
 same_as_ref "$tmp/b.netloom" "taken over"
+
+# 3. under mpirun -np 2: every rank stopped (as a Ctrl-Z that mpirun forwards; a rank's watchdog
+# takes a stop of its own for no peer's silence), the run resumed by another process, then
+# continued: every rank stops, rank 0 (the one that writes) says why, the resumed run finishes
+if ! command -v mpirun >/dev/null; then
+  ok "# SKIP mpirun is not installed"
+else
+  mpi=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun --oversubscribe -np 2)
+  [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+  "$cli" project new "$tmp/m.netloom" >/dev/null
+  "${mpi[@]}" "$cli" train --project "$tmp/m.netloom" "${settings[@]}" --json >"$tmp/m.out" 2>"$tmp/m.err" &
+  group=$!
+  wait_step "$tmp/m.netloom" $group 40
+  old=$(sql "$tmp/m.netloom" "select pid from runs where id = 1")
+  if grep -q "built without MPI" "$tmp/m.err" || ! kill -0 "$old" 2>/dev/null; then
+    wait $group
+    group=
+    ok "# SKIP no run under mpirun: $(head -c 200 "$tmp/m.err")"
+  else
+    # the ranks: mpirun's children (env execs mpirun)
+    ranks=($(pgrep -P $group))
+    stop_outside "$tmp/m.netloom" $old "${ranks[@]}" || not_ok "could not stop the ranks outside a write"
+    sleep 1.2
+    "$cli" resume --project "$tmp/m.netloom" --run 1 --checkpoint-interval 0.2 --json >"$tmp/mr.out" 2>"$tmp/mr.err" &
+    new=$!
+    wait_step "$tmp/m.netloom" $new 100
+    kill -CONT "${ranks[@]}"
+    for i in $(seq 600); do kill -0 $group 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $group 2>/dev/null; then
+      not_ok "the ranks did not end within 60 s of the continue" "$(cat "$tmp/m.err")"
+      kill -9 $group
+    fi
+    wait $group; s=$?
+    old= group= ranks=()
+    row=$(sql "$tmp/m.netloom" "select status || ' ' || pid from runs where id = 1")
+    [ $s -ne 0 ] && ok "mpirun: every rank ended, exit $s" || not_ok "mpirun exited 0" "$(cat "$tmp/m.err")"
+    [ "$(grep -c 'run 1 was taken over' "$tmp/m.err")" = 1 ] && ok "mpirun: one message naming the run" \
+      || not_ok "mpirun: not one message naming the run" "$(cat "$tmp/m.err")"
+    [ "$row" = "running $new" ] && ok "mpirun: rank 0 left the run to the new trainer" || not_ok "the run's row changed" "$row"
+    wait $new; s=$?
+    new=
+    [ $s -eq 0 ] && "$cli" runs --project "$tmp/m.netloom" | grep -Eq '^ +1 +finished .*epochs 6/6' \
+      && ok "mpirun: the resumed run finished, 6/6 epochs" || not_ok "mpirun: the resume did not finish" "$(cat "$tmp/mr.err")"
+    dup=$(sql "$tmp/m.netloom" "select count(*) from (select 1 from metrics group by step, split, name having count(*) > 1)")
+    [ "$dup" = 0 ] && [ "$(points "$tmp/m.netloom" | wc -l)" = "$(points "$tmp/ref.netloom" | wc -l)" ] \
+      && ok "mpirun: no metric point repeated or lost" || not_ok "mpirun: $dup points repeated" "$(points "$tmp/m.netloom" | wc -l)"
+  fi
+fi
 
 echo "1..$n"
 [ $failed -eq 0 ]

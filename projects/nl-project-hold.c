@@ -126,12 +126,30 @@ nl_project_hold_check (NlProject *p, gint64 run, gboolean beat, GError **error)
   return lost_error (p, run, h, error);
 }
 
-void
-nl_project_hold_wrote (NlProject *p, gint64 run, double beat)
+/* The status change that writes what the check compares: host, pid and
+ * heartbeat ('running'). */
+gint64
+nl_project_step_run_status (NlProject *p, gint64 run, const char *status, const char *error_message, double now,
+                            GError **error)
 {
-  Hold *h = hold_of (p, run);
+  gint64 n = nl_project_step (p, "cannot change the run's status", error,
+                     "UPDATE runs SET status = ?2,"
+                     " started = CASE ?2 WHEN 'running' THEN coalesce (started, ?3)"
+                     "   WHEN 'queued' THEN NULL ELSE started END,"
+                     " finished = CASE WHEN ?2 IN ('running', 'queued') THEN NULL"
+                     "   WHEN ?2 = 'paused' THEN finished ELSE ?3 END,"
+                     " error = CASE WHEN ?2 IN ('running', 'queued') THEN NULL"
+                     "   WHEN ?2 = 'paused' THEN error ELSE ?4 END,"
+                     " host = CASE ?2 WHEN 'running' THEN ?5 WHEN 'queued' THEN NULL ELSE host END,"
+                     " pid = CASE ?2 WHEN 'running' THEN ?6 WHEN 'queued' THEN NULL ELSE pid END,"
+                     " heartbeat = CASE ?2 WHEN 'running' THEN ?3 WHEN 'queued' THEN NULL ELSE heartbeat END"
+                     " WHERE id = ?1",
+                     "itdtti", run, status, now, error_message, g_get_host_name (), (gint64) getpid ());
+  Hold *h = n == 1 && !strcmp (status, "running") ? hold_of (p, run) : NULL;
+  /* a held run going on after a pause: the heartbeat written is its own */
   if (h && !h->lost)
-    h->pending = beat;
+    h->pending = now;
+  return n;
 }
 
 gboolean

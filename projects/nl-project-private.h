@@ -69,8 +69,8 @@ gboolean nl_project_not_found (NlProject *p, GError **error, const char *what, g
 gboolean nl_project_mark_stale_runs (NlProject *p, GError **error);
 
 /* Sets RUN's status in the caller's write transaction, as
- * nl_project_set_run_status; NOW is the time written. Returns the rows
- * changed, -1 with ERROR. */
+ * nl_project_set_run_status; NOW is the time written (nl-project-hold.c).
+ * Returns the rows changed, -1 with ERROR. */
 gint64 nl_project_step_run_status (NlProject *p, gint64 run, const char *status, const char *error_message,
                                    double now, GError **error);
 /* nl_project_write, after nl_project_hold_check (RUN, FALSE) in the same
@@ -84,6 +84,3 @@ gint64 nl_project_write_run (NlProject *p, gint64 run, const char *what, GError 
  * since is taken back (status 'running' again, with a note). Otherwise
  * NL_PROJECT_ERROR_TAKEN, for good (nl-project-hold.c). */
 gboolean nl_project_hold_check (NlProject *p, gint64 run, gboolean beat, GError **error);
-/* This NlProject wrote heartbeat BEAT on RUN in the current transaction
- * (with p->lock held): still its own, if held. */
-void nl_project_hold_wrote (NlProject *p, gint64 run, double beat);

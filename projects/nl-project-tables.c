@@ -564,25 +564,6 @@ nl_project_create_run (NlProject *p, const NlRunInfo *info, GError **error)
   return n == 1 ? id : 0;
 }
 
-gint64
-nl_project_step_run_status (NlProject *p, gint64 run, const char *status, const char *error_message, double now,
-                            GError **error)
-{
-  return nl_project_step (p, "cannot change the run's status", error,
-                     "UPDATE runs SET status = ?2,"
-                     " started = CASE ?2 WHEN 'running' THEN coalesce (started, ?3)"
-                     "   WHEN 'queued' THEN NULL ELSE started END,"
-                     " finished = CASE WHEN ?2 IN ('running', 'queued') THEN NULL"
-                     "   WHEN ?2 = 'paused' THEN finished ELSE ?3 END,"
-                     " error = CASE WHEN ?2 IN ('running', 'queued') THEN NULL"
-                     "   WHEN ?2 = 'paused' THEN error ELSE ?4 END,"
-                     " host = CASE ?2 WHEN 'running' THEN ?5 WHEN 'queued' THEN NULL ELSE host END,"
-                     " pid = CASE ?2 WHEN 'running' THEN ?6 WHEN 'queued' THEN NULL ELSE pid END,"
-                     " heartbeat = CASE ?2 WHEN 'running' THEN ?3 WHEN 'queued' THEN NULL ELSE heartbeat END"
-                     " WHERE id = ?1",
-                     "itdtti", run, status, now, error_message, g_get_host_name (), (gint64) getpid ());
-}
-
 gboolean
 nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const char *error_message,
                            GError **error)
@@ -595,12 +576,8 @@ nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const c
   gint64 n = -1;
   if (nl_project_begin_write (p, error))
     {
-      double now = nl_project_now ();
       if (nl_project_hold_check (p, run, FALSE, error))
-        n = nl_project_step_run_status (p, run, status, error_message, now, error);
-      /* 'running' writes the heartbeat (a paused run going on) */
-      if (n == 1 && !strcmp (status, "running"))
-        nl_project_hold_wrote (p, run, now);
+        n = nl_project_step_run_status (p, run, status, error_message, nl_project_now (), error);
       if (n < 0 || !nl_project_commit (p, error))
         {
           n = -1;

@@ -31,7 +31,9 @@ static void
 beat (NlMetricWriter *w, gint64 run)
 {
   g_autoptr (GError) error = NULL;
-  if (!nl_project_heartbeat (w->project, run, &error) && !w->beat_failed)
+  /* a run taken over: its trainer learns it from the project and stops */
+  if (!nl_project_heartbeat (w->project, run, &error) && !w->beat_failed
+      && !g_error_matches (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_TAKEN))
     {
       /* once: the next beat may well get through */
       w->beat_failed = TRUE;

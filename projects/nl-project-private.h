@@ -15,6 +15,8 @@ struct NlProject {
   int schema_version;
   gboolean read_only;
   int last_rc;         /* of the last SQLite failure (nl_project_sql_error), for nl_project_restate */
+  GMutex hold_lock;    /* guards holds, apart from lock: a trainer asks without waiting on SQLite */
+  GHashTable *holds;   /* run id -> the hold of its trainer in this process (nl-project-hold.c) */
 };
 
 /* Sets ERROR from SQLite's result code rc and the connection's message:
@@ -65,3 +67,20 @@ gboolean nl_project_not_found (NlProject *p, GError **error, const char *what, g
 /* Marks runs whose trainer is gone 'interrupted' (nl-project-stale.c);
  * called by nl_project_open, without p->lock. */
 gboolean nl_project_mark_stale_runs (NlProject *p, GError **error);
+
+/* Sets RUN's status in the caller's write transaction, as
+ * nl_project_set_run_status; NOW is the time written (nl-project-hold.c).
+ * Returns the rows changed, -1 with ERROR. */
+gint64 nl_project_step_run_status (NlProject *p, gint64 run, const char *status, const char *error_message,
+                                   double now, GError **error);
+/* nl_project_write, after nl_project_hold_check (RUN, FALSE) in the same
+ * transaction. */
+gint64 nl_project_write_run (NlProject *p, gint64 run, const char *what, GError **error, const char *sql,
+                             const char *fmt, ...);
+
+/* In a write transaction, with p->lock held: TRUE when this NlProject
+ * does not hold RUN, or holds it still (beat: its heartbeat is written
+ * too); a run marked 'interrupted' for its silence that nobody wrote to
+ * since is taken back (status 'running' again, with a note). Otherwise
+ * NL_PROJECT_ERROR_TAKEN, for good (nl-project-hold.c). */
+gboolean nl_project_hold_check (NlProject *p, gint64 run, gboolean beat, GError **error);

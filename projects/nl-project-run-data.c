@@ -119,6 +119,10 @@ nl_project_add_metrics (NlProject *p, const NlMetricPoint *points, int n, GError
   g_autoptr (GArray) deltas = g_array_new (FALSE, FALSE, sizeof (SummaryDelta));
   g_mutex_lock (&p->lock);
   gboolean ok = nl_project_begin_write (p, error);
+  /* a trainer's points go only to a run it still holds */
+  for (int i = 0; ok && i < n; i++)
+    if (i == 0 || points[i].run != points[i - 1].run)
+      ok = nl_project_hold_check (p, points[i].run, FALSE, error);
   sqlite3_stmt *st = ok ? nl_project_prepare (p, "INSERT INTO metrics (run, step, epoch, split, name, value, wall)"
                                                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", error) : NULL;
   ok = st != NULL;
@@ -426,6 +430,7 @@ nl_project_add_checkpoint (NlProject *p, gint64 run, int epoch, gint64 step, con
    * failure between the two left a run whose resume had nothing to train
    * and so never caught its count up */
   gboolean ok = check_blob_size (p, size, error) && nl_project_begin_write (p, error)
+                && nl_project_hold_check (p, run, FALSE, error)
                 && (id = insert_checkpoint (p, run, epoch, step, blob, size, metric_name, metric_value, error)) > 0
                 && update_best_and_prune (p, run, metric_name, higher_is_better, keep_last, error)
                 && drop_interval (p, run, error)
@@ -454,6 +459,7 @@ nl_project_add_interval_checkpoint (NlProject *p, gint64 run, int epoch, gint64 
   /* the new one and the end of the old one commit together: a kill leaves
    * exactly one of them */
   gboolean ok = check_blob_size (p, size, error) && nl_project_begin_write (p, error)
+                && nl_project_hold_check (p, run, FALSE, error)
                 && (id = insert_checkpoint (p, run, epoch, step, blob, size, NULL, NAN, error)) > 0
                 && drop_interval (p, run, error)
                 && nl_project_step (p, "cannot update the run", error,

@@ -30,8 +30,27 @@ gboolean
 nl_project_heartbeat (NlProject *p, gint64 run, GError **error)
 {
   g_return_val_if_fail (p != NULL, FALSE);
-  gint64 n = nl_project_write (p, "cannot write the run's heartbeat", NULL, error,
-                               "UPDATE runs SET heartbeat = ?2 WHERE id = ?1", "id", run, nl_project_now ());
+  gint64 n = -1;
+  g_mutex_lock (&p->lock);
+  if (nl_project_begin_write (p, error))
+    {
+      /* a held run is beaten (or taken back) by the hold's check */
+      gboolean held = FALSE;
+      g_mutex_lock (&p->hold_lock);
+      held = p->holds && g_hash_table_contains (p->holds, &run);
+      g_mutex_unlock (&p->hold_lock);
+      if (held)
+        n = nl_project_hold_check (p, run, TRUE, error) ? 1 : -1;
+      else
+        n = nl_project_step (p, "cannot write the run's heartbeat", error,
+                             "UPDATE runs SET heartbeat = ?2 WHERE id = ?1", "id", run, nl_project_now ());
+      if (n < 0 || !nl_project_commit (p, error))
+        {
+          n = -1;
+          nl_project_rollback (p);
+        }
+    }
+  g_mutex_unlock (&p->lock);
   if (n < 0)
     nl_project_restate (p, error, "writing the heartbeat of run %" G_GINT64_FORMAT, run);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));

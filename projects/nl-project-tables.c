@@ -97,17 +97,16 @@ nl_project_step (NlProject *p, const char *what, GError **error, const char *sql
   return r;
 }
 
-gint64
-nl_project_write (NlProject *p, const char *what, gint64 *rowid, GError **error, const char *sql,
-                  const char *fmt, ...)
+static gint64
+write_va (NlProject *p, gint64 run, const char *what, gint64 *rowid, GError **error, const char *sql,
+          const char *fmt, va_list ap)
 {
-  va_list ap;
-  va_start (ap, fmt);
   g_mutex_lock (&p->lock);
   gint64 changes = -1;
   if (nl_project_begin_write (p, error))
     {
-      changes = step_va (p, what, error, sql, fmt, ap);
+      changes = run > 0 && !nl_project_hold_check (p, run, FALSE, error) ? -1
+                : step_va (p, what, error, sql, fmt, ap);
       if (rowid)
         *rowid = sqlite3_last_insert_rowid (p->db);
       if (changes < 0 || !nl_project_commit (p, error))
@@ -117,6 +116,27 @@ nl_project_write (NlProject *p, const char *what, gint64 *rowid, GError **error,
         }
     }
   g_mutex_unlock (&p->lock);
+  return changes;
+}
+
+gint64
+nl_project_write (NlProject *p, const char *what, gint64 *rowid, GError **error, const char *sql,
+                  const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  gint64 changes = write_va (p, 0, what, rowid, error, sql, fmt, ap);
+  va_end (ap);
+  return changes;
+}
+
+gint64
+nl_project_write_run (NlProject *p, gint64 run, const char *what, GError **error, const char *sql,
+                      const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  gint64 changes = write_va (p, run, what, NULL, error, sql, fmt, ap);
   va_end (ap);
   return changes;
 }
@@ -551,20 +571,20 @@ nl_project_set_run_status (NlProject *p, gint64 run, const char *status, const c
   g_return_val_if_fail (p != NULL, FALSE);
   if (!check_status (status, error))
     return FALSE;
-  gint64 n = nl_project_write (p, "cannot change the run's status", NULL, error,
-                     "UPDATE runs SET status = ?2,"
-                     " started = CASE ?2 WHEN 'running' THEN coalesce (started, ?3)"
-                     "   WHEN 'queued' THEN NULL ELSE started END,"
-                     " finished = CASE WHEN ?2 IN ('running', 'queued') THEN NULL"
-                     "   WHEN ?2 = 'paused' THEN finished ELSE ?3 END,"
-                     " error = CASE WHEN ?2 IN ('running', 'queued') THEN NULL"
-                     "   WHEN ?2 = 'paused' THEN error ELSE ?4 END,"
-                     " host = CASE ?2 WHEN 'running' THEN ?5 WHEN 'queued' THEN NULL ELSE host END,"
-                     " pid = CASE ?2 WHEN 'running' THEN ?6 WHEN 'queued' THEN NULL ELSE pid END,"
-                     " heartbeat = CASE ?2 WHEN 'running' THEN ?3 WHEN 'queued' THEN NULL ELSE heartbeat END"
-                     " WHERE id = ?1",
-                     "itdtti", run, status, nl_project_now (), error_message, g_get_host_name (),
-                     (gint64) getpid ());
+  /* a held run: still ours, in the same transaction */
+  g_mutex_lock (&p->lock);
+  gint64 n = -1;
+  if (nl_project_begin_write (p, error))
+    {
+      if (nl_project_hold_check (p, run, FALSE, error))
+        n = nl_project_step_run_status (p, run, status, error_message, nl_project_now (), error);
+      if (n < 0 || !nl_project_commit (p, error))
+        {
+          n = -1;
+          nl_project_rollback (p);
+        }
+    }
+  g_mutex_unlock (&p->lock);
   nl_project_restate (p, error, "marking run %" G_GINT64_FORMAT " %s", run, status);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }
@@ -573,8 +593,8 @@ gboolean
 nl_project_set_run_epochs (NlProject *p, gint64 run, int epochs_done, GError **error)
 {
   g_return_val_if_fail (p != NULL, FALSE);
-  gint64 n = nl_project_write (p, "cannot update the run", NULL, error,
-                     "UPDATE runs SET epochs_done = ?2 WHERE id = ?1", "in", run, epochs_done);
+  gint64 n = nl_project_write_run (p, run, "cannot update the run", error,
+                                   "UPDATE runs SET epochs_done = ?2 WHERE id = ?1", "in", run, epochs_done);
   nl_project_restate (p, error, "recording epoch %d of run %" G_GINT64_FORMAT, epochs_done, run);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "run", run));
 }

@@ -620,6 +620,7 @@ nl_project_open (const char *path, gboolean create, GError **error)
   NlProject *p = g_new0 (NlProject, 1);
   p->path = g_strdup (path);
   g_mutex_init (&p->lock);
+  g_mutex_init (&p->hold_lock);
   int flags = uri ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
   int rc = sqlite3_open_v2 (uri ? uri : path, &p->db, flags, NULL);
@@ -657,6 +658,9 @@ nl_project_close (NlProject *p)
     return;
   sqlite3_close_v2 (p->db);
   g_mutex_clear (&p->lock);
+  g_mutex_clear (&p->hold_lock);
+  if (p->holds)
+    g_hash_table_destroy (p->holds);
   g_free (p->path);
   g_free (p);
 }

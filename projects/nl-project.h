@@ -28,6 +28,7 @@ typedef enum {
   NL_PROJECT_ERROR_CORRUPT,     /* integrity check failed or SQLite reports corruption */
   NL_PROJECT_ERROR_FULL,        /* disk full */
   NL_PROJECT_ERROR_FAILED,      /* any other SQLite error (the message has SQLite's text) */
+  NL_PROJECT_ERROR_TAKEN,       /* a held run was taken over by another process (nl_project_hold_run) */
 } NlProjectErrorCode;
 
 /* The schema this netloom writes; older files are migrated on open. */
@@ -152,6 +153,22 @@ gboolean nl_project_heartbeat (NlProject *p, gint64 run, GError **error);
 /* 5 s, or NETLOOM_HEARTBEAT_INTERVAL (seconds, > 0) from the environment
  * (tests; every process of a project must see the same). */
 double nl_project_heartbeat_interval (void);
+
+/* A trainer's hold on its run: status 'running' (as nl_project_set_run_status)
+ * and, from now on, every write of this NlProject to RUN (heartbeat, status,
+ * epochs, metrics, checkpoints) checks in its own transaction that the run
+ * is still this process's: a run marked 'interrupted' for the trainer's
+ * silence (stopped with Ctrl-Z) that nobody touched since is taken back
+ * (status 'running', a note "stopped for N s; it goes on"); one another
+ * process took over (resumed) or changed is lost for good: those writes
+ * fail with NL_PROJECT_ERROR_TAKEN and write nothing. */
+gboolean nl_project_hold_run (NlProject *p, gint64 run, GError **error);
+/* Without waiting on SQLite (a training step may ask): TRUE, with ERROR
+ * saying why, once the held RUN was lost. reclaimed (may be NULL): the
+ * seconds of silence of a take-back not reported yet, else 0. */
+gboolean nl_project_run_taken (NlProject *p, gint64 run, double *reclaimed, GError **error);
+/* The trainer is done with RUN: its writes are unchecked again. */
+void nl_project_release_run (NlProject *p, gint64 run);
 NlRunInfo *nl_project_get_run (NlProject *p, gint64 run, GError **error);
 /* NlRunInfo*, by id. */
 GPtrArray *nl_project_list_runs (NlProject *p, GError **error);

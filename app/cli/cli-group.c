@@ -12,7 +12,10 @@
 static gboolean
 agreed (const GError *error)
 {
+  /* a run taken over by another process: rank 0 stopped every process
+   * at the same step (nl-run.c) */
   return g_error_matches (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED)
+         || g_error_matches (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_TAKEN)
          || g_error_matches (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_DIVERGED)
          || g_error_matches (error, NL_COMM_ERROR, NL_COMM_ERROR_MISMATCH);
 }

@@ -32,6 +32,23 @@ typedef struct {
   gboolean pruned;          /* cb->prune ended the run */
 } Recorder;
 
+/* TRUE once another process took the run over (nl_project_hold_run): the
+ * trainer stops; a take-back after a silence is said in the log. */
+static gboolean
+r_taken (const Recorder *r)
+{
+  double reclaimed = 0;
+  if (nl_project_run_taken (r->project, r->run, &reclaimed, NULL))
+    return TRUE;
+  if (reclaimed > 0 && r->cb->log)
+    {
+      g_autofree char *line = g_strdup_printf ("run %" G_GINT64_FORMAT " was stopped for %.0f s; it goes on", r->run,
+                                               reclaimed);
+      r->cb->log (r->cb->chain.user, line);
+    }
+  return FALSE;
+}
+
 static const char *
 r_monitor (const Recorder *r)
 {
@@ -63,6 +80,9 @@ static gboolean
 rec_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double loss, double elapsed)
 {
   Recorder *r = user;
+  /* in a group: rank 0 asks, every process stops at the next step */
+  if (r_taken (r))
+    return FALSE;
   r->step++;
   add_point (r, epoch, "train", "batch_loss", loss);
   return !r->cb->chain.batch || r->cb->chain.batch (r->cb->chain.user, epoch, batch, n_batches, loss, elapsed);
@@ -123,6 +143,17 @@ save_position (Recorder *r, NlTrainer *t, NlTrainPosition *pos, GError **error)
   return nl_checkpoint_save (nl_trainer_get_model (t), pos, error);
 }
 
+/* A run taken over is no failure of rank 0's alone here: the next batch
+ * stops every process together (rec_batch), so the hook goes on. */
+static gboolean
+lost_run (Recorder *r, GError **error)
+{
+  if (!nl_project_run_taken (r->project, r->run, NULL, NULL))
+    return FALSE;
+  g_clear_error (error);
+  return TRUE;
+}
+
 /* A checkpoint by time inside an epoch: it replaces the previous one. */
 static gboolean
 rec_interval_done (gpointer user, NlTrainer *t, GError **error)
@@ -134,11 +165,11 @@ rec_interval_done (gpointer user, NlTrainer *t, GError **error)
 
   /* metrics first, as at epoch ends: a resume drops those after it */
   if (!blob || !nl_metric_writer_flush (r->writer, error))
-    return FALSE;
+    return lost_run (r, error);
   ckpt = nl_project_add_interval_checkpoint (r->project, r->run, pos.epoch, pos.updates,
                                              g_bytes_get_data (blob, NULL), g_bytes_get_size (blob), error);
   if (ckpt <= 0)
-    return FALSE;
+    return lost_run (r, error);
   if (r->cb->checkpoint)
     r->cb->checkpoint (r->cb->chain.user, pos.epoch, ckpt);
   return TRUE;
@@ -237,7 +268,7 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
   gboolean ok;
 
   nl_trainer_get_position (t, &epochs, &r.step);
-  if (!nl_project_set_run_status (p, run, "running", NULL, error))
+  if (!nl_project_hold_run (p, run, error))
     return FALSE;
   r.writer = nl_metric_writer_new (p, 250, 512);
   /* off the training thread: a long step or evaluation never looks dead */
@@ -258,15 +289,26 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
       ok = FALSE;
       local = g_steal_pointer (&flush_error);
     }
+  /* another process has the run now: nothing more of ours goes to it */
+  g_clear_error (&flush_error);
+  if (nl_project_run_taken (p, run, NULL, &flush_error))
+    {
+      nl_project_release_run (p, run);
+      g_propagate_error (error, g_steal_pointer (&flush_error));
+      return FALSE;
+    }
   if (ok && r.cfg->restore_best)
     ok = restore_best (p, run, t, cb_in, &local);
   if (ok)
-    return nl_project_set_run_status (p, run, r.pruned ? "pruned" : "finished", early_message, error);
-  nl_project_set_run_status (p, run,
-                             g_error_matches (local, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED) ? "stopped" : "failed",
-                             local->message, NULL);
-  g_propagate_error (error, g_steal_pointer (&local));
-  return FALSE;
+    ok = nl_project_set_run_status (p, run, r.pruned ? "pruned" : "finished", early_message, &local);
+  else
+    nl_project_set_run_status (p, run,
+                               g_error_matches (local, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED) ? "stopped"
+                               : "failed", local->message, NULL);
+  nl_project_release_run (p, run);
+  if (!ok)
+    g_propagate_error (error, g_steal_pointer (&local));
+  return ok;
 }
 
 static char *

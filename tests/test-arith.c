@@ -1,7 +1,7 @@
 /* test-arith.c — Mul, Sub (ops/cpu/arith.c) and Transpose
  * (ops/cpu/structure.c) by their values: two inputs, a constant operand
- * broadcast over one input (per channel, per feature, a scalar, reversed),
- * a permutation and its gradient's inverse; and the shapes each refuses,
+ * broadcast over one input (per channel, per feature, a scalar, reversed;
+ * every broadcast form bit for bit against the numpy rule), a permutation and its gradient's inverse; and the shapes each refuses,
  * one message naming the problem. (Gradients against finite differences:
  * test-gradcheck.) */
 #include <string.h>

@@ -206,6 +206,8 @@ const NlOpCase nl_op_cases[] = {
   { "Mul", "scalar constant", .in = { "3x5" } },
   { "Mul", "per channel constant", P ("operand_shape", "[3, 1, 1]"), { "2x3x4x4" } },
   { "Mul", "per feature constant", P ("operand_shape", "[1, 5]"), { "4x2x5" } },
+  { "Mul", "row constant over 4d", P ("operand_shape", "[1, 5]"), { "2x3x2x5" } },
+  { "Mul", "middle block constant", P ("operand_shape", "[2, 1, 4]"), { "2x2x3x4" } },
   { "Mul", "2 inputs large", .in = { "4x9001", "4x9001" }, LARGE },
   { "Mul", "constant large", P ("operand_shape", "[7, 1, 1]"), { "4x7x40x41" }, LARGE },
   { "Sub", "2 inputs", .in = { "2x3x4", "2x3x4" } },

@@ -1,11 +1,12 @@
 /* test-arith.c — Mul, Sub (ops/cpu/arith.c) and Transpose
  * (ops/cpu/structure.c) by their values: two inputs, a constant operand
- * broadcast over one input (per channel, per feature, a scalar, reversed),
- * a permutation and its gradient's inverse; and the shapes each refuses,
+ * broadcast over one input (per channel, per feature, a scalar, reversed;
+ * every broadcast form bit for bit against the numpy rule), a permutation and its gradient's inverse; and the shapes each refuses,
  * one message naming the problem. (Gradients against finite differences:
  * test-gradcheck.) */
 #include <string.h>
 
+#include "core/nl-threads.h"
 #include "ops/nl-op-instance.h"
 #include "ops/nl-op-registry.h"
 #include "tests/nl-test-util.h"
@@ -123,6 +124,79 @@ test_constant (void)
   nl_op_instance_free (scal);
 }
 
+/* Every element of Mul and Sub (both ways) with a constant of each
+ * broadcast form (per channel, rows, middle blocks, a scalar, whole
+ * samples; sizes past NL_PAR_MIN too), forward and input gradient, equal
+ * bit for bit to the numpy rule applied element by element, on 1 and on 3
+ * threads (parts that end inside a row). */
+static void
+test_broadcasts (void)
+{
+  static const struct {
+    const char *in, *operand;
+  } cases[] = {
+    { "2x3x4x4", "[3, 1, 1]" }, { "8x7x40x41", "[7, 1, 1]" }, { "4x2x5", "[1, 5]" },
+    { "6x7x9x5", "[1, 5]" },    { "3x2x3x4", "[2, 1, 4]" },  { "5x16x30x31", "[16, 1, 31]" },
+    { "2x3x4x5", "[4, 1]" },    { "4x9001", "[9001]" },      { "3x5", "[1]" },
+    { "64x1000", "[1]" },       { "1x3", "[1, 3]" },         { "2x1x3", "[1, 1, 3]" },
+    { "5x1x1", "[1, 1]" },      { "1x1", "[1]" },            { "3x4x1x5", "[4, 1, 1]" },
+  };
+  static const char *const ops[][3] = { { "Mul", NULL, NULL }, { "Sub", "reverse", "false" },
+                                        { "Sub", "reverse", "true" } };
+  const int saved = nl_threads_get ();
+  GRand *r = g_rand_new_with_seed (7);
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+      for (int threads = 1; threads <= 3; threads += 2)
+        {
+          const char *params[] = { "operand_shape", cases[c].operand, ops[o][1], ops[o][2], NULL };
+          NlOpInstance *t = make (ops[o][0], params, 1, P (cases[c].in));
+          const gboolean mul = o == 0;
+          const float sign = o == 2 ? -1.0f : 1.0f;
+          const NlTensor *k = t->aux[0];
+          const int64_t n = nl_tensor_numel (t->in[0]);
+          const float *x = nl_tensor_f32 (t->in[0]), *dy = nl_tensor_f32 (t->out_grad[0]);
+
+          nl_threads_set (threads);
+          for (int64_t i = 0; i < n; i++)
+            {
+              nl_tensor_f32 (t->in[0])[i] = (float) g_rand_double_range (r, -2, 2);
+              nl_tensor_f32 (t->out_grad[0])[i] = (float) g_rand_double_range (r, -2, 2);
+            }
+          for (int64_t j = 0; j < nl_tensor_numel (k); j++)
+            nl_tensor_f32 (t->aux[0])[j] = (float) g_rand_double_range (r, -2, 2);
+          g_assert_true (nl_op_instance_forward (t, NULL));
+          g_assert_true (nl_op_instance_backward (t, NULL));
+          for (int64_t i = 0; i < n; i++)
+            {
+              /* the constant's element at i: the input's index, dimension
+               * by dimension from the last, 0 where the constant has 1 */
+              int64_t rest = i, j = 0, kstride = 1;
+              for (int d = t->in[0]->ndim - 1, e = k->ndim - 1; d >= 0; d--, e--)
+                {
+                  const int64_t at = rest % t->in[0]->shape[d];
+                  rest /= t->in[0]->shape[d];
+                  if (e >= 0)
+                    {
+                      j += (k->shape[e] == 1 ? 0 : at) * kstride;
+                      kstride *= k->shape[e];
+                    }
+                }
+              const float kv = nl_tensor_f32 (k)[j];
+              const float y = mul ? x[i] * kv : sign * (x[i] - kv), dx = mul ? dy[i] * kv : sign * dy[i];
+              if (memcmp (&y, &nl_tensor_f32 (t->out[0])[i], sizeof y) != 0
+                  || memcmp (&dx, &nl_tensor_f32 (t->in_grad[0])[i], sizeof dx) != 0)
+                g_error ("%s %s operand %s, %d threads: element %" G_GINT64_FORMAT " is %g, gradient %g; want %g, %g",
+                         ops[o][0], cases[c].in, cases[c].operand, threads, i, nl_tensor_f32 (t->out[0])[i],
+                         nl_tensor_f32 (t->in_grad[0])[i], y, dx);
+            }
+          nl_op_instance_free (t);
+        }
+  nl_threads_set (saved);
+  g_rand_free (r);
+}
+
 static void
 test_transpose (void)
 {
@@ -180,6 +254,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/arith/two-inputs", test_two_inputs);
   g_test_add_func ("/arith/constant", test_constant);
+  g_test_add_func ("/arith/broadcasts", test_broadcasts);
   g_test_add_func ("/arith/transpose", test_transpose);
   g_test_add_func ("/arith/errors", test_errors);
   return g_test_run ();

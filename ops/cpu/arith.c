@@ -2,6 +2,8 @@
  * inputs of the same shape, or of one input and a constant operand
  * broadcast over it. Backward writes input 1's gradient before input 0's,
  * so input 0's may overwrite out_grad (backward_inplace). */
+#include <omp.h>
+
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-arith.h"
 
@@ -116,22 +118,85 @@ mul_init_aux (NlTensor *const *aux, const NlParamValue *p)
     }                                                                                    \
   while (0)
 
+/* The constant read over a tensor shaped like `like`, as rows of `run`
+ * contiguous elements, row r reading from the constant's element
+ * nl_strided_index (&rows, r) on: one element for the whole row (step 0)
+ * or `run` consecutive ones (step 1). The broadcast's merged dimensions
+ * alternate between repeating the constant (stride 0) and reading it, and
+ * the innermost that reads has stride 1, so the last is one of the two;
+ * an outermost one that repeats adds nothing to where a row reads, so
+ * rows leaves it out (the index wraps the others). */
+typedef struct {
+  NlStrided rows;
+  int64_t n, run, step;
+} ArithRuns;
+
+static ArithRuns
+arith_runs (const NlTensor *like, const NlTensor *operand)
+{
+  NlStrided s = nl_arith_operand (like, operand);
+  ArithRuns r = { .n = nl_numel (like) };
+
+  r.run = s.nd > 0 ? s.size[s.nd - 1] : r.n; /* nd 0: a single element */
+  r.run = MAX (r.run, 1);                    /* an empty tensor has no rows */
+  r.step = s.nd > 0 ? s.stride[s.nd - 1] : 0;
+  for (int d = s.nd > 0 && s.stride[0] == 0; d < s.nd - 1; d++)
+    {
+      r.rows.size[r.rows.nd] = s.size[d];
+      r.rows.stride[r.rows.nd] = s.stride[d];
+      r.rows.nd++;
+    }
+  return r;
+}
+
+/* This thread's part [*lo, *hi) of n elements: contiguous parts in thread
+ * order, as schedule (static) would cut them. */
+static inline void
+arith_share (int64_t n, int64_t *lo, int64_t *hi)
+{
+  const int64_t t = omp_get_thread_num (), nt = omp_get_num_threads ();
+  *lo = n / nt * t + MIN (t, n % nt);
+  *hi = *lo + n / nt + (t < n % nt);
+}
+
 /* dst[i] = EXPR over a tensor shaped like `like`, k the constant operand's
- * element at i (broadcast); not vectorised: the index is per element. */
-#define ARITH_OPERAND_LOOP(c, dst, like, EXPR)                            \
-  do                                                                      \
-    {                                                                     \
-      float *dst_ = (dst);                                                \
-      const float *k_ = nl_tensor_f32 ((c)->aux[ARITH_OPERAND]);          \
-      NlStrided s_ = nl_arith_operand ((like), (c)->aux[ARITH_OPERAND]);  \
-      int64_t n_ = nl_numel (like);                                       \
-      _Pragma ("omp parallel for if (n_ > NL_PAR_MIN) schedule (static)") \
-      for (int64_t i = 0; i < n_; i++)                                    \
-        {                                                                 \
-          float k = k_[nl_strided_index (&s_, i)];                        \
-          dst_[i] = (EXPR);                                               \
-        }                                                                 \
-    }                                                                     \
+ * element at i (broadcast). Each thread walks its part row by row: one
+ * index per row, and the loop over the row is contiguous, with k one value
+ * or a contiguous vector, so it vectorises. */
+#define ARITH_OPERAND_LOOP(c, dst, like, EXPR)                                 \
+  do                                                                           \
+    {                                                                          \
+      float *dst_ = (dst);                                                     \
+      const float *k_ = nl_tensor_f32 ((c)->aux[ARITH_OPERAND]);               \
+      const ArithRuns r_ = arith_runs ((like), (c)->aux[ARITH_OPERAND]);       \
+      _Pragma ("omp parallel if (r_.n > NL_PAR_MIN)")                          \
+      {                                                                        \
+        int64_t lo_, hi_;                                                      \
+        arith_share (r_.n, &lo_, &hi_);                                        \
+        for (int64_t row_ = lo_ / r_.run, i0_ = lo_; i0_ < hi_; row_++)        \
+          {                                                                    \
+            const int64_t at_ = row_ * r_.run, end_ = MIN (hi_, at_ + r_.run); \
+            const float *kr_ = k_ + nl_strided_index (&r_.rows, row_);         \
+            if (r_.step == 0)                                                  \
+              {                                                                \
+                const float k = kr_[0];                                        \
+                _Pragma ("omp simd")                                           \
+                for (int64_t i = i0_; i < end_; i++)                           \
+                  dst_[i] = (EXPR);                                            \
+              }                                                                \
+            else                                                               \
+              {                                                                \
+                _Pragma ("omp simd")                                           \
+                for (int64_t i = i0_; i < end_; i++)                           \
+                  {                                                            \
+                    const float k = kr_[i - at_];                              \
+                    dst_[i] = (EXPR);                                          \
+                  }                                                            \
+              }                                                                \
+            i0_ = end_;                                                        \
+          }                                                                    \
+      }                                                                        \
+    }                                                                          \
   while (0)
 
 /* The forward: y = a OP b of two inputs, or y = SIGN * (a OP k) of one

@@ -209,18 +209,6 @@ nl_onnx_export_dialog_set_softmax (NlOnnxExportDialog *self, gboolean softmax)
   gtk_switch_set_active (self->softmax_switch, softmax);
 }
 
-static AdwComboRow *
-combo_row (GtkWidget *list, const char *title, const char *subtitle, const char *const *items)
-{
-  GtkWidget *row = adw_combo_row_new ();
-  g_autoptr (GtkStringList) model = gtk_string_list_new (items);
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (model));
-  gtk_list_box_append (GTK_LIST_BOX (list), row);
-  return ADW_COMBO_ROW (row);
-}
-
 NlOnnxExportDialog *
 nl_onnx_export_dialog_new (GtkWidget *owner, NlWorkspace *ws, gint64 run, const char *network, const char *suggested)
 {
@@ -231,7 +219,7 @@ nl_onnx_export_dialog_new (GtkWidget *owner, NlWorkspace *ws, gint64 run, const 
   g_return_val_if_fail (run > 0 || network != NULL, NULL);
   root = gtk_widget_get_root (owner);
   self = g_object_new (NL_TYPE_ONNX_EXPORT_DIALOG, "transient-for", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                       "modal", TRUE, "heading", "Export ONNX", "body",
+                       "body",
                        run > 0 ? "The run's inference graph with its weights, for onnxruntime, Netron or TensorRT."
                                : "The network with the weights of its newest run, trained or imported.",
                        NULL);
@@ -265,37 +253,24 @@ static void
 nl_onnx_export_dialog_class_init (NlOnnxExportDialogClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   AdwMessageDialogClass *dialog_class = ADW_MESSAGE_DIALOG_CLASS (klass);
 
   object_class->dispose = nl_onnx_export_dialog_dispose;
   object_class->finalize = nl_onnx_export_dialog_finalize;
   dialog_class->response = nl_onnx_export_dialog_response;
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-onnx-export-dialog.ui");
+  gtk_widget_class_bind_template_child (widget_class, NlOnnxExportDialog, checkpoint_row);
+  gtk_widget_class_bind_template_child (widget_class, NlOnnxExportDialog, opset_row);
+  gtk_widget_class_bind_template_child (widget_class, NlOnnxExportDialog, softmax_switch);
 }
 
 static void
 nl_onnx_export_dialog_init (NlOnnxExportDialog *self)
 {
-  static const char *const which[] = { "Best (else the last)", "Last", NULL };
-  static const char *const opsets[] = { "17", "16", "15", "14", "13", NULL };
-  AdwMessageDialog *dialog = ADW_MESSAGE_DIALOG (self);
-  GtkWidget *list = gtk_list_box_new (), *softmax = adw_action_row_new ();
-
-  G_STATIC_ASSERT (G_N_ELEMENTS (opsets) - 1 == NL_ONNX_OPSET_MAX - NL_ONNX_OPSET_MIN + 1);
-  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
-  gtk_widget_add_css_class (list, "boxed-list");
-  self->checkpoint_row = combo_row (list, "Checkpoint", NULL, which);
-  self->opset_row = combo_row (list, "Opset", "Older readers want a lower one", opsets);
-  self->softmax_switch = GTK_SWITCH (gtk_switch_new ());
-  gtk_switch_set_active (self->softmax_switch, TRUE);
-  gtk_widget_set_valign (GTK_WIDGET (self->softmax_switch), GTK_ALIGN_CENTER);
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (softmax), "End in Softmax");
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (softmax), "The output is probabilities");
-  adw_action_row_add_suffix (ADW_ACTION_ROW (softmax), GTK_WIDGET (self->softmax_switch));
-  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (softmax), GTK_WIDGET (self->softmax_switch));
-  gtk_list_box_append (GTK_LIST_BOX (list), softmax);
-  adw_message_dialog_set_extra_child (dialog, list);
-  adw_message_dialog_add_responses (dialog, "cancel", "_Cancel", "export", "_Export…", NULL);
-  adw_message_dialog_set_response_appearance (dialog, "export", ADW_RESPONSE_SUGGESTED);
-  adw_message_dialog_set_default_response (dialog, "export");
-  adw_message_dialog_set_close_response (dialog, "cancel");
+  gtk_widget_init_template (GTK_WIDGET (self));
+  /* the template lists the opsets: one row for each the exporter writes */
+  g_assert (g_list_model_get_n_items (adw_combo_row_get_model (self->opset_row))
+            == NL_ONNX_OPSET_MAX - NL_ONNX_OPSET_MIN + 1);
 }

@@ -9,8 +9,6 @@
 /* The form's settings a sweep may vary, in the form's order. */
 static const char *const keys[] = { "optimizer", "lr",   "momentum", "wd",     "batch_size",
                                     "epochs",    "seed", "precision", "lr_schedule", "augment" };
-static const char *const strategies[] = { "random", "tpe", "grid", NULL };
-static const char *const metrics[] = { "test_accuracy", "train_accuracy", "train_loss", NULL };
 
 struct _NlSweepDialog {
   AdwWindow parent_instance;
@@ -19,6 +17,8 @@ struct _NlSweepDialog {
   NlRunConfig base;
   GtkSwitch *vary[G_N_ELEMENTS (keys)];
   GtkEntry *range[G_N_ELEMENTS (keys)];
+  AdwPreferencesGroup *vary_group;
+  AdwActionRow *net_params_row;
   GtkEntry *net_params;
   GtkSpinButton *trials, *eta, *min_epochs;
   AdwComboRow *strategy, *metric;
@@ -121,10 +121,11 @@ nl_sweep_dialog_set_prune (NlSweepDialog *self, gboolean prune)
   gtk_switch_set_active (self->prune, prune);
 }
 
+/* the chosen item of a row whose model is a GtkStringList */
 static const char *
-combo_text (AdwComboRow *row, const char *const *items)
+combo_text (AdwComboRow *row)
 {
-  return items[MIN (adw_combo_row_get_selected (row), g_strv_length ((char **) items) - 1)];
+  return gtk_string_object_get_string (GTK_STRING_OBJECT (adw_combo_row_get_selected_item (row)));
 }
 
 static gint64
@@ -135,7 +136,7 @@ create (NlSweepDialog *self, GError **error)
   g_autoptr (NlPipelineInfo) pl = NULL;
   g_autoptr (NlNetwork) net = NULL;
   g_auto (NlRunConfig) rc = { 0 };
-  const char *metric = combo_text (self->metric, metrics);
+  const char *metric = combo_text (self->metric);
 
   if (!*space)
     {
@@ -152,7 +153,7 @@ create (NlSweepDialog *self, GError **error)
   if (gtk_switch_get_active (self->prune))
     prune = g_strdup_printf ("asha:eta=%d,min_epochs=%d", gtk_spin_button_get_value_as_int (self->eta),
                              gtk_spin_button_get_value_as_int (self->min_epochs));
-  return nl_sweep_create (p, NULL, net, &rc, space, combo_text (self->strategy, strategies),
+  return nl_sweep_create (p, NULL, net, &rc, space, combo_text (self->strategy),
                           gtk_spin_button_get_value_as_int (self->trials), metric, strcmp (metric, "train_loss") != 0,
                           prune, 1, error);
 }
@@ -200,70 +201,43 @@ nl_sweep_dialog_finalize (GObject *object)
 static void
 nl_sweep_dialog_class_init (NlSweepDialogClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
   G_OBJECT_CLASS (klass)->finalize = nl_sweep_dialog_finalize;
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-sweep-dialog.ui");
+#define BIND(name) gtk_widget_class_bind_template_child (widget_class, NlSweepDialog, name)
+  BIND (vary_group);
+  BIND (net_params_row);
+  BIND (net_params);
+  BIND (trials);
+  BIND (eta);
+  BIND (min_epochs);
+  BIND (strategy);
+  BIND (metric);
+  BIND (prune);
+  BIND (error_label);
+  BIND (start);
+#undef BIND
+  gtk_widget_class_bind_template_callback (widget_class, on_start);
+  gtk_widget_class_bind_template_callback (widget_class, gtk_window_close);
 }
 
 static void
 nl_sweep_dialog_init (NlSweepDialog *self)
 {
+  gtk_widget_init_template (GTK_WIDGET (self));
 }
 
-static GtkSpinButton *
-spin_row (GtkWidget *group, const char *title, const char *subtitle, double lo, double hi, double value)
-{
-  GtkWidget *row = adw_action_row_new (), *spin = gtk_spin_button_new_with_range (lo, hi, 1);
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
-  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
-  return GTK_SPIN_BUTTON (spin);
-}
-
-static AdwComboRow *
-combo_row (GtkWidget *group, const char *title, const char *const *items)
-{
-  GtkWidget *row = adw_combo_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (gtk_string_list_new (items)));
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
-  return ADW_COMBO_ROW (row);
-}
-
+/* A row for each setting a sweep may vary, its range from the form's
+ * value, then the network parameters row (the template's). */
 static void
-build (NlSweepDialog *self)
+add_setting_rows (NlSweepDialog *self)
 {
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0), *header = adw_header_bar_new ();
-  GtkWidget *page = adw_preferences_page_new (), *vary = adw_preferences_group_new ();
-  GtkWidget *search = adw_preferences_group_new (), *row, *cancel;
-
-  cancel = gtk_button_new_with_mnemonic ("_Cancel");
-  g_signal_connect_swapped (cancel, "clicked", G_CALLBACK (gtk_window_close), self);
-  self->start = GTK_BUTTON (gtk_button_new_with_mnemonic ("_Start Sweep"));
-  gtk_widget_add_css_class (GTK_WIDGET (self->start), "suggested-action");
-  g_signal_connect_swapped (self->start, "clicked", G_CALLBACK (on_start), self);
-  adw_header_bar_pack_start (ADW_HEADER_BAR (header), cancel);
-  adw_header_bar_pack_end (ADW_HEADER_BAR (header), GTK_WIDGET (self->start));
-  gtk_box_append (GTK_BOX (box), header);
-
-  self->error_label = GTK_LABEL (gtk_label_new (NULL));
-  gtk_label_set_wrap (self->error_label, TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->error_label), "error");
-  gtk_widget_set_margin_top (GTK_WIDGET (self->error_label), 6);
-  gtk_widget_set_visible (GTK_WIDGET (self->error_label), FALSE);
-  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->error_label));
-
-  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (vary), "Vary");
-  adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (vary),
-                                         "Ranges: a|b|c, uniform:LO:HI, log:LO:HI or int:LO:HI; the "
-                                         "schedule and the augmentation: a choice list of their specs");
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     {
       const NlRunField *f = nl_run_config_find_field (keys[i]);
       g_autofree char *range = default_range (&self->base, keys[i]);
-      row = adw_action_row_new ();
+      GtkWidget *row = adw_action_row_new ();
       adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), keys[i]);
       if (f)
         adw_action_row_set_subtitle (ADW_ACTION_ROW (row), f->doc);
@@ -276,37 +250,9 @@ build (NlSweepDialog *self)
       g_object_bind_property (self->vary[i], "active", self->range[i], "sensitive", G_BINDING_SYNC_CREATE);
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->range[i]));
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->vary[i]));
-      adw_preferences_group_add (ADW_PREFERENCES_GROUP (vary), row);
+      adw_preferences_group_add (self->vary_group, row);
     }
-  row = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Network parameters");
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), "node.param=RANGE, comma-separated, e.g. fc1.units=int:64:512");
-  self->net_params = GTK_ENTRY (gtk_entry_new ());
-  gtk_widget_set_valign (GTK_WIDGET (self->net_params), GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->net_params));
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (vary), row);
-  adw_preferences_page_add (ADW_PREFERENCES_PAGE (page), ADW_PREFERENCES_GROUP (vary));
-
-  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (search), "Search");
-  self->trials = spin_row (search, "Trials", "The budget (a grid: at most its size)", 1, 10000, 12);
-  self->strategy = combo_row (search, "Strategy", strategies);
-  self->metric = combo_row (search, "Metric", metrics);
-  row = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Prune with ASHA");
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), "Stop trials that fall behind at each rung");
-  self->prune = GTK_SWITCH (gtk_switch_new ());
-  gtk_widget_set_valign (GTK_WIDGET (self->prune), GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->prune));
-  adw_preferences_group_add (ADW_PREFERENCES_GROUP (search), row);
-  self->eta = spin_row (search, "Reduction factor", "η: the best 1/η of each rung continue", 2, 100, 3);
-  self->min_epochs = spin_row (search, "Minimum epochs", "Epochs before the first rung", 1, 1000, 1);
-  adw_preferences_page_add (ADW_PREFERENCES_PAGE (page), ADW_PREFERENCES_GROUP (search));
-
-  gtk_widget_set_vexpand (page, TRUE);
-  gtk_box_append (GTK_BOX (box), page);
-  adw_window_set_content (ADW_WINDOW (self), box);
-  gtk_window_set_title (GTK_WINDOW (self), "Sweep");
-  gtk_window_set_default_size (GTK_WINDOW (self), 720, 760);
+  adw_preferences_group_add (self->vary_group, GTK_WIDGET (self->net_params_row));
 }
 
 NlSweepDialog *
@@ -317,6 +263,6 @@ nl_sweep_dialog_new (NlWorkspace *ws, const char *network, const char *pipeline,
   self->network = g_strdup (network);
   self->pipeline = g_strdup (pipeline);
   nl_run_config_copy (&self->base, base);
-  build (self);
+  add_setting_rows (self);
   return self;
 }

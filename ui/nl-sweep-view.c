@@ -377,74 +377,37 @@ nl_sweep_view_finalize (GObject *object)
 static void
 nl_sweep_view_class_init (NlSweepViewClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
   G_OBJECT_CLASS (klass)->dispose = nl_sweep_view_dispose;
   G_OBJECT_CLASS (klass)->finalize = nl_sweep_view_finalize;
-}
-
-static GtkWidget *
-titled (const char *title, GtkWidget *child)
-{
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4), *label = gtk_label_new (title);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_widget_add_css_class (label, "heading");
-  gtk_box_append (GTK_BOX (box), label);
-  gtk_box_append (GTK_BOX (box), child);
-  return box;
+  g_type_ensure (NL_TYPE_SWEEP_PLOT);
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-sweep-view.ui");
+#define BIND(name) gtk_widget_class_bind_template_child (widget_class, NlSweepView, name)
+  BIND (sweeps);
+  BIND (sweep_labels);
+  BIND (status);
+  BIND (stop_button);
+  BIND (continue_button);
+  BIND (parallel);
+  BIND (scatter);
+  BIND (scatter_param);
+  BIND (param_labels);
+  BIND (table);
+#undef BIND
+  gtk_widget_class_bind_template_callback (widget_class, on_sweep_selected);
+  gtk_widget_class_bind_template_callback (widget_class, on_param_selected);
+  gtk_widget_class_bind_template_callback (widget_class, update_table);
+  gtk_widget_class_bind_template_callback (widget_class, nl_sweep_view_stop);
+  gtk_widget_class_bind_template_callback (widget_class, on_continue);
 }
 
 static void
 nl_sweep_view_init (NlSweepView *self)
 {
-  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6), *row, *scroller, *scatter_box;
-
-  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
-  gtk_box_set_spacing (GTK_BOX (self), 8);
-  g_object_set (self, "margin-start", 12, "margin-end", 12, "margin-top", 6, "margin-bottom", 12, NULL);
+  /* before the template: the handlers it connects read it */
   self->sweep_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-
-  self->sweep_labels = gtk_string_list_new (NULL);
-  self->sweeps = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (self->sweep_labels), NULL));
-  self->status = GTK_LABEL (gtk_label_new (NULL));
-  gtk_label_set_xalign (self->status, 0);
-  gtk_widget_set_hexpand (GTK_WIDGET (self->status), TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->status), "dim-label");
-  self->stop_button = GTK_BUTTON (gtk_button_new_with_mnemonic ("_Stop Sweep"));
-  self->continue_button = GTK_BUTTON (gtk_button_new_with_mnemonic ("_Continue Sweep"));
-  gtk_widget_add_css_class (GTK_WIDGET (self->continue_button), "suggested-action");
-  gtk_box_append (GTK_BOX (bar), GTK_WIDGET (self->sweeps));
-  gtk_box_append (GTK_BOX (bar), GTK_WIDGET (self->status));
-  gtk_box_append (GTK_BOX (bar), GTK_WIDGET (self->stop_button));
-  gtk_box_append (GTK_BOX (bar), GTK_WIDGET (self->continue_button));
-  gtk_box_append (GTK_BOX (self), bar);
-
-  self->parallel = NL_SWEEP_PLOT (nl_sweep_plot_new (NL_SWEEP_PLOT_PARALLEL));
-  gtk_widget_set_vexpand (GTK_WIDGET (self->parallel), TRUE);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->parallel),
-                               "Drag along an axis to keep only the trials in that range; click it to clear");
-  gtk_box_append (GTK_BOX (self), titled ("Parallel Coordinates", GTK_WIDGET (self->parallel)));
-
-  row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  gtk_box_set_homogeneous (GTK_BOX (row), TRUE);
-  self->param_labels = gtk_string_list_new (NULL);
-  self->scatter_param = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (self->param_labels), NULL));
-  self->scatter = NL_SWEEP_PLOT (nl_sweep_plot_new (NL_SWEEP_PLOT_SCATTER));
-  scatter_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
-  gtk_box_append (GTK_BOX (scatter_box), GTK_WIDGET (self->scatter_param));
-  gtk_box_append (GTK_BOX (scatter_box), GTK_WIDGET (self->scatter));
-  gtk_box_append (GTK_BOX (row), titled ("Metric Against a Setting", scatter_box));
-  self->table = GTK_LIST_BOX (gtk_list_box_new ());
-  gtk_list_box_set_selection_mode (self->table, GTK_SELECTION_NONE);
-  scroller = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->table));
-  gtk_widget_set_vexpand (scroller, TRUE);
-  gtk_box_append (GTK_BOX (row), titled ("Trials", scroller));
-  gtk_box_append (GTK_BOX (self), row);
-
-  g_signal_connect_swapped (self->sweeps, "notify::selected", G_CALLBACK (on_sweep_selected), self);
-  g_signal_connect_swapped (self->scatter_param, "notify::selected", G_CALLBACK (on_param_selected), self);
-  g_signal_connect_swapped (self->parallel, "brush-changed", G_CALLBACK (update_table), self);
-  g_signal_connect_swapped (self->stop_button, "clicked", G_CALLBACK (nl_sweep_view_stop), self);
-  g_signal_connect_swapped (self->continue_button, "clicked", G_CALLBACK (on_continue), self);
+  gtk_widget_init_template (GTK_WIDGET (self));
   update_status (self);
   update_buttons (self);
 }

@@ -30,8 +30,13 @@ struct _NlSweepPlot {
 
 G_DEFINE_FINAL_TYPE (NlSweepPlot, nl_sweep_plot, GTK_TYPE_WIDGET)
 
+G_DEFINE_ENUM_TYPE (NlSweepPlotKind, nl_sweep_plot_kind, G_DEFINE_ENUM_VALUE (NL_SWEEP_PLOT_PARALLEL, "parallel"),
+                    G_DEFINE_ENUM_VALUE (NL_SWEEP_PLOT_SCATTER, "scatter"))
+
 enum { SIGNAL_BRUSH_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
+
+enum { PROP_0, PROP_KIND, N_PROPS };
 
 static void
 rows_clear (NlSweepPlot *self)
@@ -404,10 +409,54 @@ nl_sweep_plot_finalize (GObject *object)
 }
 
 static void
+nl_sweep_plot_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  if (prop_id == PROP_KIND)
+    NL_SWEEP_PLOT (object)->kind = g_value_get_enum (value);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+nl_sweep_plot_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  if (prop_id == PROP_KIND)
+    g_value_set_enum (value, NL_SWEEP_PLOT (object)->kind);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+/* the kind is known here, from nl_sweep_plot_new or a template: only the
+ * parallel coordinates take brushes */
+static void
+nl_sweep_plot_constructed (GObject *object)
+{
+  NlSweepPlot *self = NL_SWEEP_PLOT (object);
+  G_OBJECT_CLASS (nl_sweep_plot_parent_class)->constructed (object);
+  if (self->kind == NL_SWEEP_PLOT_PARALLEL)
+    {
+      GtkGesture *drag = gtk_gesture_drag_new ();
+      g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+      g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+      g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
+      gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+    }
+}
+
+static void
 nl_sweep_plot_class_init (NlSweepPlotClass *klass)
 {
+  GObjectClass *oc = G_OBJECT_CLASS (klass);
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
-  G_OBJECT_CLASS (klass)->finalize = nl_sweep_plot_finalize;
+  oc->set_property = nl_sweep_plot_set_property;
+  oc->get_property = nl_sweep_plot_get_property;
+  oc->constructed = nl_sweep_plot_constructed;
+  oc->finalize = nl_sweep_plot_finalize;
+  g_object_class_install_property (oc, PROP_KIND,
+                                   g_param_spec_enum ("kind", NULL, NULL, NL_TYPE_SWEEP_PLOT_KIND,
+                                                      NL_SWEEP_PLOT_PARALLEL,
+                                                      G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY
+                                                        | G_PARAM_STATIC_STRINGS));
   wc->snapshot = nl_sweep_plot_snapshot;
   wc->measure = nl_sweep_plot_measure;
   signals[SIGNAL_BRUSH_CHANGED] = g_signal_new ("brush-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
@@ -425,15 +474,5 @@ nl_sweep_plot_init (NlSweepPlot *self)
 GtkWidget *
 nl_sweep_plot_new (NlSweepPlotKind kind)
 {
-  NlSweepPlot *self = g_object_new (NL_TYPE_SWEEP_PLOT, NULL);
-  self->kind = kind;
-  if (kind == NL_SWEEP_PLOT_PARALLEL)
-    {
-      GtkGesture *drag = gtk_gesture_drag_new ();
-      g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-      g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-      g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-      gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
-    }
-  return GTK_WIDGET (self);
+  return g_object_new (NL_TYPE_SWEEP_PLOT, "kind", kind, NULL);
 }

@@ -17,6 +17,11 @@ typedef enum {
   NL_SWEEP_PLOT_SCATTER,
 } NlSweepPlotKind;
 
+/* The kind is the construct-only property "kind" ("parallel" or
+ * "scatter" in a template). */
+#define NL_TYPE_SWEEP_PLOT_KIND (nl_sweep_plot_kind_get_type ())
+GType nl_sweep_plot_kind_get_type (void);
+
 #define NL_TYPE_SWEEP_PLOT (nl_sweep_plot_get_type ())
 G_DECLARE_FINAL_TYPE (NlSweepPlot, nl_sweep_plot, NL, SWEEP_PLOT, GtkWidget)
 

@@ -72,6 +72,16 @@ raw_int (sqlite3 *db, const char *sql)
   return v;
 }
 
+/* raw_int on a connection of its own */
+static gint64
+file_int (const char *path, const char *sql)
+{
+  sqlite3 *db = raw_open (path);
+  gint64 n = raw_int (db, sql);
+  sqlite3_close (db);
+  return n;
+}
+
 static char *
 raw_text (sqlite3 *db, const char *sql)
 {
@@ -965,11 +975,8 @@ test_checkpoints (Fixture *f, gconstpointer data)
 static gint64
 count_rows (const char *path, const char *table, gint64 run)
 {
-  sqlite3 *db = raw_open (path);
   g_autofree char *sql = g_strdup_printf ("SELECT count (*) FROM %s WHERE run = %" G_GINT64_FORMAT, table, run);
-  gint64 n = raw_int (db, sql);
-  sqlite3_close (db);
-  return n;
+  return file_int (path, sql);
 }
 
 static void
@@ -1234,15 +1241,6 @@ test_stale_runs (Fixture *f, gconstpointer data)
 
 /* ---- checkpoints by time ---- */
 
-static gint64
-n_rows (NlProject *p, const char *path, const char *sql)
-{
-  sqlite3 *db = raw_open (path);
-  gint64 n = raw_int (db, sql);
-  sqlite3_close (db);
-  return n;
-}
-
 /* A run has at most one interval checkpoint: the newest replaces the one
  * before in its transaction, an epoch checkpoint ends it, keep_last and
  * "best" and epoch numbers never count it, "last" finds it; one forked
@@ -1285,7 +1283,7 @@ test_interval_checkpoints (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_array_index (after, NlCheckpointInfo, 1).id, ==, i3);
   g_assert_false (g_array_index (after, NlCheckpointInfo, 1).is_interval);
   g_assert_cmpint (g_array_index (after, NlCheckpointInfo, 2).id, ==, e2);
-  g_assert_cmpint (n_rows (f->p, f->path, "SELECT count (interval_checkpoint) FROM runs"), ==, 1);  /* other's */
+  g_assert_cmpint (file_int (f->path, "SELECT count (interval_checkpoint) FROM runs"), ==, 1);  /* other's */
   gint64 i4 = nl_project_add_interval_checkpoint (f->p, run, 2, 23, blob, sizeof blob, &error);
   gint64 e3 = nl_project_add_checkpoint (f->p, run, 3, 30, blob, sizeof blob, "acc", 0.6, TRUE, 1, &error);
   g_assert_no_error (error);

@@ -54,7 +54,7 @@ nl_test_source_path (const char *rel)
 }
 
 void
-nl_test_remove_tree (const char *dir)
+nl_test_clear_dir (const char *dir)
 {
   GDir *d = g_dir_open (dir, 0, NULL);
   const char *name;
@@ -69,6 +69,12 @@ nl_test_remove_tree (const char *dir)
         g_unlink (p);
     }
   g_dir_close (d);
+}
+
+void
+nl_test_remove_tree (const char *dir)
+{
+  nl_test_clear_dir (dir);
   g_rmdir (dir);
 }
 

@@ -36,6 +36,8 @@ gboolean nl_test_params_choose (const char *const *params, const NlParamSpec *s,
 char *nl_test_source_path (const char *rel);
 /* Delete a directory and everything in it (symlinks are not followed). */
 void nl_test_remove_tree (const char *dir);
+/* what is in dir, leaving dir itself */
+void nl_test_clear_dir (const char *dir);
 /* A network template of data/networks (name without ".json"); fails the
  * test when it does not load. */
 NlNetwork *nl_test_load_template (const char *name);

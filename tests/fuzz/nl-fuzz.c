@@ -75,14 +75,8 @@ nl_fuzz_write (const char *rel, const void *data, size_t size)
 void
 nl_fuzz_clear (void)
 {
-  /* the tree goes with the directory, which is made again: it stays the
-   * process's until exit */
-  nl_test_remove_tree (nl_fuzz_dir ());
-  if (g_mkdir (fuzz_dir, 0700) != 0)
-    {
-      fprintf (stderr, "nl-fuzz: cannot make %s again: %s\n", fuzz_dir, g_strerror (errno));
-      abort ();
-    }
+  /* the directory stays the process's until exit */
+  nl_test_clear_dir (nl_fuzz_dir ());
 }
 
 /* ---- datasets ---- */

@@ -284,8 +284,8 @@ test_op (gconstpointer data)
           mismatches += rep.mismatches;
         }
     }
-  g_test_message ("%s: %d cases, %d elements, worst relative error %.2g, %.0f ms", op, n_cases, checked, worst,
-                  (g_get_monotonic_time () - t0) / 1000.0);
+  g_test_message ("%s: %d cases, %d elements (%d wrong), worst relative error %.2g, %.0f ms", op, n_cases, checked,
+                  mismatches, worst, (g_get_monotonic_time () - t0) / 1000.0);
 }
 
 /* Every op is linked in and has a backward (but Input); that each has a

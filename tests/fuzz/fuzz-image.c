@@ -25,8 +25,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   guint8 flags = data[0];
   int side = (flags >> 2) & 7;
   NlDatasetOptions opts = { .image_width = side ? side + 1 : 0, .image_height = side ? side + 1 : 0 };
-  g_autofree char *first = flags & 2 ? nl_fuzz_write ("folder/a/0.png", small_png, sizeof small_png) : NULL;
-  g_autofree char *image = nl_fuzz_write (flags & 1 ? "folder/b/1.jpg" : "folder/b/1.png", data + 1, size - 1);
+  if (flags & 2)
+    g_free (nl_fuzz_write ("folder/a/0.png", small_png, sizeof small_png));
+  g_free (nl_fuzz_write (flags & 1 ? "folder/b/1.jpg" : "folder/b/1.png", data + 1, size - 1));
   g_autofree char *dir = g_build_filename (nl_fuzz_dir (), "folder", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (NlDataset) ds = nl_folder_dataset_open (dir, TRUE, &opts, &error);

@@ -8,6 +8,7 @@
 #include "engine/nl-metric.h"
 
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 
 G_DEFINE_QUARK (nl-train-error-quark, nl_train_error)
@@ -47,6 +48,7 @@ struct NlTrainer {
     int64_t counted;
   } ep;
   gint64 last_checkpoint_us; /* the interval hook's clock */
+  GArray *test_stops;        /* int64_t: NETLOOM_TEST_STOP_AT_STEP's steps not yet reached */
 };
 
 /* Data parallelism: whether rank 0 starts the job it sent (1) or gave up
@@ -87,7 +89,52 @@ nl_trainer_free (NlTrainer *t)
   nl_dataset_free (t->train_set);
   nl_dataset_free (t->test_set);
   nl_run_config_clear (&t->cfg);
+  g_clear_pointer (&t->test_stops, g_array_unref);
   g_free (t);
+}
+
+/* NETLOOM_TEST_STOP_AT_STEP: the update counts at which the process
+ * stops itself, so that tests pin a moment of training by its step count,
+ * never by how fast the machine trains. */
+static GArray *
+test_stops_parse (void)
+{
+  const char *env = g_getenv ("NETLOOM_TEST_STOP_AT_STEP");
+  g_auto (GStrv) parts = NULL;
+  GArray *steps;
+  if (!env || !*env)
+    return NULL;
+  steps = g_array_new (FALSE, FALSE, sizeof (int64_t));
+  parts = g_strsplit (env, ",", -1);
+  for (int i = 0; parts[i]; i++)
+    {
+      gint64 step;
+      if (g_ascii_string_to_signed (parts[i], 10, 0, G_MAXINT64, &step, NULL))
+        {
+          int64_t at = step;
+          g_array_append_val (steps, at);
+        }
+    }
+  return steps;
+}
+
+/* Stops the process (SIGSTOP) when a test asked for the update count it
+ * has reached (at an epoch's start and after each step with its hooks); the
+ * caller's writers idle meanwhile (cb->quiet). */
+static void
+test_stop_maybe (NlTrainer *t, const NlTrainCallbacks *cb)
+{
+  for (guint i = 0; t->test_stops && i < t->test_stops->len; i++)
+    if (g_array_index (t->test_stops, int64_t, i) == t->updates)
+      {
+        g_array_remove_index (t->test_stops, i);
+        if (cb && cb->quiet)
+          cb->quiet (cb->user, TRUE);
+        raise (SIGSTOP);
+        if (cb && cb->quiet)
+          cb->quiet (cb->user, FALSE);
+        return;
+      }
 }
 
 static NlTrainer *
@@ -105,6 +152,7 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
       return NULL;
     }
   t->comm = comm;
+  t->test_stops = test_stops_parse ();
   nl_run_config_copy (&t->cfg, cfg);
   nl_loss_scale_init (&t->scaler, cfg->precision, cfg->loss_scale);
   train_opts.loss_scale = t->scaler.scale;
@@ -517,6 +565,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   if (t->cfg.preload && !preload_epoch (t, &pre, error))
     return FALSE;
   t->ep.start_us = g_get_monotonic_time ();
+  test_stop_maybe (t, cb);
   while ((n = next_batch (t, &pre, data, labels, error)) > 0)
     {
       gboolean checkpoint;
@@ -580,6 +629,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         }
       if (checkpoint && !interval_checkpoint (t, cb, error))
         return FALSE;
+      test_stop_maybe (t, cb);
     }
   if (n < 0)
     return FALSE;

@@ -39,6 +39,12 @@ typedef struct {
    * decides for every process, and only rank 0 calls it. */
   double interval_seconds;
   gboolean (*interval_done) (gpointer user, NlTrainer *t, GError **error);
+  /* Around a test stop (NETLOOM_TEST_STOP_AT_STEP=N[,M...]: the process
+   * sends itself SIGSTOP once N updates are done and the step's hooks ran,
+   * or at an epoch's start where that is N; 0: before the first step):
+   * TRUE before, FALSE after, so that background writes are idle and the
+   * stopped process holds no lock on the project. May be NULL. */
+  void (*quiet) (gpointer user, gboolean quiet);
 } NlTrainCallbacks;
 
 /* The trainer keeps a copy of cfg (the trainer uses its training settings,

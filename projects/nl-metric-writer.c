@@ -24,6 +24,8 @@ struct NlMetricWriter {
   gint64 beat_run;     /* the run whose heartbeat this thread beats (0: none) */
   gint64 beat_us, next_beat;
   gboolean beat_failed;
+  gboolean quiet;      /* nl_metric_writer_quiet: start no write */
+  gboolean busy;       /* the thread is writing or beating, unlocked */
 };
 
 /* Outside the lock: a busy project must not hold up nl_metric_writer_add. */
@@ -49,13 +51,21 @@ writer_thread (gpointer data)
   for (;;)
     {
       gboolean want_flush = w->requested > w->served || w->stop;
+      if (w->quiet && !w->stop)
+        {
+          g_cond_wait (&w->wake, &w->lock);
+          continue;
+        }
       if (w->beat_run > 0 && !w->stop && g_get_monotonic_time () >= w->next_beat)
         {
           gint64 run = w->beat_run;
           w->next_beat = g_get_monotonic_time () + w->beat_us;
+          w->busy = TRUE;
           g_mutex_unlock (&w->lock);
           beat (w, run);
           g_mutex_lock (&w->lock);
+          w->busy = FALSE;
+          g_cond_broadcast (&w->done);
           continue;
         }
       if (!want_flush && w->pending->len < w->max_rows)
@@ -80,6 +90,7 @@ writer_thread (gpointer data)
       w->pending = g_array_sized_new (FALSE, FALSE, sizeof (NlMetricPoint), w->max_rows);
       guint64 answering = w->requested;
       gboolean stopping = w->stop;
+      w->busy = TRUE;
       g_mutex_unlock (&w->lock);
 
       GError *err = NULL;
@@ -87,6 +98,7 @@ writer_thread (gpointer data)
         nl_project_add_metrics (w->project, (const NlMetricPoint *) batch->data, (int) batch->len, &err);
 
       g_mutex_lock (&w->lock);
+      w->busy = FALSE;
       if (err)
         {
           w->lost += batch->len;
@@ -213,6 +225,18 @@ nl_metric_writer_flush (NlMetricWriter *w, GError **error)
   gboolean ok = report (w, error);
   g_mutex_unlock (&w->lock);
   return ok;
+}
+
+void
+nl_metric_writer_quiet (NlMetricWriter *w, gboolean quiet)
+{
+  g_return_if_fail (w != NULL);
+  g_mutex_lock (&w->lock);
+  w->quiet = quiet;
+  g_cond_signal (&w->wake);
+  while (quiet && w->busy)
+    g_cond_wait (&w->done, &w->lock);
+  g_mutex_unlock (&w->lock);
 }
 
 gboolean

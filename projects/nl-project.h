@@ -335,6 +335,11 @@ void nl_metric_writer_set_heartbeat (NlMetricWriter *w, gint64 run);
 void nl_metric_writer_add (NlMetricWriter *w, const NlMetricPoint *pt);
 /* Writes everything added so far before returning. */
 gboolean nl_metric_writer_flush (NlMetricWriter *w, GError **error);
+/* TRUE: returns once the writer is idle (no write or heartbeat under way)
+ * and keeps it so, points still queueing; FALSE: it goes on. For a
+ * process about to be stopped whole (tests' NETLOOM_TEST_STOP_AT_STEP), so
+ * that it holds no lock on the project meanwhile. */
+void nl_metric_writer_quiet (NlMetricWriter *w, gboolean quiet);
 /* Flushes, stops the thread and frees; FALSE when a write failed since the
  * last reported error. */
 gboolean nl_metric_writer_free (NlMetricWriter *w, GError **error);

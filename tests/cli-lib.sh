@@ -23,3 +23,43 @@ def write(prefix, n):
 write("train", n_train); write("t10k", n_test)
 PY
 }
+
+# Debian's Python where there is one: a version manager's shim in front of python3 costs a
+# fraction of a second a call, and the scripts call it often (the setup installs python3)
+if [ -x /usr/bin/python3 ]; then
+  python3() { /usr/bin/python3 "$@"; }
+fi
+
+# Moments of training are pinned by step counts, never by how fast the machine trains: a
+# trainer started with NETLOOM_TEST_STOP_AT_STEP=N[,M...] sends itself SIGSTOP once N updates
+# are done, its metric writer idle (it holds no write lock on the project while stopped).
+# wait_stopped PID...: until every PID is stopped (0), or one has ended (1); the bound of
+# 300 s only keeps a broken build from hanging the suite
+wait_stopped() {
+  local p s all
+  for _ in $(seq 3000); do
+    all=1
+    for p in "$@"; do
+      s=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1)
+      case "$s" in
+        T) ;;
+        ""|Z|X) return 1 ;;
+        *) all=0 ;;
+      esac
+    done
+    [ $all = 1 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# rank_pids MPIRUN_PID N: the N ranks mpirun started (its children), once all are there
+rank_pids() {
+  local r=()
+  for _ in $(seq 3000); do
+    r=($(pgrep -P "$1" -f netloom-cli))
+    [ ${#r[@]} -ge "$2" ] || ! kill -0 "$1" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "${r[@]}"
+}

@@ -209,9 +209,13 @@ S="$tmp/s.netloom"
 job=$!
 for i in $(seq 300); do "$cli" runs --project "$S" 2>/dev/null | grep -q 'epochs 1/' && break; sleep 0.2; done
 kill -TSTP $job
-sleep 1
-states=$(for p in $(pgrep -f "^[^ ]*netloom-cli train --project $S"); do ps -o stat= -p "$p"; done | cut -c1 | sort -u | tr -d '\n')
-sleep 4
+# until mpirun has passed the stop on to every rank (a bound of 60 s against a hang)
+for i in $(seq 600); do
+  states=$(for p in $(pgrep -f "^[^ ]*netloom-cli train --project $S"); do ps -o stat= -p "$p"; done | cut -c1 | sort -u | tr -d '\n')
+  [ "$states" = T ] && break
+  sleep 0.1
+done
+sleep 4   # stopped for longer than the collective timeout: wall-clock time only
 kill -CONT $job
 sleep 3
 if [ "$states" = T ] && kill -0 $job 2>/dev/null; then
@@ -225,45 +229,41 @@ for i in $(seq 150); do kill -0 $job 2>/dev/null || break; sleep 0.2; done
   && ok "SIGTERM to mpirun: rank 0 marks the run stopped" || not_ok "stop of the job" "$(cat "$tmp/pause.out")"
 kill -9 $job 2>/dev/null
 
-# kill -9 of rank 1 in the middle of an epoch (Fashion-MNIST, long enough)
-fm=/usr/share/datasets/fashion-mnist
-if [ -e "$fm/train-images-idx3-ubyte.gz" ] || [ -e "$fm/train-images-idx3-ubyte" ]; then
-  K="$tmp/k.netloom"
-  "$cli" project new "$K" >/dev/null
-  "${mpi[@]}" "$cli" train --project "$K" --dataset "fashion-mnist:$fm" --network "$lenet" --epochs 3 \
-    --batch-size 128 --threads 1 --seed 1 >"$tmp/kill.out" 2>&1 &
-  job=$!
-  killed=""
-  for i in $(seq 600); do
-    # after the first checkpoint, into the second epoch
-    if "$cli" runs --project "$K" 2>/dev/null | grep -q 'epochs 1/3'; then
-      # a second process follows the MPI run live, as any other
-      watched=$("$cli" watch --project "$K" --run 1 --timeout 2 2>&1)
-      for p in $(pgrep -f "netloom-cli train --project $K"); do
-        [ "$(tr '\0' '\n' </proc/$p/environ 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')" = 1 ] && kill -9 "$p" && killed=$(date +%s)
-      done
-      break
+# kill -9 of rank 1 in the middle of the second epoch (11 steps an epoch: both ranks stop
+# themselves at step 16, after the first epoch's checkpoint)
+K="$tmp/k.netloom"
+"$cli" project new "$K" >/dev/null
+"${mpi[@]}" -x NETLOOM_TEST_STOP_AT_STEP=16 "$cli" train --project "$K" --dataset "$D" --network "$lenet" --epochs 3 \
+  --batch-size 128 --threads 1 --seed 1 >"$tmp/kill.out" 2>&1 &
+job=$!
+ranks=($(rank_pids $job 2))
+killed=""
+if [ ${#ranks[@]} = 2 ] && wait_stopped "${ranks[@]}"; then
+  # a second process follows the MPI run live, as any other
+  watched=$("$cli" watch --project "$K" --run 1 --timeout 2 2>&1)
+  for p in "${ranks[@]}"; do
+    if [ "$(tr '\0' '\n' </proc/$p/environ 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')" = 1 ]; then
+      kill -9 "$p" && killed=$(date +%s)
     fi
-    sleep 0.2
   done
-  for i in $(seq 300); do kill -0 $job 2>/dev/null || break; sleep 0.2; done
-  gone=$(( $(date +%s) - ${killed:-0} ))
-  if [ -n "$killed" ] && ! kill -0 $job 2>/dev/null && [ $gone -le 30 ]; then
-    ok "rank 1 killed with kill -9: the job ended ${gone} s later"
-  else
-    not_ok "kill -9 of rank 1 (killed '${killed}', ended after $gone s)" "$(cat "$tmp/kill.out")"
-    kill -9 $job 2>/dev/null
-  fi
-  grep -q "rank 1" "$tmp/kill.out" && ok "the message names rank 1" || not_ok "message names the rank" "$(cat "$tmp/kill.out")"
-  grep -q "epoch 1" <<<"${watched:-}" && ok "watch follows the MPI run" || not_ok "watch of the MPI run" "${watched:-}"
-  info=$("$cli" project info --json "$K" 2>&1) && python3 -c 'import json, sys; assert json.loads(sys.argv[1])["integrity"] == "ok"' "$info" \
-    && "$cli" runs --project "$K" | grep -E '^ +1 +interrupted .*epochs 1/3' >/dev/null \
-    && ok "project intact, the run interrupted after its checkpoint" || not_ok "project after the kill" "$info $("$cli" runs --project "$K")"
-  out=$("$cli" resume --project "$K" --run 1 --epochs 2 --json 2>&1) && "$cli" runs --project "$K" | grep -E '^ +1 +finished .*epochs 2/' >/dev/null \
-    && ok "the interrupted run resumes (1 process)" || not_ok "resume after the kill" "$out"
-else
-  ok "# SKIP kill -9 test: no Fashion-MNIST in $fm (Debian: dataset-fashion-mnist)"
+  kill -CONT "${ranks[@]}" 2>/dev/null
 fi
+# (a bound against a hang: the other rank must end by the collective timeout)
+for i in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+gone=$(( $(date +%s) - ${killed:-0} ))
+if [ -n "$killed" ] && ! kill -0 $job 2>/dev/null && [ $gone -le 30 ]; then
+  ok "rank 1 killed with kill -9: the job ended ${gone} s later"
+else
+  not_ok "kill -9 of rank 1 (killed '${killed}', ended after $gone s)" "$(cat "$tmp/kill.out")"
+  kill -9 $job 2>/dev/null
+fi
+grep -q "rank 1" "$tmp/kill.out" && ok "the message names rank 1" || not_ok "message names the rank" "$(cat "$tmp/kill.out")"
+grep -q "epoch 1" <<<"${watched:-}" && ok "watch follows the MPI run" || not_ok "watch of the MPI run" "${watched:-}"
+info=$("$cli" project info --json "$K" 2>&1) && python3 -c 'import json, sys; assert json.loads(sys.argv[1])["integrity"] == "ok"' "$info" \
+  && "$cli" runs --project "$K" | grep -E '^ +1 +interrupted .*epochs 1/3' >/dev/null \
+  && ok "project intact, the run interrupted after its checkpoint" || not_ok "project after the kill" "$info $("$cli" runs --project "$K")"
+out=$("$cli" resume --project "$K" --run 1 --epochs 2 --json 2>&1) && "$cli" runs --project "$K" | grep -E '^ +1 +finished .*epochs 2/' >/dev/null \
+  && ok "the interrupted run resumes (1 process)" || not_ok "resume after the kill" "$out"
 
 # checkpoints by time under MPI: rank 0's clock decides for both, the
 # epoch's accuracy sums are gathered into rank 0's checkpoint; every rank
@@ -274,15 +274,20 @@ T="$tmp/t.netloom"
 tcommon=(--project "$T" --dataset "$D" --network "$lenet" --epochs 3 --seed 1 --batch-size 64 --threads 1
          --augment random-crop:28:2,flip --json)
 "${mpi[@]}" "$cli" train "${tcommon[@]}" --name straight >/dev/null 2>&1
-"${mpi[@]}" "$cli" train "${tcommon[@]}" --name killed --checkpoint-interval 0.3 >"$tmp/tkill.out" 2>&1 &
+# both ranks stop themselves at step 5; stopped longer than the interval, rank 0 takes a
+# checkpoint by time after step 6; stopped again at step 12 (of 21 in the epoch), killed
+"${mpi[@]}" -x NETLOOM_TEST_STOP_AT_STEP=5,12 "$cli" train "${tcommon[@]}" --name killed --checkpoint-interval 0.3 \
+  >"$tmp/tkill.out" 2>&1 &
 job=$!
+ranks=($(rank_pids $job 2))
 inside=
-for i in $(seq 600); do
-  inside=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs where id = 2").fetchone()[0])' "$T" 2>/dev/null)
-  [ "$inside" = 1 ] && break
-  sleep 0.1
-done
-for p in $(pgrep -f "netloom-cli train --project $T"); do kill -9 "$p"; done
+if [ ${#ranks[@]} = 2 ] && wait_stopped "${ranks[@]}"; then
+  sleep 0.5   # wall-clock time only: the ranks are stopped
+  kill -CONT "${ranks[@]}"
+  wait_stopped "${ranks[@]}" \
+    && inside=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs where id = 2").fetchone()[0])' "$T" 2>/dev/null)
+fi
+kill -9 "${ranks[@]}" 2>/dev/null
 wait $job 2>/dev/null
 out=$("${mpi[@]}" "$cli" resume --project "$T" --run 2 --checkpoint-interval 0 --json 2>&1) \
   && "$cli" export --project "$T" --run 1 --safetensors "$tmp/straight.st" >/dev/null \

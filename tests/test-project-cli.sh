@@ -84,13 +84,12 @@ wait $trainer; ts=$?
   && ! grep -qi "locked" <<<"$wout" && ok "watch follows a run another process trains, no lock errors" || not_ok "watch" "$(tail -5 <<<"$wout")"
 
 # kill -9 in the middle of training: the project stays sound, the run is resumable
-"$cli" train --project "$P" --dataset "$D" --threads 2 --json --network lenet --epochs 4 --batch-size 32 \
-  --name killed >/dev/null 2>&1 &
+# (64 steps an epoch: it stops itself at step 80, in epoch 2, after epoch 1's checkpoint)
+NETLOOM_TEST_STOP_AT_STEP=80 "$cli" train --project "$P" --dataset "$D" --threads 2 --json --network lenet --epochs 4 \
+  --batch-size 32 --name killed >/dev/null 2>&1 &
 victim=$!   # the CLI itself, not a subshell
-for i in $(seq 600); do
-  "$cli" runs --project "$P" --json 2>/dev/null | grep '"name":"killed"' | grep -q '"epochs_done":[1-9]' && break; sleep 0.2
-done
-sleep 0.3; kill -9 $victim; wait $victim 2>/dev/null
+wait_stopped $victim
+kill -9 $victim; wait $victim 2>/dev/null
 info=$("$cli" project info "$P" 2>&1); s1=$?
 killed=$("$cli" runs --project "$P" --json | python3 -c 'import json,sys; print([r["id"] for r in map(json.loads, sys.stdin) if r["name"] == "killed"][0])')
 status=$("$cli" runs --project "$P" --json | python3 -c "import json,sys; print([r['status'] for r in map(json.loads, sys.stdin) if r['id'] == $killed][0])")
@@ -99,12 +98,11 @@ rout=$("$cli" resume --project "$P" --run "$killed" --json 2>&1); s2=$?
   && ok "kill -9: integrity ok, run interrupted, resumed to the end" || not_ok "kill -9" "$info / status $status / $rout"
 
 # a run killed before its first epoch has no accuracy yet: "–", not "nan"
-"$cli" train --project "$P" --dataset "$D" --threads 2 --network lenet --epochs 4 --batch-size 32 \
-  --name unmeasured >/dev/null 2>&1 &
+# (it stops itself before its first step)
+NETLOOM_TEST_STOP_AT_STEP=0 "$cli" train --project "$P" --dataset "$D" --threads 2 --network lenet --epochs 4 \
+  --batch-size 32 --name unmeasured >/dev/null 2>&1 &
 victim=$!
-for i in $(seq 600); do
-  "$cli" runs --project "$P" --json 2>/dev/null | grep -q '"name":"unmeasured"' && break; sleep 0.1
-done
+wait_stopped $victim
 kill -9 $victim; wait $victim 2>/dev/null
 line=$("$cli" runs --project "$P" 2>&1 | grep " unmeasured$")
 grep -q "test acc best – last –" <<<"$line" && ! grep -qi "nan" <<<"$line" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-resume-kill.sh — resume from any moment: `kill -9` at seeded random moments, again and
-# again (some before the first checkpoint, most between checkpoints taken
-# every 0.2 s), with a resume after each, ends with weights byte for
+# again (one before the first checkpoint, most between checkpoints taken
+# every 0.2 s, three inside an epoch), with a resume after each, ends with weights byte for
 # byte those of a run never interrupted (augmentation on, one thread), and
 # with the same metric points. Usage: test-resume-kill.sh PATH/TO/netloom-cli   (TAP)
 # NETLOOM_RESUME_KILL_ARGS adds training options (the GPU check runs it
@@ -30,52 +30,47 @@ out=$("$cli" train --project "$tmp/ref.netloom" "${settings[@]}" --checkpoint-in
   && ok "the uninterrupted run" || not_ok "the uninterrupted run" "$out"
 
 "$cli" project new "$tmp/k.netloom" >/dev/null
-# Kill moments are seeded and set in training progress, not in seconds, so
-# that a fast machine gets as many kills as a slow one: the first two come
-# 0.1-0.3 s after the start (before any checkpoint), the others when the
-# run's metrics reach a step drawn in the first 70% of its 228 steps (every
-# third one also waits for a checkpoint by time, so resumes start inside
-# an epoch). wait_for PID STEP INSIDE returns when it is time, or when PID
-# has ended.
-wait_for() {
-  python3 - "$tmp/k.netloom" "$@" <<'PY'
-import os, sqlite3, sys, time
-path, pid, step, inside = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
-def alive():
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][0] != "Z"
-    except OSError:
-        return False
-while alive():
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        at = db.execute("select coalesce(max(step), -1) from metrics where run = 1").fetchone()[0]
-        mid = db.execute("select count(interval_checkpoint) from runs").fetchone()[0]
-        db.close()
-        if at >= step and (not inside or mid == 1):
-            break
-    except sqlite3.Error:
-        pass
-    time.sleep(0.02)
-PY
-}
+# Kill moments are seeded and set in steps, never in seconds, so that a fast machine and a slow
+# one kill at the same moments: each process is started with NETLOOM_TEST_STOP_AT_STEP (it stops
+# itself there, cli-lib.sh) and killed once stopped. The first kill comes before the first step
+# (so before any checkpoint), the second after step 2, the others at 8 distinct steps drawn in
+# the first 70% of the run's 228 (38 an epoch), none in an epoch's last 3; every third of those
+# stops first at step S for longer than the 0.2 s interval, so that step S+1 takes a checkpoint
+# by time, then at S+2: its resume starts inside an epoch.
 RANDOM=20261126
-targets=($(for i in $(seq 8); do echo $((5 + RANDOM % 155)); done | sort -n))
+targets=()
+while [ ${#targets[@]} -lt 8 ]; do
+  s=$((5 + RANDOM % 155))
+  [ $((s % 38)) -le 34 ] && [[ " ${targets[*]} " != *" $s "* ]] && targets+=($s)
+done
+targets=($(printf '%s\n' "${targets[@]}" | sort -n))
+count() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$tmp/k.netloom" "$1"; }
 kills=0 before_first=0 inside=0 finished=0
-for attempt in $(seq 60); do
-  if [ "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs").fetchone()[0])' "$tmp/k.netloom")" = 0 ]; then
+for attempt in $(seq 20); do
+  stop=
+  if [ $kills -eq 0 ]; then
+    stop=0
+  elif [ $kills -eq 1 ]; then
+    stop=2
+  elif [ $kills -lt 10 ]; then
+    at=${targets[$((kills - 2))]}
+    stop=$at
+    [ $((kills % 3)) -eq 0 ] && stop="$at,$((at + 2))"
+  fi
+  if [ "$(count "select count(*) from runs")" = 0 ]; then
     # killed before even its run row was written: start it again
-    "$cli" train --project "$tmp/k.netloom" "${settings[@]}" --checkpoint-interval 0.2 --json >"$tmp/out" 2>&1 &
+    NETLOOM_TEST_STOP_AT_STEP=$stop "$cli" train --project "$tmp/k.netloom" "${settings[@]}" --checkpoint-interval 0.2 \
+      --json >"$tmp/out" 2>&1 &
   else
-    "$cli" resume --project "$tmp/k.netloom" --run 1 --checkpoint-interval 0.2 --json >"$tmp/out" 2>&1 &
+    NETLOOM_TEST_STOP_AT_STEP=$stop "$cli" resume --project "$tmp/k.netloom" --run 1 --checkpoint-interval 0.2 \
+      --json >"$tmp/out" 2>&1 &
   fi
   victim=$!
-  [ $kills -ge 10 ] && break
-  if [ $kills -lt 2 ]; then
-    sleep "0.$((1 + RANDOM % 3))"
-  else
-    wait_for $victim "${targets[$((kills - 2))]}" $(( kills % 3 == 0 ? 1 : 0 ))
+  [ -z "$stop" ] && break
+  if wait_stopped $victim && [[ "$stop" == *,* ]]; then
+    sleep 0.3   # wall-clock time only: the process is stopped
+    kill -CONT $victim
+    wait_stopped $victim
   fi
   if ! kill -0 $victim 2>/dev/null; then
     wait $victim; s=$?
@@ -84,10 +79,8 @@ for attempt in $(seq 60); do
   fi
   kill -9 $victim; wait $victim 2>/dev/null
   kills=$((kills + 1))
-  n_ckpt=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from checkpoints").fetchone()[0])' "$tmp/k.netloom")
-  [ "$n_ckpt" = 0 ] && before_first=$((before_first + 1))
-  n_inside=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs").fetchone()[0])' "$tmp/k.netloom")
-  [ "$n_inside" = 1 ] && inside=$((inside + 1))
+  [ "$(count "select count(*) from checkpoints")" = 0 ] && before_first=$((before_first + 1))
+  [ "$(count "select count(interval_checkpoint) from runs")" = 1 ] && inside=$((inside + 1))
 done
 if [ $finished = 0 ]; then
   wait $victim; s=$?
@@ -97,7 +90,7 @@ victim=
 [ $kills -ge 10 ] && ok "$kills kills, each followed by a resume ($before_first before the first checkpoint)" \
   || not_ok "only $kills kills before the run finished"
 [ $before_first -ge 1 ] && ok "some kills came before the first checkpoint" || not_ok "no kill before the first checkpoint"
-[ $inside -ge 2 ] && ok "$inside resumes started inside an epoch, from a checkpoint by time" \
+[ $inside -ge 3 ] && ok "$inside resumes started inside an epoch, from a checkpoint by time" \
   || not_ok "only $inside resumes started inside an epoch"
 [ $finished = 1 ] && "$cli" runs --project "$tmp/k.netloom" | grep -Eq '^ +1 +finished .*epochs 6/6' \
   && ok "the run finished" || not_ok "the run did not finish" "$("$cli" runs --project "$tmp/k.netloom")"
@@ -112,7 +105,7 @@ diff <(points "$tmp/ref.netloom") <(points "$tmp/k.netloom") >"$tmp/points.diff"
 info=$("$cli" project info "$tmp/k.netloom" 2>&1)
 grep -q "integrity ok" <<<"$info" && ok "integrity ok" || not_ok "integrity" "$info"
 # interval checkpoints rotate: one at most, and none once an epoch's is newer
-n_interval=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs").fetchone()[0])' "$tmp/k.netloom")
+n_interval=$(count "select count(interval_checkpoint) from runs")
 [ "$n_interval" = 0 ] && ok "no interval checkpoint left after the last epoch's" || not_ok "interval checkpoints left: $n_interval"
 
 echo "1..$n"

@@ -80,31 +80,32 @@ assert s["trials"] == 5 and s["trials_done"] == 5 and s["prune"] == "asha:eta=2,
 PY
 
 # kill -9 during a trial, resume, kill -9 again before a trial's first
-# epoch, resume: exactly the trials asked for, each once. Epochs of a few
-# thousand samples, so that a trial's first epoch outlasts the polling
-# between its run's creation and the kill on a fast machine too.
+# epoch, resume: exactly the trials asked for, each once. The moments are
+# steps (NETLOOM_TEST_STOP_AT_STEP, cli-lib.sh): every trial's trainer stops
+# itself at step 34 (32 an epoch), the test continues it until a trial after
+# the first is the one stopped, and kills the sweep there.
 N=4
-make_mnist "$tmp/kdata" 4096 256
-"$cli" sweep --project "$P" --dataset "mnist:$tmp/kdata" --threads 2 --network lenet --epochs 2 --batch-size 32 \
-  --space 'lr=log:1e-3:1e-1,momentum=uniform:0.5:0.95' --trials $N --prune asha --json >"$tmp/killed.json" 2>&1 &
+make_mnist "$tmp/kdata" 1024 256
+NETLOOM_TEST_STOP_AT_STEP=34 "$cli" sweep --project "$P" --dataset "mnist:$tmp/kdata" --threads 2 --network lenet \
+  --epochs 2 --batch-size 32 --space 'lr=log:1e-3:1e-1,momentum=uniform:0.5:0.95' --trials $N --prune asha --json \
+  >"$tmp/killed.json" 2>&1 &
 victim=$!   # the CLI itself, not a subshell
-for i in $(seq 900); do
+while wait_stopped $victim; do
   "$cli" runs --project "$P" --json 2>/dev/null | python3 -c '
 import json, sys
 sys.exit(0 if any(r["sweep"] == 4 and r["trial"] >= 1 and r["status"] == "running" and r["epochs_done"] >= 1
                   for r in map(json.loads, sys.stdin)) else 1)' && break
-  sleep 0.1
+  kill -CONT $victim
 done
-sleep 0.2; kill -9 $victim; wait $victim 2>/dev/null
+kill -9 $victim; wait $victim 2>/dev/null
 before=$("$cli" runs --project "$P" --json | python3 -c '
 import json, sys
 print(" ".join(r["status"] for r in map(json.loads, sys.stdin) if r["sweep"] == 4))')
-"$cli" sweep --project "$P" --resume 4 --json >"$tmp/resumed1.json" 2>&1 &
+# the resumed sweep finishes the interrupted trial (from its checkpoint), and the next trial's
+# trainer stops itself before its first step
+NETLOOM_TEST_STOP_AT_STEP=0 "$cli" sweep --project "$P" --resume 4 --json >"$tmp/resumed1.json" 2>&1 &
 victim=$!
-for i in $(seq 900); do
-  k=$("$cli" runs --project "$P" --json 2>/dev/null | grep -c '"sweep":4,')
-  [ "$k" -ge 3 ] && break; sleep 0.05
-done
+wait_stopped $victim
 kill -9 $victim; wait $victim 2>/dev/null
 # the trial just created has no checkpoint yet: it is trained again from its start
 again=$("$cli" runs --project "$P" --json | python3 -c '

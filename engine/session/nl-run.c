@@ -217,6 +217,14 @@ rec_epoch_done (gpointer user, NlTrainer *t, const NlEpochReport *e, GError **er
   return TRUE;
 }
 
+/* A test stops the process: no write of ours holds the project meanwhile. */
+static void
+rec_quiet (gpointer user, gboolean quiet)
+{
+  Recorder *r = user;
+  nl_metric_writer_quiet (r->writer, quiet);
+}
+
 /* The best checkpoint becomes the newest one, and the model takes its
  * weights; nothing to do when the last epoch was the best. */
 static gboolean
@@ -261,7 +269,8 @@ static gboolean
 record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GError **error)
 {
   Recorder r = { .project = p, .run = run, .cb = cb_in, .cfg = nl_trainer_get_config (t) };
-  NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done, r.cfg->checkpoint_interval, rec_interval_done };
+  NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done, r.cfg->checkpoint_interval, rec_interval_done,
+                          rec_quiet };
   g_autoptr (GError) local = NULL, flush_error = NULL;
   g_autofree char *early_message = NULL;
   int epochs;

@@ -13,8 +13,8 @@
  * with the window's renderer, timed over 120 frames that each move the view
  * a few pixels (after 10 warm-up frames). */
 #include "engine/session/nl-analysis.h"
-#include "ui/editor/nl-graph-canvas.h"
-#include "ui/editor/nl-network-doc.h"
+#include "ui/network/nl-graph-canvas.h"
+#include "ui/network/nl-network-doc.h"
 
 #include <adwaita.h>
 #include <math.h>

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ui/nl-training-page.h"
+#include "ui/training/nl-training-page.h"
 
 typedef struct {
   GArray *work, *cpu, *intervals;   /* ms */

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ui/editor/nl-network-doc.h"
+#include "ui/network/nl-network-doc.h"
 #include "tests/nl-test-util.h"
 
 #define REPEAT 7

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/nl-graph.h"
+#include "engine/graph/nl-graph.h"
 #include "engine/session/nl-analysis.h"
 #include "tests/nl-test-util.h"
 

@@ -14,8 +14,9 @@
 #include <stdlib.h>
 
 #include "core/nl-device.h"
-#include "engine/nl-program.h"
-#include "engine/nl-loss-scale.h"
+#include "engine/graph/nl-program.h"
+#include "engine/train/nl-loss-scale.h"
+#include "engine/train/nl-optim.h"
 
 static int
 cmp_double (const void *a, const void *b)

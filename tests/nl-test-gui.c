@@ -1,8 +1,9 @@
 /* nl-test-gui.c — GUI test helpers (see nl-test-gui.h). */
 #include "tests/nl-test-gui.h"
 #include "ui/nl-screenshot.h"
-#include "engine/nl-checkpoint.h"
-#include "engine/nl-network.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/graph/nl-network.h"
+#include "engine/train/nl-optim.h"
 
 #include <stdio.h>
 #include <stdlib.h>

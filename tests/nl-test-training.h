@@ -7,7 +7,7 @@
 
 #include <adwaita.h>
 
-#include "ui/nl-training-page.h"
+#include "ui/training/nl-training-page.h"
 #include "ui/nl-workspace.h"
 
 typedef struct {

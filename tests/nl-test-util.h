@@ -3,9 +3,9 @@
 
 #include <glib.h>
 
-#include "engine/nl-network.h"
+#include "engine/graph/nl-network.h"
 #include "core/nl-tensor.h"
-#include "engine/nl-trainer.h"
+#include "engine/train/nl-trainer.h"
 
 /* Fill with uniform values in [lo, hi) from a fixed seed. */
 void nl_test_fill_uniform (NlTensor *t, float lo, float hi, guint64 seed);

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-loss-scale.h"
+#include "engine/train/nl-loss-scale.h"
 #include "nl-test-util.h"
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-op-instance.h"

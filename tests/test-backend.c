@@ -9,7 +9,7 @@
 
 #include "core/nl-backend.h"
 #include "core/nl-comm.h"
-#include "engine/nl-optim.h"
+#include "engine/train/nl-optim.h"
 #include "nl-test-util.h"
 
 static void
@@ -124,7 +124,7 @@ test_cpu_sum_squares (void)
   g_assert_no_error (error);
 }
 
-/* The tensor API (engine/nl-optim.c, which test-optim checks against
+/* The tensor API (engine/train/nl-optim.c, which test-optim checks against
  * hand-computed updates of every kind) hands its tensors to the backend:
  * raw pointers in the state order of nl_optim_n_states give the same bits,
  * for every kind and variant; and one Adam step is what the formula gives. */

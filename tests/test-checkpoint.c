@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-checkpoint.h"
-#include "engine/nl-safetensors.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/formats/nl-safetensors.h"
 #include "nl-test-util.h"
 
 static char *tmp_dir;

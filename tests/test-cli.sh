@@ -34,7 +34,7 @@ for opt in --network --dataset --epochs --batch-size --optimizer --lr --momentum
   grep -q -- "$opt" <<<"$out" || missing="$missing $opt"
 done
 [ $status -eq 0 ] && [ -z "$missing" ] && ok "train --help documents every option" || not_ok "train --help (missing:$missing)" "$out"
-# the defaults the help states are the run settings' (engine/nl-run-config.c's table)
+# the defaults the help states are the run settings' (engine/train/nl-run-config.c's table)
 if grep -Eq -- "--epochs=N +Epochs to train \(default 5\)" <<<"$out" \
    && grep -Eq -- "--batch-size=B +Samples per batch \(default 128\)" <<<"$out" \
    && grep -Eq -- "--val-fraction=F .*\(default 0.1\)" <<<"$out" \

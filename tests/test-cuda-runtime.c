@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-optim.h"
+#include "engine/train/nl-optim.h"
 #include "nl-test-util.h"
 #include "ops/cpu/nl-cpu-util.h"
 #include "core/cuda/nl-cuda.h"

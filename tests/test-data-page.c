@@ -7,8 +7,8 @@
  * pipelines and unsaved drafts. */
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/nl-class-histogram.h"
-#include "ui/nl-data-page.h"
+#include "ui/data/nl-class-histogram.h"
+#include "ui/data/nl-data-page.h"
 
 #include <stdio.h>
 #include <string.h>

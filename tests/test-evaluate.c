@@ -10,7 +10,7 @@
 #include <png.h>
 #include <string.h>
 
-#include "engine/nl-checkpoint.h"
+#include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-evaluate.h"
 #include "tests/nl-test-util.h"
 

@@ -14,8 +14,8 @@
 #include "engine/session/nl-evaluate.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/nl-confusion-matrix.h"
-#include "ui/nl-evaluation-view.h"
+#include "ui/experiments/nl-confusion-matrix.h"
+#include "ui/experiments/nl-evaluation-view.h"
 #include "ui/nl-screenshot.h"
 
 static char *data_dir, *work_dir;

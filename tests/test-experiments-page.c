@@ -5,14 +5,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-checkpoint.h"
-#include "engine/nl-network.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/graph/nl-network.h"
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/nl-experiments-page.h"
-#include "ui/nl-hparam-diff.h"
-#include "ui/nl-run-row.h"
+#include "ui/experiments/nl-experiments-page.h"
+#include "ui/experiments/nl-hparam-diff.h"
+#include "ui/experiments/nl-run-row.h"
 #include "ui/plot/nl-plot.h"
 
 #define WALL0 1700000000.0

@@ -17,7 +17,7 @@
 #include "engine/data/nl-packed-dataset.h"
 #include "engine/data/nl-record-reader.h"
 #include "engine/data/nl-record-writer.h"
-#include "engine/nl-atomic-file.h"
+#include "core/nl-atomic-file.h"
 #include "nl-test-util.h"
 
 static char *tmp_dir;

@@ -5,7 +5,7 @@
  * the ops that write its gradients on a scheduler (inline and with
  * workers), also when one of them fails. The real all-reduce across
  * processes runs under mpirun in tests/test-mpi.sh. */
-#include "engine/nl-grad-reducer.h"
+#include "engine/graph/nl-grad-reducer.h"
 #include "nl-test-util.h"
 
 #include <string.h>

@@ -10,7 +10,7 @@
 #include "engine/session/nl-analysis.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/editor/nl-graph-canvas-private.h"
+#include "ui/network/nl-graph-canvas-private.h"
 #include "ui/nl-screenshot.h"
 
 typedef struct {

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-program.h"
+#include "engine/graph/nl-program.h"
 #include "nl-test-util.h"
 
 /* Input (1,6,6) -> conv1 -> bn -> tanh -+-> conv2 -> add -> flatten -> fc

@@ -4,7 +4,7 @@
 #include <omp.h>
 #include <string.h>
 
-#include "engine/nl-init.h"
+#include "engine/graph/nl-init.h"
 #include "ops/cpu/nl-cpu-util.h"
 #include "nl-test-util.h"
 

@@ -18,32 +18,32 @@ CLEAN = {
     "ops/nl-op.h": '#include "core/nl-tensor.h"\n#include "core/cuda/nl-cuda.h"\n',
     "ops/cuda/dense.cu": '#include "nl-cuda-kernel.cuh"\n#include "../nl-op.h"\n',
     "ops/cuda/nl-cuda-kernel.cuh": '#include "ops/nl-op.h"\n',
-    "engine/nl-graph.h": '#include "ops/nl-op.h"\n#include "core/nl-tensor.h"\n',
-    "engine/data/nl-loader.c": '#include "engine/nl-graph.h"\n#include "nl-loader.h"\n',
-    "engine/data/nl-loader.h": '#include "engine/nl-graph.h"\n',
-    "engine/session/nl-session.h": '#include "engine/nl-graph.h"\n#include "projects/nl-project.h"\n',
+    "engine/graph/nl-graph.h": '#include "ops/nl-op.h"\n#include "core/nl-tensor.h"\n',
+    "engine/data/nl-loader.c": '#include "engine/graph/nl-graph.h"\n#include "nl-loader.h"\n',
+    "engine/data/nl-loader.h": '#include "engine/graph/nl-graph.h"\n',
+    "engine/session/nl-session.h": '#include "engine/graph/nl-graph.h"\n#include "projects/nl-project.h"\n',
     "projects/nl-project.c": '#include "projects/nl-project.h"\n#include "projects/nl-data-resources.h"\n',
     "projects/nl-project.h": '#include "core/nl-tensor.h"\n#include <sqlite3.h>\n',
     "ui/nl-window.h": '#include <gtk/gtk.h>\n#include <adwaita.h>\n#include "engine/session/nl-session.h"\n'
                       '#include "projects/nl-project.h"\n#include "nl-resources.h"\n',
-    "app/main.c": '#include "ui/nl-window.h"\n#include "engine/nl-graph.h"\n#include <adwaita.h>\n',
+    "app/main.c": '#include "ui/nl-window.h"\n#include "engine/graph/nl-graph.h"\n#include <adwaita.h>\n',
     "tests/test-x.c": '#include "ui/nl-window.h"\n#include "app/main.c"\n',
     "bench/bench-x.c": '#include "engine/session/nl-session.h"\n',
 }
 
 # (file, the line to add at its end, what the report must say)
 PLANTED = [
-    ("ops/nl-op.h", '#include "engine/nl-graph.h"',
-     "ops/nl-op.h:3: 'ops/nl-op.h' may not include 'engine/nl-graph.h' (ops may include: core)"),
+    ("ops/nl-op.h", '#include "engine/graph/nl-graph.h"',
+     "ops/nl-op.h:3: 'ops/nl-op.h' may not include 'engine/graph/nl-graph.h' (ops may include: core)"),
     ("core/cuda/nl-cuda.h", '#include "ops/nl-op.h"',
      "core/cuda/nl-cuda.h:2: 'core/cuda/nl-cuda.h' may not include 'ops/nl-op.h' (core may include: only itself)"),
-    ("ops/cuda/dense.cu", '#include "../../engine/nl-graph.h"',
-     "ops/cuda/dense.cu:3: 'ops/cuda/dense.cu' may not include 'engine/nl-graph.h' (ops may include: core)"),
+    ("ops/cuda/dense.cu", '#include "../../engine/graph/nl-graph.h"',
+     "ops/cuda/dense.cu:3: 'ops/cuda/dense.cu' may not include 'engine/graph/nl-graph.h' (ops may include: core)"),
     ("engine/data/nl-loader.c", '#include "engine/session/nl-session.h"',
      "engine/data/nl-loader.c:3: 'engine/data/nl-loader.c' may not include 'engine/session/nl-session.h' "
      "(engine may include: ops, core)"),
-    ("engine/nl-graph.h", '#include "projects/nl-project.h"',
-     "engine/nl-graph.h:3: 'engine/nl-graph.h' may not include 'projects/nl-project.h' (engine may include: ops, core)"),
+    ("engine/graph/nl-graph.h", '#include "projects/nl-project.h"',
+     "engine/graph/nl-graph.h:3: 'engine/graph/nl-graph.h' may not include 'projects/nl-project.h' (engine may include: ops, core)"),
     ("engine/session/nl-session.h", '#include "ui/nl-window.h"',
      "engine/session/nl-session.h:3: 'engine/session/nl-session.h' may not include 'ui/nl-window.h' "
      "(engine/session may include: engine, ops, core, projects)"),
@@ -52,15 +52,15 @@ PLANTED = [
     ("ui/nl-window.h", '#include "app/main.c"',
      "ui/nl-window.h:6: 'ui/nl-window.h' may not include 'app/main.c' "
      "(ui may include: engine/session, engine, ops, core, projects)"),
-    ("engine/nl-graph.h", '#include <gtk/gtk.h>',
-     "engine/nl-graph.h:3: 'engine/nl-graph.h' may not include <gtk/gtk.h> (GTK and libadwaita belong to ui and app)"),
+    ("engine/graph/nl-graph.h", '#include <gtk/gtk.h>',
+     "engine/graph/nl-graph.h:3: 'engine/graph/nl-graph.h' may not include <gtk/gtk.h> (GTK and libadwaita belong to ui and app)"),
     ("projects/nl-project.c", '#include <adwaita.h>',
      "projects/nl-project.c:3: 'projects/nl-project.c' may not include <adwaita.h> "
      "(GTK and libadwaita belong to ui and app)"),
     ("ops/nl-op.h", '#include "tests/nl-test-util.h"',
      "ops/nl-op.h:3: 'ops/nl-op.h' may not include 'tests/nl-test-util.h' (ops may include: core)"),
-    ("ops/nl-op.h", '#include <engine/nl-graph.h>',
-     "ops/nl-op.h:3: 'ops/nl-op.h' may not include 'engine/nl-graph.h' (ops may include: core)"),
+    ("ops/nl-op.h", '#include <engine/graph/nl-graph.h>',
+     "ops/nl-op.h:3: 'ops/nl-op.h' may not include 'engine/graph/nl-graph.h' (ops may include: core)"),
 ]
 
 

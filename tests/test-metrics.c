@@ -7,7 +7,7 @@
 
 #include <gio/gio.h>
 
-#include "engine/nl-metric.h"
+#include "engine/train/nl-metric.h"
 #include "nl-test-util.h"
 
 static NlTensor *

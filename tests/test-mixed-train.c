@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-checkpoint.h"
-#include "engine/nl-trainer.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/train/nl-trainer.h"
 #include "nl-test-util.h"
 
 /* 20x20 images (every class's pair of rows fits): 10 batches of 32 per

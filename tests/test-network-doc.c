@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ui/editor/nl-network-doc-private.h"
+#include "ui/network/nl-network-doc-private.h"
 #include "nl-test-util.h"
 
 typedef struct {

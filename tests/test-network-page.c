@@ -4,11 +4,11 @@
 #include "engine/session/nl-analysis.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/editor/nl-graph-canvas.h"
-#include "ui/editor/nl-inspector.h"
-#include "ui/editor/nl-network-doc.h"
-#include "ui/editor/nl-network-page-private.h"
-#include "ui/editor/nl-palette.h"
+#include "ui/network/nl-graph-canvas.h"
+#include "ui/network/nl-inspector.h"
+#include "ui/network/nl-network-doc.h"
+#include "ui/network/nl-network-page-private.h"
+#include "ui/network/nl-palette.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

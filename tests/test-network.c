@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "core/nl-json-guard.h"
-#include "engine/nl-program.h"
+#include "engine/graph/nl-program.h"
 #include "ops/nl-batch-norm.h"
 #include "ops/nl-op-registry.h"
 #include "nl-test-util.h"

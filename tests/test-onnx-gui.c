@@ -5,17 +5,17 @@
  * network opens laid out, its weights in a run; a malformed file is one
  * dialog and adds nothing), and the Network page's shapes for the pipeline
  * chosen in its status bar. Runs under Xvfb. */
-#include "engine/nl-checkpoint.h"
-#include "engine/onnx/nl-onnx-export.h"
-#include "engine/onnx/nl-onnx-import.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/formats/onnx/nl-onnx-export.h"
+#include "engine/formats/onnx/nl-onnx-import.h"
 #include "engine/session/nl-run-model.h"
 #include "engine/session/nl-run-onnx.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/editor/nl-network-doc.h"
-#include "ui/editor/nl-network-page.h"
-#include "ui/nl-experiments-page.h"
-#include "ui/nl-onnx-export-dialog.h"
+#include "ui/network/nl-network-doc.h"
+#include "ui/network/nl-network-page.h"
+#include "ui/experiments/nl-experiments-page.h"
+#include "ui/widgets/nl-onnx-export-dialog.h"
 #include "ui/nl-screenshot.h"
 #include "ui/nl-window.h"
 

@@ -15,10 +15,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-program.h"
-#include "engine/onnx/nl-onnx-const.h"
-#include "engine/onnx/nl-onnx-export.h"
-#include "engine/onnx/nl-onnx-import.h"
+#include "engine/graph/nl-program.h"
+#include "engine/formats/onnx/nl-onnx-const.h"
+#include "engine/formats/onnx/nl-onnx-export.h"
+#include "engine/formats/onnx/nl-onnx-import.h"
 #include "tests/nl-test-util.h"
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"

@@ -5,8 +5,8 @@
 #include <omp.h>
 #include <string.h>
 
-#include "engine/nl-lr-schedule.h"
-#include "engine/nl-optim.h"
+#include "engine/train/nl-lr-schedule.h"
+#include "engine/train/nl-optim.h"
 #include "nl-test-util.h"
 
 /* ---- reference ---------------------------------------------------------- */

@@ -11,11 +11,11 @@
 #include "core/nl-json-guard.h"
 #include "engine/data/nl-record-reader.h"
 #include "engine/data/nl-record-writer.h"
-#include "engine/nl-json-doc.h"
-#include "engine/nl-json-member.h"
-#include "engine/nl-network.h"
-#include "engine/nl-run-config.h"
-#include "engine/nl-sweep-space.h"
+#include "core/nl-json-doc.h"
+#include "core/nl-json-member.h"
+#include "engine/graph/nl-network.h"
+#include "engine/train/nl-run-config.h"
+#include "engine/sweep/nl-sweep-space.h"
 #include "projects/nl-project.h"
 
 /* json-glib writes 1e-08 as "1e-08.0"; the repair drops that ".0" and

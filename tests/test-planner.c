@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "engine/nl-program.h"
+#include "engine/graph/nl-program.h"
 #include "nl-test-util.h"
 
 /* A random DAG on (N, 8) values: elementwise ops, Dense, BatchNorm,

@@ -22,7 +22,7 @@
 
 #include <glib/gstdio.h>
 
-#include "engine/nl-checkpoint.h"
+#include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run.h"
 #include "nl-fault-vfs.h"
 #include "nl-test-util.h"

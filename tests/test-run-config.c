@@ -1,7 +1,7 @@
 /* test-run-config.c — the run settings' table: defaults, limits, the stored
  * JSON (byte for byte what runs stored before the table) and how older
  * runs' settings read. */
-#include "engine/nl-run-config.h"
+#include "engine/train/nl-run-config.h"
 #include "engine/data/nl-loader.h"
 
 #include <json-glib/json-glib.h>

@@ -7,7 +7,7 @@
  * `test-scheduler -m perf` adds a push-overhead benchmark. */
 #include <string.h>
 
-#include "engine/nl-scheduler.h"
+#include "engine/graph/nl-scheduler.h"
 
 #define N_WORKERS 3
 #define TIMEOUT_S 10.0

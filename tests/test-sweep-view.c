@@ -10,9 +10,9 @@
 #include "engine/session/nl-sweep.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/nl-experiments-page.h"
-#include "ui/nl-sweep-dialog.h"
-#include "ui/nl-sweep-view.h"
+#include "ui/experiments/nl-experiments-page.h"
+#include "ui/training/nl-sweep-dialog.h"
+#include "ui/experiments/nl-sweep-view.h"
 
 #define WAIT_MS 120000
 

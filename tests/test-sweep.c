@@ -3,9 +3,9 @@
  * random and TPE reproducible per seed, TPE finding the good region of a
  * synthetic objective with a fake trainer, and ASHA's promotions against
  * a hand-worked example. */
-#include "engine/nl-sweep-asha.h"
-#include "engine/nl-sweep-sampler.h"
-#include "engine/nl-sweep-space.h"
+#include "engine/sweep/nl-sweep-asha.h"
+#include "engine/sweep/nl-sweep-sampler.h"
+#include "engine/sweep/nl-sweep-space.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/nl-trainer.h"
+#include "engine/train/nl-trainer.h"
 #include "nl-test-util.h"
 
 static char *data_dir;

@@ -9,8 +9,8 @@
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-training.h"
-#include "ui/nl-training-dashboard.h"
-#include "ui/nl-training-page.h"
+#include "ui/training/nl-training-dashboard.h"
+#include "ui/training/nl-training-page.h"
 
 typedef NlTrainingFixture Fixture;
 

@@ -15,11 +15,11 @@
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-training.h"
 #include "tests/nl-test-util.h"
-#include "ui/nl-checkpoint-group.h"
-#include "ui/nl-event-log.h"
-#include "ui/nl-lr-preview.h"
-#include "ui/nl-training-dashboard.h"
-#include "ui/nl-training-page.h"
+#include "ui/training/nl-checkpoint-group.h"
+#include "ui/training/nl-event-log.h"
+#include "ui/training/nl-lr-preview.h"
+#include "ui/training/nl-training-dashboard.h"
+#include "ui/training/nl-training-page.h"
 
 typedef NlTrainingFixture Fixture;
 

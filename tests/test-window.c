@@ -3,12 +3,12 @@
  * left untouched, and the project file choosers. Runs under Xvfb. */
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
-#include "ui/nl-experiments-page.h"
-#include "ui/nl-training-page.h"
+#include "ui/experiments/nl-experiments-page.h"
+#include "ui/training/nl-training-page.h"
 #include "ui/nl-window.h"
-#include "ui/nl-run-row.h"
-#include "ui/nl-sweep-dialog.h"
-#include "ui/nl-sweep-view.h"
+#include "ui/experiments/nl-run-row.h"
+#include "ui/training/nl-sweep-dialog.h"
+#include "ui/experiments/nl-sweep-view.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
 #include "ui/nl-application.h"
 #include "ui/nl-screenshot.h"
 #include "ui/nl-settings.h"
-#include "ui/nl-training-page.h"
+#include "ui/training/nl-training-page.h"
 #include "ui/nl-window.h"
 
 #include <stdio.h>

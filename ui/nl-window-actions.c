@@ -1,7 +1,7 @@
 /* nl-window-actions.c — the window's actions (win.*): project menu, pages;
  * one place (nl_window_update_actions) decides what is enabled. */
 #include "ui/nl-window-private.h"
-#include "ui/nl-file-chooser.h"
+#include "ui/widgets/nl-file-chooser.h"
 #include "ui/nl-settings.h"
 
 /* The project file choosers: *.netloom files. */

@@ -2,10 +2,10 @@
  * nl-window-actions.c. */
 #pragma once
 
-#include "ui/editor/nl-network-page.h"
-#include "ui/nl-data-page.h"
-#include "ui/nl-experiments-page.h"
-#include "ui/nl-training-page.h"
+#include "ui/network/nl-network-page.h"
+#include "ui/data/nl-data-page.h"
+#include "ui/experiments/nl-experiments-page.h"
+#include "ui/training/nl-training-page.h"
 #include "ui/nl-window.h"
 
 struct _NlWindow {

@@ -1,6 +1,6 @@
 /* nl-window.c — the main window: pages, project opening, window state. */
 #include "ui/nl-window-private.h"
-#include "ui/nl-evaluation-view.h"
+#include "ui/experiments/nl-evaluation-view.h"
 #include "ui/nl-settings.h"
 
 G_DEFINE_FINAL_TYPE (NlWindow, nl_window, ADW_TYPE_APPLICATION_WINDOW)

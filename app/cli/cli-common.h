@@ -52,7 +52,7 @@ void nl_progress_clear (NlProgress *p);
 void nl_progress_free (NlProgress *p);
 
 /* The progress and summary output of a training run (train, resume, fork). */
-#include "engine/nl-trainer.h"
+#include "engine/train/nl-trainer.h"
 typedef struct {
   gboolean json;
   NlProgress *progress;

@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "engine/nl-run-config.h"
+#include "engine/train/nl-run-config.h"
 
 typedef struct {
   char *dataset, *label_column, *image_size, *val_dataset;

@@ -5,7 +5,7 @@
 
 #include "cli-common.h"
 #include "core/nl-comm.h"
-#include "engine/nl-data-parallel.h"
+#include "engine/train/nl-data-parallel.h"
 
 /* Failures every process meets at the same point (the ranks agree on
  * them), as opposed to one process's own (a bad sample, a full disk). */

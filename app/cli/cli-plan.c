@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "cli-common.h"
-#include "engine/nl-program.h"
+#include "engine/graph/nl-program.h"
 
 static gboolean
 plan_bytes (NlModel *model, int batch, gboolean training, int64_t *planned, int64_t *naive, GError **error)

@@ -6,7 +6,7 @@
 #include <glib.h>
 
 #include "cli-data-options.h"
-#include "engine/nl-run-config.h"
+#include "engine/train/nl-run-config.h"
 
 typedef struct {
   NlRunConfig cfg;           /* the settings, complete after finish */

@@ -7,7 +7,7 @@
 #include "cli-common.h"
 #include "core/nl-backend.h"
 #include "core/nl-comm.h"
-#include "engine/nl-data-parallel.h"
+#include "engine/train/nl-data-parallel.h"
 
 typedef struct {
   const char *name;

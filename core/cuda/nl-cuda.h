@@ -123,7 +123,7 @@ gboolean nl_cuda_sumsq (NlCudaCtx *c, const float *x, int64_t n, double *acc_dev
  * overflow to Inf past 65504) and back to float, round to nearest even:
  * what a cast to the half type and back gives. */
 gboolean nl_cuda_round_half (NlCudaCtx *c, float *x, int64_t n, gboolean fp16, GError **error);
-/* The same update as nl_optim_update (engine/nl-optim.c), fused in one
+/* The same update as nl_optim_update (engine/train/nl-optim.c), fused in one
  * kernel over one weight: w, g and the nl_optim_n_states(cfg) state arrays
  * (NULL entries beyond it) of n floats each. grad_scale_dev: NULL, or a
  * float on the device multiplied into grad_scale (global-norm clipping and

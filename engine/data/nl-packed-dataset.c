@@ -3,7 +3,7 @@
  * (checksum, shape, label) one pread at a time, and the whole-file check. */
 #include "engine/data/nl-packed-dataset.h"
 #include "engine/data/nl-record-private.h"
-#include "engine/nl-json-member.h"
+#include "core/nl-json-member.h"
 #include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>

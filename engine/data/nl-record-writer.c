@@ -3,7 +3,7 @@
  * aligned, through a buffer into an atomic file. */
 #include "engine/data/nl-record-writer.h"
 #include "engine/data/nl-record-private.h"
-#include "engine/nl-atomic-file.h"
+#include "core/nl-atomic-file.h"
 
 struct NlRecordWriter {
   NlAtomicFile *file;

@@ -3,7 +3,7 @@
  * this goes on: every bad node gets its own message and nodes downstream of
  * it are merely unknown, so the editor can show all problems at once. */
 #include "engine/session/nl-analysis.h"
-#include "engine/nl-program.h"
+#include "engine/graph/nl-program.h"
 #include "ops/nl-op-registry.h"
 
 #include <string.h>

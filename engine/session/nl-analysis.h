@@ -7,7 +7,7 @@
  * worker thread on a copy of the network. */
 #pragma once
 
-#include "engine/nl-network.h"
+#include "engine/graph/nl-network.h"
 
 G_BEGIN_DECLS
 

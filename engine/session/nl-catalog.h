@@ -1,10 +1,10 @@
 /* nl-catalog.h — what the GUI may know of networks and operators: the
- * network document (engine/nl-network.h) and the operator registry's
+ * network document (engine/graph/nl-network.h) and the operator registry's
  * descriptions (categories, parameter specs, docs). The palette and the
  * inspector are generated from these; ui/ includes this, never ops/. */
 #pragma once
 
-#include "engine/nl-network.h"
+#include "engine/graph/nl-network.h"
 
 G_BEGIN_DECLS
 

@@ -2,7 +2,7 @@
  * confident mistakes, and single-image predictions. */
 #include "engine/session/nl-evaluate.h"
 #include "engine/data/nl-loader.h"
-#include "engine/nl-checkpoint.h"
+#include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-model.h"
 
 #include <errno.h>

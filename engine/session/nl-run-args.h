@@ -3,7 +3,7 @@
  * exactly the settings the form shows. */
 #pragma once
 
-#include "engine/nl-run-config.h"
+#include "engine/train/nl-run-config.h"
 
 G_BEGIN_DECLS
 

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "engine/nl-checkpoint.h"
+#include "engine/formats/nl-checkpoint.h"
 
 /* 1: sound (its bytes in *sound); 0: damaged (why in *damage); -1: not
  * readable (error). A checkpoint of a newer netloom is not damaged: that is

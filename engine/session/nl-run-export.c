@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/nl-atomic-file.h"
-#include "engine/nl-checkpoint.h"
+#include "core/nl-atomic-file.h"
+#include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
 
 gboolean

@@ -1,7 +1,7 @@
 /* nl-run-model.c — a run's model rebuilt from its snapshots and one of its
  * checkpoints (see nl-run-model.h). */
 #include "engine/session/nl-run-model.h"
-#include "engine/nl-checkpoint.h"
+#include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
 
 #include <string.h>

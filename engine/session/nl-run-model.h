@@ -4,8 +4,8 @@
 #pragma once
 
 #include "engine/data/nl-dataset.h"
-#include "engine/nl-model.h"
-#include "engine/nl-run-config.h"
+#include "engine/graph/nl-model.h"
+#include "engine/train/nl-run-config.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS

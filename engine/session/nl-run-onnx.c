@@ -1,9 +1,9 @@
 /* nl-run-onnx.c — a run's checkpoint as an ONNX model, with the metadata a
  * consumer needs to feed it as netloom did. */
 #include "engine/session/nl-run-onnx.h"
-#include "engine/nl-checkpoint.h"
-#include "engine/onnx/nl-onnx-export.h"
-#include "engine/onnx/nl-onnx-import.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/formats/onnx/nl-onnx-export.h"
+#include "engine/formats/onnx/nl-onnx-import.h"
 #include "engine/session/nl-run-model.h"
 
 #include <json-glib/json-glib.h>

@@ -1,10 +1,10 @@
 /* nl-run-onnx.h — a run's checkpoint as an ONNX model (what `netloom-cli
  * export --onnx` writes; the graph is described in
- * engine/onnx/nl-onnx-export.h), and an ONNX model as a network with a run
+ * engine/formats/onnx/nl-onnx-export.h), and an ONNX model as a network with a run
  * holding its weights (`netloom-cli import-onnx`). */
 #pragma once
 
-#include "engine/nl-network.h"
+#include "engine/graph/nl-network.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS
@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 gboolean nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const char *path, int opset,
                              gboolean softmax, gint64 *checkpoint, GError **error);
 
-/* Imports the ONNX model at path (engine/onnx/nl-onnx-import.h) as the
+/* Imports the ONNX model at path (engine/formats/onnx/nl-onnx-import.h) as the
  * project network `name` (NULL: the file's name without .onnx) and a
  * finished run holding its weights as its one checkpoint, ready to
  * evaluate, predict with or fork to fine-tune. Nothing is written unless

@@ -2,7 +2,7 @@
  * trains a pipeline with, and what a stored run's pipeline snapshot is. */
 #pragma once
 
-#include "engine/nl-run-config.h"
+#include "engine/train/nl-run-config.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS

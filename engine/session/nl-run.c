@@ -1,11 +1,11 @@
 /* nl-run.c — training runs stored in a project. */
 #include "engine/session/nl-run.h"
-#include "engine/nl-checkpoint.h"
+#include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
 #include "core/nl-comm.h"
 #include "core/nl-device.h"
 #include "core/nl-json-guard.h"
-#include "engine/nl-metric.h"
+#include "engine/train/nl-metric.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>

@@ -7,9 +7,9 @@
  * worker thread. */
 #pragma once
 
-#include "engine/nl-lr-schedule.h"
-#include "engine/nl-run-config.h"
-#include "engine/nl-trainer.h"
+#include "engine/train/nl-lr-schedule.h"
+#include "engine/train/nl-run-config.h"
+#include "engine/train/nl-trainer.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS

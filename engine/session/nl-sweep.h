@@ -7,8 +7,8 @@
  * checkpoint, and no trial number is ever run twice. */
 #pragma once
 
-#include "engine/nl-sweep-asha.h"
-#include "engine/nl-sweep-sampler.h"
+#include "engine/sweep/nl-sweep-asha.h"
+#include "engine/sweep/nl-sweep-sampler.h"
 #include "engine/session/nl-run.h"
 
 G_BEGIN_DECLS

@@ -1,13 +1,14 @@
-/* fuzz-checkpoint.c — a safetensors file (engine/nl-safetensors.c) parsed
+/* fuzz-checkpoint.c — a safetensors file (engine/formats/nl-safetensors.c) parsed
  * and walked, then loaded into a small model (NL_FUZZ_SMALL_NETWORK) as a
- * checkpoint (engine/nl-checkpoint.c) and as a weights file. */
+ * checkpoint (engine/formats/nl-checkpoint.c) and as a weights file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <glib/gstdio.h>
 
 #include "nl-fuzz.h"
-#include "engine/nl-checkpoint.h"
-#include "engine/nl-safetensors.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/train/nl-optim.h"
+#include "engine/formats/nl-safetensors.h"
 
 static NlModel *
 small_model (void)

@@ -1,4 +1,4 @@
-/* fuzz-network.c — a network file (engine/nl-network.c) loaded, validated
+/* fuzz-network.c — a network file (engine/graph/nl-network.c) loaded, validated
  * and compiled as netloom-cli plan does: the training graph with its
  * backward and memory plan, the inference graph, and the model with its
  * program when the weights and arena are small. A network that loads must
@@ -7,10 +7,10 @@
 #include <stdlib.h>
 
 #include "nl-fuzz.h"
-#include "engine/nl-graph.h"
-#include "engine/nl-memory-plan.h"
-#include "engine/nl-model.h"
-#include "engine/nl-program.h"
+#include "engine/graph/nl-graph.h"
+#include "engine/graph/nl-memory-plan.h"
+#include "engine/graph/nl-model.h"
+#include "engine/graph/nl-program.h"
 
 /* Bigger models are skipped, not allocated: the fuzzer's memory limit is
  * about inputs, and a network may ask for any size of weights. */

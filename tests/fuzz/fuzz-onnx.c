@@ -1,11 +1,11 @@
-/* fuzz-onnx.c — an ONNX model imported (engine/onnx/nl-onnx-import.c):
+/* fuzz-onnx.c — an ONNX model imported (engine/formats/onnx/nl-onnx-import.c):
  * the network it maps to must validate and save, and the model with the
  * imported weights is built. No external data may be read (base_dir NULL). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "nl-fuzz.h"
-#include "engine/onnx/nl-onnx-import.h"
+#include "engine/formats/onnx/nl-onnx-import.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

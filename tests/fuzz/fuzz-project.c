@@ -1,12 +1,12 @@
 /* fuzz-project.c — a project file (projects/nl-project.c) opened as the
  * workbench and the CLI open one: integrity check, the runs with their
- * network and pipeline snapshots parsed (engine/nl-network.c,
+ * network and pipeline snapshots parsed (engine/graph/nl-network.c,
  * nl_pipeline_info_from_json), checkpoints, metrics, the saved networks
  * and pipelines. */
 #include <math.h>
 
 #include "nl-fuzz.h"
-#include "engine/nl-network.h"
+#include "engine/graph/nl-network.h"
 #include "projects/nl-project.h"
 
 #define MAX_RUNS 8

@@ -13,8 +13,8 @@
 #include "nl-fuzz.h"
 #include "engine/data/nl-packed-dataset.h"
 #include "engine/data/nl-record-writer.h"
-#include "engine/nl-checkpoint.h"
-#include "engine/onnx/nl-onnx-export.h"
+#include "engine/formats/nl-checkpoint.h"
+#include "engine/formats/onnx/nl-onnx-export.h"
 #include "projects/nl-project.h"
 
 static const char *out_dir;

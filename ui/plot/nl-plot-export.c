@@ -1,8 +1,8 @@
 /* nl-plot-export.c — the plot as PNG and SVG (the drawing code of the
  * widget on an image or SVG surface) and every raw point as CSV. */
 #include "ui/plot/nl-plot-private.h"
-#include "engine/nl-atomic-file.h"
-#include "ui/nl-cairo-bytes.h"
+#include "core/nl-atomic-file.h"
+#include "ui/widgets/nl-cairo-bytes.h"
 
 #include <cairo-svg.h>
 #include <string.h>

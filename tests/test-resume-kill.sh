@@ -4,6 +4,7 @@
 # every 0.2 s, three inside an epoch), with a resume after each, ends with weights byte for
 # byte those of a run never interrupted (augmentation on, one thread), and
 # with the same metric points. Usage: test-resume-kill.sh PATH/TO/netloom-cli   (TAP)
+# NETLOOM_RESUME_KILL_SEED draws other kill steps (the long suite's soak runs many).
 # NETLOOM_RESUME_KILL_ARGS adds training options (the GPU check runs it
 # with "--device cuda:0 --precision fp16").
 set -u
@@ -37,7 +38,7 @@ out=$("$cli" train --project "$tmp/ref.netloom" "${settings[@]}" --checkpoint-in
 # the first 70% of the run's 228 (38 an epoch), none in an epoch's last 3; every third of those
 # stops first at step S for longer than the 0.2 s interval, so that step S+1 takes a checkpoint
 # by time, then at S+2: its resume starts inside an epoch.
-RANDOM=20261126
+RANDOM=${NETLOOM_RESUME_KILL_SEED:-20261126}
 targets=()
 while [ ${#targets[@]} -lt 8 ]; do
   s=$((5 + RANDOM % 155))

@@ -1342,9 +1342,20 @@ test_writer_heartbeat (Fixture *f, gconstpointer data)
   g_setenv ("NETLOOM_HEARTBEAT_INTERVAL", "0.05", TRUE);
   NlMetricWriter *w = nl_metric_writer_new (f->p, 1000, 0);
   nl_metric_writer_set_heartbeat (w, run);
-  g_usleep (400000);
-  g_autoptr (NlRunInfo) during = nl_project_get_run (f->p, run, &error);
+  /* until the thread has beaten (every 0.05 s; the bound of 60 s only
+   * keeps a broken writer from hanging the test, however loaded the machine) */
+  NlRunInfo *during = NULL;
+  for (int i = 0; i < 6000; i++)
+    {
+      g_clear_pointer (&during, nl_run_info_free);
+      during = nl_project_get_run (f->p, run, &error);
+      g_assert_no_error (error);
+      if (during->heartbeat > before->heartbeat)
+        break;
+      g_usleep (10000);
+    }
   g_assert_cmpfloat (during->heartbeat, >, before->heartbeat);
+  nl_run_info_free (during);
   nl_metric_writer_set_heartbeat (w, 0);
   g_assert_true (nl_metric_writer_free (w, &error));
   g_unsetenv ("NETLOOM_HEARTBEAT_INTERVAL");
@@ -1849,9 +1860,19 @@ test_metric_writer (Fixture *f, gconstpointer data)
   w = nl_metric_writer_new (f->p, 20, 0);
   NlMetricPoint pt = { .run = run, .step = 5000, .split = "test", .name = "timer", .value = 1 };
   nl_metric_writer_add (w, &pt);
-  g_usleep (300000);
-  g_autoptr (GArray) timer = nl_project_get_metrics (f->p, run, "timer", 0, NULL, &error);
+  /* no flush asked: the 20 ms timer writes it (polled; 60 s only bounds a hang) */
+  GArray *timer = NULL;
+  for (int i = 0; i < 6000; i++)
+    {
+      g_clear_pointer (&timer, g_array_unref);
+      timer = nl_project_get_metrics (f->p, run, "timer", 0, NULL, &error);
+      g_assert_no_error (error);
+      if (timer->len > 0)
+        break;
+      g_usleep (10000);
+    }
   g_assert_cmpuint (timer->len, ==, 1);
+  g_array_unref (timer);
   pt.run = 9999;
   nl_metric_writer_add (w, &pt);
   g_assert_false (nl_metric_writer_free (w, &error));

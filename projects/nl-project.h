@@ -203,7 +203,7 @@ typedef struct {
   char *hparams_json;                 /* the base run settings (nl-run-config.h) */
   char *device;
   char *space;                        /* "lr=log:1e-4:1e-1,..." (nl-sweep-space.h) */
-  char *strategy;                     /* grid, random, tpe */
+  char *strategy;                     /* a strategy name (engine/sweep/nl-sweep-strategy.h) */
   int trials;                         /* how many trials the sweep runs */
   char *metric;                       /* test_accuracy, train_accuracy, train_loss */
   gboolean maximize;

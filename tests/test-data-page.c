@@ -4,9 +4,11 @@
  * (add, edit a parameter, reject a bad value, move, remove), a CSV chosen
  * in the file chooser's dialog, a bad file shown as one error
  * naming it with the project intact, obsolete loads dropped, new / delete
- * pipelines and unsaved drafts. */
+ * pipelines, unsaved drafts, and the source list read from the dataset
+ * kind table. */
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
+#include "engine/data/nl-dataset-kind.h"
 #include "ui/data/nl-class-histogram.h"
 #include "ui/data/nl-data-page.h"
 
@@ -435,6 +437,31 @@ test_new_delete_drafts (Fixture *f, gconstpointer data)
   gtk_window_destroy (GTK_WINDOW (dlg));
 }
 
+/* the source list is the kind table, and the form follows each row */
+static void
+test_kinds (Fixture *f, gconstpointer data)
+{
+  int n;
+  const NlDatasetKind *kinds = nl_dataset_kinds (&n);
+  AdwComboRow *source = child (f, "source_row");
+  GListModel *model = adw_combo_row_get_model (source);
+
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, n);
+  for (int i = 0; i < n; i++)
+    {
+      const NlDatasetKind *k = &kinds[i];
+      g_autoptr (GtkStringObject) item = g_list_model_get_item (model, i);
+      g_assert_cmpstr (gtk_string_object_get_string (item), ==, k->title);
+      adw_combo_row_set_selected (source, i);
+      wait_idle (f);
+      g_assert_cmpstr (adw_preferences_row_get_title (child (f, "path_row")), ==,
+                       k->path_is_folder ? "Folder" : "File");
+      g_assert_cmpint (gtk_widget_get_visible (child (f, "label_column_row")), ==,
+                       (k->uses & NL_DATASET_USES_LABEL_COLUMN) != 0);
+      g_assert_cmpint (gtk_widget_get_sensitive (child (f, "split_spin")), ==, (k->uses & NL_DATASET_USES_SPLIT) != 0);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -450,6 +477,7 @@ main (int argc, char **argv)
   ADD ("transforms", test_transforms);
   ADD ("csv-and-errors", test_csv_and_errors);
   ADD ("new-delete-drafts", test_new_delete_drafts);
+  ADD ("kinds", test_kinds);
 #undef ADD
   return g_test_run ();
 }

@@ -384,7 +384,7 @@ static void
 test_sources_and_extra (void)
 {
   int n;
-  const NlDataSourceKind *kinds = nl_data_source_kinds (&n);
+  const NlDatasetKind *kinds = nl_dataset_kinds (&n);
   g_autofree char *path = NULL;
   g_autoptr (GError) error = NULL;
   NlPipelineExtra x;
@@ -392,19 +392,20 @@ test_sources_and_extra (void)
   g_assert_cmpint (n, ==, 6);
   for (int i = 0; i < n; i++)
     {
-      g_autofree char *spec = nl_data_source_spec (i, "/a/b:c");
-      g_autofree char *bare = nl_data_source_spec (i, NULL);
+      g_autofree char *spec = nl_dataset_kind_spec (&kinds[i], "/a/b:c");
+      g_autofree char *bare = nl_dataset_kind_spec (&kinds[i], NULL);
       g_autofree char *p = NULL;
-      g_assert_cmpint (nl_data_source_parse (spec, &p), ==, i);
+      g_assert_cmpint (nl_dataset_kind_index (nl_dataset_kind_lookup (spec, &p)), ==, i);
       g_assert_cmpstr (p, ==, "/a/b:c");
-      g_assert_cmpstr (bare, ==, kinds[i].kind);
+      g_assert_cmpstr (bare, ==, kinds[i].name);
     }
-  g_assert_cmpint (nl_data_source_parse ("fashion-mnist", &path), ==, 0);
+  g_assert_cmpint (nl_dataset_kind_index (nl_dataset_kind_lookup ("fashion-mnist", &path)), ==, 0);
   g_assert_null (path);
-  g_assert_cmpint (nl_data_source_parse ("CSV:/x.csv", NULL), ==, 3);
-  g_assert_cmpint (nl_data_source_parse ("mnistx", NULL), ==, -1);
-  g_assert_cmpint (nl_data_source_parse ("svhn:/x", NULL), ==, -1);
-  g_assert_true (kinds[3].uses_split && !kinds[0].uses_split && kinds[0].default_path && !kinds[3].default_path);
+  g_assert_cmpint (nl_dataset_kind_index (nl_dataset_kind_lookup ("CSV:/x.csv", NULL)), ==, 3);
+  g_assert_cmpint (nl_dataset_kind_index (nl_dataset_kind_lookup ("mnistx", NULL)), ==, -1);
+  g_assert_cmpint (nl_dataset_kind_index (nl_dataset_kind_lookup ("svhn:/x", NULL)), ==, -1);
+  g_assert_true ((kinds[3].uses & NL_DATASET_USES_SPLIT) && !(kinds[0].uses & NL_DATASET_USES_SPLIT)
+                 && kinds[0].default_path && !kinds[3].default_path);
 
   g_assert_true (nl_pipeline_extra_parse (NULL, &x, &error));
   g_assert_true (x.shuffle);

@@ -250,6 +250,21 @@ test_dialog (void)
 
   dialog = nl_sweep_dialog_new (ws, "mlp", "digits", &base);
   gtk_window_present (GTK_WINDOW (dialog));
+  /* the strategy list is the strategy table, its first row chosen */
+  {
+    int n;
+    const NlSweepStrategy *strategies = nl_sweep_strategies (&n);
+    AdwComboRow *row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog), NL_TYPE_SWEEP_DIALOG,
+                                                                     "strategy"));
+    GListModel *model = adw_combo_row_get_model (row);
+    g_assert_cmpuint (g_list_model_get_n_items (model), ==, n);
+    for (int i = 0; i < n; i++)
+      {
+        g_autoptr (GtkStringObject) item = g_list_model_get_item (model, i);
+        g_assert_cmpstr (gtk_string_object_get_string (item), ==, strategies[i].title);
+      }
+    g_assert_cmpuint (adw_combo_row_get_selected (row), ==, 0);
+  }
   /* nothing varies yet */
   g_assert_cmpint (nl_sweep_dialog_start (dialog, &error), ==, 0);
   g_assert_cmpstr (error->message, ==, "turn on “vary” for at least one setting");

@@ -6,6 +6,7 @@
 #include "engine/sweep/nl-sweep-asha.h"
 #include "engine/sweep/nl-sweep-sampler.h"
 #include "engine/sweep/nl-sweep-space.h"
+#include "engine/sweep/nl-sweep-strategy.h"
 
 #include <math.h>
 #include <string.h>
@@ -255,14 +256,15 @@ objective (const double *p)
 /* The fake trainer: N trials, each scored by the objective at once.
  * Returns how many of the last half fell in the good region. */
 static int
-fake_sweep (NlSweepStrategy strategy, const NlSweepSpace *s, guint64 seed, int n, double *points, double *values)
+fake_sweep (const NlSweepStrategy *strategy, const NlSweepSpace *s, guint64 seed, int n, double *points,
+            double *values)
 {
   int good = 0;
   for (int t = 0; t < n; t++)
     {
       NlSweepHistory h = { points, values, t, TRUE };
       double *pt = points + t * 3;
-      nl_sweep_sample (strategy, s, seed, t, &h, pt);
+      strategy->sample (s, seed, t, &h, pt);
       values[t] = objective (pt);
       if (t >= n / 2 && fabs (log10 (pt[0]) + 2) < 0.5 && fabs (pt[1] - 0.9) < 0.15 && pt[2] == 2)
         good++;
@@ -278,13 +280,15 @@ test_tpe (void)
   enum { N = 60 };
   double pa[N * 3], va[N], pb[N * 3], vb[N];
   int tpe_good = 0, random_good = 0;
+  const NlSweepStrategy *tpe = nl_sweep_strategy_lookup ("tpe", NULL);
+  const NlSweepStrategy *rand_strategy = nl_sweep_strategy_lookup ("random", NULL);
 
   g_assert_no_error (error);
   /* the same seed draws the same trials, history and all */
-  fake_sweep (NL_SWEEP_TPE, s, 7, N, pa, va);
-  fake_sweep (NL_SWEEP_TPE, s, 7, N, pb, vb);
+  fake_sweep (tpe, s, 7, N, pa, va);
+  fake_sweep (tpe, s, 7, N, pb, vb);
   g_assert_cmpmem (pa, sizeof pa, pb, sizeof pb);
-  fake_sweep (NL_SWEEP_TPE, s, 8, N, pb, vb);
+  fake_sweep (tpe, s, 8, N, pb, vb);
   g_assert_true (memcmp (pa + 3 * NL_SWEEP_TPE_STARTUP, pb + 3 * NL_SWEEP_TPE_STARTUP,
                          sizeof pa - 3 * NL_SWEEP_TPE_STARTUP * sizeof (double)) != 0);
   /* before NL_SWEEP_TPE_STARTUP values exist it is the random sampler */
@@ -298,8 +302,8 @@ test_tpe (void)
    * often than random ones */
   for (guint64 seed = 1; seed <= 5; seed++)
     {
-      tpe_good += fake_sweep (NL_SWEEP_TPE, s, seed, N, pa, va);
-      random_good += fake_sweep (NL_SWEEP_RANDOM, s, seed, N, pb, vb);
+      tpe_good += fake_sweep (tpe, s, seed, N, pa, va);
+      random_good += fake_sweep (rand_strategy, s, seed, N, pb, vb);
     }
   g_test_message ("good region, trials 30-59 of 5 sweeps: tpe %d, random %d", tpe_good, random_good);
   g_assert_cmpint (tpe_good, >=, 3 * MAX (random_good, 1));

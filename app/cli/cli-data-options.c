@@ -2,6 +2,7 @@
  * fork, checked against the run settings' table. */
 #include "cli-data-options.h"
 #include "cli-common.h"
+#include "engine/data/nl-dataset-kind.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,36 +34,86 @@ text (NlCliDataOptions *d, char *s)
   return s;
 }
 
+/* The kinds' names with every option of `uses`, as a help text's prefix:
+ * "csv: ", "csv, folder: ". */
+static char *
+kinds_using (NlDatasetKindUses uses)
+{
+  g_autofree char *names = nl_dataset_kind_list (uses, FALSE, ", ");
+  return g_strconcat (names, ": ", NULL);
+}
+
+/* "default 0.13 for fashion-mnist and mnist, 0.47 for cifar10, else 0":
+ * the kinds' own normalisation (mean, or std), kinds of one value
+ * together, and what a spec of no other kind gets. */
+static char *
+norm_note (gboolean want_std)
+{
+  int n;
+  const NlDatasetKind *kinds = nl_dataset_kinds (&n);
+  const float other = want_std ? 1.0f : 0.0f;
+  GString *s = g_string_new ("default");
+  int groups = 0;
+
+  for (int i = 0; i < n; i++)
+    {
+      float v = want_std ? kinds[i].std : kinds[i].mean;
+      g_autoptr (GPtrArray) names = g_ptr_array_new ();
+      gboolean seen = v == other;
+      for (int j = 0; j < i && !seen; j++)
+        seen = (want_std ? kinds[j].std : kinds[j].mean) == v;
+      if (seen)
+        continue;
+      for (int j = i; j < n; j++)
+        if ((want_std ? kinds[j].std : kinds[j].mean) == v)
+          g_ptr_array_add (names, (char *) kinds[j].name);
+      g_string_append_printf (s, "%s %g for ", groups++ ? "," : "", v);
+      for (guint k = 0; k < names->len; k++)
+        g_string_append_printf (s, "%s%s", k == 0 ? "" : k + 1 == names->len ? " and " : ", ",
+                                (char *) names->pdata[k]);
+    }
+  g_string_append_printf (s, ", else %g", other);
+  return g_string_free (s, FALSE);
+}
+
+char *
+nl_cli_dataset_synopsis (void)
+{
+  return nl_dataset_kind_list (0, TRUE, " or ");
+}
+
 void
 nl_cli_data_options_add_entries (NlCliDataOptions *d, GArray *entries, const char *prefix,
                                  const char *dataset_note, const char *mean_note)
 {
   const NlRunField *val = nl_run_config_find_field ("val_fraction");
+  g_autofree char *synopsis = nl_cli_dataset_synopsis ();
+  g_autofree char *csv = kinds_using (NL_DATASET_USES_LABEL_COLUMN);
+  g_autofree char *images = kinds_using (NL_DATASET_USES_IMAGE_SIZE);
+  g_autofree char *split = kinds_using (NL_DATASET_USES_SPLIT);
+  g_autofree char *mean = mean_note ? g_strdup (mean_note) : norm_note (FALSE);
+  g_autofree char *std = mean_note ? g_strdup (mean_note) : norm_note (TRUE);
   const GOptionEntry add[] = {
     { "dataset", 'd', 0, G_OPTION_ARG_STRING, &d->dataset,
-      text (d, g_strdup_printf ("%sfashion-mnist[:DIR], mnist:DIR, cifar10:DIR, csv:FILE, folder:DIR or packed:FILE "
-                                "(%s)", prefix, dataset_note)), "SPEC" },
+      text (d, g_strdup_printf ("%s%s (%s)", prefix, synopsis, dataset_note)), "SPEC" },
     { "label-column", 0, 0, G_OPTION_ARG_STRING, &d->label_column,
-      text (d, g_strdup_printf ("%scsv: the label column, by name or 0-based index (default: the last)", prefix)),
+      text (d, g_strdup_printf ("%s%sthe label column, by name or 0-based index (default: the last)", prefix, csv)),
       "NAME|INDEX" },
     { "regression", 0, 0, G_OPTION_ARG_NONE, &d->regression,
-      text (d, g_strdup_printf ("%scsv: the label is a real value (use --loss L2Loss)", prefix)), NULL },
+      text (d, g_strdup_printf ("%s%sthe label is a real value (use --loss L2Loss)", prefix, csv)), NULL },
     { "image-size", 0, 0, G_OPTION_ARG_STRING, &d->image_size,
-      text (d, g_strdup_printf ("%sfolder: resize every image to WxH (default: the first image's size)", prefix)),
+      text (d, g_strdup_printf ("%s%sresize every image to WxH (default: the first image's size)", prefix, images)),
       "WxH" },
     { "val-dataset", 0, 0, G_OPTION_ARG_STRING, &d->val_dataset,
       text (d, g_strdup_printf ("%sEvaluate on all of this dataset (a split by file) instead of the test split",
                                 prefix)), "SPEC" },
     { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &d->val_fraction,
-      text (d, g_strdup_printf ("%scsv, folder: share held out for evaluation (default %g)", prefix, val->def)),
+      text (d, g_strdup_printf ("%s%sshare held out for evaluation (default %g)", prefix, split, val->def)),
       "F" },
     { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &d->mean,
-      text (d, g_strdup_printf ("%sInput normalisation mean (%s)", prefix,
-                                mean_note ? mean_note : "default 0.13 for (fashion-)mnist, 0.47 for cifar10, else 0")),
-      "M" },
+      text (d, g_strdup_printf ("%sInput normalisation mean (%s)", prefix, mean)), "M" },
     { "std", 0, 0, G_OPTION_ARG_DOUBLE, &d->std,
-      text (d, g_strdup_printf ("%sInput normalisation std (%s)", prefix,
-                                mean_note ? mean_note : "default 0.31, 0.25, else 1")), "S" },
+      text (d, g_strdup_printf ("%sInput normalisation std (%s)", prefix, std)), "S" },
   };
   g_array_append_vals (entries, add, G_N_ELEMENTS (add));
 }

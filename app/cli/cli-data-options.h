@@ -26,6 +26,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (NlCliDataOptions, nl_cli_data_options_clear)
  * the defaults of the dataset's kind). */
 void nl_cli_data_options_add_entries (NlCliDataOptions *d, GArray *entries, const char *prefix,
                                       const char *dataset_note, const char *mean_note);
+/* Every dataset kind as a spec is written, for help texts:
+ * "fashion-mnist[:DIR], ..., csv:FILE or packed:FILE" (g_free). */
+char *nl_cli_dataset_synopsis (void);
 /* Whether any of them was given. */
 gboolean nl_cli_data_options_given (const NlCliDataOptions *d);
 /* After parsing: checks each given option against the run settings'

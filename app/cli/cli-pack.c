@@ -2,7 +2,8 @@
 #include <stdio.h>
 
 #include "cli-common.h"
-#include "engine/data/nl-dataset.h"
+#include "cli-data-options.h"
+#include "engine/data/nl-dataset-kind.h"
 #include "engine/data/nl-packed-dataset.h"
 
 #define MAX_LISTED 100 /* damaged records listed one by one; the rest counted */
@@ -42,14 +43,20 @@ nl_cli_pack (int argc, char **argv)
 {
   g_autofree char *dataset = NULL, *output = NULL, *label_column = NULL, *image_size = NULL, *check = NULL;
   gboolean test_split = FALSE, regression = FALSE;
+  g_autofree char *synopsis = nl_cli_dataset_synopsis ();
+  g_autofree char *csv = nl_dataset_kind_list (NL_DATASET_USES_LABEL_COLUMN, FALSE, ", ");
+  g_autofree char *images = nl_dataset_kind_list (NL_DATASET_USES_IMAGE_SIZE, FALSE, ", ");
+  g_autofree char *dataset_help = g_strdup_printf ("What to pack: %s", synopsis);
+  g_autofree char *column_help = g_strdup_printf ("%s: the label column (name or index)", csv);
+  g_autofree char *regression_help = g_strdup_printf ("%s: the label is a real value", csv);
+  g_autofree char *size_help = g_strdup_printf ("%s: resize images to WxH", images);
   GOptionEntry entries[] = {
-    { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset, "What to pack: fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, "
-      "csv:FILE, folder:DIR", "SPEC" },
+    { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset, dataset_help, "SPEC" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "The packed file to write (e.g. train.rec)", "FILE" },
     { "test", 0, 0, G_OPTION_ARG_NONE, &test_split, "Pack the test split instead of the training split", NULL },
-    { "label-column", 0, 0, G_OPTION_ARG_STRING, &label_column, "csv: the label column (name or index)", "COL" },
-    { "regression", 0, 0, G_OPTION_ARG_NONE, &regression, "csv: the label is a real value", NULL },
-    { "image-size", 0, 0, G_OPTION_ARG_STRING, &image_size, "folder: resize images to WxH", "WxH" },
+    { "label-column", 0, 0, G_OPTION_ARG_STRING, &label_column, column_help, "COL" },
+    { "regression", 0, 0, G_OPTION_ARG_NONE, &regression, regression_help, NULL },
+    { "image-size", 0, 0, G_OPTION_ARG_STRING, &image_size, size_help, "WxH" },
     { "verify", 0, 0, G_OPTION_ARG_FILENAME, &check, "Check every record of a packed file instead (exit 1 on "
       "damage)", "FILE" },
     { NULL }

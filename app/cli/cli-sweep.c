@@ -130,13 +130,17 @@ nl_cli_sweep (int argc, char **argv)
   gint64 resume = 0;
   int trials = 0, parallel = 1, status;
   gboolean maximize = FALSE, minimize = FALSE;
+  g_autofree char *fixed = nl_sweep_strategy_list (TRUE, " or ");
+  g_autofree char *names = nl_sweep_strategy_list (FALSE, " or ");
+  g_autofree char *strategy_help = g_strdup_printf ("%s (default %s)", names, nl_sweep_strategies (NULL)[0].name);
+  g_autofree char *trials_help = g_strdup_printf ("Trials to run (%s: at most the space's size; default all of it)",
+                                                  fixed);
   GOptionEntry entries[] = {
     { "space", 0, 0, G_OPTION_ARG_STRING, &space, "What varies: KEY=VALUES,... with a setting (lr, momentum, "
       "optimizer, batch_size, ...) or a network parameter node.param as KEY, and a|b|c, uniform:LO:HI, "
       "log:LO:HI or int:LO:HI (each range optionally :N grid points) as VALUES", "SPACE" },
-    { "trials", 0, 0, G_OPTION_ARG_INT, &trials, "Trials to run (grid: at most the grid's size; default all of it)",
-      "N" },
-    { "strategy", 0, 0, G_OPTION_ARG_STRING, &strategy, "grid, random (default) or tpe", "NAME" },
+    { "trials", 0, 0, G_OPTION_ARG_INT, &trials, trials_help, "N" },
+    { "strategy", 0, 0, G_OPTION_ARG_STRING, &strategy, strategy_help, "NAME" },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric, "What the search optimises: test_accuracy (default), "
       "train_accuracy or train_loss", "NAME" },
     { "maximize", 0, 0, G_OPTION_ARG_NONE, &maximize, "Higher is better (default for accuracies)", NULL },
@@ -151,6 +155,7 @@ nl_cli_sweep (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlProject) project = NULL;
   g_autoptr (NlNetwork) net = NULL;
+  const NlSweepStrategy *chosen;
   gint64 sweep;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -193,13 +198,13 @@ nl_cli_sweep (int argc, char **argv)
   if (maximize && minimize)
     return nl_cli_usage_error ("--maximize and --minimize exclude each other");
   if (!strategy)
-    strategy = g_strdup ("random");
+    strategy = g_strdup (nl_sweep_strategies (NULL)[0].name);
   if (!metric)
     metric = g_strdup ("test_accuracy");
   if (!maximize && !minimize)
     maximize = strcmp (metric, "train_loss") != 0;
-  if (!trials && strcmp (strategy, "grid") != 0)
-    return nl_cli_usage_error ("--trials N is required (only a grid knows its own size)");
+  if (!trials && !((chosen = nl_sweep_strategy_lookup (strategy, NULL)) && chosen->fixed_size))
+    return nl_cli_usage_error ("--trials N is required (only %s knows its own size)", fixed);
   if ((status = nl_cli_train_options_finish (o)) != 0)
     return status;
   /* everything but the network's parameters, before the project is opened */

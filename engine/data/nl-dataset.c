@@ -1,42 +1,13 @@
-/* nl-dataset.c — dataset specs ("fashion-mnist:DIR", "csv:FILE") and the
- * generic parts of the dataset interface. The readers are in
- * nl-idx-dataset.c, nl-cifar-dataset.c, nl-csv-dataset.c,
- * nl-folder-dataset.c and nl-packed-dataset.c. */
+/* nl-dataset.c — opening a dataset spec ("fashion-mnist:DIR",
+ * "csv:FILE") by its kind (nl-dataset-kind.h, which lists the readers),
+ * and the generic parts of the dataset interface. */
 #include "engine/data/nl-dataset.h"
-#include "engine/data/nl-packed-dataset.h"
+#include "engine/data/nl-dataset-kind.h"
 
 #include <math.h>
 #include <string.h>
 
 G_DEFINE_QUARK (nl-data-error-quark, nl_data_error)
-
-typedef enum { KIND_IDX, KIND_CIFAR, KIND_CSV, KIND_FOLDER, KIND_PACKED } KindType;
-
-typedef struct {
-  const char *kind;
-  KindType type;
-  const char *title;
-  const char *default_dir; /* NULL: the spec must give a path */
-  const char *const *class_names;
-} NlDatasetKind;
-
-static const char *const fashion_names[] = {
-  "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-  "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot", NULL,
-};
-
-static const char *const digit_names[] = {
-  "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", NULL,
-};
-
-static const NlDatasetKind kinds[] = {
-  { "fashion-mnist", KIND_IDX, "Fashion-MNIST", "/usr/share/datasets/fashion-mnist", fashion_names },
-  { "mnist", KIND_IDX, "MNIST", "/usr/share/datasets/mnist", digit_names },
-  { "cifar10", KIND_CIFAR, "CIFAR-10", NULL, NULL },
-  { "csv", KIND_CSV, "CSV", NULL, NULL },
-  { "folder", KIND_FOLDER, "image folder", NULL, NULL },
-  { "packed", KIND_PACKED, "packed records", NULL, NULL },
-};
 
 NlDataset *
 nl_dataset_open (const char *spec, gboolean train, GError **error)
@@ -44,32 +15,13 @@ nl_dataset_open (const char *spec, gboolean train, GError **error)
   return nl_dataset_open_full (spec, train, NULL, error);
 }
 
-/* A packed file from before checksums reads, with a note (once per file
- * and process: a run opens it for each split) that damage inside its
- * records goes unnoticed. */
-static NlDataset *
-packed_open (const char *path, GError **error)
-{
-  static GMutex lock;
-  static GHashTable *noted;
-  NlDataset *ds = nl_packed_dataset_open (path, error);
-  if (ds && nl_packed_dataset_version (ds) < 2)
-    {
-      g_mutex_lock (&lock);
-      if (!noted)
-        noted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      if (g_hash_table_add (noted, g_strdup (path)))
-        g_printerr ("note: %s is a packed file of format version 1: its records carry no checksum, so damage "
-                    "inside one goes unnoticed (pack it again to add them)\n", path);
-      g_mutex_unlock (&lock);
-    }
-  return ds;
-}
-
 NlDataset *
 nl_dataset_open_full (const char *spec, gboolean train, const NlDatasetOptions *opts, GError **error)
 {
   static const NlDatasetOptions defaults = { 0 };
+  g_autofree char *path = NULL;
+  const NlDatasetKind *kind;
+
   if (!opts)
     opts = &defaults;
   if (!spec || !*spec)
@@ -79,27 +31,21 @@ nl_dataset_open_full (const char *spec, gboolean train, const NlDatasetOptions *
       return NULL;
     }
 
-  const char *colon = strchr (spec, ':');
-  g_autofree char *kind_name = colon ? g_strndup (spec, colon - spec) : g_strdup (spec);
-  const NlDatasetKind *kind = NULL;
-  for (size_t i = 0; i < G_N_ELEMENTS (kinds); i++)
-    if (g_ascii_strcasecmp (kind_name, kinds[i].kind) == 0)
-      kind = &kinds[i];
-  if (!kind)
+  if (!(kind = nl_dataset_kind_lookup (spec, &path)))
     {
-      g_autoptr (GString) known = g_string_new (NULL);
-      for (size_t i = 0; i < G_N_ELEMENTS (kinds); i++)
-        g_string_append_printf (known, "%s%s", i ? ", " : "", kinds[i].kind);
+      const char *colon = strchr (spec, ':');
+      g_autofree char *kind_name = colon ? g_strndup (spec, colon - spec) : g_strdup (spec);
+      g_autofree char *known = nl_dataset_kind_list (0, FALSE, ", ");
       g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC,
-                   "unknown dataset kind '%s' in spec '%s' (known: %s)", kind_name, spec, known->str);
+                   "unknown dataset kind '%s' in spec '%s' (known: %s)", kind_name, spec, known);
       return NULL;
     }
 
-  const char *dir = colon && colon[1] ? colon + 1 : kind->default_dir;
+  const char *dir = path ? path : kind->default_path;
   if (!dir)
     {
       g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC, "dataset spec '%s' needs a path: %s:%s",
-                   spec, kind->kind, kind->type == KIND_CSV || kind->type == KIND_PACKED ? "FILE" : "DIR");
+                   spec, kind->name, kind->path_is_folder ? "DIR" : "FILE");
       return NULL;
     }
   if (!(opts->val_fraction >= 0.0 && opts->val_fraction <= 1.0))
@@ -108,33 +54,7 @@ nl_dataset_open_full (const char *spec, gboolean train, const NlDatasetOptions *
                    "validation fraction %g is outside [0, 1]", opts->val_fraction);
       return NULL;
     }
-  switch (kind->type)
-    {
-    case KIND_CIFAR:
-      return nl_cifar_dataset_open (dir, train, error);
-    case KIND_CSV:
-      return nl_csv_dataset_open (dir, train, opts, error);
-    case KIND_FOLDER:
-      return nl_folder_dataset_open (dir, train, opts, error);
-    case KIND_PACKED:
-      return packed_open (dir, error);
-    case KIND_IDX:
-      break;
-    }
-
-  const char *prefix = train ? "train" : "t10k";
-  g_autofree char *images_name = g_strdup_printf ("%s-images-idx3-ubyte", prefix);
-  g_autofree char *labels_name = g_strdup_printf ("%s-labels-idx1-ubyte", prefix);
-  g_autofree char *images = g_build_filename (dir, images_name, NULL);
-  g_autofree char *labels = g_build_filename (dir, labels_name, NULL);
-
-  NlDataset *ds = nl_idx_dataset_open_full (images, labels, 10, kind->class_names, error);
-  if (!ds)
-    return NULL;
-  g_free (ds->description);
-  ds->description = g_strdup_printf ("%s %s (%" G_GINT64_FORMAT " images) from %s",
-                                     kind->title, train ? "train" : "test", ds->length, dir);
-  return ds;
+  return kind->open (kind, dir, train, opts, error);
 }
 
 void

@@ -1,7 +1,7 @@
 /* nl-dataset.h — the dataset interface: random access to (sample, label)
- * pairs, the dataset specs, and the readers: MNIST / Fashion-MNIST IDX,
- * CIFAR-10 binary, CSV and image folders (packed record files are in
- * nl-packed-dataset.h).
+ * pairs, opening a dataset spec, and the readers: MNIST / Fashion-MNIST
+ * IDX, CIFAR-10 binary, CSV and image folders (packed record files are in
+ * nl-packed-dataset.h; the kinds of spec in nl-dataset-kind.h).
  *
  * A dataset is immutable once opened, so `get` may be called from several
  * threads at once. Batching, shuffling and normalisation live in
@@ -63,23 +63,15 @@ typedef struct {
   double val_fraction;      /* csv/folder: 0..1 of the samples held out for validation */
 } NlDatasetOptions;
 
-/* Open a dataset from a spec:
- *   "fashion-mnist[:DIR]"  default DIR /usr/share/datasets/fashion-mnist
- *   "mnist[:DIR]"          default DIR /usr/share/datasets/mnist
- *       train: TRUE reads train-images-idx3-ubyte / train-labels-idx1-ubyte,
- *       FALSE t10k-images-idx3-ubyte / t10k-labels-idx1-ubyte; each file is
- *       read as NAME.gz (gzip) if present, else NAME raw. Labels must be < 10.
- *   "cifar10:DIR"          CIFAR-10 binary (nl_cifar_dataset_open)
- *   "csv:FILE"             numeric CSV (nl_csv_dataset_open)
- *   "folder:DIR"           one subfolder of PNG / JPEG images per class
- *                          (nl_folder_dataset_open)
- *   "packed:FILE"          a packed record file (nl-packed-dataset.h)
- * Everything after the first ':' is the path. For csv and folder, `train`
- * picks a side of the deterministic split set by opts->val_fraction (see
- * nl_dataset_split); the other kinds have their own test files and ignore
- * it, and packed files ignore `train` (pack each side to its own file).
- * Options a kind does not use are ignored. Unknown kinds, a missing path and
- * a val_fraction outside [0, 1] are NL_DATA_ERROR_SPEC errors; unknown kinds
+/* Open a dataset from a spec "KIND[:PATH]": KIND is a row of the kind
+ * table (nl-dataset-kind.h: "fashion-mnist", "csv", ...; any case), PATH
+ * everything after the first ':' (else the kind's default path). For the
+ * kinds that use the split (NL_DATASET_USES_SPLIT), `train` picks a side
+ * of the deterministic split set by opts->val_fraction (see
+ * nl_dataset_split); the others have their own test files, or ignore
+ * `train` (packed files: pack each side to its own file). Options a kind
+ * does not use are ignored. Unknown kinds, a missing path and a
+ * val_fraction outside [0, 1] are NL_DATA_ERROR_SPEC errors; unknown kinds
  * list the known ones. opts may be NULL. */
 NlDataset *nl_dataset_open_full (const char *spec, gboolean train, const NlDatasetOptions *opts,
                                  GError **error);
@@ -123,6 +115,12 @@ NlDataset *nl_csv_dataset_open (const char *path, gboolean train, const NlDatase
  * size). A PNG that lacks only its IEND trailer still decodes. */
 NlDataset *nl_folder_dataset_open (const char *dir, gboolean train, const NlDatasetOptions *opts,
                                    GError **error);
+/* The labels of nl_folder_dataset_open (dir, TRUE, val_fraction)'s samples
+ * counted from the listing alone (no image decoded) into counts[n_classes]
+ * (zeroed); FALSE when the folder no longer has n_classes classes and
+ * `length` samples on that side. */
+gboolean nl_folder_dataset_count_labels (const char *dir, double val_fraction, int n_classes, int64_t length,
+                                         int64_t *counts);
 
 /* The deterministic train / validation split of n samples used by csv and
  * folder: with val_fraction v > 0 the validation side is a fixed-seed

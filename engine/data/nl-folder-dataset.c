@@ -458,3 +458,31 @@ nl_folder_dataset_open (const char *dir, gboolean train, const NlDatasetOptions 
                                            n, classes->len, height, width, dir);
   return &d->base;
 }
+
+gboolean
+nl_folder_dataset_count_labels (const char *dir, double val_fraction, int n_classes, int64_t length,
+                                int64_t *counts)
+{
+  g_autoptr (GPtrArray) classes = list_dir (dir, TRUE, NULL);
+  g_autoptr (GArray) labels = g_array_new (FALSE, FALSE, sizeof (int));
+  g_autofree int64_t *rows = NULL;
+  int64_t m;
+
+  if (!classes || (int) classes->len != n_classes)
+    return FALSE;
+  for (int c = 0; c < n_classes; c++)
+    {
+      g_autofree char *sub = g_build_filename (dir, (char *) classes->pdata[c], NULL);
+      g_autoptr (GPtrArray) files = list_dir (sub, FALSE, NULL);
+      if (!files)
+        return FALSE;
+      for (guint k = 0; k < files->len; k++)
+        g_array_append_val (labels, c);
+    }
+  rows = nl_dataset_split (labels->len, val_fraction, TRUE, dir, &m, NULL);
+  if (!rows || m != length)
+    return FALSE;
+  for (int64_t i = 0; i < m; i++)
+    counts[g_array_index (labels, int, rows[i])]++;
+  return TRUE;
+}

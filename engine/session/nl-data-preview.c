@@ -1,5 +1,5 @@
-/* nl-data-preview.c — dataset sources, the transform catalogue, pipeline
- * options and the Data page's preview (see nl-data-preview.h). */
+/* nl-data-preview.c — the transform catalogue, pipeline options and the
+ * Data page's preview (see nl-data-preview.h). */
 #include "engine/session/nl-data-preview.h"
 #include "core/nl-json-guard.h"
 
@@ -9,57 +9,8 @@
 #include <string.h>
 
 #include "engine/data/nl-dataset.h"
+#include "engine/data/nl-dataset-kind.h"
 #include "engine/data/nl-transform.h"
-
-/* ---- sources ---- */
-
-static const NlDataSourceKind source_kinds[] = {
-  { "fashion-mnist", "Fashion-MNIST", "/usr/share/datasets/fashion-mnist", TRUE, FALSE },
-  { "mnist", "MNIST", "/usr/share/datasets/mnist", TRUE, FALSE },
-  { "cifar10", "CIFAR-10 folder", NULL, TRUE, FALSE },
-  { "csv", "CSV file", NULL, FALSE, TRUE },
-  { "folder", "Image folder", NULL, TRUE, TRUE },
-  { "packed", "Packed file", NULL, FALSE, FALSE },
-};
-
-const NlDataSourceKind *
-nl_data_source_kinds (int *n)
-{
-  if (n)
-    *n = G_N_ELEMENTS (source_kinds);
-  return source_kinds;
-}
-
-int
-nl_data_source_parse (const char *spec, char **path)
-{
-  const char *colon;
-  if (path)
-    *path = NULL;
-  if (!spec)
-    return -1;
-  colon = strchr (spec, ':');
-  for (guint i = 0; i < G_N_ELEMENTS (source_kinds); i++)
-    {
-      gsize len = strlen (source_kinds[i].kind);
-      if (g_ascii_strncasecmp (spec, source_kinds[i].kind, len) == 0 && (spec[len] == '\0' || spec + len == colon))
-        {
-          if (path && colon && colon[1])
-            *path = g_strdup (colon + 1);
-          return (int) i;
-        }
-    }
-  return -1;
-}
-
-char *
-nl_data_source_spec (int kind, const char *path)
-{
-  g_return_val_if_fail (kind >= 0 && kind < (int) G_N_ELEMENTS (source_kinds), NULL);
-  if (!path || !*path)
-    return g_strdup (source_kinds[kind].kind);
-  return g_strconcat (source_kinds[kind].kind, ":", path, NULL);
-}
 
 /* ---- the transform catalogue, from what nl-transform.c's parser accepts ---- */
 
@@ -329,68 +280,9 @@ source_unref (NlDataSource *s)
   g_free (s);
 }
 
-static gboolean
-is_image_file (const char *dir, const char *name)
-{
-  g_autofree char *lower = g_ascii_strdown (name, -1);
-  g_autofree char *full = g_build_filename (dir, name, NULL);
-  return (g_str_has_suffix (lower, ".png") || g_str_has_suffix (lower, ".jpg") || g_str_has_suffix (lower, ".jpeg"))
-         && !g_file_test (full, G_FILE_TEST_IS_DIR);
-}
-
-static int
-compare_strings (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
-/* An image folder's labels without decoding an image: the files each class
- * folder holds, listed as nl_folder_dataset_open lists them, then the same
- * split. FALSE when the folder does not look as the dataset saw it. */
-static gboolean
-count_folder (const char *dir, double val_fraction, int n_classes, int64_t expect, int64_t *counts)
-{
-  g_autoptr (GArray) labels = g_array_new (FALSE, FALSE, sizeof (int));
-  g_autoptr (GPtrArray) classes = g_ptr_array_new_with_free_func (g_free);
-  g_autofree int64_t *rows = NULL;
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const char *name;
-  int64_t m;
-
-  if (!d)
-    return FALSE;
-  while ((name = g_dir_read_name (d)))
-    {
-      g_autofree char *full = g_build_filename (dir, name, NULL);
-      if (name[0] != '.' && g_file_test (full, G_FILE_TEST_IS_DIR))
-        g_ptr_array_add (classes, g_strdup (name));
-    }
-  g_dir_close (d);
-  g_ptr_array_sort (classes, compare_strings);
-  if ((int) classes->len != n_classes)
-    return FALSE;
-  for (int c = 0; c < n_classes; c++)
-    {
-      g_autofree char *sub = g_build_filename (dir, (char *) classes->pdata[c], NULL);
-      int n = 0;
-      if (!(d = g_dir_open (sub, 0, NULL)))
-        return FALSE;
-      while ((name = g_dir_read_name (d)))
-        n += name[0] != '.' && is_image_file (sub, name);
-      g_dir_close (d);
-      for (int k = 0; k < n; k++)
-        g_array_append_val (labels, c);
-    }
-  rows = nl_dataset_split (labels->len, val_fraction, TRUE, dir, &m, NULL);
-  if (!rows || m != expect)
-    return FALSE;
-  for (int64_t i = 0; i < m; i++)
-    counts[g_array_index (labels, int, rows[i])]++;
-  return TRUE;
-}
-
-/* Counts labels over the training side: from memory for IDX / CIFAR, from
- * the listing for image folders, else by reading every sample. */
+/* Counts labels over the training side: by the kind's own count when it
+ * has one (image folders: from the listing), from memory for IDX / CIFAR,
+ * else by reading every sample. */
 static gboolean
 count_classes (NlDataSource *s, const char *spec, double val_fraction, GCancellable *cancellable, GError **error)
 {
@@ -398,11 +290,12 @@ count_classes (NlDataSource *s, const char *spec, double val_fraction, GCancella
   g_autofree char *path = NULL;
   g_autofree float *buf = NULL;
   g_autofree guint8 *buf8 = NULL;
-  int kind = nl_data_source_parse (spec, &path);
+  const NlDatasetKind *kind = nl_dataset_kind_lookup (spec, &path);
+  const char *where = path ? path : kind ? kind->default_path : NULL;
 
   s->counts = g_new0 (int64_t, s->n_classes);
-  if (kind >= 0 && strcmp (source_kinds[kind].kind, "folder") == 0 && path
-      && count_folder (path, val_fraction, s->n_classes, ds->length, s->counts))
+  if (kind && kind->count_labels && where
+      && kind->count_labels (where, val_fraction, s->n_classes, ds->length, s->counts))
     return TRUE;
   memset (s->counts, 0, sizeof (int64_t) * s->n_classes);
   if (!ds->klass->get_u8)
@@ -587,18 +480,20 @@ nl_data_preview_load (const NlPipelineInfo *pl, int n_samples, guint64 seed, NlD
   g_autofree char *key = NULL;
   NlDataSource *source;
   NlDataset *ds;
-  int kind;
+  const NlDatasetKind *kind;
+  gboolean uses_split;
   char buf[64];
 
   g_return_val_if_fail (pl != NULL && n_samples >= 0, NULL);
   if (!nl_pipeline_extra_parse (pl->extra_json, &extra, error))
     return NULL;
-  kind = nl_data_source_parse (pl->dataset_spec, NULL);
+  kind = nl_dataset_kind_lookup (pl->dataset_spec, NULL);
+  uses_split = kind && (kind->uses & NL_DATASET_USES_SPLIT);
   opts.label_column = extra.label_column;
   opts.regression = extra.regression;
   opts.image_width = extra.image_width;
   opts.image_height = extra.image_height;
-  opts.val_fraction = kind >= 0 && source_kinds[kind].uses_split ? pl->split : 0;
+  opts.val_fraction = uses_split ? pl->split : 0;
   key = g_strdup_printf ("%s\n%.17g\n%s\n%d\n%dx%d", pl->dataset_spec ? pl->dataset_spec : "", opts.val_fraction,
                          extra.label_column ? extra.label_column : "", extra.regression, extra.image_width,
                          extra.image_height);
@@ -619,7 +514,7 @@ nl_data_preview_load (const NlPipelineInfo *pl, int n_samples, guint64 seed, NlD
   p->source = source;
   p->spec = g_strdup (pl->dataset_spec);
   p->description = g_strdup (ds->description);
-  p->has_test_set = kind >= 0 && !source_kinds[kind].uses_split;
+  p->has_test_set = kind && !uses_split;
   p->length = ds->length;
   p->sample_shape = ds->sample_shape;
   p->transforms = g_strdup (nl_transform_describe (t));

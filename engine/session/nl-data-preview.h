@@ -1,35 +1,19 @@
 /* nl-data-preview.h — what the Data page needs of engine/data: the dataset
- * sources a pipeline can name, the transform catalogue (each transform's
- * parameters, for the list editor), the pipeline options kept in
- * extra_json, and a preview: a few samples after the transforms, the class
- * histogram and the dataset's summary. GLib only; loading is meant for a
- * worker thread (everything here is thread-safe; a preview is immutable). */
+ * kinds a pipeline can name (nl-dataset-kind.h's table, included here),
+ * the transform catalogue (each transform's parameters, for the list
+ * editor), the pipeline options kept in extra_json, and a preview: a few
+ * samples after the transforms, the class histogram and the dataset's
+ * summary. GLib only; loading is meant for a worker thread (everything
+ * here is thread-safe; a preview is immutable). */
 #pragma once
 
 #include <gio/gio.h>
 
 #include "core/nl-tensor.h"
+#include "engine/data/nl-dataset-kind.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS
-
-/* ---- sources: the kinds of dataset spec (nl-dataset.h) ---- */
-
-typedef struct {
-  const char *kind;          /* "fashion-mnist", "csv", ... as in the spec */
-  const char *title;         /* "Fashion-MNIST", "CSV file", ... */
-  const char *default_path;  /* used when the spec gives none; NULL: a path is required */
-  gboolean path_is_folder;   /* the path names a folder (else a file) */
-  gboolean uses_split;       /* no test set of its own: the validation fraction applies */
-} NlDataSourceKind;
-
-/* Every kind, in menu order; *n receives the count. */
-const NlDataSourceKind *nl_data_source_kinds (int *n);
-/* The index in nl_data_source_kinds of SPEC's kind (case-insensitive), or
- * -1; *path (may be NULL) receives the path part or NULL when there is none. */
-int nl_data_source_parse (const char *spec, char **path);
-/* "kind" or "kind:PATH" (PATH NULL or ""). */
-char *nl_data_source_spec (int kind, const char *path);
 
 /* ---- transforms: a machine-readable form of nl-transform.h's specs ---- */
 

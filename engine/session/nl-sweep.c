@@ -38,14 +38,14 @@ nl_sweep_check (const char *space, const char *strategy, const char *metric, con
                 const NlNetwork *net, int *trials, GError **error)
 {
   g_autoptr (NlSweepSpace) s = NULL;
-  NlSweepStrategy kind;
+  const NlSweepStrategy *kind;
   const char *name, *split;
   int eta, min_epochs;
 
   if (!space)
     return g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "--space is required"), FALSE;
   if (!(s = nl_sweep_space_parse (space, error)) || (net && !nl_sweep_space_check_network (s, net, error))
-      || !nl_sweep_strategy_parse (strategy, &kind, error))
+      || !(kind = nl_sweep_strategy_lookup (strategy, error)))
     return FALSE;
   if (!metric_key (metric, &name, &split))
     {
@@ -55,8 +55,8 @@ nl_sweep_check (const char *space, const char *strategy, const char *metric, con
     }
   if (prune && !nl_asha_parse (prune, &eta, &min_epochs, error))
     return FALSE;
-  if (kind == NL_SWEEP_GRID)
-    *trials = *trials > 0 ? MIN (*trials, nl_sweep_grid_size (s)) : nl_sweep_grid_size (s);
+  if (kind->fixed_size)
+    *trials = *trials > 0 ? MIN (*trials, kind->fixed_size (s)) : kind->fixed_size (s);
   if (*trials < 1 || *trials > 1000000)
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "--trials must be between 1 and 1000000, not %d",
@@ -178,7 +178,7 @@ typedef struct {
   NlProject *p;
   NlSweepInfo *info;
   NlSweepSpace *space;
-  NlSweepStrategy strategy;
+  const NlSweepStrategy *strategy;
   NlNetwork *net;
   NlRunConfig base;
   NlAsha *asha;              /* NULL: no pruning */
@@ -311,15 +311,19 @@ next_job (Sweep *s)
       {
         g_autoptr (GArray) points = g_array_new (FALSE, FALSE, sizeof (double));
         g_autoptr (GArray) values = g_array_new (FALSE, FALSE, sizeof (double));
-        NlSweepHistory h;
-        history (s, points, values);
-        h = (NlSweepHistory) { (const double *) points->data, (const double *) values->data, (int) values->len,
-                               s->info->maximize };
+        NlSweepHistory h = { 0 };
+        if (s->strategy->needs_history)
+          {
+            history (s, points, values);
+            h = (NlSweepHistory) { (const double *) points->data, (const double *) values->data,
+                                   (int) values->len, s->info->maximize };
+          }
         slot = g_new0 (Slot, 1);
         slot->point = g_new0 (double, dim);
         slot->t.trial = i;
         slot->t.value = NAN;
-        nl_sweep_sample (s->strategy, s->space, (guint64) s->info->seed, i, &h, slot->point);
+        s->strategy->sample (s->space, (guint64) s->info->seed, i, s->strategy->needs_history ? &h : NULL,
+                             slot->point);
         slot->t.params_json = nl_sweep_space_point_to_json (s->space, slot->point);
         s->slots[i] = slot;
         return slot;
@@ -514,7 +518,7 @@ sweep_open (Sweep *s, NlProject *p, gint64 id, GError **error)
     return FALSE;
   s->slots = g_new0 (Slot *, s->info->trials);
   if (!(s->space = nl_sweep_space_parse (s->info->space, error))
-      || !nl_sweep_strategy_parse (s->info->strategy, &s->strategy, error)
+      || !(s->strategy = nl_sweep_strategy_lookup (s->info->strategy, error))
       || !(s->net = nl_network_load_data (s->info->network_json, -1, error))
       || !base_from_json (&s->base, s->info->hparams_json, error)
       || (s->info->device && !nl_device_parse (s->info->device, &s->base.device, error)))

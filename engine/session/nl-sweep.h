@@ -8,7 +8,7 @@
 #pragma once
 
 #include "engine/sweep/nl-sweep-asha.h"
-#include "engine/sweep/nl-sweep-sampler.h"
+#include "engine/sweep/nl-sweep-strategy.h"
 #include "engine/session/nl-run.h"
 
 G_BEGIN_DECLS
@@ -34,8 +34,9 @@ typedef struct {
 } NlSweepCallbacks;
 
 /* Checks a sweep before anything is stored: the space against the base
- * settings and NET, the strategy, the metric and the pruning. For grid,
- * *trials (0: all) becomes at most the grid's size. */
+ * settings and NET, the strategy, the metric and the pruning. For a
+ * strategy of fixed size (a grid), *trials (0: all) becomes at most its
+ * size. */
 gboolean nl_sweep_check (const char *space, const char *strategy, const char *metric, const char *prune,
                          const NlNetwork *net, int *trials, GError **error);
 /* Checks, then stores the sweep (status running). Returns its id. */

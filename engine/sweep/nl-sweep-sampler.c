@@ -1,29 +1,5 @@
-/* nl-sweep-sampler.c — grid and random points, and the strategy names. */
+/* nl-sweep-sampler.c — grid and random points. */
 #include "engine/sweep/nl-sweep-sampler.h"
-
-#include <string.h>
-
-static const char *const names[] = { "grid", "random", "tpe" };
-
-gboolean
-nl_sweep_strategy_parse (const char *name, NlSweepStrategy *strategy, GError **error)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
-    if (!g_strcmp0 (name, names[i]))
-      {
-        *strategy = (NlSweepStrategy) i;
-        return TRUE;
-      }
-  g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "--strategy must be grid, random or tpe, not '%s'",
-               name ? name : "");
-  return FALSE;
-}
-
-const char *
-nl_sweep_strategy_name (NlSweepStrategy strategy)
-{
-  return strategy < G_N_ELEMENTS (names) ? names[strategy] : "?";
-}
 
 GRand *
 nl_sweep_trial_rand (guint64 seed, int trial, guint32 salt)
@@ -65,24 +41,4 @@ nl_sweep_random_point (const NlSweepSpace *s, guint64 seed, int trial, double *p
   for (int i = 0; i < nl_sweep_space_dim (s); i++)
     point[i] = nl_sweep_param_from_unit (nl_sweep_space_param (s, i), g_rand_double (rand));
   g_rand_free (rand);
-}
-
-void
-nl_sweep_sample (NlSweepStrategy strategy, const NlSweepSpace *s, guint64 seed, int trial, const NlSweepHistory *h,
-                 double *point)
-{
-  static const NlSweepHistory none = { 0 };
-  switch (strategy)
-    {
-    case NL_SWEEP_GRID:
-      nl_sweep_grid_point (s, trial, point);
-      break;
-    case NL_SWEEP_TPE:
-      nl_sweep_tpe_point (s, seed, trial, h ? h : &none, 0, point);
-      break;
-    case NL_SWEEP_RANDOM:
-    default:
-      nl_sweep_random_point (s, seed, trial, point);
-      break;
-    }
 }

@@ -2,21 +2,13 @@
  * grid in turn, seeded random points, or TPE (Bergstra et al. 2011, the
  * univariate form of Optuna's default sampler) once enough trials have a
  * value. Each trial's randomness comes from (seed, trial number) alone, so
- * a sweep continued after a crash draws what it would have drawn. */
+ * a sweep continued after a crash draws what it would have drawn. The
+ * strategies that use them are in nl-sweep-strategy.h. */
 #pragma once
 
 #include "engine/sweep/nl-sweep-space.h"
 
 G_BEGIN_DECLS
-
-typedef enum {
-  NL_SWEEP_GRID,
-  NL_SWEEP_RANDOM,
-  NL_SWEEP_TPE,
-} NlSweepStrategy;
-
-gboolean nl_sweep_strategy_parse (const char *name, NlSweepStrategy *strategy, GError **error);
-const char *nl_sweep_strategy_name (NlSweepStrategy strategy);
 
 /* The trials that have a value, for TPE: points[i * dim ...] scored values[i]. */
 typedef struct {
@@ -37,9 +29,6 @@ void nl_sweep_random_point (const NlSweepSpace *s, guint64 seed, int trial, doub
 /* n_startup: random trials before TPE models the history (0: NL_SWEEP_TPE_STARTUP). */
 void nl_sweep_tpe_point (const NlSweepSpace *s, guint64 seed, int trial, const NlSweepHistory *h, int n_startup,
                          double *point);
-/* Trial `trial`'s point by STRATEGY (grid: that grid point). */
-void nl_sweep_sample (NlSweepStrategy strategy, const NlSweepSpace *s, guint64 seed, int trial,
-                      const NlSweepHistory *h, double *point);
 
 /* The generator of one trial's draws (salt tells uses apart). */
 GRand *nl_sweep_trial_rand (guint64 seed, int trial, guint32 salt);

@@ -2,6 +2,7 @@
 #include "engine/train/nl-run-config.h"
 #include "core/nl-device.h"
 #include "core/nl-json-guard.h"
+#include "engine/data/nl-dataset-kind.h"
 #include "engine/data/nl-loader.h"
 #include "engine/train/nl-lr-schedule.h"
 
@@ -23,7 +24,7 @@
  * gives). Open-ended ranges at +-INF with the _OPEN flags mean "finite". */
 static const NlRunField fields[] = {
   { "dataset", NL_RUN_FIELD_STRING, OFF (dataset), S, 0, "fashion-mnist", 0, 0, NAN,
-    "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, csv:FILE, folder:DIR or packed:FILE" },
+    "The dataset spec, KIND[:PATH] (KIND a row of nl_dataset_kinds)" },
   { "epochs", NL_RUN_FIELD_INT, OFF (epochs), S, 5, NULL, 1, 1000000, 1, "Epochs to train" },
   { "batch_size", NL_RUN_FIELD_INT, OFF (batch_size), S, 128, NULL, 1, 1 << 20, 128, "Samples per batch" },
   { "optimizer", NL_RUN_FIELD_OPTIMIZER, OFF (optim.kind), S, 0, "sgd", 0, 0, NAN,
@@ -188,11 +189,10 @@ nl_run_config_set_optimizer (NlRunConfig *rc, NlOptimKind kind)
 void
 nl_run_config_set_dataset (NlRunConfig *rc, const char *spec)
 {
-  gboolean mnist = g_str_has_prefix (spec, "mnist") || g_str_has_prefix (spec, "fashion-mnist");
-  gboolean cifar = g_str_has_prefix (spec, "cifar10");
+  const NlDatasetKind *kind = nl_dataset_kind_lookup (spec, NULL);
   nl_run_config_set_text (&rc->dataset, spec);
-  rc->mean = mnist ? 0.13f : cifar ? 0.47f : 0.0f;
-  rc->std = mnist ? 0.31f : cifar ? 0.25f : 1.0f;
+  rc->mean = kind ? kind->mean : 0.0f;
+  rc->std = kind ? kind->std : 1.0f;
 }
 
 void

@@ -22,7 +22,7 @@ typedef enum {
 } NlTrainErrorCode;
 
 typedef struct {
-  char *dataset;             /* "fashion-mnist[:DIR]", "mnist:DIR" */
+  char *dataset;             /* a dataset spec: "fashion-mnist[:DIR]", "csv:FILE" */
   int epochs;
   int batch_size;
   NlOptimConfig optim;
@@ -128,8 +128,8 @@ void nl_run_config_set_policy (NlRunConfig *dst, const NlRunConfig *src);
 /* The optimizer KIND with its defaults (SGD: rate 0.1 rather than 0.01,
  * netloom's default for new runs). */
 void nl_run_config_set_optimizer (NlRunConfig *rc, NlOptimKind kind);
-/* The dataset SPEC and its input normalisation: 0.13 / 0.31 for
- * (fashion-)mnist, 0.47 / 0.25 for cifar10, else 0 / 1. */
+/* The dataset SPEC and its kind's input normalisation (nl-dataset-kind.h;
+ * 0 / 1 for a spec of no known kind). */
 void nl_run_config_set_dataset (NlRunConfig *rc, const char *spec);
 
 /* The stored settings (the fields flagged STORED, in table order). */

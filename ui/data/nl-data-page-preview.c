@@ -190,7 +190,7 @@ start_load (NlDataPage *page)
   g_autoptr (GTask) task = NULL;
   LoadData *d;
   int k;
-  const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDatasetKind *kind = nl_data_page_selected_kind (page, &k);
 
   if (page->cancel)
     g_cancellable_cancel (page->cancel);

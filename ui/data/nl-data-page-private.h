@@ -54,7 +54,7 @@ struct _NlDataPage {
 };
 
 /* nl-data-page.c */
-const NlDataSourceKind *nl_data_page_selected_kind (NlDataPage *page, int *index);
+const NlDatasetKind *nl_data_page_selected_kind (NlDataPage *page, int *index);
 void nl_data_page_set_dirty (NlDataPage *page);
 
 /* nl-data-page-transforms.c */

@@ -17,15 +17,15 @@ static int
 n_kinds (void)
 {
   int n;
-  nl_data_source_kinds (&n);
+  nl_dataset_kinds (&n);
   return n;
 }
 
-const NlDataSourceKind *
+const NlDatasetKind *
 nl_data_page_selected_kind (NlDataPage *page, int *index)
 {
   int n;
-  const NlDataSourceKind *kinds = nl_data_source_kinds (&n);
+  const NlDatasetKind *kinds = nl_dataset_kinds (&n);
   int i = (int) adw_combo_row_get_selected (page->source_row);
   i = CLAMP (i, 0, n - 1);
   if (index)
@@ -74,7 +74,7 @@ static void
 update_source_rows (NlDataPage *page)
 {
   int k;
-  const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDatasetKind *kind = nl_data_page_selected_kind (page, &k);
   const char *path = page->paths[k];
   g_autofree char *sub = NULL;
 
@@ -86,9 +86,9 @@ update_source_rows (NlDataPage *page)
   else
     sub = g_strdup (kind->path_is_folder ? "No folder chosen" : "No file chosen");
   adw_action_row_set_subtitle (page->path_row, sub);
-  gtk_widget_set_visible (GTK_WIDGET (page->label_column_row), strcmp (kind->kind, "csv") == 0);
-  gtk_widget_set_sensitive (GTK_WIDGET (page->split_spin), kind->uses_split);
-  adw_action_row_set_subtitle (page->split_row, kind->uses_split ? "Share of the samples held out for validation"
+  gtk_widget_set_visible (GTK_WIDGET (page->label_column_row), (kind->uses & NL_DATASET_USES_LABEL_COLUMN) != 0);
+  gtk_widget_set_sensitive (GTK_WIDGET (page->split_spin), (kind->uses & NL_DATASET_USES_SPLIT) != 0);
+  adw_action_row_set_subtitle (page->split_row, kind->uses & NL_DATASET_USES_SPLIT ? "Share of the samples held out for validation"
                                                                  : "Not used: the dataset has its own test set");
 }
 
@@ -97,9 +97,9 @@ update_source_rows (NlDataPage *page)
 static char *
 form_spec (NlDataPage *page)
 {
-  int k;
-  nl_data_page_selected_kind (page, &k);
-  return page->raw_spec ? g_strdup (page->raw_spec) : nl_data_source_spec (k, page->paths[k]);
+  const NlDatasetKind *kind = nl_data_page_selected_kind (page, NULL);
+  int k = nl_dataset_kind_index (kind);
+  return page->raw_spec ? g_strdup (page->raw_spec) : nl_dataset_kind_spec (kind, page->paths[k]);
 }
 
 NlPipelineInfo *
@@ -138,7 +138,7 @@ fill_form (NlDataPage *page, const NlPipelineInfo *pl)
   g_autofree char *path = NULL;
   g_autoptr (GPtrArray) steps = NULL;
   NlPipelineExtra x;
-  int k = nl_data_source_parse (pl->dataset_spec, &path);
+  int k = nl_dataset_kind_index (nl_dataset_kind_lookup (pl->dataset_spec, &path));
 
   page->filling++;
   g_clear_pointer (&page->raw_spec, g_free);
@@ -198,12 +198,12 @@ form_shows (const NlPipelineInfo *form, const NlPipelineInfo *db)
 {
   g_autofree char *path = NULL, *spec = NULL, *transforms = NULL, *extra = NULL;
   g_autoptr (GPtrArray) steps = nl_transform_steps_parse (db->transforms, NULL);
-  int k = nl_data_source_parse (db->dataset_spec, &path);
+  const NlDatasetKind *kind = nl_dataset_kind_lookup (db->dataset_spec, &path);
   NlPipelineExtra x;
 
   if (!form)
     return FALSE;
-  spec = k >= 0 ? nl_data_source_spec (k, path) : g_strdup (db->dataset_spec);
+  spec = kind ? nl_dataset_kind_spec (kind, path) : g_strdup (db->dataset_spec);
   transforms = steps ? nl_transform_steps_to_spec (steps) : g_strdup (db->transforms ? db->transforms : "");
   if (!nl_pipeline_extra_parse (db->extra_json, &x, NULL))
     nl_pipeline_extra_parse (NULL, &x, NULL);
@@ -423,7 +423,7 @@ choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
   int k;
-  const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDatasetKind *kind = nl_data_page_selected_kind (page, &k);
   g_autofree char *title = g_strdup_printf ("Choose the %s", kind->title);
   const char *path = page->paths[k] ? page->paths[k] : kind->default_path;
   GtkFileChooserAction mode = kind->path_is_folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER
@@ -432,13 +432,12 @@ choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
 
   if (page->chooser)
     nl_file_chooser_close (page->chooser);
-  if (strcmp (kind->kind, "csv") == 0)
+  if (kind->filter_name)
     {
       filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, "CSV files");
-      gtk_file_filter_add_pattern (filter, "*.csv");
-      gtk_file_filter_add_pattern (filter, "*.tsv");
-      gtk_file_filter_add_pattern (filter, "*.txt");
+      gtk_file_filter_set_name (filter, kind->filter_name);
+      for (int i = 0; kind->filter_patterns[i]; i++)
+        gtk_file_filter_add_pattern (filter, kind->filter_patterns[i]);
     }
   g_set_weak_pointer (&page->chooser,
                       nl_choose_file (widget, mode, title, "_Choose", path, filter, source_chosen, NULL, NULL));
@@ -474,7 +473,9 @@ new_action (GtkWidget *widget, const char *action, GVariant *param)
   g_autofree char *name = g_strdup ("pipeline");
   g_autofree char *extra = NULL;
   NlPipelineExtra x;
-  NlPipelineInfo pl = { .dataset_spec = (char *) "fashion-mnist", .split = 0.1, .batch_size = 128, .workers = 2 };
+  /* a new pipeline reads the first kind from its default place */
+  g_autofree char *spec = nl_dataset_kind_spec (&nl_dataset_kinds (NULL)[0], NULL);
+  NlPipelineInfo pl = { .dataset_spec = spec, .split = 0.1, .batch_size = 128, .workers = 2 };
 
   for (int i = 2; has_pipeline (page, name); i++)
     {
@@ -670,7 +671,7 @@ static void
 nl_data_page_init (NlDataPage *page)
 {
   int n;
-  const NlDataSourceKind *kinds = nl_data_source_kinds (&n);
+  const NlDatasetKind *kinds = nl_dataset_kinds (&n);
   const NlTransformSpecInfo *transforms = nl_data_transforms (&n);
   g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
   g_autoptr (GMenu) menu = g_menu_new ();

@@ -128,6 +128,16 @@ combo_text (AdwComboRow *row)
   return gtk_string_object_get_string (GTK_STRING_OBJECT (adw_combo_row_get_selected_item (row)));
 }
 
+/* the strategy of the list's chosen row: the table's row of that index */
+static const NlSweepStrategy *
+selected_strategy (NlSweepDialog *self)
+{
+  int n;
+  const NlSweepStrategy *strategies = nl_sweep_strategies (&n);
+  guint i = adw_combo_row_get_selected (self->strategy);
+  return &strategies[MIN (i, (guint) n - 1)];
+}
+
 static gint64
 create (NlSweepDialog *self, GError **error)
 {
@@ -153,7 +163,7 @@ create (NlSweepDialog *self, GError **error)
   if (gtk_switch_get_active (self->prune))
     prune = g_strdup_printf ("asha:eta=%d,min_epochs=%d", gtk_spin_button_get_value_as_int (self->eta),
                              gtk_spin_button_get_value_as_int (self->min_epochs));
-  return nl_sweep_create (p, NULL, net, &rc, space, combo_text (self->strategy),
+  return nl_sweep_create (p, NULL, net, &rc, space, selected_strategy (self)->name,
                           gtk_spin_button_get_value_as_int (self->trials), metric, strcmp (metric, "train_loss") != 0,
                           prune, 1, error);
 }
@@ -225,7 +235,14 @@ nl_sweep_dialog_class_init (NlSweepDialogClass *klass)
 static void
 nl_sweep_dialog_init (NlSweepDialog *self)
 {
+  int n;
+  const NlSweepStrategy *strategies = nl_sweep_strategies (&n);
+  g_autoptr (GtkStringList) titles = gtk_string_list_new (NULL);
+
   gtk_widget_init_template (GTK_WIDGET (self));
+  for (int i = 0; i < n; i++)
+    gtk_string_list_append (titles, strategies[i].title);
+  adw_combo_row_set_model (self->strategy, G_LIST_MODEL (titles));
 }
 
 /* A row for each setting a sweep may vary, its range from the form's

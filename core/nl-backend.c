@@ -1,29 +1,29 @@
-/* nl-backend.c — finding a device's backend, and what every backend
- * shares (error texts, the optional members' defaults). */
+/* nl-backend.c — finding a device's backend through the registry
+ * (nl-backend-reg.h), and what every backend shares (error texts, the
+ * optional members' defaults). */
 #include "core/nl-backend.h"
-#include "core/cuda/nl-cuda-backend.h"
+#include "core/nl-backend-reg.h"
 #include "core/nl-comm.h"
 
 NlBackend *
 nl_backend_get (NlDevice device, GError **error)
 {
-  switch (device.type)
+  const NlBackendReg *reg = nl_backend_reg_of (device);
+  if (!reg)
     {
-    case NL_DEVICE_CPU:
-      return nl_backend_cpu ();
-    case NL_DEVICE_CUDA:
-      return nl_cuda_backend_get (device.index, error);
-    default:
       g_set_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_UNAVAILABLE, "no backend for device type %d",
                    (int) device.type);
       return NULL;
     }
+  return reg->get (device.index, error);
 }
 
 void
 nl_backend_shutdown_all (void)
 {
-  nl_cuda_backend_shutdown ();
+  for (guint i = 0; i < nl_backend_reg_count (); i++)
+    if (nl_backend_reg_get (i)->shutdown)
+      nl_backend_reg_get (i)->shutdown ();
 }
 
 void

@@ -3,7 +3,8 @@
  * the few kernels the engine needs besides the ops (fill, sum of buffers,
  * sum of squares, the fused optimizer update), which ops it has kernels
  * for, and collectives over a group of processes. The CPU backend
- * (nl-backend-cpu.c) and the CUDA module (core/cuda) are two instances;
+ * (nl-backend-cpu.c) and the CUDA module (core/cuda) are two instances,
+ * each registered as a row of nl-backend-reg.h;
  * nothing above this layer tests which device it runs on, it asks the
  * backend.
  *

@@ -1,12 +1,14 @@
 /* nl-device.h — the devices a run can train on: the CPU and every GPU a
  * backend sees. `netloom-cli devices`, the GUI's device selector and
- * `--device` all go through this one list. */
+ * `--device` all go through this one list, which the registered backends
+ * (nl-backend-reg.h) fill, name and check. */
 #pragma once
 
 #include <glib.h>
 
 G_BEGIN_DECLS
 
+/* A row of the backend registry each (nl-backend-reg.c), in its order. */
 typedef enum {
   NL_DEVICE_CPU,
   NL_DEVICE_CUDA,
@@ -39,14 +41,25 @@ typedef struct {
 
 void nl_device_info_free (NlDeviceInfo *info);
 
-/* The CPU first, then cuda:0, cuda:1 ... (NlDeviceInfo *, freed with the
- * array). When no GPU is listed, *cuda_reason (if not NULL; free it) says
- * why: built without CUDA, no driver, no device. */
-GPtrArray *nl_device_list (char **cuda_reason);
-/* "cpu", "cuda" (= cuda:0) or "cuda:N"; says nothing about presence. */
+/* The CPU first, then each backend's devices in registry order: cuda:0,
+ * cuda:1 ... (NlDeviceInfo *, freed with the array). When no device besides
+ * the CPU is listed, *reason (if not NULL; free it) says why (the backends'
+ * reasons joined by "; "): built without CUDA, no driver, no device. */
+GPtrArray *nl_device_list (char **reason);
+/* A backend's name ("cpu"), or for an indexed one its name (= :0) or
+ * "name:N" ("cuda", "cuda:1"); says nothing about presence. */
 gboolean nl_device_parse (const char *text, NlDevice *device, GError **error);
 /* "cpu" or "cuda:N" (free it). */
 char *nl_device_to_string (NlDevice device);
+/* Its backend's name, "cpu" or "cuda" (the kind of device, not which);
+ * NULL for a type no backend has. nl_device_parse takes it back. */
+const char *nl_device_kind (NlDevice device);
+/* TRUE when the device's memory is the CPU's (its backend is the host's). */
+gboolean nl_device_is_host (NlDevice device);
+/* The device of its kind a process of local rank local_rank uses: each
+ * its own, round robin past the last listed; device itself when its kind
+ * has one device or none here. */
+NlDevice nl_device_for_rank (NlDevice device, int local_rank);
 /* TRUE when the device is here; else NL_DEVICE_ERROR_UNAVAILABLE naming it
  * and why ("cuda:0: no CUDA device: netloom was built without CUDA ...";
  * "cuda:3: no such device (there are 2: cuda:0, cuda:1)"). */

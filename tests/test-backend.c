@@ -2,11 +2,14 @@
  * engine uses it, on the CPU backend: memory, copies, the engine's kernels
  * against plain loops, the fused optimizer update against the tensor API
  * (and a hand-computed Adam step), collectives over a group of one, and the
- * errors for what a backend cannot do or a device that is not here. The
- * CUDA instance runs the same calls in test-cuda-runtime where a GPU is. */
+ * errors for what a backend cannot do or a device that is not here; the
+ * registry of backends (core/nl-backend-reg.h) and the device names, list
+ * and checks it drives. The CUDA instance runs the same calls in
+ * test-cuda-runtime where a GPU is. */
 #include <math.h>
 #include <string.h>
 
+#include "core/nl-backend-reg.h"
 #include "core/nl-backend.h"
 #include "core/nl-comm.h"
 #include "engine/train/nl-optim.h"
@@ -268,6 +271,139 @@ test_storage_owner (void)
   nl_storage_unref (s);
 }
 
+/* One row per device type, in its order, the host's first and only it;
+ * every required member there; found by device and by name. */
+static void
+test_registry_rows (void)
+{
+  g_assert_cmpuint (nl_backend_reg_count (), ==, NL_DEVICE_CUDA + 1);
+  for (guint i = 0; i < nl_backend_reg_count (); i++)
+    {
+      const NlBackendReg *reg = nl_backend_reg_get (i);
+      NlDevice d = { (NlDeviceType) i, 0 };
+      g_assert_nonnull (reg->name);
+      g_assert_nonnull (reg->label);
+      g_assert_true (reg->device_count && reg->device_info && reg->device_summary && reg->device_facts && reg->get
+                     && reg->supports_op);
+      g_assert_true (reg->host == (i == 0));
+      g_assert_true (nl_backend_reg_of (d) == reg);
+      g_assert_true (nl_backend_reg_find (reg->name) == reg);
+      g_assert_cmpstr (nl_device_kind (d), ==, reg->name);
+      g_assert_true (nl_device_is_host (d) == reg->host);
+    }
+  g_assert_cmpstr (nl_backend_reg_get (NL_DEVICE_CPU)->name, ==, "cpu");
+  g_assert_cmpstr (nl_backend_reg_get (NL_DEVICE_CUDA)->name, ==, "cuda");
+  g_assert_null (nl_backend_reg_find ("tpu"));
+  g_assert_null (nl_backend_reg_find (NULL));
+  g_assert_null (nl_backend_reg_of ((NlDevice) { (NlDeviceType) 99, 0 }));
+  g_assert_null (nl_device_kind ((NlDevice) { (NlDeviceType) 99, 0 }));
+  g_assert_false (nl_device_is_host ((NlDevice) { (NlDeviceType) 99, 0 }));
+}
+
+static void
+assert_parses (const char *text, NlDeviceType type, int index)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *back = NULL;
+  NlDevice d = { (NlDeviceType) 99, -1 };
+  g_assert_true (nl_device_parse (text, &d, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (d.type, ==, type);
+  g_assert_cmpint (d.index, ==, index);
+  back = nl_device_to_string (d);
+  /* a bare indexed name is :0 */
+  g_assert_true (!strcmp (back, text) || (g_str_has_suffix (back, ":0") && !strncmp (back, text, strlen (text))));
+}
+
+/* Ids through the rows: "cpu"; "cuda" = "cuda:0", "cuda:N"; anything else
+ * one error listing what is known. */
+static void
+test_registry_names (void)
+{
+  static const char *const bad[] = { "tpu", "", "cpu:0", "cuda:", "cuda:x", "cuda:-1", "CUDA", "cuda0", "cpux" };
+  assert_parses ("cpu", NL_DEVICE_CPU, 0);
+  assert_parses ("cuda", NL_DEVICE_CUDA, 0);
+  assert_parses ("cuda:0", NL_DEVICE_CUDA, 0);
+  assert_parses ("cuda:13", NL_DEVICE_CUDA, 13);
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *want = g_strdup_printf ("unknown device '%s' (use cpu, cuda or cuda:N)", bad[i]);
+      g_assert_false (nl_device_parse (bad[i], NULL, &error));
+      g_assert_error (error, NL_DEVICE_ERROR, NL_DEVICE_ERROR_PARSE);
+      g_assert_cmpstr (error->message, ==, want);
+    }
+  {
+    g_autoptr (GError) error = NULL;
+    g_assert_false (nl_device_parse (NULL, NULL, &error));
+    g_assert_cmpstr (error->message, ==, "unknown device '' (use cpu, cuda or cuda:N)");
+  }
+}
+
+/* The list: the CPU first, every entry named as printed and described by
+ * its row; a reason exactly when only the CPU is there, and the checks of
+ * a missing GPU give that same reason. */
+static void
+test_registry_list (void)
+{
+  g_autofree char *reason = NULL;
+  g_autoptr (GPtrArray) list = nl_device_list (&reason);
+  const NlDeviceInfo *cpu = g_ptr_array_index (list, 0);
+  g_autofree char *cpu_summary = nl_backend_reg_of (cpu->device)->device_summary (cpu);
+  g_autofree char *want = g_strdup_printf ("%d core%s", cpu->cores, cpu->cores == 1 ? "" : "s");
+
+  g_assert_cmpuint (list->len, >=, 1);
+  g_assert_cmpstr (cpu->id, ==, "cpu");
+  g_assert_cmpstr (cpu_summary, ==, want);
+  g_assert_true ((reason == NULL) == (list->len > 1));
+  for (guint i = 0; i < list->len; i++)
+    {
+      const NlDeviceInfo *d = g_ptr_array_index (list, i);
+      const NlBackendReg *reg = nl_backend_reg_of (d->device);
+      g_autofree char *id = nl_device_to_string (d->device);
+      g_autoptr (GVariant) facts = g_variant_ref_sink (reg->device_facts (d));
+      g_assert_cmpstr (d->id, ==, id);
+      g_assert_true (g_variant_is_of_type (facts, G_VARIANT_TYPE_VARDICT));
+      g_assert_cmpuint (g_variant_n_children (facts), >, 0);
+      g_assert_true (nl_device_is_host (d->device) == (i == 0));
+      g_assert_true (nl_device_check (d->device, NULL));
+    }
+  if (list->len == 1)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *msg = g_strdup_printf ("cuda:0: no CUDA device: %s", reason);
+      g_assert_false (nl_device_check ((NlDevice) { NL_DEVICE_CUDA, 0 }, &error));
+      g_assert_error (error, NL_DEVICE_ERROR, NL_DEVICE_ERROR_UNAVAILABLE);
+      g_assert_cmpstr (error->message, ==, msg);
+    }
+}
+
+/* Each local rank its own device of the kind, round robin; the CPU and a
+ * kind with no device here stay as they are; an unknown type fails. */
+static void
+test_registry_for_rank (void)
+{
+  g_autoptr (GPtrArray) list = nl_device_list (NULL);
+  int gpus = (int) list->len - 1;
+  g_autoptr (GError) error = NULL;
+
+  for (int rank = 0; rank < 5; rank++)
+    {
+      NlDevice cpu = nl_device_for_rank (NL_DEVICE_CPU_0, rank);
+      NlDevice gpu = nl_device_for_rank ((NlDevice) { NL_DEVICE_CUDA, 0 }, rank);
+      g_assert_cmpint (cpu.type, ==, NL_DEVICE_CPU);
+      g_assert_cmpint (cpu.index, ==, 0);
+      g_assert_cmpint (gpu.type, ==, NL_DEVICE_CUDA);
+      g_assert_cmpint (gpu.index, ==, gpus > 0 ? rank % gpus : 0);
+    }
+  g_assert_true (nl_backend_get (NL_DEVICE_CPU_0, NULL) == nl_backend_cpu ());
+  g_assert_null (nl_backend_get ((NlDevice) { (NlDeviceType) 99, 0 }, &error));
+  g_assert_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_UNAVAILABLE);
+  g_clear_error (&error);
+  g_assert_false (nl_device_check ((NlDevice) { (NlDeviceType) 99, 0 }, &error));
+  g_assert_error (error, NL_DEVICE_ERROR, NL_DEVICE_ERROR_UNAVAILABLE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -280,5 +416,9 @@ main (int argc, char **argv)
   g_test_add_func ("/backend/collectives", test_collectives);
   g_test_add_func ("/backend/missing-device", test_missing_device);
   g_test_add_func ("/backend/storage-owner", test_storage_owner);
+  g_test_add_func ("/backend/registry/rows", test_registry_rows);
+  g_test_add_func ("/backend/registry/names", test_registry_names);
+  g_test_add_func ("/backend/registry/list", test_registry_list);
+  g_test_add_func ("/backend/registry/for-rank", test_registry_for_rank);
   return g_test_run ();
 }

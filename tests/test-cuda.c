@@ -1,8 +1,9 @@
-/* test-cuda.c — every op on CUDA against the CPU.
+/* test-cuda.c — every op on every registered backend (core/nl-backend-reg.h)
+ * against the CPU: today the CUDA GPUs.
  *
  * Each case of the one table (nl-op-cases.c) in compare mode runs forward and backward on the CPU (the
- * reference) and on the device from the same inputs; outputs, saved
- * tensors, aux states and input gradients must agree within |cuda - cpu| <=
+ * reference) and on the backend's first device from the same inputs; outputs, saved
+ * tensors, aux states and input gradients must agree within |dev - cpu| <=
  * tol * (|cpu| + 0.1 * max (1, max |cpu| of the tensor)): the floor grows
  * with the magnitude, as long sums (weight gradients) are rounded in another
  * order. tol: 1e-4 in float32, the case's (1e-2) with bf16 / fp16 autocast; Dropout masks
@@ -10,30 +11,72 @@
  * unwritten or accumulated into shows. Without a device: the build's claim
  * about CUDA, the kernels' coverage, and the harness with the CPU standing in
  * for the device, where planted bugs must show. test-cuda-runtime covers the
- * context, the device math and the pool. */
+ * context, the device math and the pool.
+ *
+ * `test-cuda --matrix` prints which ops each backend runs (the registry's
+ * supports_op) and which devices it sees, and runs no test. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "nl-op-cases.h"
 #include "nl-test-util.h"
 #include "core/cuda/nl-cuda.h"
+#include "core/nl-backend-reg.h"
 #include "ops/nl-op-registry.h"
 
 #define F32_TOL 1e-4
 
-static NlCudaCtx *cuda; /* NULL: no device here */
-static char *cuda_reason;
+/* A registered backend under test: its first device's backend, or why
+ * there is none here. */
+typedef struct {
+  const NlBackendReg *reg;
+  NlBackend *backend; /* NULL: no device here */
+  char *reason;
+} Target;
+
+static Target *targets; /* one per registry row */
+
+static Target *
+target_named (const char *name)
+{
+  for (guint i = 0; i < nl_backend_reg_count (); i++)
+    if (!strcmp (targets[i].reg->name, name))
+      return &targets[i];
+  return NULL;
+}
+
+/* The host's row is the reference; every other row's first device. */
+static void
+targets_open (void)
+{
+  targets = g_new0 (Target, nl_backend_reg_count ());
+  for (guint i = 0; i < nl_backend_reg_count (); i++)
+    {
+      Target *t = &targets[i];
+      g_autoptr (GError) error = NULL;
+      t->reg = nl_backend_reg_get (i);
+      if (t->reg->host || t->reg->device_count (&t->reason) <= 0)
+        continue;
+      t->backend = t->reg->get (0, &error);
+      if (!t->backend)
+        t->reason = g_strdup_printf ("%s:0 is there, but its backend failed: %s", t->reg->name, error->message);
+    }
+}
 
 static gboolean
-need_device (void)
+need_device (const Target *t)
 {
-  return nl_test_need_cuda (cuda, cuda_reason);
+  if (t->backend)
+    return TRUE;
+  g_test_skip_printf ("no %s device: %s", t->reg->label, t->reason ? t->reason : "none listed");
+  return FALSE;
 }
 
 /* ---- the device side of a case ---- */
 
 typedef struct {
-  NlCudaCtx *cuda;             /* NULL: the CPU stands in for the device (self-tests) */
+  NlBackend *backend;          /* NULL: the CPU stands in for the device (self-tests) */
   const NlOpKernels *kernels;  /* NULL: nl_op_kernels (def, the device) */
 } Dev;
 
@@ -42,17 +85,11 @@ typedef struct {
   void *state;
 } Side;
 
-/* The backend the device side runs on: cuda:0's, or the CPU's standing in. */
+/* The backend the device side runs on, or the CPU's standing in. */
 static NlBackend *
 device_backend (const Dev *d)
 {
-  g_autoptr (GError) error = NULL;
-  NlBackend *b;
-  if (!d->cuda)
-    return nl_backend_cpu ();
-  b = nl_backend_get ((NlDevice) { NL_DEVICE_CUDA, nl_cuda_ctx_index (d->cuda) }, &error);
-  nl_test_ok_or_die (b != NULL, error, "the CUDA backend");
-  return b;
+  return d->backend ? d->backend : nl_backend_cpu ();
 }
 
 /* Sets the device tensor t to h's values, or to NaN. */
@@ -65,14 +102,16 @@ dev_write (Dev *d, NlTensor *t, const NlTensor *h, gboolean nan)
 
   if (nan)
     nl_tensor_fill (src, NAN);
-  if (!d->cuda)
+  if (!d->backend)
     {
       memcpy (nl_tensor_f32 (t), nl_tensor_f32 (src), nb);
       return;
     }
-  nl_test_ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (t), nl_tensor_f32 (src), nb, NL_COPY_HOST_TO_DEVICE, &error), error, "upload");
+  nl_test_ok_or_die (nl_backend_copy (d->backend, nl_tensor_f32 (t), nl_tensor_f32 (src), nb, NL_COPY_HOST_TO_DEVICE,
+                                      &error),
+                     error, "upload");
   /* src is pageable and freed on return */
-  nl_test_ok_or_die (nl_cuda_sync (d->cuda, &error), error, "sync after upload");
+  nl_test_ok_or_die (nl_backend_synchronize (d->backend, &error), error, "sync after upload");
 }
 
 /* A copy of h on the device (NaN-filled when nan), from the pool. */
@@ -87,12 +126,12 @@ dev_upload (Dev *d, const NlTensor *h, gboolean nan)
   if (!h)
     return NULL;
   s = nl_tensor_get_shape (h);
-  if (!d->cuda)
+  if (!d->backend)
     t = nl_tensor_new_shape (NL_DTYPE_F32, &s);
   else
     {
-      st = nl_storage_new_device ((size_t) nl_tensor_numel (h) * sizeof (float),
-                                  (NlDevice) { NL_DEVICE_CUDA, nl_cuda_ctx_index (d->cuda) }, "test-cuda tensor", &error);
+      st = nl_storage_new_device ((size_t) nl_tensor_numel (h) * sizeof (float), d->backend->device,
+                                  "test-cuda tensor", &error);
       nl_test_ok_or_die (st != NULL, error, "nl_storage_new_device");
       t = nl_tensor_new_on (st, 0, NL_DTYPE_F32, &s);
       nl_storage_unref (st); /* the tensor holds it */
@@ -152,6 +191,7 @@ make_ctx (const NlOpInstance *inst, Side *s, const NlOpCase *c, NlBackend *backe
 /* ---- comparing ---- */
 
 typedef struct {
+  const char *on;   /* the device side's backend: "cuda" */
   int64_t compared;
   int mismatches;
   double worst;     /* largest |cuda - cpu| / allowed */
@@ -160,7 +200,7 @@ typedef struct {
 
 /* one mismatch or failure of a case, printed */
 #define FAIL_CASE(rep, c, fmt, ...) \
-  (g_printerr ("CUDA %s / %s: " fmt "\n", (c)->op, (c)->what, __VA_ARGS__), (rep)->mismatches++)
+  (g_printerr ("%s %s / %s: " fmt "\n", (rep)->on, (c)->op, (c)->what, __VA_ARGS__), (rep)->mismatches++)
 
 /* exact: bit-identical values (Dropout's mask). A NaN or Inf matches only
  * the same value on the CPU. */
@@ -189,8 +229,8 @@ compare (Report *rep, const NlOpCase *c, const char *name, const NlTensor *dev, 
       if (ratio > rep->worst)
         {
           rep->worst = ratio;
-          g_snprintf (rep->worst_at, sizeof rep->worst_at, "%s / %s %s[%" G_GINT64_FORMAT "]: cuda %.9g cpu %.9g",
-                      c->op, c->what, name, i, a[i], b[i]);
+          g_snprintf (rep->worst_at, sizeof rep->worst_at, "%s / %s %s[%" G_GINT64_FORMAT "]: %s %.9g cpu %.9g",
+                      c->op, c->what, name, i, rep->on, a[i], b[i]);
         }
       if (ratio > 1 && bad++ < 3)
         FAIL_CASE (rep, c, "%s[%" G_GINT64_FORMAT "] is %.9g on the device, %.9g on the CPU", name, i, a[i], b[i]);
@@ -214,10 +254,12 @@ compare_dev (Report *rep, const NlOpCase *c, Dev *d, const char *name, NlTensor 
       return;
     }
   s = nl_tensor_get_shape (dev);
-  h = d->cuda ? nl_tensor_new_shape (NL_DTYPE_F32, &s) : nl_tensor_ref (dev);
-  if (d->cuda)
-    nl_test_ok_or_die (nl_cuda_copy (d->cuda, nl_tensor_f32 (h), nl_tensor_f32 (dev),
-                             (size_t) nl_tensor_numel (dev) * sizeof (float), NL_COPY_DEVICE_TO_HOST, &error), error, "download");
+  h = d->backend ? nl_tensor_new_shape (NL_DTYPE_F32, &s) : nl_tensor_ref (dev);
+  if (d->backend)
+    nl_test_ok_or_die (nl_backend_copy (d->backend, nl_tensor_f32 (h), nl_tensor_f32 (dev),
+                                        (size_t) nl_tensor_numel (dev) * sizeof (float), NL_COPY_DEVICE_TO_HOST,
+                                        &error),
+                       error, "download");
   compare (rep, c, name, h, cpu, tol, exact);
 }
 
@@ -234,7 +276,7 @@ run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
   NlOpKernels dk = d->kernels ? *d->kernels : nl_op_kernels (def, device_backend (d));
   GRand *r = nl_op_case_rand (c);
   double tol = c->tol > 0 ? c->tol : F32_TOL;
-  Report rep = { 0 };
+  Report rep = { .on = device_backend (d)->iface->name };
   Dev host = { 0 };
   NlTensor **aux0; /* the aux states before forward */
   gboolean ran = TRUE;
@@ -280,9 +322,10 @@ run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
         }
       if (!dk.forward || (hk.backward && !dk.backward))
         FAIL_CASE (&rep, c, "no %s kernel on the device", dk.forward ? "backward" : "forward");
-      else if (!dk.forward (&dc, &error) || (d->cuda && !nl_cuda_sync (d->cuda, &error)))
+      else if (!dk.forward (&dc, &error) || (d->backend && !nl_backend_synchronize (d->backend, &error)))
         FAIL_CASE (&rep, c, "forward failed: %s", error ? error->message : "(no error set)");
-      else if (hk.backward && (!dk.backward (&dc, &error) || (d->cuda && !nl_cuda_sync (d->cuda, &error))))
+      else if (hk.backward
+               && (!dk.backward (&dc, &error) || (d->backend && !nl_backend_synchronize (d->backend, &error))))
         FAIL_CASE (&rep, c, "backward failed: %s", error ? error->message : "(no error set)");
       else
         continue;
@@ -427,8 +470,10 @@ static void
 test_coverage (void)
 {
   g_autoptr (GString) missing = g_string_new (NULL);
+  const Target *cuda = target_named ("cuda");
 
-  g_test_message ("CUDA: %s", cuda ? "cuda:0" : cuda_reason);
+  g_assert_nonnull (cuda);
+  g_test_message ("CUDA: %s", cuda->backend ? "cuda:0" : cuda->reason);
 #ifdef NL_HAVE_CUDA
   g_assert_true (nl_cuda_compiled ());
 #else
@@ -450,22 +495,29 @@ test_coverage (void)
   if (missing->len)
     g_test_fail_printf ("ops without CUDA kernels:%s", missing->str);
   g_assert_cmpint (nl_op_count_on (nl_backend_cpu ()), ==, NL_OP_COUNT);
-  if (!missing->len && cuda)
-    g_assert_cmpint (nl_op_count_on (device_backend (&(Dev) { .cuda = cuda })), ==, NL_OP_COUNT);
+  if (!missing->len && cuda->backend)
+    g_assert_cmpint (nl_op_count_on (cuda->backend), ==, NL_OP_COUNT);
 }
 
 /* ---- with a device: one test per op ---- */
 
+/* One op of the case table on one backend. */
+typedef struct {
+  const Target *target;
+  const char *op;
+} TestOp;
+
 static void
 test_op (gconstpointer data)
 {
-  const char *op = data;
+  const TestOp *to = data;
+  const char *op = to->op;
   const NlOpDef *def = nl_op_lookup (op);
-  Dev d = { .cuda = cuda };
-  Report all = { 0 };
+  Dev d = { .backend = to->target->backend };
+  Report all = { .on = to->target->reg->name };
   int n_cases = 0;
 
-  if (!need_device ())
+  if (!need_device (to->target))
     return;
   g_assert_nonnull (def);
   for (guint c = 0; c < nl_op_n_cases; c++)
@@ -489,24 +541,123 @@ test_op (gconstpointer data)
   g_test_message ("%s: %d cases, %" G_GINT64_FORMAT " values, worst %.3g of allowed (%s)", op, n_cases, all.compared,
                   all.worst, all.worst_at);
   if (all.mismatches)
-    g_test_fail_printf ("%s: %d values differ from the CPU beyond tolerance (worst %.3g: %s)", op, all.mismatches,
-                        all.worst, all.worst_at);
+    g_test_fail_printf ("%s on %s: %d values differ from the CPU beyond tolerance (worst %.3g: %s)", op, all.on,
+                        all.mismatches, all.worst, all.worst_at);
+}
+
+/* ---- the registry: what each backend says it runs ---- */
+
+/* "op  cpu  cuda" and a row per op of the op list: yes or no from each
+ * row's supports_op; then each backend's devices, or why it has none. */
+static void
+matrix_write (GString *out)
+{
+  guint n = nl_backend_reg_count ();
+  int width = 2;
+
+  for (int id = 0; id < NL_OP_COUNT; id++)
+    width = MAX (width, (int) strlen (nl_op_get ((NlOpId) id)->name));
+  g_string_append_printf (out, "%-*s", width, "op");
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, " %-6s", nl_backend_reg_get (i)->name);
+  g_string_append_c (out, '\n');
+  for (int id = 0; id < NL_OP_COUNT; id++)
+    {
+      const char *name = nl_op_list_name ((NlOpId) id);
+      g_string_append_printf (out, "%-*s", width, nl_op_get ((NlOpId) id)->name);
+      for (guint i = 0; i < n; i++)
+        g_string_append_printf (out, " %-6s", nl_backend_reg_get (i)->supports_op (id, name) ? "yes" : "no");
+      g_string_append_c (out, '\n');
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *reason = NULL;
+      const NlBackendReg *reg = nl_backend_reg_get (i);
+      int count = reg->device_count (&reason);
+      if (count > 0)
+        g_string_append_printf (out, "%s: %d device%s\n", reg->name, count, count == 1 ? "" : "s");
+      else
+        g_string_append_printf (out, "%s: no device: %s\n", reg->name, reason ? reason : "none listed");
+    }
+}
+
+/* The table has a row per op and a column per backend; the CPU runs
+ * every op; a backend with a device runs what it says it supports. */
+static void
+test_matrix (void)
+{
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_auto (GStrv) lines = NULL;
+
+  matrix_write (out);
+  g_test_message ("%s", out->str);
+  lines = g_strsplit (out->str, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + NL_OP_COUNT + nl_backend_reg_count () + 1);
+  for (guint i = 0; i < nl_backend_reg_count (); i++)
+    g_assert_nonnull (strstr (lines[0], nl_backend_reg_get (i)->name));
+  g_assert_true (targets[0].reg->host); /* the CPU's column is the first */
+  for (int id = 0; id < NL_OP_COUNT; id++)
+    {
+      g_auto (GStrv) cells = g_strsplit_set (lines[1 + id], " ", 2);
+      const char *first = cells[1] ? cells[1] : "";
+      g_assert_cmpstr (cells[0], ==, nl_op_get ((NlOpId) id)->name);
+      while (*first == ' ')
+        first++;
+      g_assert_true (g_str_has_prefix (first, "yes"));
+    }
+  for (guint i = 0; i < nl_backend_reg_count (); i++)
+    if (targets[i].backend)
+      for (int id = 0; id < NL_OP_COUNT; id++)
+        {
+          gboolean says = targets[i].reg->supports_op (id, nl_op_list_name ((NlOpId) id));
+          gboolean has = nl_op_kernels (nl_op_get ((NlOpId) id), targets[i].backend).forward != NULL;
+          g_assert_cmpint (says, ==, has);
+        }
+}
+
+/* The CPU is the reference: against itself the comparison proves nothing
+ * (the harness's mirror test runs that path). */
+static void
+test_host (void)
+{
+  g_test_skip ("the CPU is the reference: comparing it with itself proves nothing (see /cuda/harness/mirror)");
 }
 
 int
 main (int argc, char **argv)
 {
+  gboolean matrix = argc > 1 && !strcmp (argv[argc - 1], "--matrix");
+
+  targets_open ();
+  if (matrix)
+    {
+      g_autoptr (GString) out = g_string_new (NULL);
+      matrix_write (out);
+      fputs (out->str, stdout);
+      return 0;
+    }
   g_test_init (&argc, &argv, NULL);
-  cuda = nl_test_cuda_open (&cuda_reason);
 
   g_test_add_func ("/cuda/coverage", test_coverage);
   g_test_add_func ("/cuda/harness/mirror", test_mirror);
   g_test_add_func ("/cuda/harness/planted", test_planted);
-  for (guint c = 0; c < nl_op_n_cases; c++)
-    if (c == 0 || strcmp (nl_op_cases[c].op, nl_op_cases[c - 1].op) != 0) /* the table is grouped by op */
-      {
-        g_autofree char *path = g_strdup_printf ("/cuda/op/%s", nl_op_cases[c].op);
-        g_test_add_data_func (path, nl_op_cases[c].op, test_op);
-      }
+  g_test_add_func ("/backends/matrix", test_matrix);
+  for (guint t = 0; t < nl_backend_reg_count (); t++)
+    {
+      if (targets[t].reg->host)
+        {
+          g_autofree char *path = g_strdup_printf ("/backends/%s/against-cpu", targets[t].reg->name);
+          g_test_add_func (path, test_host);
+          continue;
+        }
+      for (guint c = 0; c < nl_op_n_cases; c++)
+        if (c == 0 || strcmp (nl_op_cases[c].op, nl_op_cases[c - 1].op) != 0) /* the table is grouped by op */
+          {
+            g_autofree char *path = g_strdup_printf ("/%s/op/%s", targets[t].reg->name, nl_op_cases[c].op);
+            TestOp *to = g_new (TestOp, 1); /* kept for the process */
+            *to = (TestOp) { &targets[t], nl_op_cases[c].op };
+            g_test_add_data_func (path, to, test_op);
+          }
+    }
   return g_test_run ();
 }

@@ -1,8 +1,9 @@
 #!/bin/bash
 # gpu-check.sh — every check issue 7 asks for on a GPU, in one call on the
 # device machine (see tools/gpu-pack.sh). Results go to $OUT (or ./gpu-out):
-#   nvidia-smi, netloom-cli devices, test-cuda (every op forward/backward
-#   against the CPU, the math helpers, the device allocator), compute-sanitizer memcheck
+#   nvidia-smi, netloom-cli devices, test-cuda (every op forward/backward on
+#   every registered backend against the CPU; --matrix: which ops each
+#   backend runs), the math helpers, the device allocator, compute-sanitizer memcheck
 #   of a training run, LeNet and ResNet-small accuracy on cuda:0 against the
 #   CPU (same seed, epochs, settings), and the ResNet-20 benchmark against
 #   PyTorch (bench/bench-gpu.sh). Each part prints a line "== part: rc".
@@ -31,6 +32,7 @@ part nvidia-smi nvidia-smi
 part devices "$cli" devices
 part devices-json "$cli" devices --json
 part test-cuda "$g/bin/test-cuda" --tap
+part test-cuda-matrix "$g/bin/test-cuda" --matrix
 [ -x "$g/bin/test-cuda-runtime" ] && part test-cuda-runtime "$g/bin/test-cuda-runtime" --tap
 [ -x "$g/bin/test-mixed-train" ] && part test-mixed-train "$g/bin/test-mixed-train" --tap
 fi

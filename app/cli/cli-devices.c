@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "cli-common.h"
-#include "core/nl-device.h"
+#include "core/nl-backend-reg.h"
 
 /* "23.4 GiB" with a plain space (g_format_size puts a no-break space,
  * which scripts splitting on blanks do not expect) */
@@ -21,9 +21,32 @@ size_text (guint64 bytes)
   return u == 0 ? g_strdup_printf ("%" G_GUINT64_FORMAT " bytes", bytes) : g_strdup_printf ("%.1f %s", v, units[u]);
 }
 
+/* The backend's own members of a device's entry (cores; compute
+ * capability and multiprocessors), in the order it gives them. */
+static void
+add_facts (JsonBuilder *b, const NlBackendReg *reg, const NlDeviceInfo *d)
+{
+  g_autoptr (GVariant) facts = g_variant_ref_sink (reg->device_facts (d));
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  g_variant_iter_init (&iter, facts);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      json_builder_set_member_name (b, key);
+      if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+        json_builder_add_string_value (b, g_variant_get_string (value, NULL));
+      else
+        json_builder_add_int_value (b, g_variant_get_int64 (value));
+      g_variant_unref (value);
+    }
+}
+
 /* {"devices":[{"id":"cpu","type":"cpu","name":...,"memory_bytes":...,
  *  "free_bytes":...,"cores":...}, {"id":"cuda:0","type":"cuda",...,
- *  "compute_capability":"9.0","multiprocessors":132}], "cuda_reason": "..."|null} */
+ *  "compute_capability":"9.0","multiprocessors":132}], "cuda_reason": "..."|null}
+ * ("cuda_reason": why no GPU is listed, whatever the GPU's backend) */
 static char *
 device_list_to_json (GPtrArray *list, const char *cuda_reason)
 {
@@ -37,31 +60,19 @@ device_list_to_json (GPtrArray *list, const char *cuda_reason)
   for (guint i = 0; list && i < list->len; i++)
     {
       const NlDeviceInfo *d = g_ptr_array_index (list, i);
-      gboolean cuda = d->device.type == NL_DEVICE_CUDA;
+      const NlBackendReg *reg = nl_backend_reg_of (d->device);
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "id");
       json_builder_add_string_value (b, d->id);
       json_builder_set_member_name (b, "type");
-      json_builder_add_string_value (b, cuda ? "cuda" : "cpu");
+      json_builder_add_string_value (b, reg->name);
       json_builder_set_member_name (b, "name");
       json_builder_add_string_value (b, d->name);
       json_builder_set_member_name (b, "memory_bytes");
       json_builder_add_int_value (b, (gint64) d->memory_bytes);
       json_builder_set_member_name (b, "free_bytes");
       json_builder_add_int_value (b, (gint64) d->free_bytes);
-      if (cuda)
-        {
-          g_autofree char *cc = g_strdup_printf ("%d.%d", d->cc_major, d->cc_minor);
-          json_builder_set_member_name (b, "compute_capability");
-          json_builder_add_string_value (b, cc);
-          json_builder_set_member_name (b, "multiprocessors");
-          json_builder_add_int_value (b, d->cores);
-        }
-      else
-        {
-          json_builder_set_member_name (b, "cores");
-          json_builder_add_int_value (b, d->cores);
-        }
+      add_facts (b, reg, d);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -75,7 +86,6 @@ device_list_to_json (GPtrArray *list, const char *cuda_reason)
   json_generator_set_root (gen, root);
   return json_generator_to_data (gen, NULL);
 }
-
 
 int
 nl_cli_devices (int argc, char **argv)
@@ -109,12 +119,8 @@ nl_cli_devices (int argc, char **argv)
     {
       const NlDeviceInfo *d = g_ptr_array_index (list, i);
       g_autofree char *total = size_text (d->memory_bytes), *free_ = size_text (d->free_bytes);
-      if (d->device.type == NL_DEVICE_CUDA)
-        printf ("%-7s %s, compute %d.%d, %d SMs, %s (%s free)\n", d->id, d->name, d->cc_major, d->cc_minor,
-                d->cores, total, free_);
-      else
-        printf ("%-7s %s, %d core%s, %s (%s free)\n", d->id, d->name, d->cores, d->cores == 1 ? "" : "s", total,
-                free_);
+      g_autofree char *summary = nl_backend_reg_of (d->device)->device_summary (d);
+      printf ("%-7s %s, %s, %s (%s free)\n", d->id, d->name, summary, total, free_);
     }
   if (reason)
     printf ("no GPU: %s\n", reason);

@@ -263,3 +263,57 @@ nl_cuda_backend_get (int index, GError **error)
   g_hash_table_insert (backends, GINT_TO_POINTER (index), b);
   return b;
 }
+
+/* ---- the registry's row (nl-backend-reg.h) ---- */
+
+static gboolean
+cuda_device_info (int index, NlDeviceInfo *d, GError **error)
+{
+  NlCudaDeviceInfo ci = { 0 };
+  if (!nl_cuda_device_info (index, &ci, error))
+    return FALSE;
+  d->name = g_strndup (ci.name, sizeof ci.name);
+  d->memory_bytes = ci.total_bytes;
+  d->free_bytes = ci.free_bytes;
+  d->cores = ci.multiprocessors;
+  d->cc_major = ci.cc_major;
+  d->cc_minor = ci.cc_minor;
+  return TRUE;
+}
+
+static char *
+cuda_device_summary (const NlDeviceInfo *d)
+{
+  return g_strdup_printf ("compute %d.%d, %d SMs", d->cc_major, d->cc_minor, d->cores);
+}
+
+static GVariant *
+cuda_device_facts (const NlDeviceInfo *d)
+{
+  GVariantBuilder b;
+  g_autofree char *cc = g_strdup_printf ("%d.%d", d->cc_major, d->cc_minor);
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "compute_capability", g_variant_new_string (cc));
+  g_variant_builder_add (&b, "{sv}", "multiprocessors", g_variant_new_int64 (d->cores));
+  return g_variant_builder_end (&b);
+}
+
+static gboolean
+cuda_supports_op (int op_id, const char *op_name)
+{
+  return nl_cuda_op_kernels (op_id, op_name) != NULL;
+}
+
+const NlBackendReg nl_cuda_backend_reg = {
+  .name = "cuda",
+  .label = "CUDA",
+  .host = FALSE,
+  .indexed = TRUE,
+  .device_count = nl_cuda_device_count,
+  .device_info = cuda_device_info,
+  .device_summary = cuda_device_summary,
+  .device_facts = cuda_device_facts,
+  .get = nl_cuda_backend_get,
+  .supports_op = cuda_supports_op,
+  .shutdown = nl_cuda_backend_shutdown,
+};

@@ -192,7 +192,7 @@ nl_initializer_apply (const NlInitializer *init, NlTensor *w, guint64 seed, guin
 
   g_return_if_fail (init != NULL && w != NULL);
   g_return_if_fail (w->dtype == NL_DTYPE_F32 && nl_tensor_is_contiguous (w));
-  g_return_if_fail (w->storage->device.type == NL_DEVICE_CPU);
+  g_return_if_fail (nl_device_is_host (w->storage->device));
   n = nl_tensor_numel (w);
   p = nl_tensor_f32 (w);
 

@@ -26,7 +26,7 @@ nl_dp_job_text (const NlNetwork *net, const NlRunConfig *cfg)
   /* the settings a run row does not store but every rank needs: the kind
    * of device (not which: each rank its own), the evaluation data */
   return g_strdup_printf ("%s" JOB_SEPARATOR "%s" JOB_SEPARATOR "%s" JOB_SEPARATOR "%s" JOB_SEPARATOR "%d", net_json,
-                          cfg_json, cfg->device.type == NL_DEVICE_CUDA ? "cuda" : "cpu",
+                          cfg_json, nl_device_kind (cfg->device),
                           cfg->val_dataset ? cfg->val_dataset : "", cfg->preload);
 }
 
@@ -155,16 +155,8 @@ nl_dp_local_settings (NlComm *comm, NlRunConfig *cfg)
       long cores = sysconf (_SC_NPROCESSORS_ONLN);
       cfg->threads = (int) MAX (1, cores / MAX (comm->local_size, 1));
     }
-  if (cfg->device.type == NL_DEVICE_CUDA)
-    {
-      /* each local rank its own GPU (round robin past the last) */
-      g_autoptr (GPtrArray) devices = nl_device_list (NULL);
-      int gpus = 0;
-      for (guint i = 0; i < devices->len; i++)
-        gpus += ((NlDeviceInfo *) devices->pdata[i])->device.type == NL_DEVICE_CUDA;
-      if (gpus > 0)
-        cfg->device.index = comm->local_rank % gpus;
-    }
+  /* each local rank its own device of the kind (round robin past the last) */
+  cfg->device = nl_device_for_rank (cfg->device, comm->local_rank);
 }
 
 gboolean

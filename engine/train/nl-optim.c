@@ -82,7 +82,7 @@ nl_optim_kind_name (NlOptimKind kind)
 static gboolean
 usable (const NlTensor *t, int64_t n)
 {
-  return t && t->dtype == NL_DTYPE_F32 && t->storage->device.type == NL_DEVICE_CPU
+  return t && t->dtype == NL_DTYPE_F32 && nl_device_is_host (t->storage->device)
          && nl_tensor_is_contiguous (t) && nl_tensor_numel (t) == n;
 }
 

@@ -70,69 +70,61 @@ leaky_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, fl
 gboolean
 act_forward (NlOpCtx *c, GError **error)
 {
-  int64_t n = nl_tensor_numel (c->in[0]);
-  cudaStream_t stream;
-
-  if (!enter (c, &stream, error))
-    return FALSE;
-  if (n == 0)
-    return TRUE;
-  act_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
-                                                               n, ((const NlActivationArgs *) c->args)->act_type);
-  return nl_cuda_check_launch ("Activation forward", error);
+  const int64_t n = nl_tensor_numel (c->in[0]);
+  const int type = ((const NlActivationArgs *) c->args)->act_type;
+  return launch_over (
+    c, n, "Activation forward",
+    [&] (cudaStream_t s) {
+      act_forward_kernel<<<grid_for (n), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), n,
+                                                            type);
+    },
+    error);
 }
 
 gboolean
 act_backward (NlOpCtx *c, GError **error)
 {
-  int64_t n = nl_tensor_numel (c->out[0]);
-  cudaStream_t stream;
-
+  const int64_t n = nl_tensor_numel (c->out[0]);
+  const int type = ((const NlActivationArgs *) c->args)->act_type;
   if (!c->in_grad[0])
     return TRUE;
-  if (!enter (c, &stream, error))
-    return FALSE;
-  if (n == 0)
-    return TRUE;
-  act_backward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->out[0]),
-                                                                nl_tensor_f32 (c->out_grad[0]),
-                                                                nl_tensor_f32 (c->in_grad[0]), n,
-                                                                ((const NlActivationArgs *) c->args)->act_type);
-  return nl_cuda_check_launch ("Activation backward", error);
+  return launch_over (
+    c, n, "Activation backward",
+    [&] (cudaStream_t s) {
+      act_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (
+        nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), n, type);
+    },
+    error);
 }
 
 gboolean
 leaky_forward (NlOpCtx *c, GError **error)
 {
-  int64_t n = nl_tensor_numel (c->in[0]);
-  cudaStream_t stream;
-
-  if (!enter (c, &stream, error))
-    return FALSE;
-  if (n == 0)
-    return TRUE;
-  leaky_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
-                                                                 n, ((const NlLeakyReluArgs *) c->args)->alpha);
-  return nl_cuda_check_launch ("LeakyReLU forward", error);
+  const int64_t n = nl_tensor_numel (c->in[0]);
+  const float alpha = ((const NlLeakyReluArgs *) c->args)->alpha;
+  return launch_over (
+    c, n, "LeakyReLU forward",
+    [&] (cudaStream_t s) {
+      leaky_forward_kernel<<<grid_for (n), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), n,
+                                                              alpha);
+    },
+    error);
 }
 
 gboolean
 leaky_backward (NlOpCtx *c, GError **error)
 {
-  int64_t n = nl_tensor_numel (c->out[0]);
-  cudaStream_t stream;
-
+  const int64_t n = nl_tensor_numel (c->out[0]);
+  const float alpha = ((const NlLeakyReluArgs *) c->args)->alpha;
   if (!c->in_grad[0])
     return TRUE;
-  if (!enter (c, &stream, error))
-    return FALSE;
-  if (n == 0)
-    return TRUE;
-  leaky_backward_kernel<<<grid_for (n), kThreads, 0, stream>>> (nl_tensor_f32 (c->out[0]),
-                                                                  nl_tensor_f32 (c->out_grad[0]),
-                                                                  nl_tensor_f32 (c->in_grad[0]), n,
-                                                                  ((const NlLeakyReluArgs *) c->args)->alpha);
-  return nl_cuda_check_launch ("LeakyReLU backward", error);
+  return launch_over (
+    c, n, "LeakyReLU backward",
+    [&] (cudaStream_t s) {
+      leaky_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (
+        nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), n, alpha);
+    },
+    error);
 }
 
 } // namespace

@@ -277,13 +277,13 @@ gboolean
 bn_forward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   const NlBatchNormArgs *args = (const NlBatchNormArgs *) c->args;
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   const Dims d = dims_of (c->in[0]);
   if (d.c == 0)
     return TRUE;
-  cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   FwdArgs f;
   f.gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL;
   f.beta = c->in[1 + BN_BETA] ? nl_tensor_f32 (c->in[1 + BN_BETA]) : NULL;
@@ -330,6 +330,7 @@ gboolean
 bn_backward (NlOpCtx *c, GError **error)
 {
   NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   const NlBatchNormArgs *args = (const NlBatchNormArgs *) c->args;
   if (!c->saved[BN_SAVED_MEAN] || !c->saved[BN_SAVED_INVSTD])
     {
@@ -337,12 +338,11 @@ bn_backward (NlOpCtx *c, GError **error)
                    "BatchNorm backward needs the mean and inverse std saved by its forward");
       return FALSE;
     }
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   const Dims d = dims_of (c->in[0]);
   if (d.c == 0)
     return TRUE;
-  cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   BwdArgs b;
   b.gamma = c->in[1 + BN_GAMMA] ? nl_tensor_f32 (c->in[1 + BN_GAMMA]) : NULL;
   b.smean = nl_tensor_f32 (c->saved[BN_SAVED_MEAN]);

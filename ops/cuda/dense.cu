@@ -66,9 +66,8 @@ gboolean
 enter (const NlOpCtx *c, Env *e, GError **error)
 {
   e->dev = cuda_ctx (c);
-  if (!nl_cuda_ctx_enter (e->dev, error))
+  if (!enter (c, &e->stream, error))
     return FALSE;
-  e->stream = (cudaStream_t) nl_cuda_ctx_stream (e->dev);
   e->blas = (cublasHandle_t) nl_cuda_ctx_cublas (e->dev);
   return TRUE;
 }

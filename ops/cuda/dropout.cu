@@ -57,19 +57,18 @@ dropout_backward_kernel (const float *dy, const float *mask, float *dx, int64_t 
 }
 
 gboolean
-copy_if_distinct (NlCudaCtx *dev, float *dst, const float *src, int64_t n, GError **error)
+copy_if_distinct (cudaStream_t stream, float *dst, const float *src, int64_t n, GError **error)
 {
   if (dst == src || n == 0)
     return TRUE;
-  return nl_cuda_check (cudaMemcpyAsync (dst, src, (size_t) n * sizeof (float), cudaMemcpyDeviceToDevice,
-                                         (cudaStream_t) nl_cuda_ctx_stream (dev)),
+  return nl_cuda_check (cudaMemcpyAsync (dst, src, (size_t) n * sizeof (float), cudaMemcpyDeviceToDevice, stream),
                         "Dropout copy", error);
 }
 
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_tensor_numel (c->in[0]);
@@ -77,15 +76,15 @@ forward (NlOpCtx *c, GError **error)
   const float rate = ((const NlDropoutArgs *) c->args)->rate, scale = 1.0f / (1.0f - rate);
   unsigned long long key;
 
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (!c->training)
-    return copy_if_distinct (dev, y, x, n, error);
+    return copy_if_distinct (stream, y, x, n, error);
   g_return_val_if_fail (c->saved[0] != NULL, FALSE);
   if (n == 0)
     return TRUE;
   key = (unsigned long long) c->seed ^ mix64 ((unsigned long long) c->step + 0x9e3779b97f4a7c15ULL);
-  dropout_forward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+  dropout_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (
     x, y, nl_tensor_f32 (c->saved[0]), n, key, rate, scale);
   return nl_cuda_check_launch ("Dropout forward", error);
 }
@@ -93,7 +92,7 @@ forward (NlOpCtx *c, GError **error)
 gboolean
 backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   int64_t n = nl_tensor_numel (c->out_grad[0]);
   float *dx;
@@ -101,13 +100,13 @@ backward (NlOpCtx *c, GError **error)
   if (!c->in_grad[0])
     return TRUE;
   dx = nl_tensor_f32 (c->in_grad[0]);
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (!c->training)
-    return copy_if_distinct (dev, dx, dy, n, error); /* forward was the identity */
+    return copy_if_distinct (stream, dx, dy, n, error); /* forward was the identity */
   if (n == 0)
     return TRUE;
-  dropout_backward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
+  dropout_backward_kernel<<<grid_for (n), kThreads, 0, stream>>> (
     dy, nl_tensor_f32 (c->saved[0]), dx, n);
   return nl_cuda_check_launch ("Dropout backward", error);
 }

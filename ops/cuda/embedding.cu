@@ -274,7 +274,6 @@ send_report (NlOpCtx *c, State *s, GError **error)
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *idx = c->in[0];
   const NlEmbeddingArgs *a = (const NlEmbeddingArgs *) c->args;
   int64_t n = nl_tensor_numel (idx), vocab = a->input_dim, dim = a->output_dim;
@@ -282,13 +281,12 @@ forward (NlOpCtx *c, GError **error)
   State *s;
   Shape shape = {};
 
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (!(s = state_get (c, error)) || !poll (c, s, error))
     return FALSE;
   if (n == 0)
     return TRUE;
-  stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   gather_kernel<<<grid_for (n * dim), kThreads, 0, stream>>> (nl_tensor_f32 (idx), nl_tensor_f32 (c->in[1]),
                                                               nl_tensor_f32 (c->out[0]), n, dim, vocab,
                                                               (float) vocab, s->status);
@@ -306,14 +304,13 @@ forward (NlOpCtx *c, GError **error)
 gboolean
 backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
   const NlEmbeddingArgs *a = (const NlEmbeddingArgs *) c->args;
   int64_t n = nl_tensor_numel (c->in[0]), vocab = a->input_dim, dim = a->output_dim;
   cudaStream_t stream;
   State *s;
   float *dw;
 
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   /* a late report of forward's check fails backward, as the CPU's own
      check would */
@@ -321,7 +318,6 @@ backward (NlOpCtx *c, GError **error)
     return FALSE;
   if (!c->in_grad[1])
     return TRUE;
-  stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   dw = nl_tensor_f32 (c->in_grad[1]);
   if (!nl_cuda_check (cudaMemsetAsync (dw, 0, (size_t) nl_tensor_numel (c->in_grad[1]) * sizeof (float), stream),
                       "Embedding backward", error))

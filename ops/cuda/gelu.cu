@@ -41,35 +41,33 @@ gelu_backward_kernel (const float *x, const float *dy, float *dx, int64_t n, int
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (c->in[0]);
   int approx = ((const NlGeluArgs *) c->args)->approx;
 
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
-  if (n == 0)
-    return TRUE;
-  gelu_forward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), n, approx);
-  return nl_cuda_check_launch ("GELU forward", error);
+  return launch_over (
+    c, n, "GELU forward",
+    [&] (cudaStream_t s) {
+      gelu_forward_kernel<<<grid_for (n), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), n,
+                                                             approx);
+    },
+    error);
 }
 
 gboolean
 backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
   int64_t n = nl_tensor_numel (c->in[0]);
   int approx = ((const NlGeluArgs *) c->args)->approx;
 
   if (!c->in_grad[0])
     return TRUE;
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
-  if (n == 0)
-    return TRUE;
-  gelu_backward_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), n, approx);
-  return nl_cuda_check_launch ("GELU backward", error);
+  return launch_over (
+    c, n, "GELU backward",
+    [&] (cudaStream_t s) {
+      gelu_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out_grad[0]),
+                                                              nl_tensor_f32 (c->in_grad[0]), n, approx);
+    },
+    error);
 }
 
 } // namespace

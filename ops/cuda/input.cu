@@ -13,17 +13,16 @@ namespace {
 gboolean
 forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   float *y = nl_tensor_f32 (c->out[0]);
   const float *x = nl_tensor_f32 (c->in[0]);
   int64_t n = nl_tensor_numel (c->in[0]);
 
   if (y == x || n == 0)
     return TRUE;
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
-  return nl_cuda_check (cudaMemcpyAsync (y, x, (size_t) n * sizeof (float), cudaMemcpyDeviceToDevice,
-                                         (cudaStream_t) nl_cuda_ctx_stream (dev)),
+  return nl_cuda_check (cudaMemcpyAsync (y, x, (size_t) n * sizeof (float), cudaMemcpyDeviceToDevice, stream),
                         "Input copy", error);
 }
 

@@ -1,5 +1,6 @@
 /* nl-cuda-kernel.cuh — what the op kernels (ops/cuda/<op>.cu) share: launch
- * sizes, the grid-stride loop, entering the op's device, and the row-group
+ * sizes, the grid-stride loop, entering the op's device, the launch frame
+ * of elementwise wrappers, and the row-group
  * reductions of the row-wise kernels (LayerNorm, the losses). Included by .cu files only; everything is
  * internal to each file that includes it. */
 #pragma once
@@ -42,6 +43,22 @@ enter (const NlOpCtx *c, cudaStream_t *stream, GError **error)
     return FALSE;
   *stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   return TRUE;
+}
+
+/* The frame every elementwise wrapper had: enter the op's device, launch
+ * nothing for no elements (a grid of 0 is invalid), launch (called with
+ * the stream) and check the launch, what naming it in the error. */
+template <typename Launch>
+inline gboolean
+launch_over (const NlOpCtx *c, int64_t n, const char *what, Launch launch, GError **error)
+{
+  cudaStream_t stream;
+  if (!enter (c, &stream, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  launch (stream);
+  return nl_cuda_check_launch (what, error);
 }
 
 /* ---- row-wise kernels: one group of G threads (1, 32 or kThreads) per row ---- */

@@ -123,18 +123,17 @@ max_backward_kernel (const float *__restrict__ dy, const float *__restrict__ arg
 gboolean
 max_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   geom_of (c, c->in[0], c->out[0], &g);
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
   const int64_t n = nl_tensor_numel (c->out[0]);
-  if (n == 0)
-    return TRUE;
   float *arg = c->training && c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
-  max_forward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), arg, g);
-  return nl_cuda_check_launch ("MaxPool2D forward", error);
+  return launch_over (
+    c, n, "MaxPool2D forward",
+    [&] (cudaStream_t s) {
+      max_forward_kernel<<<grid_for (n, 16384), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
+                                                                   arg, g);
+    },
+    error);
 }
 
 gboolean
@@ -142,7 +141,6 @@ max_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   if (!c->saved[0])
     {
@@ -152,14 +150,14 @@ max_backward (NlOpCtx *c, GError **error)
     }
   /* the gradients' shapes: the op needs neither its input nor its output */
   geom_of (c, c->in_grad[0], c->out_grad[0], &g);
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
   const int64_t n = nl_tensor_numel (c->in_grad[0]);
-  if (n == 0)
-    return TRUE;
-  max_backward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->saved[0]), nl_tensor_f32 (c->in_grad[0]), g);
-  return nl_cuda_check_launch ("MaxPool2D backward", error);
+  return launch_over (
+    c, n, "MaxPool2D backward",
+    [&] (cudaStream_t s) {
+      max_backward_kernel<<<grid_for (n, 16384), kThreads, 0, s>>> (
+        nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->saved[0]), nl_tensor_f32 (c->in_grad[0]), g);
+    },
+    error);
 }
 
 /* ---- AvgPool2D ---- */
@@ -235,17 +233,16 @@ avg_backward_kernel (const float *__restrict__ dy, float *__restrict__ dx, Geom 
 gboolean
 avg_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   geom_of (c, c->in[0], c->out[0], &g);
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
   const int64_t n = nl_tensor_numel (c->out[0]);
-  if (n == 0)
-    return TRUE;
-  avg_forward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]), g, is_2x2s2 (g));
-  return nl_cuda_check_launch ("AvgPool2D forward", error);
+  return launch_over (
+    c, n, "AvgPool2D forward",
+    [&] (cudaStream_t s) {
+      avg_forward_kernel<<<grid_for (n, 16384), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
+                                                                   g, is_2x2s2 (g));
+    },
+    error);
 }
 
 gboolean
@@ -253,17 +250,16 @@ avg_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  NlCudaCtx *dev = cuda_ctx (c);
   Geom g;
   geom_of (c, c->in_grad[0], c->out_grad[0], &g);
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
   const int64_t n = nl_tensor_numel (c->in_grad[0]);
-  if (n == 0)
-    return TRUE;
-  avg_backward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), g);
-  return nl_cuda_check_launch ("AvgPool2D backward", error);
+  return launch_over (
+    c, n, "AvgPool2D backward",
+    [&] (cudaStream_t s) {
+      avg_backward_kernel<<<grid_for (n, 16384), kThreads, 0, s>>> (nl_tensor_f32 (c->out_grad[0]),
+                                                                    nl_tensor_f32 (c->in_grad[0]), g);
+    },
+    error);
 }
 
 /* ---- GlobalAvgPool2D ---- */
@@ -312,31 +308,30 @@ global_backward_kernel (const float *__restrict__ dy, float *__restrict__ dx, in
 gboolean
 global_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *t = c->in[0];
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
   const int64_t planes = t->shape[0] * t->shape[1], isz = t->shape[2] * t->shape[3];
-  if (planes == 0)
-    return TRUE;
-  const float scale = 1.0f / (float) isz;
-  cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
-  if (isz >= 4096)
-    {
-      /* big planes: a block each */
-      unsigned int grid = (unsigned int) MIN (planes, (int64_t) 65535);
-      global_forward_kernel<kThreads><<<grid, kThreads, 0, stream>>> (nl_tensor_f32 (t), nl_tensor_f32 (c->out[0]),
-                                                                       planes, isz, scale);
-    }
-  else
-    {
-      /* small planes (7x7 ...): a warp each */
-      const int64_t per_block = kThreads / 32;
-      unsigned int grid = (unsigned int) MIN ((planes + per_block - 1) / per_block, (int64_t) 65535);
-      global_forward_kernel<32><<<grid, kThreads, 0, stream>>> (nl_tensor_f32 (t), nl_tensor_f32 (c->out[0]), planes,
-                                                                isz, scale);
-    }
-  return nl_cuda_check_launch ("GlobalAvgPool2D forward", error);
+  return launch_over (
+    c, planes, "GlobalAvgPool2D forward",
+    [&] (cudaStream_t stream) {
+      const float scale = 1.0f / (float) isz;
+      if (isz >= 4096)
+        {
+          /* big planes: a block each */
+          unsigned int grid = (unsigned int) MIN (planes, (int64_t) 65535);
+          global_forward_kernel<kThreads><<<grid, kThreads, 0, stream>>> (nl_tensor_f32 (t),
+                                                                           nl_tensor_f32 (c->out[0]), planes, isz,
+                                                                           scale);
+        }
+      else
+        {
+          /* small planes (7x7 ...): a warp each */
+          const int64_t per_block = kThreads / 32;
+          unsigned int grid = (unsigned int) MIN ((planes + per_block - 1) / per_block, (int64_t) 65535);
+          global_forward_kernel<32><<<grid, kThreads, 0, stream>>> (nl_tensor_f32 (t), nl_tensor_f32 (c->out[0]),
+                                                                    planes, isz, scale);
+        }
+    },
+    error);
 }
 
 gboolean
@@ -344,16 +339,15 @@ global_backward (NlOpCtx *c, GError **error)
 {
   if (!c->in_grad[0])
     return TRUE;
-  NlCudaCtx *dev = cuda_ctx (c);
   const NlTensor *t = c->in_grad[0]; /* the input itself is not needed, maybe not kept */
-  if (!nl_cuda_ctx_enter (dev, error))
-    return FALSE;
   const int64_t n = nl_tensor_numel (t), isz = t->shape[2] * t->shape[3];
-  if (n == 0)
-    return TRUE;
-  global_backward_kernel<<<grid_for (n, 16384), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (t), n, isz, 1.0f / (float) isz);
-  return nl_cuda_check_launch ("GlobalAvgPool2D backward", error);
+  return launch_over (
+    c, n, "GlobalAvgPool2D backward",
+    [&] (cudaStream_t s) {
+      global_backward_kernel<<<grid_for (n, 16384), kThreads, 0, s>>> (nl_tensor_f32 (c->out_grad[0]),
+                                                                       nl_tensor_f32 (t), n, isz, 1.0f / (float) isz);
+    },
+    error);
 }
 
 } // namespace

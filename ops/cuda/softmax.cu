@@ -226,13 +226,12 @@ geom_of (const NlOpCtx *c, const NlTensor *t, Geom *g, GError **error)
 gboolean
 run_forward (NlOpCtx *c, bool logp, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   Geom g;
-  if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->in[0], &g, error))
+  if (!enter (c, &stream, error) || !geom_of (c, c->in[0], &g, error))
     return FALSE;
   if (g.len == 0 || g.outer == 0 || g.inner == 0)
     return TRUE;
-  cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
   if (g.inner > 1)
@@ -247,16 +246,15 @@ run_forward (NlOpCtx *c, bool logp, GError **error)
 gboolean
 run_backward (NlOpCtx *c, bool logp, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   Geom g;
   if (!c->in_grad[0])
     return TRUE;
   /* backward reads the output only (NL_NEEDS_OUTPUTS), as on the CPU */
-  if (!nl_cuda_ctx_enter (dev, error) || !geom_of (c, c->out[0], &g, error))
+  if (!enter (c, &stream, error) || !geom_of (c, c->out[0], &g, error))
     return FALSE;
   if (g.len == 0 || g.outer == 0 || g.inner == 0)
     return TRUE;
-  cudaStream_t stream = (cudaStream_t) nl_cuda_ctx_stream (dev);
   const float *y = nl_tensor_f32 (c->out[0]), *dy = nl_tensor_f32 (c->out_grad[0]);
   float *dx = nl_tensor_f32 (c->in_grad[0]);
   if (g.inner > 1)

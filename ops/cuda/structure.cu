@@ -20,12 +20,11 @@
 namespace {
 
 gboolean
-copy_floats (NlCudaCtx *dev, float *dst, const float *src, int64_t n, const char *what, GError **error)
+copy_floats (cudaStream_t stream, float *dst, const float *src, int64_t n, const char *what, GError **error)
 {
   if (dst == src || n == 0)
     return TRUE;
-  return nl_cuda_check (cudaMemcpyAsync (dst, src, (size_t) n * sizeof (float), cudaMemcpyDeviceToDevice,
-                                         (cudaStream_t) nl_cuda_ctx_stream (dev)),
+  return nl_cuda_check (cudaMemcpyAsync (dst, src, (size_t) n * sizeof (float), cudaMemcpyDeviceToDevice, stream),
                         what, error);
 }
 
@@ -34,20 +33,20 @@ copy_floats (NlCudaCtx *dev, float *dst, const float *src, int64_t n, const char
 gboolean
 copy_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
-  return nl_cuda_ctx_enter (dev, error)
-         && copy_floats (dev, nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->in[0]), nl_tensor_numel (c->in[0]),
+  cudaStream_t stream;
+  return enter (c, &stream, error)
+         && copy_floats (stream, nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->in[0]), nl_tensor_numel (c->in[0]),
                          c->def->name, error);
 }
 
 gboolean
 copy_backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   if (!c->in_grad[0])
     return TRUE;
-  return nl_cuda_ctx_enter (dev, error)
-         && copy_floats (dev, nl_tensor_f32 (c->in_grad[0]), nl_tensor_f32 (c->out_grad[0]),
+  return enter (c, &stream, error)
+         && copy_floats (stream, nl_tensor_f32 (c->in_grad[0]), nl_tensor_f32 (c->out_grad[0]),
                          nl_tensor_numel (c->out_grad[0]), c->def->name, error);
 }
 
@@ -92,7 +91,7 @@ concat_kernel (ConcatParts p, float *whole, int64_t outer, int64_t row, bool gat
 gboolean
 concat_copy (NlOpCtx *c, NlTensor *const *parts, float *whole, bool gather, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   const NlTensor *t0 = parts[0] ? parts[0] : c->in[0];
   const int given = ((const NlConcatArgs *) c->args)->dim, dim = concat_axis (given, t0->ndim);
   int64_t outer = 1, inner = 1, row = 0;
@@ -124,12 +123,11 @@ concat_copy (NlOpCtx *c, NlTensor *const *parts, float *whole, bool gather, GErr
       row += p.block[k];
     }
   p.offset[c->n_data] = row;
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (outer * row == 0)
     return TRUE;
-  concat_kernel<<<grid_for (outer * row), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (
-    p, whole, outer, row, gather);
+  concat_kernel<<<grid_for (outer * row), kThreads, 0, stream>>> (p, whole, outer, row, gather);
   return nl_cuda_check_launch (gather ? "Concat forward" : "Concat backward", error);
 }
 
@@ -169,15 +167,15 @@ add_kernel (AddInputs a, float *y, int64_t n)
 gboolean
 add_forward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   float *y = nl_tensor_f32 (c->out[0]);
   int64_t n = nl_tensor_numel (c->out[0]);
   AddInputs a = {};
 
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   if (c->n_data == 1)
-    return copy_floats (dev, y, nl_tensor_f32 (c->in[0]), n, "Add", error);
+    return copy_floats (stream, y, nl_tensor_f32 (c->in[0]), n, "Add", error);
   if (c->n_data < 1 || c->n_data > NL_MAX_PORTS)
     {
       g_set_error (error, NL_OP_ERROR, NL_OP_ERROR_SHAPE, "Add takes 1 to %d inputs, but %d are connected",
@@ -189,21 +187,21 @@ add_forward (NlOpCtx *c, GError **error)
     a.in[k] = nl_tensor_f32 (c->in[k]);
   if (n == 0)
     return TRUE;
-  add_kernel<<<grid_for (n), kThreads, 0, (cudaStream_t) nl_cuda_ctx_stream (dev)>>> (a, y, n);
+  add_kernel<<<grid_for (n), kThreads, 0, stream>>> (a, y, n);
   return nl_cuda_check_launch ("Add forward", error);
 }
 
 gboolean
 add_backward (NlOpCtx *c, GError **error)
 {
-  NlCudaCtx *dev = cuda_ctx (c);
+  cudaStream_t stream;
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   int64_t n = nl_tensor_numel (c->out_grad[0]);
 
-  if (!nl_cuda_ctx_enter (dev, error))
+  if (!enter (c, &stream, error))
     return FALSE;
   for (int k = 0; k < c->n_data; k++)
-    if (c->in_grad[k] && !copy_floats (dev, nl_tensor_f32 (c->in_grad[k]), dy, n, "Add backward", error))
+    if (c->in_grad[k] && !copy_floats (stream, nl_tensor_f32 (c->in_grad[k]), dy, n, "Add backward", error))
       return FALSE;
   return TRUE;
 }

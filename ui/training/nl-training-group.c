@@ -104,7 +104,7 @@ devices_done (GObject *source, GAsyncResult *res, gpointer data)
     {
       const NlDeviceInfo *d = g_ptr_array_index (l->list, i);
       g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_ptr_array_add (titles, d->device.type == NL_DEVICE_CPU
+      g_ptr_array_add (titles, nl_device_is_host (d->device)
                                  ? g_strdup_printf ("CPU — %s", d->name)
                                  : g_strdup_printf ("%s — %s (%s)", d->id, d->name, mem));
     }
@@ -188,7 +188,7 @@ update_device (NlTrainingGroup *self)
   guint i = adw_combo_row_get_selected (self->device_row);
   const NlDeviceInfo *d = self->device_infos && i < self->device_infos->len ? g_ptr_array_index (self->device_infos, i)
                                                                             : NULL;
-  gboolean cpu = nl_training_group_device (self).type == NL_DEVICE_CPU;
+  gboolean cpu = nl_device_is_host (nl_training_group_device (self));
   gboolean half = adw_combo_row_get_selected (self->precision_row) != NL_PRECISION_F32;
   g_autofree char *sub = NULL;
 
@@ -199,7 +199,7 @@ update_device (NlTrainingGroup *self)
   else if (d)
     {
       g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      sub = d->device.type == NL_DEVICE_CPU
+      sub = nl_device_is_host (d->device)
               ? g_strdup_printf ("%s · %d cores · %s", d->name, d->cores, mem)
               : g_strdup_printf ("%s · compute %d.%d · %s", d->name, d->cc_major, d->cc_minor, mem);
     }

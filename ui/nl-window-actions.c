@@ -1,6 +1,7 @@
 /* nl-window-actions.c — the window's actions (win.*): project menu, pages;
  * one place (nl_window_update_actions) decides what is enabled. */
 #include "ui/nl-window-private.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-file-chooser.h"
 #include "ui/nl-settings.h"
 
@@ -10,7 +11,7 @@ choose_project (NlWindow *win, GtkFileChooserAction action, const char *title, c
                 const char *suggested_name, NlFileChosen done)
 {
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, "netloom projects");
+  gtk_file_filter_set_name (filter, _("netloom projects"));
   gtk_file_filter_add_pattern (filter, "*.netloom");
   nl_choose_file (GTK_WIDGET (win), action, title, accept, suggested_name, filter, done, NULL, NULL);
 }
@@ -42,7 +43,7 @@ save_as_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
   GError *error = NULL;
   if (!ws || !nl_project_save_copy (nl_workspace_get_project (ws), task_data, &error))
     g_task_return_error (task, error ? error : g_error_new_literal (NL_PROJECT_ERROR, NL_PROJECT_ERROR_FAILED,
-                                                                      "no project is open"));
+                                                                      _("no project is open")));
   else
     g_task_return_boolean (task, TRUE);
 }
@@ -55,7 +56,7 @@ save_as_done (GObject *source, GAsyncResult *res, gpointer data)
   const char *path = g_task_get_task_data (G_TASK (res));
   if (!g_task_propagate_boolean (G_TASK (res), &error))
     {
-      g_autofree char *msg = g_strdup_printf ("Could not save “%s”: %s", path, error->message);
+      g_autofree char *msg = g_strdup_printf (_("Could not save “%s”: %s"), path, error->message);
       nl_window_toast (win, msg);
       return;
     }
@@ -73,14 +74,15 @@ save_as_chosen (GtkWidget *win, const char *path, gpointer user)
 static void
 action_new_project (GtkWidget *widget, const char *name, GVariant *param)
 {
-  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, "New Project", "_Create", "Untitled.netloom",
+  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, _("New Project"), _("_Create"),
+                  _("Untitled.netloom"),
                   new_chosen);
 }
 
 static void
 action_open_project (GtkWidget *widget, const char *name, GVariant *param)
 {
-  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project", "_Open", NULL, open_chosen);
+  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, _("Open Project"), _("_Open"), NULL, open_chosen);
 }
 
 static void
@@ -101,8 +103,9 @@ action_save_as (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlWindow *win = NL_WINDOW (widget);
   g_autofree char *title = win->ws ? nl_workspace_dup_title (win->ws) : NULL;
-  g_autofree char *suggested = g_strdup_printf ("%s copy.netloom", title ? title : "Untitled");
-  choose_project (win, GTK_FILE_CHOOSER_ACTION_SAVE, "Save Project As", "_Save", suggested, save_as_chosen);
+  g_autofree char *suggested = /* TRANSLATORS: the file name Save As suggests */
+  g_strdup_printf (_("%s copy.netloom"), title ? title : _("Untitled"));
+  choose_project (win, GTK_FILE_CHOOSER_ACTION_SAVE, _("Save Project As"), _("_Save"), suggested, save_as_chosen);
 }
 
 static void
@@ -119,9 +122,9 @@ static void
 action_import_onnx (GtkWidget *widget, const char *name, GVariant *param)
 {
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, "ONNX models");
+  gtk_file_filter_set_name (filter, _("ONNX models"));
   gtk_file_filter_add_pattern (filter, "*.onnx");
-  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, "Import ONNX Model", "_Import", NULL, filter,
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, _("Import ONNX Model"), _("_Import"), NULL, filter,
                   import_onnx_chosen, NULL, NULL);
 }
 

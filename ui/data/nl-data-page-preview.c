@@ -2,6 +2,7 @@
  * in a GTask thread (a newer request cancels the older one, whose result
  * is dropped), the grid of samples, the histogram and the summary. */
 #include "ui/data/nl-data-page-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -117,7 +118,7 @@ show_preview (NlDataPage *page, NlDataPreview *p)
   gtk_label_set_label (page->out_shape_label, out_shape);
   {
     g_autofree char *classes = p->n_classes ? g_strdup_printf ("%d", p->n_classes) : g_strdup ("none (regression)");
-    g_autofree char *info = g_strdup_printf ("%d of %s training samples · %s", p->n_samples, count, p->transforms);
+    g_autofree char *info = g_strdup_printf (_("%d of %s training samples · %s"), p->n_samples, count, p->transforms);
     gtk_label_set_label (page->classes_label, classes);
     gtk_label_set_label (page->preview_info, info);
   }
@@ -199,12 +200,13 @@ start_load (NlDataPage *page)
   gtk_spinner_stop (page->spinner);
   if (!page->ws || !page->current)
     {
-      show_message (page, NULL, page->ws ? "No pipeline: create one with the + button" : NULL);
+      show_message (page, NULL, page->ws ? _("No pipeline: create one with the + button") : NULL);
       return;
     }
   if (!page->raw_spec && !kind->default_path && !page->paths[k])
     {
-      g_autofree char *hint = g_strdup_printf ("Choose a %s to preview it", kind->path_is_folder ? "folder" : "file");
+      g_autofree char *hint = g_strdup (kind->path_is_folder ? _("Choose a folder to preview it")
+                                                              : _("Choose a file to preview it"));
       show_message (page, NULL, hint);
       return;
     }

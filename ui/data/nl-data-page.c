@@ -3,6 +3,7 @@
  * preview on the right (see -preview.c). Unsaved edits of a pipeline are
  * kept as a draft while another one is shown. */
 #include "ui/data/nl-data-page-private.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-file-chooser.h"
 #include "engine/session/nl-run-pipeline.h"
 
@@ -78,18 +79,18 @@ update_source_rows (NlDataPage *page)
   const char *path = page->paths[k];
   g_autofree char *sub = NULL;
 
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->path_row), kind->path_is_folder ? "Folder" : "File");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->path_row), kind->path_is_folder ? _("Folder") : _("File"));
   if (path && *path)
     sub = g_markup_escape_text (path, -1);
   else if (kind->default_path)
-    sub = g_markup_printf_escaped ("Default: %s", kind->default_path);
+    sub = g_markup_printf_escaped (_("Default: %s"), kind->default_path);
   else
-    sub = g_strdup (kind->path_is_folder ? "No folder chosen" : "No file chosen");
+    sub = g_strdup (kind->path_is_folder ? _("No folder chosen") : _("No file chosen"));
   adw_action_row_set_subtitle (page->path_row, sub);
   gtk_widget_set_visible (GTK_WIDGET (page->label_column_row), strcmp (kind->kind, "csv") == 0);
   gtk_widget_set_sensitive (GTK_WIDGET (page->split_spin), kind->uses_split);
-  adw_action_row_set_subtitle (page->split_row, kind->uses_split ? "Share of the samples held out for validation"
-                                                                 : "Not used: the dataset has its own test set");
+  adw_action_row_set_subtitle (page->split_row, kind->uses_split ? _("Share of the samples held out for validation")
+                                                                 : _("Not used: the dataset has its own test set"));
 }
 
 /* ---- the form and pipelines ---- */
@@ -247,7 +248,7 @@ reload_pipelines (NlDataPage *page)
   gboolean same;
 
   if (page->ws && !(list = nl_project_list_pipelines (project (page), &error)))
-    nl_workspace_toast (page->ws, "Cannot read the pipelines: %s", error->message);
+    nl_workspace_toast (page->ws, _("Cannot read the pipelines: %s"), error->message);
   for (guint i = 0; list && i < list->len; i++)
     {
       const char *name = ((NlPipelineInfo *) list->pdata[i])->name;
@@ -287,7 +288,7 @@ show_pipeline (NlDataPage *page, const char *name)
   if (!name || (!draft && !(pl = nl_project_load_pipeline (project (page), name, &error))))
     {
       if (error)
-        nl_workspace_toast (page->ws, "Cannot read pipeline “%s”: %s", name, error->message);
+        nl_workspace_toast (page->ws, _("Cannot read pipeline “%s”: %s"), name, error->message);
       clear_form (page);
       update_actions (page);
       nl_data_page_schedule_reload (page, FALSE);
@@ -350,24 +351,25 @@ nl_data_page_save (NlDataPage *page, GError **error)
   g_return_val_if_fail (NL_IS_DATA_PAGE (page), FALSE);
   if (!page->ws || !page->current)
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "no pipeline is shown");
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, _("no pipeline is shown"));
       return FALSE;
     }
   name = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (page->name_row))));
   pl = nl_data_page_dup_pipeline (page);
   if (!*name)
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "the pipeline needs a name");
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, _("the pipeline needs a name"));
       return FALSE;
     }
   if ((problem = nl_transform_spec_problem (pl->transforms)))
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "not saved: %s", problem);
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, _("not saved: %s"), problem);
       return FALSE;
     }
   if (strcmp (name, page->current) != 0 && (other = nl_project_load_pipeline (project (page), name, NULL)))
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_EXISTS, "a pipeline named “%s” already exists", name);
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_EXISTS, _("a pipeline named “%s” already exists"),
+                   name);
       return FALSE;
     }
   g_free (pl->name);
@@ -378,7 +380,8 @@ nl_data_page_save (NlDataPage *page, GError **error)
     {
       g_autoptr (GError) del = NULL;
       if (!nl_project_delete_pipeline (project (page), page->current, &del))
-        nl_workspace_toast (page->ws, "Saved as “%s”, but “%s” stays: %s", name, page->current, del->message);
+        nl_workspace_toast (page->ws, _("Saved as “%s”, but “%s” stays: %s"), name, page->current,
+                            del->message);
       g_hash_table_remove (page->drafts, page->current);
     }
   g_hash_table_remove (page->drafts, name);
@@ -424,7 +427,7 @@ choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
   NlDataPage *page = NL_DATA_PAGE (widget);
   int k;
   const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
-  g_autofree char *title = g_strdup_printf ("Choose the %s", kind->title);
+  g_autofree char *title = g_strdup_printf (_("Choose the %s"), _(kind->title));
   const char *path = page->paths[k] ? page->paths[k] : kind->default_path;
   GtkFileChooserAction mode = kind->path_is_folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER
                                                    : GTK_FILE_CHOOSER_ACTION_OPEN;
@@ -435,13 +438,13 @@ choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
   if (strcmp (kind->kind, "csv") == 0)
     {
       filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, "CSV files");
+      gtk_file_filter_set_name (filter, _("CSV files"));
       gtk_file_filter_add_pattern (filter, "*.csv");
       gtk_file_filter_add_pattern (filter, "*.tsv");
       gtk_file_filter_add_pattern (filter, "*.txt");
     }
   g_set_weak_pointer (&page->chooser,
-                      nl_choose_file (widget, mode, title, "_Choose", path, filter, source_chosen, NULL, NULL));
+                      nl_choose_file (widget, mode, title, _("_Choose"), path, filter, source_chosen, NULL, NULL));
 }
 
 static void
@@ -486,7 +489,7 @@ new_action (GtkWidget *widget, const char *action, GVariant *param)
   pl.extra_json = extra = nl_pipeline_extra_to_json (&x, NULL);
   if (!nl_project_save_pipeline (project (page), &pl, &error))
     {
-      nl_workspace_toast (page->ws, "Cannot create a pipeline: %s", error->message);
+      nl_workspace_toast (page->ws, _("Cannot create a pipeline: %s"), error->message);
       return;
     }
   nl_workspace_notify (page->ws, NL_WORKSPACE_PIPELINES);
@@ -499,9 +502,9 @@ save_action (GtkWidget *widget, const char *action, GVariant *param)
   NlDataPage *page = NL_DATA_PAGE (widget);
   g_autoptr (GError) error = NULL;
   if (!nl_data_page_save (page, &error))
-    nl_workspace_toast (page->ws, "Cannot save the pipeline: %s", error->message);
+    nl_workspace_toast (page->ws, _("Cannot save the pipeline: %s"), error->message);
   else
-    nl_workspace_toast (page->ws, "Saved pipeline “%s”", page->current);
+    nl_workspace_toast (page->ws, _("Saved pipeline “%s”"), page->current);
 }
 
 static void
@@ -513,7 +516,7 @@ delete_response (AdwMessageDialog *dialog, const char *response, NlDataPage *pag
     return;
   if (!nl_project_delete_pipeline (project (page), name, &error))
     {
-      nl_workspace_toast (page->ws, "Cannot delete “%s”: %s", name, error->message);
+      nl_workspace_toast (page->ws, _("Cannot delete “%s”: %s"), name, error->message);
       return;
     }
   g_hash_table_remove (page->drafts, name);
@@ -530,10 +533,10 @@ delete_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
   GtkRoot *root = gtk_widget_get_root (widget);
-  g_autofree char *heading = g_strdup_printf ("Delete pipeline “%s”?", page->current);
+  g_autofree char *heading = g_strdup_printf (_("Delete pipeline “%s”?"), page->current);
   GtkWidget *dlg = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading,
-                                           "Runs that used it keep their own copy of its settings.");
-  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dlg), "cancel", "_Cancel", "delete", "_Delete", NULL);
+                                           _("Runs that used it keep their own copy of its settings."));
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dlg), "cancel", _("_Cancel"), "delete", _("_Delete"), NULL);
   adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dlg), "delete", ADW_RESPONSE_DESTRUCTIVE);
   g_object_set_data_full (G_OBJECT (dlg), "pipeline", g_strdup (page->current), g_free);
   g_signal_connect_object (dlg, "response", G_CALLBACK (delete_response), page, 0);
@@ -685,13 +688,13 @@ nl_data_page_init (NlDataPage *page)
   page->pipeline_names = gtk_string_list_new (NULL);
   adw_combo_row_set_model (page->pipeline_row, G_LIST_MODEL (page->pipeline_names));
   for (int i = 0; i < n_kinds (); i++)
-    gtk_string_list_append (sources, kinds[i].title);
+    gtk_string_list_append (sources, _(kinds[i].title));
   adw_combo_row_set_model (page->source_row, G_LIST_MODEL (sources));
   page->filling--;
   for (int i = 0; i < n; i++)
     {
       g_autofree char *detailed = g_strdup_printf ("data.add-transform::%s", transforms[i].name);
-      g_menu_append (menu, transforms[i].title, detailed);
+      g_menu_append (menu, _(transforms[i].title), detailed);
     }
   gtk_menu_button_set_menu_model (page->add_transform_button, G_MENU_MODEL (menu));
 

@@ -2,6 +2,7 @@
  * curves of one metric overlaid in an NlPlot (read on a worker thread,
  * then extended as new points arrive) and their settings side by side. */
 #include "ui/experiments/nl-experiments-page-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -82,7 +83,7 @@ update_options (NlExperimentsPage *page, GPtrArray *rows)
           o->split = m->split;
           o->name = m->name;
           o->by_step = g_str_has_prefix (m->name, "batch_");
-          o->label = g_strdup_printf ("%s %s by %s", m->split, m->name, o->by_step ? "step" : "epoch");
+          o->label = g_strdup_printf ("%s %s by %s", m->split, m->name, o->by_step ? _("step") : _("epoch"));
           o->label[0] = g_ascii_toupper (o->label[0]);
           g_strdelimit (o->label, "_", ' ');
           g_ptr_array_add (opts, o);
@@ -255,7 +256,7 @@ reload_plot (NlExperimentsPage *page, GPtrArray *rows)
     return;
   {
     g_autofree char *y = nl_metric_pretty_name (o->split, o->name);
-    nl_plot_set_x_label (page->plot, o->by_step ? "step" : "epoch");
+    nl_plot_set_x_label (page->plot, o->by_step ? _("step") : _("epoch"));
     nl_plot_set_x_integer (page->plot, !o->by_step);
     nl_plot_set_y_label (page->plot, y);
   }
@@ -295,7 +296,8 @@ nl_experiments_page_compare_update (NlExperimentsPage *page)
   rows = page->ws ? nl_experiments_page_selected_rows (page) : g_ptr_array_new ();
   if (rows->len > 0)
     {
-      g_autofree char *what = g_strdup_printf ("Curves of %u selected run%s", rows->len, rows->len == 1 ? "" : "s");
+      g_autofree char *what = g_strdup_printf (ngettext ("Curves of %u selected run", "Curves of %u selected runs",
+                                                         rows->len), rows->len);
       gtk_label_set_label (page->compare_label, what);
     }
   else if (page->ws)
@@ -306,8 +308,8 @@ nl_experiments_page_compare_update (NlExperimentsPage *page)
       g_autofree char *what = NULL;
       for (guint i = 0; i < n; i++)
         g_ptr_array_add (rows, g_list_model_get_item (shown, i));
-      what = n < g_list_model_get_n_items (shown) ? g_strdup_printf ("Curves of the first %u runs", n)
-                                                  : g_strdup_printf ("Curves of all %u runs", n);
+      what = n < g_list_model_get_n_items (shown) ? g_strdup_printf (_("Curves of the first %u runs"), n)
+                                                  : g_strdup_printf (_("Curves of all %u runs"), n);
       gtk_label_set_label (page->compare_label, what);
     }
   if (rows->len == 0)

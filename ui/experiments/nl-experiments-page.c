@@ -3,6 +3,8 @@
  * updated in place). Actions live in nl-experiments-page-actions.c, the
  * comparison pane in nl-experiments-page-compare.c. */
 #include "ui/experiments/nl-experiments-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include <string.h>
 
@@ -57,11 +59,11 @@ update_count (NlExperimentsPage *page)
   guint64 sel = gtk_bitset_get_size (set);
   GString *s = g_string_new (NULL);
   if (shown < all)
-    g_string_append_printf (s, "%u of %u runs", shown, all);
+    g_string_append_printf (s, ngettext ("%u of %u run", "%u of %u runs", all), shown, all);
   else
-    g_string_append_printf (s, "%u run%s", all, all == 1 ? "" : "s");
+    g_string_append_printf (s, ngettext ("%u run", "%u runs", all), all);
   if (sel > 0)
-    g_string_append_printf (s, ", %" G_GUINT64_FORMAT " selected", sel);
+    g_string_append_printf (s, _(", %" PRIu64 " selected"), sel);
   gtk_label_set_label (page->count_label, s->str);
   g_string_free (s, TRUE);
 }
@@ -317,7 +319,7 @@ refresh_done (GObject *source, GAsyncResult *res, gpointer data)
     return;  /* another project by now; its own refresh is under way */
   page->refreshing = FALSE;
   if (!snaps)
-    nl_workspace_toast (ws, "Could not read the runs: %s", error->message);
+    nl_workspace_toast (ws, _("Could not read the runs: %s"), error->message);
   else
     {
       merge (page, snaps);
@@ -486,8 +488,8 @@ setup_modes (NlExperimentsPage *page)
   adw_bin_set_child (ADW_BIN (page), NULL);
   page->modes = GTK_STACK (gtk_stack_new ());
   page->sweep_view = NL_SWEEP_VIEW (nl_sweep_view_new ());
-  gtk_stack_add_titled (page->modes, runs, "runs", "Runs");
-  gtk_stack_add_titled (page->modes, GTK_WIDGET (page->sweep_view), "sweeps", "Sweeps");
+  gtk_stack_add_titled (page->modes, runs, "runs", _("Runs"));
+  gtk_stack_add_titled (page->modes, GTK_WIDGET (page->sweep_view), "sweeps", _("Sweeps"));
   gtk_widget_set_vexpand (GTK_WIDGET (page->modes), TRUE);
   gtk_stack_switcher_set_stack (GTK_STACK_SWITCHER (switcher), page->modes);
   gtk_widget_set_halign (switcher, GTK_ALIGN_CENTER);
@@ -513,7 +515,7 @@ nl_experiments_page_run_sweep (NlExperimentsPage *page, gint64 sweep)
   gtk_stack_set_visible_child_name (page->modes, "sweeps");
   nl_sweep_view_show_sweep (page->sweep_view, sweep);
   if (!nl_sweep_view_continue (page->sweep_view, &error) && page->ws)
-    nl_workspace_toast (page->ws, "Cannot run sweep %" G_GINT64_FORMAT ": %s", sweep, error->message);
+    nl_workspace_toast (page->ws, _("Cannot run sweep %" PRId64 ": %s"), sweep, error->message);
 }
 
 static void

@@ -6,6 +6,7 @@
  * and the level of detail drops with the zoom: no text below
  * NL_TEXT_MIN_ZOOM, plain rectangles and no ports below NL_SHAPE_MIN_ZOOM. */
 #include "ui/network/nl-graph-canvas-private.h"
+#include <glib/gi18n.h>
 #include "core/nl-atomic-file.h"
 #include "ui/widgets/nl-cairo-bytes.h"
 
@@ -508,7 +509,7 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
   if (!nl_graph_canvas_get_bounds (c, &b))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   "Cannot export %s: the network has no layers", path);
+                   _("Cannot export %s: the network has no layers"), path);
       return FALSE;
     }
   bw = b.size.width + 2 * margin;
@@ -544,7 +545,7 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
   g_clear_pointer (&node, gsk_render_node_unref);
   if (st != CAIRO_STATUS_SUCCESS)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot write %s: %s", path,
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot write %s: %s"), path,
                    cairo_status_to_string (st));
       return FALSE;
     }

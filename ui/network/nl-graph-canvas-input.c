@@ -3,6 +3,7 @@
  * nl_graph_canvas_press / drag_to / release / scroll / key / drop_string
  * calls, which the tests drive directly. */
 #include "ui/network/nl-graph-canvas-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -205,7 +206,8 @@ nl_graph_canvas_drag_to (NlGraphCanvas *c, double wx, double wy)
           break;
         if (!c->group_open)
           {
-            g_autofree char *label = n == 1 ? g_strdup ("Move layer") : g_strdup_printf ("Move %d layers", n);
+            g_autofree char *label = n == 1 ? g_strdup (_("Move layer"))
+                                            : g_strdup_printf (ngettext ("Move %d layer", "Move %d layers", n), n);
             nl_network_doc_begin_group (c->doc, label);
             c->group_open = TRUE;
           }
@@ -257,7 +259,7 @@ nl_graph_canvas_release (NlGraphCanvas *c, double wx, double wy)
         {
           g_autoptr (GError) error = NULL;
           if (!c->wire_ok)
-            nl_graph_canvas_emit_problem (c, c->wire_msg ? c->wire_msg : "These ports cannot be connected");
+            nl_graph_canvas_emit_problem (c, c->wire_msg ? c->wire_msg : _("These ports cannot be connected"));
           else if (!nl_network_doc_connect (c->doc, c->wire_from, 0, c->wire_to, c->wire_port, &error))
             nl_graph_canvas_emit_problem (c, error->message);
         }
@@ -379,7 +381,7 @@ nl_graph_canvas_drop_string (NlGraphCanvas *c, const char *s, double wx, double 
                                   x - NL_CARD_WIDTH / 2, y - NL_CARD_HEIGHT / 2, &error);
   if (node < 0)
     {
-      nl_graph_canvas_emit_problem (c, error ? error->message : "Cannot add this layer");
+      nl_graph_canvas_emit_problem (c, error ? error->message : _("Cannot add this layer"));
       return FALSE;
     }
   set_selection_one (c, node);

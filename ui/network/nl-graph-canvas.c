@@ -2,6 +2,7 @@
  * geometry, hit testing and the public API. Drawing is in -draw.c, pointer
  * and keyboard handling in -input.c. */
 #include "ui/network/nl-graph-canvas-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -135,7 +136,7 @@ nl_graph_canvas_set_analysis (NlGraphCanvas *c, const NlAnalysis *a)
           if (na->params > 0)
             {
               g_autofree char *count = nl_format_count (na->params);
-              c->an[i].info = g_strdup_printf ("%s · %s params", shape, count);
+              c->an[i].info = g_strdup_printf (_("%s · %s params"), shape, count);
             }
           else
             c->an[i].info = g_steal_pointer (&shape);
@@ -568,7 +569,7 @@ nl_graph_canvas_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboar
     {
       const NlOpDef *def = nl_network_node (net_of (c), node)->def;
       if (is_output)
-        gtk_tooltip_set_text (tooltip, "output — drag to an input to connect");
+        gtk_tooltip_set_text (tooltip, _("output — drag to an input to connect"));
       else if (def->n_inputs > 0)
         gtk_tooltip_set_text (tooltip, def->inputs[def->variadic ? 0 : MIN (port, def->n_inputs - 1)]);
       else

@@ -2,6 +2,7 @@
  * nodes and the edges among them), paste (colliding ids renamed, one undo
  * step, the pasted nodes selected) and duplicate. */
 #include "ui/network/nl-network-doc-private.h"
+#include <glib/gi18n.h>
 
 #include <string.h>
 
@@ -108,19 +109,20 @@ nl_network_doc_paste_json (NlNetworkDoc *doc, const char *json, double dx, doubl
   tmp = nl_network_load_data (json, -1, &local);
   if (!tmp)
     {
-      g_set_error (error, NL_NETWORK_ERROR, local->code, "cannot paste: %s", local->message);
+      g_set_error (error, NL_NETWORK_ERROR, local->code, _("cannot paste: %s"), local->message);
       return FALSE;
     }
   k = nl_network_n_nodes (tmp);
   if (k == 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "cannot paste: there are no layers in it");
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, _("cannot paste: there are no layers in it"));
       return FALSE;
     }
   cyc = find_cycle (tmp);
   if (cyc >= 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, "cannot paste: the layers form a cycle through %s",
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE,
+                   _("cannot paste: the layers form a cycle through %s"),
                    nl_network_node (tmp, cyc)->id);
       return FALSE;
     }
@@ -149,8 +151,8 @@ nl_network_doc_paste_json (NlNetworkDoc *doc, const char *json, double dx, doubl
         nd->x += dx, nd->y += dy;
     }
 
-  label = k == 1 ? g_strdup_printf ("Paste %s", nl_network_node (tmp, 0)->id)
-                 : g_strdup_printf ("Paste %d layers", k);
+  label = k == 1 ? g_strdup_printf (_("Paste %s"), nl_network_node (tmp, 0)->id)
+                 : g_strdup_printf (ngettext ("Paste %d layer", "Paste %d layers", k), k);
   old_sel = nl_doc_sel_dup (doc, &n_old);
   nl_network_doc_begin_group (doc, label);
   op = nl_doc_op_new (OP_NODES, k);
@@ -200,12 +202,12 @@ nl_network_doc_duplicate_selection (NlNetworkDoc *doc, GError **error)
   g_return_val_if_fail (NL_IS_NETWORK_DOC (doc), FALSE);
   if (doc->sel->len == 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "select the layers to duplicate first");
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, _("select the layers to duplicate first"));
       return FALSE;
     }
   json = nl_network_doc_copy_json (doc, (const int *) doc->sel->data, doc->sel->len);
   what = nl_doc_describe (doc, (const int *) doc->sel->data, doc->sel->len);
-  label = g_strdup_printf ("Duplicate %s", what);
+  label = g_strdup_printf (_("Duplicate %s"), what);
   nl_network_doc_begin_group (doc, label);
   ok = nl_network_doc_paste_json (doc, json, DUPLICATE_OFFSET, DUPLICATE_OFFSET, error);
   nl_network_doc_end_group (doc);

@@ -2,6 +2,7 @@
  * parameters, rename. Each applies primitives and records them in a group
  * (one undo step); refusals change nothing and say why. */
 #include "ui/network/nl-network-doc-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -21,7 +22,7 @@ nl_network_doc_add_node (NlNetworkDoc *doc, const char *op_name, double x, doubl
   def = nl_catalog_lookup (op_name);
   if (!def)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP, "there is no layer type '%s'", op_name);
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP, _("there is no layer type '%s'"), op_name);
       return -1;
     }
   id = nl_catalog_new_node_id (doc->net, def->name);
@@ -32,7 +33,7 @@ nl_network_doc_add_node (NlNetworkDoc *doc, const char *op_name, double x, doubl
   nd->x = x;
   nd->y = y;
   nd->has_position = TRUE;
-  label = g_strdup_printf ("Add %s", def->name);
+  label = g_strdup_printf (_("Add %s"), def->name);
   nl_network_doc_begin_group (doc, label);
   op = nl_doc_op_new (OP_NODES, 1);
   op->add = TRUE;
@@ -62,7 +63,7 @@ nl_network_doc_remove_nodes (NlNetworkDoc *doc, const int *nodes, int n)
   if (m == 0)
     return;
   what = nl_doc_describe (doc, s, m);
-  label = g_strdup_printf ("Remove %s", what);
+  label = g_strdup_printf (_("Remove %s"), what);
   old_sel = nl_doc_sel_dup (doc, &n_old);
   nl_network_doc_begin_group (doc, label);
 
@@ -177,7 +178,7 @@ nl_network_doc_move_nodes (NlNetworkDoc *doc, const int *nodes, int n, double dx
       xy[2 * i + 1] = nd->y + dy;
     }
   what = nl_doc_describe (doc, s, m);
-  label = g_strdup_printf ("Move %s", what);
+  label = g_strdup_printf (_("Move %s"), what);
   nl_network_doc_begin_group (doc, label);
   nl_doc_set_positions (doc, s, m, xy, TRUE);
   nl_network_doc_end_group (doc);
@@ -193,8 +194,8 @@ nl_network_doc_set_positions (NlNetworkDoc *doc, const int *nodes, int n, const 
   g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
   if (n == 0)
     return;
-  label = n == 1 ? g_strdup_printf ("Move %s", nl_network_node (doc->net, nodes[0])->id)
-                 : g_strdup_printf ("Move %d layers", n);
+  label = n == 1 ? g_strdup_printf (_("Move %s"), nl_network_node (doc->net, nodes[0])->id)
+                 : g_strdup_printf (ngettext ("Move %d layer", "Move %d layers", n), n);
   nl_network_doc_begin_group (doc, label);
   nl_doc_set_positions (doc, nodes, n, xy, FALSE);
   nl_network_doc_end_group (doc);
@@ -261,7 +262,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
   net = doc->net;
   if (from < 0 || from >= nl_network_n_nodes (net) || to < 0 || to >= nl_network_n_nodes (net))
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "there is no layer number %d",
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, _("there is no layer number %d"),
                    (from < 0 || from >= nl_network_n_nodes (net)) ? from : to);
       return FALSE;
     }
@@ -269,7 +270,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
   dst = nl_network_node (net, to);
   if (from == to)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, "%s cannot be connected to itself", src->id);
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, _("%s cannot be connected to itself"), src->id);
       return FALSE;
     }
   if (from_port < 0 || from_port >= src->def->n_outputs)
@@ -281,7 +282,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
   if (strcmp (dst->def->name, "Input") == 0)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
-                   "%s is an Input: nothing can be connected into it", dst->id);
+                   _("%s is an Input: nothing can be connected into it"), dst->id);
       return FALSE;
     }
   max_in = dst->def->variadic ? NL_MAX_PORTS : dst->def->n_inputs;
@@ -289,7 +290,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
     {
       if (dst->def->variadic)
         g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
-                     "%s takes at most %d inputs; there is no input %d", dst->id, max_in, to_port);
+                     _("%s takes at most %d inputs; there is no input %d"), dst->id, max_in, to_port);
       else
         g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "%s has %d input%s; there is no input %d",
                      dst->id, max_in, max_in == 1 ? "" : "s", to_port);
@@ -301,16 +302,16 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
       if (e->to == to && e->to_port == to_port)
         {
           const char *port_name = dst->def->inputs[dst->def->variadic ? 0 : to_port];
-          g_autofree char *which = dst->def->variadic ? g_strdup_printf (" (port %d)", to_port) : g_strdup ("");
+          g_autofree char *which = dst->def->variadic ? g_strdup_printf (_(" (port %d)"), to_port) : g_strdup ("");
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
-                       "%s's input '%s'%s is already connected to %s", dst->id, port_name, which,
+                       _("%s's input '%s'%s is already connected to %s"), dst->id, port_name, which,
                        nl_network_node (net, e->from)->id);
           return FALSE;
         }
     }
   if (reaches (net, to, from))
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, "connecting %s to %s would make a cycle",
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, _("connecting %s to %s would make a cycle"),
                    src->id, dst->id);
       return FALSE;
     }
@@ -352,7 +353,7 @@ nl_network_doc_connect (NlNetworkDoc *doc, int from, int from_port, int to, int 
 
   if (!nl_network_doc_can_connect (doc, from, from_port, to, to_port, error))
     return FALSE;
-  label = g_strdup_printf ("Connect %s to %s", nl_network_node (doc->net, from)->id,
+  label = g_strdup_printf (_("Connect %s to %s"), nl_network_node (doc->net, from)->id,
                            nl_network_node (doc->net, to)->id);
   nl_network_doc_begin_group (doc, label);
   op = nl_doc_op_new (OP_EDGES, 1);
@@ -375,7 +376,7 @@ nl_network_doc_disconnect (NlNetworkDoc *doc, int edge)
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (edge >= 0 && edge < (int) doc->net->edges->len);
   e = g_array_index (doc->net->edges, NlEdge, edge);
-  label = g_strdup_printf ("Disconnect %s from %s", nl_network_node (doc->net, e.from)->id,
+  label = g_strdup_printf (_("Disconnect %s from %s"), nl_network_node (doc->net, e.from)->id,
                            nl_network_node (doc->net, e.to)->id);
   nl_network_doc_begin_group (doc, label);
   op = nl_doc_op_new (OP_EDGES, 1);
@@ -418,15 +419,16 @@ param_in_range (const NlNode *nd, int k, GError **error)
   if (ok)
     return TRUE;
   if (s->min > s->max)
-    g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': %s parameter '%s' must be a finite number",
+    g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
+                 _("node '%s': %s parameter '%s' must be a finite number"),
                  nd->id, nd->def->name, s->name);
   else if (s->max >= 1e15)
     g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
-                 "node '%s': %s parameter '%s' is out of range (must be >= %g)", nd->id, nd->def->name, s->name,
+                 _("node '%s': %s parameter '%s' is out of range (must be >= %g)"), nd->id, nd->def->name, s->name,
                  s->min);
   else
     g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
-                 "node '%s': %s parameter '%s' is out of range (must be in [%g, %g])", nd->id, nd->def->name,
+                 _("node '%s': %s parameter '%s' is out of range (must be in [%g, %g])"), nd->id, nd->def->name,
                  s->name, s->min, s->max);
   return FALSE;
 }
@@ -449,7 +451,7 @@ nl_network_doc_set_param (NlNetworkDoc *doc, int node, const char *name, const c
       k = i;
   if (k < 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': %s has no parameter '%s'", nd->id,
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, _("node '%s': %s has no parameter '%s'"), nd->id,
                    nd->def->name, name);
       return FALSE;
     }
@@ -462,7 +464,7 @@ nl_network_doc_set_param (NlNetworkDoc *doc, int node, const char *name, const c
     }
   if (memcmp (&old, &nd->params[k], sizeof old) == 0)
     return TRUE;
-  label = g_strdup_printf ("Change %s of %s", name, nd->id);
+  label = g_strdup_printf (_("Change %s of %s"), name, nd->id);
   nl_network_doc_begin_group (doc, label);
   op = nl_doc_op_new (OP_PARAM, 0);
   op->node = node;
@@ -499,13 +501,13 @@ nl_network_doc_rename_node (NlNetworkDoc *doc, int node, const char *id, GError 
   nd = nl_network_node (doc->net, node);
   if (!id || !*id)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "%s needs a name", nd->id);
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, _("%s needs a name"), nd->id);
       return FALSE;
     }
   if (!valid_id (id))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-                   "'%s' is not a valid layer name (use letters, digits, '_' or '.')", id);
+                   _("'%s' is not a valid layer name (use letters, digits, '_' or '.')"), id);
       return FALSE;
     }
   if (strcmp (nd->id, id) == 0)
@@ -514,11 +516,11 @@ nl_network_doc_rename_node (NlNetworkDoc *doc, int node, const char *id, GError 
   if (other >= 0)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-                   "cannot rename %s to '%s': another layer (%s) has that name", nd->id, id,
+                   _("cannot rename %s to '%s': another layer (%s) has that name"), nd->id, id,
                    nl_network_node (doc->net, other)->def->name);
       return FALSE;
     }
-  label = g_strdup_printf ("Rename %s to %s", nd->id, id);
+  label = g_strdup_printf (_("Rename %s to %s"), nd->id, id);
   nl_network_doc_begin_group (doc, label);
   op = nl_doc_op_new (OP_RENAME, 0);
   op->node = node;

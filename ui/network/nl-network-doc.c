@@ -10,6 +10,7 @@
  * replays them. Node and edge indices in an operation are those of the
  * network at the moment it runs, which undo/redo reproduce exactly. */
 #include "ui/network/nl-network-doc-private.h"
+#include <glib/gi18n.h>
 
 #include <string.h>
 
@@ -108,7 +109,7 @@ nl_doc_describe (const NlNetworkDoc *doc, const int *sorted, int n)
 {
   if (n == 1)
     return g_strdup (nl_network_node (doc->net, sorted[0])->id);
-  return g_strdup_printf ("%d layers", n);
+  return g_strdup_printf (ngettext ("%d layer", "%d layers", n), n);
 }
 
 /* ---- selection ---- */
@@ -343,7 +344,7 @@ nl_network_doc_end_group (NlNetworkDoc *doc)
   s->sel_after = nl_doc_sel_dup (doc, &s->n_after);
   s->serial = ++doc->next_serial;
   if (!s->label)
-    s->label = g_strdup ("Edit");
+    s->label = g_strdup (_("Edit"));
   g_ptr_array_add (doc->undo, s);
   g_ptr_array_set_size (doc->redo, 0);
   /* memory stays bounded; the state after a dropped step becomes the base */
@@ -540,7 +541,7 @@ nl_network_doc_set_name (NlNetworkDoc *doc, const char *name)
   g_return_if_fail (name != NULL);
   if (g_strcmp0 (doc->net->name, name) == 0)
     return;
-  nl_network_doc_begin_group (doc, "Rename network");
+  nl_network_doc_begin_group (doc, _("Rename network"));
   op = nl_doc_op_new (OP_NAME, 0);
   op->old_s = g_strdup (doc->net->name);
   op->new_s = g_strdup (name);

@@ -2,6 +2,7 @@
  * the one place that decides which are enabled. Saving and file I/O run in
  * worker threads. */
 #include "ui/network/nl-network-page-private.h"
+#include <glib/gi18n.h>
 #include "core/nl-atomic-file.h"
 #include "ui/widgets/nl-file-chooser.h"
 
@@ -43,7 +44,7 @@ save_done (GObject *source, GAsyncResult *res, gpointer data)
   gssize version = g_task_propagate_int (G_TASK (res), &error);
 
   if (version <= 0)
-    nl_workspace_toast (ws, "Could not save “%s”: %s", j->name, error->message);
+    nl_workspace_toast (ws, _("Could not save “%s”: %s"), j->name, error->message);
   else if (page->ws == ws)
     {
       /* the document may have changed while saving: it is then still modified */
@@ -55,7 +56,7 @@ save_done (GObject *source, GAsyncResult *res, gpointer data)
           page->version = (int) version;
         }
       nl_workspace_notify (ws, NL_WORKSPACE_NETWORKS);
-      nl_workspace_toast (ws, "Saved “%s” as version %d", j->name, (int) version);
+      nl_workspace_toast (ws, _("Saved “%s” as version %d"), j->name, (int) version);
       nl_network_page_update_actions (page);
     }
   nl_workspace_busy_pop (ws);
@@ -188,7 +189,7 @@ export_done (GObject *source, GAsyncResult *res, gpointer data)
   if (!g_task_propagate_boolean (G_TASK (res), &error))
     nl_network_page_problem (page, error->message);
   else if (page->ws)
-    nl_workspace_toast (page->ws, "Exported %s", (const char *) g_object_get_data (G_OBJECT (res), "path"));
+    nl_workspace_toast (page->ws, _("Exported %s"), (const char *) g_object_get_data (G_OBJECT (res), "path"));
 }
 
 /* Used by the file chooser and by tests. Diagrams are drawn on the main
@@ -209,7 +210,7 @@ nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *
                                   : nl_graph_canvas_export_svg (page->canvas, path, &error)))
     nl_network_page_problem (page, error->message);
   else if (page->ws)
-    nl_workspace_toast (page->ws, "Exported %s", path);
+    nl_workspace_toast (page->ws, _("Exported %s"), path);
 }
 
 static void
@@ -227,7 +228,7 @@ export_chosen (GtkWidget *page, const char *path, gpointer kind)
 static void
 action_import (GtkWidget *widget, const char *action, GVariant *param)
 {
-  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, "Import Network", "_Import", NULL, NULL, import_chosen,
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, _("Import Network"), _("_Import"), NULL, NULL, import_chosen,
                   (gpointer) "json", NULL);
 }
 
@@ -237,7 +238,8 @@ action_export (GtkWidget *widget, const char *action, GVariant *param)
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
   const char *kind = g_variant_get_string (param, NULL);
   g_autofree char *suggested = g_strdup_printf ("%s.%s", nl_network_doc_get_name (page->doc), kind);
-  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_SAVE, "Export Network", "_Export", suggested, NULL, export_chosen,
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_SAVE, _("Export Network"), _("_Export"), suggested, NULL,
+                  export_chosen,
                   g_strdup (kind), g_free);
 }
 
@@ -261,11 +263,11 @@ action_delete_network (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
   GtkRoot *root = gtk_widget_get_root (widget);
-  g_autofree char *heading = g_strdup_printf ("Delete “%s”?", nl_network_doc_get_name (page->doc));
+  g_autofree char *heading = g_strdup_printf (_("Delete “%s”?"), nl_network_doc_get_name (page->doc));
   AdwMessageDialog *dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (
     GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading,
-    "Every saved version of this network is deleted. Runs keep their own copy of the network."));
-  adw_message_dialog_add_responses (dlg, "cancel", "_Cancel", "delete", "_Delete", NULL);
+    _("Every saved version of this network is deleted. Runs keep their own copy of the network.")));
+  adw_message_dialog_add_responses (dlg, "cancel", _("_Cancel"), "delete", _("_Delete"), NULL);
   adw_message_dialog_set_response_appearance (dlg, "delete", ADW_RESPONSE_DESTRUCTIVE);
   g_signal_connect (dlg, "response", G_CALLBACK (delete_response), page);
   gtk_window_present (GTK_WINDOW (dlg));
@@ -432,6 +434,6 @@ nl_network_page_update_actions (NlNetworkPage *page)
     {
       /* a dot marks unsaved changes, as GNOME Text Editor's title does */
       gtk_button_set_label (page->save_button, nl_network_doc_is_modified (page->doc) || page->version == 0
-                                                 ? "• _Save" : "_Save");
+                                                 ? _("• _Save") : _("_Save"));
     }
 }

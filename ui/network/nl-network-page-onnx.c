@@ -3,6 +3,8 @@
  * the network opens on the canvas laid out) and the network exported with
  * the weights of its newest run (editor.export-onnx). */
 #include "engine/session/nl-run-onnx.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "ui/network/nl-network-page-private.h"
 #include "ui/widgets/nl-onnx-export-dialog.h"
 
@@ -70,14 +72,14 @@ show_import_error (NlNetworkPage *page, const char *path, const char *message)
 {
   GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (page));
   g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *heading = g_strdup_printf ("Could not import “%s”", base);
+  g_autofree char *heading = g_strdup_printf (_("Could not import “%s”"), base);
   g_autofree char *prefix = g_strconcat (path, ": ", NULL);
   AdwMessageDialog *dlg;
   /* the heading names the file already */
   if (g_str_has_prefix (message, prefix) && message[strlen (prefix)])
     message += strlen (prefix);
   dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, message));
-  adw_message_dialog_add_response (dlg, "close", "_Close");
+  adw_message_dialog_add_response (dlg, "close", _("_Close"));
   gtk_window_present (GTK_WINDOW (dlg));
 }
 
@@ -96,7 +98,7 @@ import_done (GObject *source, GAsyncResult *res, gpointer data)
       return;
     }
   nl_workspace_notify (j->ws, NL_WORKSPACE_NETWORKS | NL_WORKSPACE_RUNS);
-  nl_workspace_toast (j->ws, "Imported “%s” as “%s” with its weights (run %" G_GINT64_FORMAT ")", base, j->name,
+  nl_workspace_toast (j->ws, _("Imported “%s” as “%s” with its weights (run %" PRId64 ")"), base, j->name,
                       j->run);
   if (page->ws == j->ws)
     nl_network_page_open_network (page, j->name, 0);

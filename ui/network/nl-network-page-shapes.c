@@ -4,6 +4,7 @@
  * transforms); the pipeline's dataset is opened on a worker thread, and the
  * analysis runs again when the shape is known. */
 #include "engine/session/nl-data-preview.h"
+#include <glib/gi18n.h>
 #include "ui/network/nl-network-page-private.h"
 
 #include <string.h>
@@ -48,7 +49,7 @@ nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a)
   else
     origin = "default";
   if (!origin)
-    return g_strdup_printf ("input %s from “%s”", shape, page->sample_from);
+    return g_strdup_printf (_("input %s from “%s”"), shape, page->sample_from);
   if (page->sample_note)
     return g_strdup_printf ("input %s (%s; %s)", shape, origin, page->sample_note);
   return g_strdup_printf ("input %s (%s)", shape, origin);
@@ -165,7 +166,7 @@ void
 nl_network_page_shapes_init (NlNetworkPage *page)
 {
   page->sample = NL_SHAPE_ABSENT;
-  page->pipelines = gtk_string_list_new ((const char *const[]) { "No pipeline", NULL });
+  page->pipelines = gtk_string_list_new ((const char *const[]) { _("No pipeline"), NULL });
   gtk_drop_down_set_model (page->pipeline_dropdown, G_LIST_MODEL (page->pipelines));
   g_signal_connect (page->pipeline_dropdown, "notify::selected", G_CALLBACK (pipeline_selected), page);
 }

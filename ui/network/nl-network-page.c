@@ -2,6 +2,7 @@
  * the main loop, keeps the analysis, the problems list and the status bar
  * in step with every edit. Actions live in nl-network-page-actions.c. */
 #include "ui/network/nl-network-page-private.h"
+#include <glib/gi18n.h>
 #include "ui/nl-settings.h"
 
 G_DEFINE_FINAL_TYPE (NlNetworkPage, nl_network_page, ADW_TYPE_BIN)
@@ -31,7 +32,7 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   if (a->network_error)
     {
       GtkWidget *row = adw_action_row_new ();
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Network");
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("Network"));
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), a->network_error);
       gtk_widget_add_css_class (row, "error");
       gtk_list_box_append (page->problems_list, row);
@@ -49,19 +50,19 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
       }
   if (a->n_errors == 0)
     {
-      GtkWidget *label = gtk_label_new ("No problems");
+      GtkWidget *label = gtk_label_new (_("No problems"));
       gtk_widget_add_css_class (label, "dim-label");
       gtk_widget_set_margin_top (label, 6);
       gtk_widget_set_margin_bottom (label, 6);
       gtk_list_box_append (page->problems_list, label);
     }
-  title = a->n_errors ? g_strdup_printf ("Problems (%d)", a->n_errors) : g_strdup ("Problems");
+  title = a->n_errors ? g_strdup_printf (_("Problems (%d)"), a->n_errors) : g_strdup (_("Problems"));
   gtk_label_set_label (page->problems_title, title);
-  problems = a->n_errors == 0 ? g_strdup ("no problems")
-             : a->n_errors == 1 ? g_strdup ("1 problem")
-                                : g_strdup_printf ("%d problems", a->n_errors);
-  status = g_strdup_printf ("%s%s%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory "
-                            "at batch %d: %s  ·  %s",
+  problems = a->n_errors == 0 ? g_strdup (_("no problems"))
+             : a->n_errors == 1 ? g_strdup (_("1 problem"))
+                                : g_strdup_printf (ngettext ("%d problem", "%d problems", a->n_errors), a->n_errors);
+  status = g_strdup_printf (_("%s%s%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory "
+                              "at batch %d: %s  ·  %s"),
                             input ? input : "", input ? "  ·  " : "", a->n_nodes, params, macs, a->batch, mem,
                             problems);
   gtk_label_set_label (page->status_label, status);
@@ -194,7 +195,8 @@ fill_versions (NlNetworkPage *page, const char *name)
       NlNetworkInfo *info = g_ptr_array_index (versions, i);
       g_autoptr (GDateTime) when = g_date_time_new_from_unix_local ((gint64) info->created);
       g_autofree char *date = when ? g_date_time_format (when, "%Y-%m-%d %H:%M") : g_strdup ("");
-      g_autofree char *label = g_strdup_printf ("v%d  %s", info->version, date);
+      /* TRANSLATORS: a saved network's version and date */
+      g_autofree char *label = g_strdup_printf (_("v%d  %s"), info->version, date);
       if (info->version == page->version)
         selected = page->version_numbers->len;
       gtk_string_list_append (page->versions, label);
@@ -442,7 +444,7 @@ palette_activated (NlPalette *palette, const char *op, NlNetworkPage *page)
   int after = n > 0 ? sel[n - 1] : -1;
   double x = 0, y = 0;
   g_autoptr (GError) error = NULL;
-  g_autofree char *label = g_strdup_printf ("Add %s", op);
+  g_autofree char *label = g_strdup_printf (_("Add %s"), op);
 
   if (after >= 0)
     {

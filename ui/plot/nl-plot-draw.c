@@ -3,6 +3,7 @@
  * from its per-pixel-column reduction: a vertical bar from min to max
  * joined through first and last, so a one-point spike still shows. */
 #include "ui/plot/nl-plot-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 
@@ -729,8 +730,8 @@ nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean ba
       gboolean any = FALSE;
       for (guint i = 0; i < n; i++)
         any |= nl_plot_series_get_length (g_ptr_array_index (self->series, i)) > 0;
-      text_size (layout, n == 0 ? "No series" : !any ? "No data yet"
-                 : f.log_y ? "No positive values to show on a log scale" : "No values in this range",
+      text_size (layout, n == 0 ? _("No series") : !any ? _("No data yet")
+                 : f.log_y ? _("No positive values to show on a log scale") : _("No values in this range"),
                  FALSE, &tw, &th);
       cairo_move_to (cr, f.ax + (f.aw - tw) / 2, f.ay + (f.ah - th) / 2);
       pango_cairo_show_layout (cr, layout);

@@ -1,5 +1,6 @@
 /* nl-event-log.c — a run's event log (nl-event-log.h). */
 #include "ui/training/nl-event-log.h"
+#include <glib/gi18n.h>
 
 #include <string.h>
 
@@ -127,7 +128,7 @@ nl_event_log_init (NlEventLog *self)
   GtkWidget *placeholder;
 
   gtk_widget_init_template (GTK_WIDGET (self));
-  placeholder = gtk_label_new ("What the run reports appears here: epochs, checkpoints, pauses, errors");
+  placeholder = gtk_label_new (_("What the run reports appears here: epochs, checkpoints, pauses, errors"));
   gtk_widget_add_css_class (placeholder, "dim-label");
   gtk_widget_set_margin_top (placeholder, 12);
   gtk_widget_set_margin_bottom (placeholder, 12);

@@ -5,6 +5,7 @@
  * nl-schedule-group, nl-training-group, nl-checkpoint-group,
  * nl-early-stop-group). */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-form-rows.h"
 #include "engine/session/nl-data-preview.h"
 
@@ -192,9 +193,9 @@ nl_training_page_form_update_subtitle (NlTrainingPage *page)
   g_autofree char *text = NULL;
   if (!pl)
     text = g_strdup (page->pipelines && g_list_model_get_n_items (G_LIST_MODEL (page->pipelines)) == 0
-                       ? "No pipelines: make one on the Data page" : "");
+                       ? _("No pipelines: make one on the Data page") : "");
   else
-    text = g_strdup_printf ("%s · batch %d%s%s", pl->dataset_spec, pl->batch_size,
+    text = g_strdup_printf (_("%s · batch %d%s%s"), pl->dataset_spec, pl->batch_size,
                             pl->transforms && *pl->transforms ? " · " : "", pl->transforms ? pl->transforms : "");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (page->pipeline_row), text);
 }
@@ -218,7 +219,7 @@ lists_done (GObject *source, GAsyncResult *res, gpointer data)
   page->lists_loading--;
   if (!l)
     {
-      nl_workspace_toast (ws, "Could not read the networks and pipelines: %s", error->message);
+      nl_workspace_toast (ws, _("Could not read the networks and pipelines: %s"), error->message);
       nl_training_page_update_actions (page);
       return;
     }
@@ -240,7 +241,7 @@ lists_done (GObject *source, GAsyncResult *res, gpointer data)
   set_items (page->pipeline_row, page->pipelines, (const char *const *) names->pdata, keep_pl, NULL, NULL);
   page->filling = FALSE;
   adw_action_row_set_subtitle (ADW_ACTION_ROW (page->network_row),
-                               l->networks->len ? "" : "No networks: draw one on the Network page");
+                               l->networks->len ? "" : _("No networks: draw one on the Network page"));
   nl_training_page_form_update_subtitle (page);
   lists_free (l);
   nl_training_page_form_changed (page);
@@ -266,7 +267,7 @@ static void
 add_fork_row (NlTrainingPage *page, GtkWidget *group)
 {
   GtkWidget *row = adw_action_row_new ();
-  GtkWidget *cancel = gtk_button_new_with_mnemonic ("_New Run Instead");
+  GtkWidget *cancel = gtk_button_new_with_mnemonic (_("_New Run Instead"));
   adw_action_row_add_prefix (ADW_ACTION_ROW (row), gtk_image_new_from_icon_name ("media-playlist-consecutive-symbolic"));
   gtk_widget_set_valign (cancel, GTK_ALIGN_CENTER);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (cancel), "training.cancel-fork");
@@ -282,7 +283,7 @@ void
 nl_training_page_form_init (NlTrainingPage *page)
 {
   GtkWidget *run = GTK_WIDGET (page->run_group);
-  g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
+  g_autofree char *threads_sub = g_strdup_printf (_("0 uses all %u cores"), g_get_num_processors ());
 
   page->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (nl_training_page_form_changed),
                               G_OBJECT (page) };
@@ -296,13 +297,13 @@ nl_training_page_form_init (NlTrainingPage *page)
                            G_CONNECT_SWAPPED);
 
   add_fork_row (page, run);
-  page->network_row = nl_form_rows_combo (&page->rows, run, "network", "Network", NULL,
+  page->network_row = nl_form_rows_combo (&page->rows, run, "network", _("Network"), NULL,
                                           G_LIST_MODEL (page->networks));
-  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", "Pipeline", NULL,
+  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", _("Pipeline"), NULL,
                                            G_LIST_MODEL (page->pipelines));
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (page->pipeline_row), 1);
   page->name_row = ADW_ENTRY_ROW (adw_entry_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), "Run name (optional)");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), _("Run name (optional)"));
   nl_form_rows_add (run, GTK_WIDGET (page->name_row));
   g_hash_table_insert (page->rows.fields, (gpointer) "name", page->name_row);
 

@@ -6,6 +6,7 @@
  * Stop are signals to mpirun, which Open MPI passes on to every rank
  * (SIGTSTP and SIGCONT by default, SIGTERM as the job's end). */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
 #include "engine/session/nl-run-args.h"
 
 #include <signal.h>
@@ -51,14 +52,14 @@ job_argv (NlTrainingPage *page, StartRequest *r, GError **error)
 
   if (r->kind != START_TRAIN)
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "A fork trains in this process: set Processes to 1 "
-                   "(or run netloom-cli fork under mpirun)");
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, _("A fork trains in this process: set Processes to 1 "
+                     "(or run netloom-cli fork under mpirun)"));
       return NULL;
     }
   if (!cli)
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "netloom-cli was found neither beside netloom nor "
-                   "in PATH: it trains the processes under mpirun");
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, _("netloom-cli was found neither beside netloom nor "
+                     "in PATH: it trains the processes under mpirun"));
       return NULL;
     }
   if (!pl || !nl_run_config_apply_pipeline (&r->rc, pl, error))
@@ -99,7 +100,7 @@ job_argv (NlTrainingPage *page, StartRequest *r, GError **error)
 static void
 set_status (NlTrainingPage *page, const char *what)
 {
-  g_autofree char *text = g_strdup_printf ("%d processes · %s", page->job_processes, what);
+  g_autofree char *text = g_strdup_printf (_("%d processes · %s"), page->job_processes, what);
   nl_training_dashboard_set_status (page->dashboard, text);
 }
 
@@ -222,8 +223,8 @@ job_done (GObject *source, GAsyncResult *res, gpointer data)
       page->state = NL_TRAINING_FAILED;
       line = why ? g_steal_pointer (&why)
              : g_subprocess_get_if_signaled (proc)
-               ? g_strdup_printf ("mpirun ended by signal %d", g_subprocess_get_term_sig (proc))
-               : g_strdup_printf ("mpirun exited with status %d", g_subprocess_get_exit_status (proc));
+               ? g_strdup_printf (_("mpirun ended by signal %d"), g_subprocess_get_term_sig (proc))
+               : g_strdup_printf (_("mpirun exited with status %d"), g_subprocess_get_exit_status (proc));
     }
   if (line)
     {
@@ -232,7 +233,7 @@ job_done (GObject *source, GAsyncResult *res, gpointer data)
     }
   else
     nl_training_dashboard_log (page->dashboard, "STATUS", page->state == NL_TRAINING_STOPPED
-                                                            ? "the processes stopped" : "the processes finished");
+                                                            ? _("the processes stopped") : _("the processes finished"));
   set_status (page, page->state == NL_TRAINING_FINISHED ? "finished"
                     : page->state == NL_TRAINING_STOPPED ? "stopped" : "failed");
   page->stop_requested = FALSE;
@@ -300,7 +301,7 @@ nl_training_page_mpi_pause (NlTrainingPage *page)
 {
   job_signal (page, SIGTSTP);
   page->state = NL_TRAINING_PAUSED;
-  nl_training_dashboard_log (page->dashboard, "STATUS", "paused (every process stopped)");
+  nl_training_dashboard_log (page->dashboard, "STATUS", _("paused (every process stopped)"));
   set_status (page, "paused");
 }
 

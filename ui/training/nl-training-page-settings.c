@@ -3,6 +3,8 @@
  * changed), the pipeline's part (in the worker thread), and a stored run's
  * settings back into the form. */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "core/nl-device.h"
 #include "engine/session/nl-data-preview.h"
 #include "engine/session/nl-run.h"
@@ -78,21 +80,21 @@ nl_training_page_form_ready (NlTrainingPage *page, const char **why)
 {
   const char *reason = NULL;
   if (!page->ws)
-    reason = "No project is open";
+    reason = _("No project is open");
   else if (nl_project_is_read_only (nl_workspace_get_project (page->ws)))
-    reason = "The project is read-only";
+    reason = _("The project is read-only");
   else if (page->lists_loading > 0 || page->prefill_loading > 0)
-    reason = "Reading the project…";
+    reason = _("Reading the project…");
   else if (nl_training_group_is_loading (page->training))
-    reason = "Looking for GPUs…";
+    reason = _("Looking for GPUs…");
   else if (!page->fork_run && !nl_training_page_form_selected (page->network_row))
-    reason = "The project has no network";
+    reason = _("The project has no network");
   else if (!page->fork_run && !nl_training_page_form_pipeline (page))
-    reason = "The project has no pipeline";
+    reason = _("The project has no pipeline");
   else if (page->fork_run && nl_training_group_get_processes (page->training) > 1)
-    reason = "A fork trains in this process: set Processes to 1";
+    reason = _("A fork trains in this process: set Processes to 1");
   else if (nl_schedule_group_get_error (page->schedule))
-    reason = "The learning-rate schedule is invalid";
+    reason = _("The learning-rate schedule is invalid");
   if (why)
     *why = reason;
   return reason == NULL;
@@ -107,7 +109,7 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
 
   if (nl_schedule_group_get_error (page->schedule))
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "learning-rate schedule: %s",
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, _("learning-rate schedule: %s"),
                    nl_schedule_group_get_error (page->schedule));
       return NULL;
     }
@@ -139,7 +141,7 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
           return NULL;
         }
       r->batch_size = parent.batch_size;
-      r->title = g_strdup_printf ("%s (fork of run %" G_GINT64_FORMAT ")", r->name ? r->name : "New run", r->run);
+      r->title = g_strdup_printf (_("%s (fork of run %" PRId64 ")"), r->name ? r->name : _("New run"), r->run);
     }
   else
     {
@@ -147,7 +149,7 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
       r->network = g_strdup (nl_training_page_form_selected (page->network_row));
       r->pipeline = g_strdup (nl_training_page_form_pipeline (page)->name);
       r->batch_size = nl_training_page_form_pipeline (page)->batch_size;
-      r->title = r->name ? g_strdup (r->name) : g_strdup_printf ("%s on %s", r->network, r->pipeline);
+      r->title = r->name ? g_strdup (r->name) : g_strdup_printf (_("%s on %s"), r->network, r->pipeline);
     }
   return r;
 }
@@ -160,7 +162,7 @@ nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
   r->kind = START_RESUME;
   r->ws = g_object_ref (page->ws);
   r->run = run;
-  r->title = g_strdup_printf ("Run %" G_GINT64_FORMAT " (resumed)", run);
+  r->title = g_strdup_printf (_("Run %" PRId64 " (resumed)"), run);
   form_options (page, &r->rc);
   return r;
 }
@@ -215,7 +217,7 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
   nl_run_config_init (&rc);
   if (!info || !nl_run_config_from_json (&rc, info->hparams_json, &error))
     {
-      g_autofree char *msg = g_strdup_printf ("Could not read run %" G_GINT64_FORMAT "'s settings: %s",
+      g_autofree char *msg = g_strdup_printf (_("Could not read run %" PRId64 "'s settings: %s"),
                                               GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (res), "nl-run")),
                                               error->message);
       nl_training_page_show_error (page, msg);
@@ -244,10 +246,10 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
   parent_json = nl_run_config_to_json (&rc);
   nl_training_page_form_set_fork (page, info->id, parent_json);
   {
-    g_autofree char *sub = g_strdup_printf ("From its best checkpoint, with %s on %s; settings changed here "
-                                            "override the run's", info->network_name ? info->network_name : "its network",
-                                            rc.dataset);
-    g_autofree char *title = g_strdup_printf ("Fork of “%s” (run %" G_GINT64_FORMAT ")", info->name, info->id);
+    g_autofree char *sub = g_strdup_printf (_("From its best checkpoint, with %s on %s; settings changed here "
+                                              "override the run's"),
+                                            info->network_name ? info->network_name : _("its network"), rc.dataset);
+    g_autofree char *title = g_strdup_printf (_("Fork of “%s” (run %" PRId64 ")"), info->name, info->id);
     adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->fork_row), title);
     adw_action_row_set_subtitle (page->fork_row, sub);
   }

@@ -5,6 +5,8 @@
  * nl-training-page-form.c and -settings.c, the dashboard is its own widget
  * (nl-training-dashboard.c). */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "ui/training/nl-sweep-dialog.h"
 
 #include <string.h>
@@ -42,7 +44,7 @@ nl_training_page_update_actions (NlTrainingPage *page)
   /* a job's run is followed in the project like any other process's */
   nl_training_dashboard_set_follow_blocked (page->dashboard, session_active (page) && !page->job);
   if (page->state == NL_TRAINING_IDLE && !nl_training_dashboard_get_followed_run (page->dashboard) && page->ws)
-    nl_training_dashboard_set_status (page->dashboard, why ? why : "Ready to start");
+    nl_training_dashboard_set_status (page->dashboard, why ? why : _("Ready to start"));
 }
 
 void
@@ -64,7 +66,7 @@ hide_error (NlTrainingPage *page)
 static void
 set_status (NlTrainingPage *page, const char *what)
 {
-  g_autofree char *text = page->run > 0 ? g_strdup_printf ("Run %" G_GINT64_FORMAT " · %s", page->run, what)
+  g_autofree char *text = page->run > 0 ? g_strdup_printf (_("Run %" PRId64 " · %s"), page->run, what)
                                         : g_strdup (what);
   nl_training_dashboard_set_status (page->dashboard, text);
 }
@@ -311,7 +313,7 @@ start_failed (NlTrainingPage *page, const char *message)
   page->state = NL_TRAINING_FAILED;
   nl_training_page_show_error (page, message);
   nl_training_dashboard_log (page->dashboard, "ERROR", message);
-  set_status (page, "could not start");
+  set_status (page, _("could not start"));
 }
 
 static void
@@ -362,7 +364,7 @@ start_request (NlTrainingPage *page, StartRequest *r)
   page->run = 0;
   nl_training_dashboard_stop_following (page->dashboard);  /* the dashboard is this run's now */
   hide_error (page);
-  set_status (page, "Preparing…");
+  set_status (page, _("Preparing…"));
   nl_workspace_busy_push (r->ws);
   g_task_set_task_data (task, r, (GDestroyNotify) start_request_free);
   g_task_run_in_thread (task, start_thread);
@@ -534,7 +536,7 @@ nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws)
   page->stop_requested = FALSE;
   hide_error (page);
   nl_training_page_form_set_fork (page, 0, NULL);
-  nl_training_dashboard_reset (page->dashboard, "No Run Yet", 0, 0, 0, NULL);
+  nl_training_dashboard_reset (page->dashboard, _("No Run Yet"), 0, 0, 0, NULL);
   if (ws)
     {
       g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), page);
@@ -618,8 +620,8 @@ nl_training_page_init (NlTrainingPage *page)
   gtk_widget_init_template (GTK_WIDGET (page));
   page->form_cancel = g_cancellable_new ();
   nl_training_page_form_init (page);
-  nl_training_dashboard_reset (page->dashboard, "No Run Yet", 0, 0, 0, NULL);
-  nl_training_dashboard_set_status (page->dashboard, "Open a project to train");
+  nl_training_dashboard_reset (page->dashboard, _("No Run Yet"), 0, 0, 0, NULL);
+  nl_training_dashboard_set_status (page->dashboard, _("Open a project to train"));
   nl_training_page_update_actions (page);
 }
 
@@ -634,7 +636,7 @@ nl_training_page_prefill_from_run (NlTrainingPage *page, gint64 run)
     return;
   if (session_active (page))
     {
-      nl_workspace_toast (page->ws, "A run is going: stop it before forking another");
+      nl_workspace_toast (page->ws, _("A run is going: stop it before forking another"));
       return;
     }
   nl_training_page_form_prefill (page, run);
@@ -649,7 +651,7 @@ nl_training_page_resume_run (NlTrainingPage *page, gint64 run)
     return;
   if (session_active (page))
     {
-      nl_workspace_toast (page->ws, "A run is going: stop it before resuming another");
+      nl_workspace_toast (page->ws, _("A run is going: stop it before resuming another"));
       return;
     }
   start_request (page, nl_training_page_form_resume_request (page, run));

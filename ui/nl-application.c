@@ -51,6 +51,7 @@ apply_color_scheme (NlApplication *app)
 static void
 action_about (GSimpleAction *action, GVariant *param, gpointer data)
 {
+  g_assert (NL_IS_APPLICATION (data));
   const char *developers[] = { _("The netloom developers"), NULL };
   GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (data));
   GtkWidget *about = adw_about_window_new ();
@@ -66,6 +67,7 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
 static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer data)
 {
+  g_assert (NL_IS_APPLICATION (data));
   GList *windows = gtk_application_get_windows (GTK_APPLICATION (data));
   /* close_request saves the window state */
   while (windows)
@@ -80,6 +82,8 @@ static void
 action_color_scheme (GSimpleAction *action, GVariant *param, gpointer data)
 {
   NlApplication *app = data;
+  g_assert (NL_IS_APPLICATION (app));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   g_settings_set_string (app->settings, "color-scheme", g_variant_get_string (param, NULL));
   g_simple_action_set_state (action, param);
   apply_color_scheme (app);

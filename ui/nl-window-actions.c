@@ -1,5 +1,5 @@
 /* nl-window-actions.c — the window's actions (win.*): project menu, pages;
- * one place (nl_window_update_actions) decides what is enabled. */
+ * one place (_nl_window_update_actions) decides what is enabled. */
 #include "ui/nl-window-private.h"
 #include <glib/gi18n.h>
 #include "ui/widgets/nl-file-chooser.h"
@@ -74,6 +74,7 @@ save_as_chosen (GtkWidget *win, const char *path, gpointer user)
 static void
 action_new_project (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, _("New Project"), _("_Create"),
                   _("Untitled.netloom"),
                   new_chosen);
@@ -82,18 +83,22 @@ action_new_project (GtkWidget *widget, const char *name, GVariant *param)
 static void
 action_open_project (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, _("Open Project"), _("_Open"), NULL, open_chosen);
 }
 
 static void
 action_open_recent (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   nl_window_open_project (NL_WINDOW (widget), g_variant_get_string (param, NULL), NL_OPEN_EXISTING);
 }
 
 static void
 action_open_sample (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   g_autofree char *path = g_build_filename (g_get_user_data_dir (), "netloom", "sample.netloom", NULL);
   nl_window_open_project (NL_WINDOW (widget), path, NL_OPEN_SAMPLE);
 }
@@ -102,6 +107,7 @@ static void
 action_save_as (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlWindow *win = NL_WINDOW (widget);
+  g_assert (NL_IS_WINDOW (widget));
   g_autofree char *title = win->ws ? nl_workspace_dup_title (win->ws) : NULL;
   g_autofree char *suggested = /* TRANSLATORS: the file name Save As suggests */
   g_strdup_printf (_("%s copy.netloom"), title ? title : _("Untitled"));
@@ -121,6 +127,7 @@ import_onnx_chosen (GtkWidget *widget, const char *path, gpointer user)
 static void
 action_import_onnx (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, _("ONNX models"));
   gtk_file_filter_add_pattern (filter, "*.onnx");
@@ -131,17 +138,20 @@ action_import_onnx (GtkWidget *widget, const char *name, GVariant *param)
 static void
 action_close_project (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   nl_window_close_project (NL_WINDOW (widget));
 }
 
 static void
 action_show_page (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   nl_window_show_page (NL_WINDOW (widget), g_variant_get_string (param, NULL));
 }
 
 void
-nl_window_install_actions (NlWindowClass *klass)
+_nl_window_install_actions (NlWindowClass *klass)
 {
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
   static const char *const pages[] = { "network", "data", "training", "experiments" };
@@ -164,7 +174,7 @@ nl_window_install_actions (NlWindowClass *klass)
 }
 
 void
-nl_window_update_actions (NlWindow *win)
+_nl_window_update_actions (NlWindow *win)
 {
   gboolean open = win->ws != NULL;
   gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.save-project-as", open);
@@ -174,7 +184,7 @@ nl_window_update_actions (NlWindow *win)
 }
 
 void
-nl_window_update_recent_menu (NlWindow *win)
+_nl_window_update_recent_menu (NlWindow *win)
 {
   GMenuModel *model = gtk_menu_button_get_menu_model (win->project_button);
   g_auto (GStrv) recent = g_settings_get_strv (win->settings, "recent-projects");

@@ -46,7 +46,7 @@ set_workspace (NlWindow *win, NlWorkspace *ws)
       gtk_window_set_title (GTK_WINDOW (win), "netloom");
       gtk_stack_set_visible_child_name (win->main_stack, "welcome");
     }
-  nl_window_update_actions (win);
+  _nl_window_update_actions (win);
   g_object_notify_by_pspec (G_OBJECT (win), props[PROP_WORKSPACE]);
 }
 
@@ -123,7 +123,7 @@ open_done (GObject *source, GAsyncResult *res, gpointer data)
     set_workspace (win, ws);
   }
   nl_settings_add_recent (nl_project_path (p));
-  nl_window_update_recent_menu (win);
+  _nl_window_update_recent_menu (win);
   if (nl_project_is_read_only (p))
     nl_window_toast (win, _("The project is read-only: changes cannot be saved"));
 }
@@ -268,12 +268,12 @@ on_run_sweep (NlWorkspace *ws, gint64 sweep, NlWindow *win)
 static void
 connect_requests (NlWindow *win, NlWorkspace *ws)
 {
-  g_signal_connect (ws, "run-sweep", G_CALLBACK (on_run_sweep), win);
-  g_signal_connect (ws, "fork-run", G_CALLBACK (on_fork_run), win);
-  g_signal_connect (ws, "evaluate-run", G_CALLBACK (on_evaluate_run), win);
-  g_signal_connect (ws, "toast", G_CALLBACK (on_toast), win);
-  g_signal_connect (ws, "show-page", G_CALLBACK (on_show_page), win);
-  g_signal_connect (ws, "open-network", G_CALLBACK (on_open_network), win);
+  g_signal_connect_object (ws, "run-sweep", G_CALLBACK (on_run_sweep), win, 0);
+  g_signal_connect_object (ws, "fork-run", G_CALLBACK (on_fork_run), win, 0);
+  g_signal_connect_object (ws, "evaluate-run", G_CALLBACK (on_evaluate_run), win, 0);
+  g_signal_connect_object (ws, "toast", G_CALLBACK (on_toast), win, 0);
+  g_signal_connect_object (ws, "show-page", G_CALLBACK (on_show_page), win, 0);
+  g_signal_connect_object (ws, "open-network", G_CALLBACK (on_open_network), win, 0);
 }
 
 /* ---- GObject ---- */
@@ -362,7 +362,7 @@ nl_window_class_init (NlWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlWindow, training_page);
   gtk_widget_class_bind_template_child (widget_class, NlWindow, experiments_page);
 
-  nl_window_install_actions (klass);
+  _nl_window_install_actions (klass);
 }
 
 static void
@@ -379,8 +379,8 @@ nl_window_init (NlWindow *win)
   nl_window_show_page (win, page);
   g_signal_connect_swapped (win->view_stack, "notify::visible-child-name", G_CALLBACK (on_page_changed), win);
   nl_experiments_page_set_resume_handler (win->experiments_page, on_resume_run, win, NULL);
-  nl_window_update_recent_menu (win);
-  nl_window_update_actions (win);
+  _nl_window_update_recent_menu (win);
+  _nl_window_update_actions (win);
 }
 
 NlWindow *

@@ -43,7 +43,7 @@ sample_texture (const NlDataPreview *p, int i)
 }
 
 void
-nl_data_page_clear_preview (NlDataPage *page)
+_nl_data_page_clear_preview (NlDataPage *page)
 {
   GtkWidget *child;
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (page->preview_grid))))
@@ -73,7 +73,7 @@ static void
 show_message (NlDataPage *page, const char *error, const char *hint)
 {
   gboolean toast = error && g_strcmp0 (error, page->error) != 0;
-  nl_data_page_clear_preview (page);
+  _nl_data_page_clear_preview (page);
   g_free (page->error);
   page->error = g_strdup (error);
   gtk_label_set_label (page->error_label, error ? error : "");
@@ -191,7 +191,7 @@ start_load (NlDataPage *page)
   g_autoptr (GTask) task = NULL;
   LoadData *d;
   int k;
-  const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDataSourceKind *kind = _nl_data_page_selected_kind (page, &k);
 
   if (page->cancel)
     g_cancellable_cancel (page->cancel);
@@ -248,7 +248,7 @@ cancel_reload (NlDataPage *page)
 
 /* The workspace is busy from now, so screenshots and tests wait. */
 void
-nl_data_page_schedule_reload (NlDataPage *page, gboolean force)
+_nl_data_page_schedule_reload (NlDataPage *page, gboolean force)
 {
   g_autoptr (NlPipelineInfo) pl = nl_data_page_dup_pipeline (page);
   g_autofree char *key = pl ? request_key (page, pl) : g_strdup ("");
@@ -269,7 +269,7 @@ nl_data_page_schedule_reload (NlDataPage *page, gboolean force)
 }
 
 void
-nl_data_page_stop_loading (NlDataPage *page)
+_nl_data_page_stop_loading (NlDataPage *page)
 {
   cancel_reload (page);
   if (page->cancel)

@@ -42,8 +42,8 @@ on_param_changed (GtkWidget *editor, NlDataPage *page)
   gtk_widget_set_tooltip_text (editor, _(step->info->params[k].doc));
   adw_expander_row_set_subtitle (g_object_get_data (G_OBJECT (editor), "row"), item);
   g_clear_pointer (&page->raw_transforms, g_free);
-  nl_data_page_set_dirty (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_set_dirty (page);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 static GtkWidget *
@@ -155,7 +155,7 @@ transform_row (NlDataPage *page, guint index)
 }
 
 void
-nl_data_page_rebuild_transforms (NlDataPage *page)
+_nl_data_page_rebuild_transforms (NlDataPage *page)
 {
   GtkWidget *child;
   page->filling++;
@@ -172,15 +172,17 @@ transforms_edited (NlDataPage *page, int expand)
 {
   g_clear_pointer (&page->raw_transforms, g_free);
   page->expand_step = expand;
-  nl_data_page_rebuild_transforms (page);
-  nl_data_page_set_dirty (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_rebuild_transforms (page);
+  _nl_data_page_set_dirty (page);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 static void
 add_transform_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   const NlTransformSpecInfo *info = nl_data_transform_lookup (g_variant_get_string (param, NULL));
   if (!info || !page->current)
     return;
@@ -193,6 +195,8 @@ static void
 edit_transform_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_INT32));
   int i = g_variant_get_int32 (param), j = i;
   if (i < 0 || i >= (int) page->steps->len)
     return;
@@ -214,7 +218,7 @@ edit_transform_action (GtkWidget *widget, const char *action, GVariant *param)
 }
 
 void
-nl_data_page_install_transform_actions (GtkWidgetClass *klass)
+_nl_data_page_install_transform_actions (GtkWidgetClass *klass)
 {
   gtk_widget_class_install_action (klass, "data.add-transform", "s", add_transform_action);
   gtk_widget_class_install_action (klass, "data.transform-remove", "i", edit_transform_action);

@@ -23,7 +23,7 @@ n_kinds (void)
 }
 
 const NlDataSourceKind *
-nl_data_page_selected_kind (NlDataPage *page, int *index)
+_nl_data_page_selected_kind (NlDataPage *page, int *index)
 {
   int n;
   const NlDataSourceKind *kinds = nl_data_source_kinds (&n);
@@ -62,7 +62,7 @@ update_actions (NlDataPage *page)
 }
 
 void
-nl_data_page_set_dirty (NlDataPage *page)
+_nl_data_page_set_dirty (NlDataPage *page)
 {
   if (page->filling || page->dirty)
     return;
@@ -75,7 +75,7 @@ static void
 update_source_rows (NlDataPage *page)
 {
   int k;
-  const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDataSourceKind *kind = _nl_data_page_selected_kind (page, &k);
   const char *path = page->paths[k];
   g_autofree char *sub = NULL;
 
@@ -99,7 +99,7 @@ static char *
 form_spec (NlDataPage *page)
 {
   int k;
-  nl_data_page_selected_kind (page, &k);
+  _nl_data_page_selected_kind (page, &k);
   return page->raw_spec ? g_strdup (page->raw_spec) : nl_data_source_spec (k, page->paths[k]);
 }
 
@@ -171,7 +171,7 @@ fill_form (NlDataPage *page, const NlPipelineInfo *pl)
   g_ptr_array_unref (page->steps);
   page->steps = g_steal_pointer (&steps);
   page->expand_step = -1;
-  nl_data_page_rebuild_transforms (page);
+  _nl_data_page_rebuild_transforms (page);
   update_source_rows (page);
   page->filling--;
 }
@@ -186,7 +186,7 @@ clear_form (NlDataPage *page)
   g_clear_pointer (&page->raw_transforms, g_free);
   gtk_editable_set_text (GTK_EDITABLE (page->name_row), "");
   g_ptr_array_set_size (page->steps, 0);
-  nl_data_page_rebuild_transforms (page);
+  _nl_data_page_rebuild_transforms (page);
   page->dirty = FALSE;
   page->filling--;
 }
@@ -291,7 +291,7 @@ show_pipeline (NlDataPage *page, const char *name)
         nl_workspace_toast (page->ws, _("Cannot read pipeline “%s”: %s"), name, error->message);
       clear_form (page);
       update_actions (page);
-      nl_data_page_schedule_reload (page, FALSE);
+      _nl_data_page_schedule_reload (page, FALSE);
       return;
     }
   if (g_strcmp0 (page->current, name) != 0)
@@ -307,7 +307,7 @@ show_pipeline (NlDataPage *page, const char *name)
       adw_combo_row_set_selected (page->pipeline_row, i);
   page->filling--;
   update_actions (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 static void
@@ -403,15 +403,15 @@ nl_data_page_set_source_file (NlDataPage *page, GFile *file)
   int k;
   g_return_if_fail (NL_IS_DATA_PAGE (page));
   g_return_if_fail (G_IS_FILE (file));
-  nl_data_page_selected_kind (page, &k);
+  _nl_data_page_selected_kind (page, &k);
   g_free (page->paths[k]);
   page->paths[k] = g_file_get_path (file);
   g_clear_pointer (&page->raw_spec, g_free);
   update_source_rows (page);
-  nl_data_page_set_dirty (page);
+  _nl_data_page_set_dirty (page);
   /* the file may have changed since it was last read */
   page->reopen = TRUE;
-  nl_data_page_schedule_reload (page, TRUE);
+  _nl_data_page_schedule_reload (page, TRUE);
 }
 
 static void
@@ -425,8 +425,9 @@ static void
 choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   int k;
-  const NlDataSourceKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDataSourceKind *kind = _nl_data_page_selected_kind (page, &k);
   g_autofree char *title = g_strdup_printf (_("Choose the %s"), _(kind->title));
   const char *path = page->paths[k] ? page->paths[k] : kind->default_path;
   GtkFileChooserAction mode = kind->path_is_folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER
@@ -454,17 +455,17 @@ on_source_changed (NlDataPage *page)
   if (page->filling)
     return;
   g_clear_pointer (&page->raw_spec, g_free);
-  nl_data_page_set_dirty (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_set_dirty (page);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 /* split and label column: they change which samples there are */
 static void
 on_data_option_changed (NlDataPage *page)
 {
-  nl_data_page_set_dirty (page);
+  _nl_data_page_set_dirty (page);
   if (!page->filling)
-    nl_data_page_schedule_reload (page, FALSE);
+    _nl_data_page_schedule_reload (page, FALSE);
 }
 
 /* ---- pipeline actions ---- */
@@ -473,6 +474,7 @@ static void
 new_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   g_autoptr (GError) error = NULL;
   g_autofree char *name = g_strdup ("pipeline");
   g_autofree char *extra = NULL;
@@ -500,6 +502,7 @@ static void
 save_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   g_autoptr (GError) error = NULL;
   if (!nl_data_page_save (page, &error))
     nl_workspace_toast (page->ws, _("Cannot save the pipeline: %s"), error->message);
@@ -532,6 +535,7 @@ static void
 delete_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   GtkRoot *root = gtk_widget_get_root (widget);
   g_autofree char *heading = g_strdup_printf (_("Delete pipeline “%s”?"), page->current);
   GtkWidget *dlg = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading,
@@ -547,8 +551,9 @@ static void
 shuffle_preview_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   page->seed++;
-  nl_data_page_schedule_reload (page, TRUE);
+  _nl_data_page_schedule_reload (page, TRUE);
 }
 
 /* ---- workspace ---- */
@@ -569,15 +574,15 @@ nl_data_page_set_workspace (NlDataPage *page, NlWorkspace *ws)
     return;
   if (page->ws)
     g_signal_handlers_disconnect_by_data (page->ws, page);
-  nl_data_page_stop_loading (page);
+  _nl_data_page_stop_loading (page);
   g_set_object (&page->ws, ws);
   g_hash_table_remove_all (page->drafts);
   g_clear_pointer (&page->requested_key, g_free);
   clear_form (page);
-  nl_data_page_clear_preview (page);
+  _nl_data_page_clear_preview (page);
   page->seed = 0;
   if (ws)
-    g_signal_connect (ws, "changed", G_CALLBACK (on_workspace_changed), page);
+    g_signal_connect_object (ws, "changed", G_CALLBACK (on_workspace_changed), page, 0);
   reload_pipelines (page);
   update_actions (page);
 }
@@ -590,7 +595,7 @@ nl_data_page_dispose (GObject *object)
   NlDataPage *page = NL_DATA_PAGE (object);
   if (page->ws)
     nl_data_page_set_workspace (page, NULL);
-  nl_data_page_stop_loading (page);
+  _nl_data_page_stop_loading (page);
   if (page->chooser)
     nl_file_chooser_close (page->chooser);
   g_clear_weak_pointer (&page->chooser);
@@ -666,7 +671,7 @@ nl_data_page_class_init (NlDataPageClass *klass)
   gtk_widget_class_install_action (widget_class, "data.delete", NULL, delete_action);
   gtk_widget_class_install_action (widget_class, "data.choose-source", NULL, choose_source_action);
   gtk_widget_class_install_action (widget_class, "data.shuffle-preview", NULL, shuffle_preview_action);
-  nl_data_page_install_transform_actions (widget_class);
+  _nl_data_page_install_transform_actions (widget_class);
 }
 
 static void
@@ -705,11 +710,11 @@ nl_data_page_init (NlDataPage *page)
   g_signal_connect_swapped (page->source_row, "notify::selected", G_CALLBACK (on_source_changed), page);
   g_signal_connect_swapped (page->split_spin, "value-changed", G_CALLBACK (on_data_option_changed), page);
   g_signal_connect_swapped (page->label_column_row, "changed", G_CALLBACK (on_data_option_changed), page);
-  g_signal_connect_swapped (page->batch_spin, "value-changed", G_CALLBACK (nl_data_page_set_dirty), page);
-  g_signal_connect_swapped (page->workers_spin, "value-changed", G_CALLBACK (nl_data_page_set_dirty), page);
-  g_signal_connect_swapped (page->shuffle_switch, "notify::active", G_CALLBACK (nl_data_page_set_dirty), page);
-  g_signal_connect_swapped (page->name_row, "changed", G_CALLBACK (nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->batch_spin, "value-changed", G_CALLBACK (_nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->workers_spin, "value-changed", G_CALLBACK (_nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->shuffle_switch, "notify::active", G_CALLBACK (_nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->name_row, "changed", G_CALLBACK (_nl_data_page_set_dirty), page);
   update_source_rows (page);
-  nl_data_page_clear_preview (page);
+  _nl_data_page_clear_preview (page);
   update_actions (page);
 }

@@ -13,25 +13,12 @@
 
 #include "engine/session/nl-run-export.h"
 
-static GArray *
-selected_ids (NlExperimentsPage *page)
-{
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
-  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; i < rows->len; i++)
-    {
-      gint64 id = nl_run_row_get_id (g_ptr_array_index (rows, i));
-      g_array_append_val (ids, id);
-    }
-  return ids;
-}
-
 /* The one selected row, or NULL (not referenced: the store holds it). */
 static NlRunRow *
 single_row (NlExperimentsPage *page)
 {
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
-  return rows->len == 1 ? nl_experiments_page_find_row (page, nl_run_row_get_id (g_ptr_array_index (rows, 0))) : NULL;
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
+  return rows->len == 1 ? _nl_experiments_page_find_row (page, nl_run_row_get_id (g_ptr_array_index (rows, 0))) : NULL;
 }
 
 static GtkWindow *
@@ -42,9 +29,9 @@ page_window (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_update_actions (NlExperimentsPage *page)
+_nl_experiments_page_update_actions (NlExperimentsPage *page)
 {
-  g_autoptr (GPtrArray) rows = page->selection ? nl_experiments_page_selected_rows (page)
+  g_autoptr (GPtrArray) rows = page->selection ? _nl_experiments_page_selected_rows (page)
                                                : g_ptr_array_new ();
   NlRunRow *one = rows->len == 1 ? g_ptr_array_index (rows, 0) : NULL;
   GtkWidget *w = GTK_WIDGET (page);
@@ -464,8 +451,8 @@ metrics_chosen (GtkWidget *widget, const char *path, gpointer data)
 static void
 choose_export_file (NlExperimentsPage *page, gboolean weights)
 {
-  g_autoptr (GArray) ids = selected_ids (page);
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
   g_autofree char *name = NULL;
 
   if (ids->len == 0)
@@ -505,6 +492,7 @@ static void
 action_rename (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
+  g_assert (NL_IS_EXPERIMENTS_PAGE (widget));
   NlRunRow *row = single_row (page);
   AdwMessageDialog *dlg;
   GtkWidget *entry;
@@ -539,8 +527,9 @@ static void
 action_delete (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
-  g_autoptr (GArray) ids = selected_ids (page);
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
+  g_assert (NL_IS_EXPERIMENTS_PAGE (widget));
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
   g_autofree char *heading = NULL;
   AdwMessageDialog *dlg;
   if (ids->len == 0)
@@ -562,8 +551,9 @@ static void
 action_simple (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
+  g_assert (NL_IS_EXPERIMENTS_PAGE (widget));
   NlRunRow *row = single_row (page);
-  g_autoptr (GArray) ids = selected_ids (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
   if (strcmp (name, "exp.tags") == 0)
     gtk_menu_button_popup (page->tags_button);
   else if (strcmp (name, "exp.notes") == 0)
@@ -588,7 +578,7 @@ action_simple (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 void
-nl_experiments_page_install_actions (NlExperimentsPageClass *klass)
+_nl_experiments_page_install_actions (NlExperimentsPageClass *klass)
 {
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
   static const char *const simple[] = { "exp.tags", "exp.notes", "exp.resume", "exp.fork", "exp.evaluate",
@@ -615,7 +605,7 @@ clear_box (GtkWidget *box)
 static void
 remove_tag_clicked (GtkButton *button, NlExperimentsPage *page)
 {
-  g_autoptr (GArray) ids = selected_ids (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
   g_autoptr (GError) error = NULL;
   const char *tag = g_object_get_data (G_OBJECT (button), "nl-tag");
   if (!nl_experiments_page_remove_tag (page, (const gint64 *) ids->data, ids->len, tag, &error))
@@ -625,7 +615,7 @@ remove_tag_clicked (GtkButton *button, NlExperimentsPage *page)
 static void
 rebuild_tags (NlExperimentsPage *page)
 {
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
   g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GPtrArray) tags = g_ptr_array_new ();
 
@@ -673,7 +663,7 @@ rebuild_tags (NlExperimentsPage *page)
 static void
 tag_entry_activate (GtkEntry *entry, NlExperimentsPage *page)
 {
-  g_autoptr (GArray) ids = selected_ids (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
   g_autoptr (GError) error = NULL;
   if (!nl_experiments_page_add_tag (page, (const gint64 *) ids->data, ids->len,
                                     gtk_editable_get_text (GTK_EDITABLE (entry)), &error))
@@ -767,7 +757,7 @@ popover_show (GtkWidget *pop, NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_setup_popups (NlExperimentsPage *page)
+_nl_experiments_page_setup_popups (NlExperimentsPage *page)
 {
   page->tags_popover = make_popover (page->tags_button, _("Add a tag to the selected runs"), &page->tags_list,
                                      &page->tags_entry);
@@ -780,7 +770,7 @@ nl_experiments_page_setup_popups (NlExperimentsPage *page)
 
 /* After a refresh: what an open popover lists may have changed. */
 void
-nl_experiments_page_update_popups (NlExperimentsPage *page)
+_nl_experiments_page_update_popups (NlExperimentsPage *page)
 {
   if (page->tags_popover && gtk_widget_get_visible (page->tags_popover))
     rebuild_tags (page);

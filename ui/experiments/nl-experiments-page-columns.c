@@ -245,7 +245,7 @@ add_metric_columns (NlExperimentsPage *page, const char *split, const char *name
 }
 
 void
-nl_experiments_page_setup_columns (NlExperimentsPage *page)
+_nl_experiments_page_setup_columns (NlExperimentsPage *page)
 {
   add_column (page, COL_STATUS, _("Status"), NULL, NULL, NULL);
   add_column (page, COL_NAME, _("Name"), NULL, NULL, NULL);
@@ -263,7 +263,7 @@ nl_experiments_page_setup_columns (NlExperimentsPage *page)
 
 /* Metrics beyond the usual three get columns at the end as they appear. */
 void
-nl_experiments_page_add_new_metric_columns (NlExperimentsPage *page)
+_nl_experiments_page_add_new_metric_columns (NlExperimentsPage *page)
 {
   guint n = g_list_model_get_n_items (G_LIST_MODEL (page->store));
   for (guint i = 0; i < n; i++)

@@ -285,7 +285,7 @@ plot_signature (NlExperimentsPage *page, GPtrArray *rows)
 }
 
 void
-nl_experiments_page_compare_update (NlExperimentsPage *page)
+_nl_experiments_page_compare_update (NlExperimentsPage *page)
 {
   g_autoptr (GPtrArray) rows = NULL;
   g_autoptr (GPtrArray) infos = NULL;
@@ -293,7 +293,7 @@ nl_experiments_page_compare_update (NlExperimentsPage *page)
 
   if (!page->plot)
     return;
-  rows = page->ws ? nl_experiments_page_selected_rows (page) : g_ptr_array_new ();
+  rows = page->ws ? _nl_experiments_page_selected_rows (page) : g_ptr_array_new ();
   if (rows->len > 0)
     {
       g_autofree char *what = g_strdup_printf (ngettext ("Curves of %u selected run", "Curves of %u selected runs",
@@ -346,7 +346,7 @@ nl_experiments_page_compare_update (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_compare_poll (NlExperimentsPage *page)
+_nl_experiments_page_compare_poll (NlExperimentsPage *page)
 {
   if (!page->plot || page->plot_runs->len == 0)
     return;
@@ -376,7 +376,7 @@ static void
 metric_selected (NlExperimentsPage *page)
 {
   if (!page->options_updating)
-    nl_experiments_page_compare_update (page);
+    _nl_experiments_page_compare_update (page);
 }
 
 static void
@@ -386,7 +386,7 @@ only_diff_toggled (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_compare_init (NlExperimentsPage *page)
+_nl_experiments_page_compare_init (NlExperimentsPage *page)
 {
   page->options = g_ptr_array_new_with_free_func ((GDestroyNotify) metric_option_free);
   page->option_labels = gtk_string_list_new (NULL);
@@ -402,7 +402,7 @@ nl_experiments_page_compare_init (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_compare_dispose (NlExperimentsPage *page)
+_nl_experiments_page_compare_dispose (NlExperimentsPage *page)
 {
   page->plot = NULL;  /* the template's plot_box owns it */
   page->plot_generation++;

@@ -26,7 +26,7 @@ search_changed (NlExperimentsPage *page)
 }
 
 GPtrArray *
-nl_experiments_page_selected_rows (NlExperimentsPage *page)
+_nl_experiments_page_selected_rows (NlExperimentsPage *page)
 {
   GPtrArray *rows = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr (GtkBitset) set = gtk_selection_model_get_selection (GTK_SELECTION_MODEL (page->selection));
@@ -37,8 +37,21 @@ nl_experiments_page_selected_rows (NlExperimentsPage *page)
   return rows;
 }
 
+GArray *
+_nl_experiments_page_selected_ids (NlExperimentsPage *page)
+{
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint i = 0; i < rows->len; i++)
+    {
+      gint64 id = nl_run_row_get_id (g_ptr_array_index (rows, i));
+      g_array_append_val (ids, id);
+    }
+  return ids;
+}
+
 NlRunRow *
-nl_experiments_page_find_row (NlExperimentsPage *page, gint64 run)
+_nl_experiments_page_find_row (NlExperimentsPage *page, gint64 run)
 {
   guint n = g_list_model_get_n_items (G_LIST_MODEL (page->store));
   for (guint i = 0; i < n; i++)
@@ -74,9 +87,9 @@ selection_idle (gpointer data)
   NlExperimentsPage *page = data;
   page->selection_idle = 0;
   update_count (page);
-  nl_experiments_page_update_actions (page);
-  nl_experiments_page_update_popups (page);
-  nl_experiments_page_compare_update (page);
+  _nl_experiments_page_update_actions (page);
+  _nl_experiments_page_update_popups (page);
+  _nl_experiments_page_compare_update (page);
   return G_SOURCE_REMOVE;
 }
 
@@ -207,19 +220,6 @@ out_of_order (NlExperimentsPage *page, GtkSorter *sorter)
   return FALSE;
 }
 
-static GArray *
-selected_id_array (NlExperimentsPage *page)
-{
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
-  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; i < rows->len; i++)
-    {
-      gint64 id = nl_run_row_get_id (g_ptr_array_index (rows, i));
-      g_array_append_val (ids, id);
-    }
-  return ids;
-}
-
 static int
 compare_ids (gconstpointer a, gconstpointer b)
 {
@@ -244,7 +244,7 @@ static void
 merge (NlExperimentsPage *page, GPtrArray *snaps)
 {
   g_autoptr (GHashTable) fresh = g_hash_table_new (g_int64_hash, g_int64_equal);
-  g_autoptr (GArray) before = selected_id_array (page), after = NULL;
+  g_autoptr (GArray) before = _nl_experiments_page_selected_ids (page), after = NULL;
   g_autoptr (GPtrArray) added = g_ptr_array_new_with_free_func (g_object_unref);
   GListModel *store = G_LIST_MODEL (page->store);
   gboolean changed = FALSE, active = FALSE;
@@ -294,10 +294,10 @@ merge (NlExperimentsPage *page, GPtrArray *snaps)
     }
   /* a re-sort keeps the selection by item; should it not, restore it by
    * run (runs deleted meanwhile simply drop out) */
-  after = selected_id_array (page);
+  after = _nl_experiments_page_selected_ids (page);
   if (!same_ids (before, after))
     nl_experiments_page_select_runs (page, (const gint64 *) before->data, before->len);
-  nl_experiments_page_add_new_metric_columns (page);
+  _nl_experiments_page_add_new_metric_columns (page);
   if (active && !page->tick_id)
     page->tick_id = g_timeout_add_seconds (1, tick, page);
   gtk_stack_set_visible_child_name (page->stack, g_list_model_get_n_items (store) ? "runs" : "empty");
@@ -342,7 +342,7 @@ start_refresh (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_refresh (NlExperimentsPage *page)
+_nl_experiments_page_refresh (NlExperimentsPage *page)
 {
   if (!page->ws)
     return;
@@ -356,9 +356,9 @@ static void
 workspace_changed (NlWorkspace *ws, guint what, NlExperimentsPage *page)
 {
   if (what & (NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS))
-    nl_experiments_page_refresh (page);
+    _nl_experiments_page_refresh (page);
   if (what & NL_WORKSPACE_METRICS)
-    nl_experiments_page_compare_poll (page);
+    _nl_experiments_page_compare_poll (page);
 }
 
 void
@@ -376,13 +376,13 @@ nl_experiments_page_set_workspace (NlExperimentsPage *page, NlWorkspace *ws)
   g_list_store_remove_all (page->store);
   gtk_editable_set_text (GTK_EDITABLE (page->search), "");
   gtk_stack_set_visible_child_name (page->stack, "empty");
-  nl_experiments_page_compare_update (page);
+  _nl_experiments_page_compare_update (page);
   if (ws)
     {
-      g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), page);
+      g_signal_connect_object (ws, "changed", G_CALLBACK (workspace_changed), page, 0);
       start_refresh (page);
     }
-  nl_experiments_page_update_actions (page);
+  _nl_experiments_page_update_actions (page);
 }
 
 /* ---- context menu on the table: acts on the row under the pointer ---- */
@@ -416,12 +416,10 @@ static void
 nl_experiments_page_dispose (GObject *object)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (object);
-  if (page->ws)
-    g_signal_handlers_disconnect_by_func (page->ws, workspace_changed, page);
   g_clear_object (&page->ws);
   g_clear_handle_id (&page->tick_id, g_source_remove);
   g_clear_handle_id (&page->selection_idle, g_source_remove);
-  nl_experiments_page_compare_dispose (page);
+  _nl_experiments_page_compare_dispose (page);
   g_clear_pointer (&page->row_popover, gtk_widget_unparent);
   if (page->resume_destroy)
     page->resume_destroy (page->resume_data);
@@ -474,7 +472,7 @@ nl_experiments_page_class_init (NlExperimentsPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlExperimentsPage, only_diff);
   gtk_widget_class_bind_template_child (widget_class, NlExperimentsPage, row_menu);
 
-  nl_experiments_page_install_actions (klass);
+  _nl_experiments_page_install_actions (klass);
 }
 
 /* The template's runs (table and comparison) become one of two modes,
@@ -536,7 +534,7 @@ nl_experiments_page_init (NlExperimentsPage *page)
   g_signal_connect_swapped (page->selection, "selection-changed", G_CALLBACK (schedule_selection_update), page);
   g_signal_connect_swapped (page->selection, "items-changed", G_CALLBACK (schedule_selection_update), page);
   g_signal_connect_swapped (page->search, "search-changed", G_CALLBACK (search_changed), page);
-  nl_experiments_page_setup_columns (page);
+  _nl_experiments_page_setup_columns (page);
 
   page->row_popover = gtk_popover_menu_new_from_model (page->row_menu);
   gtk_popover_set_has_arrow (GTK_POPOVER (page->row_popover), FALSE);
@@ -547,9 +545,9 @@ nl_experiments_page_init (NlExperimentsPage *page)
   g_signal_connect (click, "pressed", G_CALLBACK (table_pressed), page);
   gtk_widget_add_controller (GTK_WIDGET (page->view), GTK_EVENT_CONTROLLER (click));
 
-  nl_experiments_page_setup_popups (page);
-  nl_experiments_page_compare_init (page);
-  nl_experiments_page_update_actions (page);
+  _nl_experiments_page_setup_popups (page);
+  _nl_experiments_page_compare_init (page);
+  _nl_experiments_page_update_actions (page);
   setup_modes (page);
 }
 
@@ -565,7 +563,7 @@ nl_experiments_page_set_resume_handler (NlExperimentsPage *page, NlExperimentsRu
   page->resume_func = func;
   page->resume_data = user_data;
   page->resume_destroy = destroy;
-  nl_experiments_page_update_actions (page);
+  _nl_experiments_page_update_actions (page);
 }
 
 GtkSelectionModel *

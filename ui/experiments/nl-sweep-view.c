@@ -326,7 +326,7 @@ nl_sweep_view_set_workspace (NlSweepView *self, NlWorkspace *ws)
     g_signal_handlers_disconnect_by_func (self->ws, workspace_changed, self);
   g_set_object (&self->ws, ws);
   if (ws)
-    g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), self);
+    g_signal_connect_object (ws, "changed", G_CALLBACK (workspace_changed), self, 0);
   nl_sweep_view_refresh (self);
 }
 
@@ -359,8 +359,6 @@ nl_sweep_view_dispose (GObject *object)
   NlSweepView *self = NL_SWEEP_VIEW (object);
   nl_sweep_view_stop (self);
   g_clear_handle_id (&self->poll_id, g_source_remove);
-  if (self->ws)
-    g_signal_handlers_disconnect_by_func (self->ws, workspace_changed, self);
   g_clear_object (&self->ws);
   G_OBJECT_CLASS (nl_sweep_view_parent_class)->dispose (object);
 }

@@ -345,8 +345,8 @@ nl_inspector_set_document (NlInspector *self, NlNetworkDoc *doc)
   self->node = -1;
   if (doc)
     {
-      g_signal_connect_swapped (doc, "changed", G_CALLBACK (doc_changed), self);
-      g_signal_connect_swapped (doc, "selection-changed", G_CALLBACK (selection_changed), self);
+      g_signal_connect_object (doc, "changed", G_CALLBACK (doc_changed), self, G_CONNECT_SWAPPED);
+      g_signal_connect_object (doc, "selection-changed", G_CALLBACK (selection_changed), self, G_CONNECT_SWAPPED);
       selection_changed (self);
     }
   else if (self->scrolled)

@@ -35,11 +35,11 @@ nl_network_doc_add_node (NlNetworkDoc *doc, const char *op_name, double x, doubl
   nd->has_position = TRUE;
   label = g_strdup_printf (_("Add %s"), def->name);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_NODES, 1);
+  op = _nl_doc_op_new (OP_NODES, 1);
   op->add = TRUE;
   op->idx[0] = idx;
   op->nodes = g_new0 (NlNode *, 1); /* NULL: the node is in the network */
-  nl_doc_record (doc, op);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return idx;
 }
@@ -58,13 +58,13 @@ nl_network_doc_remove_nodes (NlNetworkDoc *doc, const int *nodes, int n)
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || nodes != NULL);
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
-  s = nl_doc_sort_unique (doc, nodes, n, &m);
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
+  s = _nl_doc_sort_unique (doc, nodes, n, &m);
   if (m == 0)
     return;
-  what = nl_doc_describe (doc, s, m);
+  what = _nl_doc_describe (doc, s, m);
   label = g_strdup_printf (_("Remove %s"), what);
-  old_sel = nl_doc_sel_dup (doc, &n_old);
+  old_sel = _nl_doc_sel_dup (doc, &n_old);
   nl_network_doc_begin_group (doc, label);
 
   /* the edges touching them first, so node removal only renumbers */
@@ -83,20 +83,20 @@ nl_network_doc_remove_nodes (NlNetworkDoc *doc, const int *nodes, int n)
     }
   if (ei->len > 0)
     {
-      op = nl_doc_op_new (OP_EDGES, ei->len);
+      op = _nl_doc_op_new (OP_EDGES, ei->len);
       memcpy (op->idx, ei->data, sizeof (int) * ei->len);
       op->edges = g_new (NlEdge, ei->len);
-      nl_doc_edges_remove (doc, op->idx, op->edges, op->n);
-      nl_doc_record (doc, op);
+      _nl_doc_edges_remove (doc, op->idx, op->edges, op->n);
+      _nl_doc_record (doc, op);
     }
   g_array_unref (ei);
 
-  op = nl_doc_op_new (OP_NODES, m);
+  op = _nl_doc_op_new (OP_NODES, m);
   memcpy (op->idx, s, sizeof (int) * m);
   op->nodes = g_new0 (NlNode *, m);
-  nl_doc_nodes_remove (doc, op->idx, op->nodes, m);
-  nl_doc_record (doc, op);
-  nl_doc_sel_notify (doc, old_sel, n_old);
+  _nl_doc_nodes_remove (doc, op->idx, op->nodes, m);
+  _nl_doc_record (doc, op);
+  _nl_doc_sel_notify (doc, old_sel, n_old);
   nl_network_doc_end_group (doc);
 }
 
@@ -104,7 +104,7 @@ nl_network_doc_remove_nodes (NlNetworkDoc *doc, const int *nodes, int n)
  * are recorded. A move of the same nodes right after a move in the same
  * group merges into it. */
 void
-nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy, gboolean is_move)
+_nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy, gboolean is_move)
 {
   Op *op, *last = NULL;
   int k = 0;
@@ -123,10 +123,10 @@ nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy
           last->xy[4 * i + 2] = xy[2 * i];
           last->xy[4 * i + 3] = xy[2 * i + 1];
         }
-      nl_doc_op_apply (doc, last, TRUE);
+      _nl_doc_op_apply (doc, last, TRUE);
       return;
     }
-  op = nl_doc_op_new (OP_POSITIONS, n);
+  op = _nl_doc_op_new (OP_POSITIONS, n);
   op->is_move = is_move;
   op->xy = g_new (double, 4 * MAX (n, 1));
   op->had = g_new (guint8, MAX (n, 1));
@@ -145,14 +145,14 @@ nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy
     }
   if (k == 0)
     {
-      nl_doc_op_free (op);
+      _nl_doc_op_free (op);
       return;
     }
   /* a partial set must not merge with a later move of the full set */
   op->is_move = is_move && k == n;
   op->n = k;
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
 }
 
 void
@@ -166,8 +166,8 @@ nl_network_doc_move_nodes (NlNetworkDoc *doc, const int *nodes, int n, double dx
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || nodes != NULL);
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
-  s = nl_doc_sort_unique (doc, nodes, n, &m);
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
+  s = _nl_doc_sort_unique (doc, nodes, n, &m);
   if (m == 0 || (dx == 0 && dy == 0))
     return;
   xy = g_new (double, 2 * m);
@@ -177,10 +177,10 @@ nl_network_doc_move_nodes (NlNetworkDoc *doc, const int *nodes, int n, double dx
       xy[2 * i] = nd->x + dx;
       xy[2 * i + 1] = nd->y + dy;
     }
-  what = nl_doc_describe (doc, s, m);
+  what = _nl_doc_describe (doc, s, m);
   label = g_strdup_printf (_("Move %s"), what);
   nl_network_doc_begin_group (doc, label);
-  nl_doc_set_positions (doc, s, m, xy, TRUE);
+  _nl_doc_set_positions (doc, s, m, xy, TRUE);
   nl_network_doc_end_group (doc);
 }
 
@@ -191,20 +191,20 @@ nl_network_doc_set_positions (NlNetworkDoc *doc, const int *nodes, int n, const 
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || (nodes != NULL && xy != NULL));
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
   if (n == 0)
     return;
   label = n == 1 ? g_strdup_printf (_("Move %s"), nl_network_node (doc->net, nodes[0])->id)
                  : g_strdup_printf (ngettext ("Move %d layer", "Move %d layers", n), n);
   nl_network_doc_begin_group (doc, label);
-  nl_doc_set_positions (doc, nodes, n, xy, FALSE);
+  _nl_doc_set_positions (doc, nodes, n, xy, FALSE);
   nl_network_doc_end_group (doc);
 }
 
 /* Successor lists in CSR form: the successors of v are
  * succ[first[v] .. first[v + 1] - 1]. */
 void
-nl_doc_build_succ (const NlNetwork *net, int **first_out, int **succ_out)
+_nl_doc_build_succ (const NlNetwork *net, int **first_out, int **succ_out)
 {
   int nn = nl_network_n_nodes (net), ne = net->edges->len;
   int *first = g_new0 (int, nn + 1);
@@ -233,7 +233,7 @@ reaches (const NlNetwork *net, int start, int target)
   g_autofree int *stack = g_new (int, nn);
   g_autofree gboolean *seen = g_new0 (gboolean, nn);
 
-  nl_doc_build_succ (net, &first, &succ);
+  _nl_doc_build_succ (net, &first, &succ);
   stack[top++] = start;
   seen[start] = TRUE;
   while (top > 0)
@@ -356,12 +356,12 @@ nl_network_doc_connect (NlNetworkDoc *doc, int from, int from_port, int to, int 
   label = g_strdup_printf (_("Connect %s to %s"), nl_network_node (doc->net, from)->id,
                            nl_network_node (doc->net, to)->id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_EDGES, 1);
+  op = _nl_doc_op_new (OP_EDGES, 1);
   op->add = TRUE;
   op->idx[0] = doc->net->edges->len;
   op->edges = g_memdup2 (&e, sizeof e);
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return TRUE;
 }
@@ -379,11 +379,11 @@ nl_network_doc_disconnect (NlNetworkDoc *doc, int edge)
   label = g_strdup_printf (_("Disconnect %s from %s"), nl_network_node (doc->net, e.from)->id,
                            nl_network_node (doc->net, e.to)->id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_EDGES, 1);
+  op = _nl_doc_op_new (OP_EDGES, 1);
   op->idx[0] = edge;
   op->edges = g_new (NlEdge, 1);
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
 }
 
@@ -466,12 +466,12 @@ nl_network_doc_set_param (NlNetworkDoc *doc, int node, const char *name, const c
     return TRUE;
   label = g_strdup_printf (_("Change %s of %s"), name, nd->id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_PARAM, 0);
+  op = _nl_doc_op_new (OP_PARAM, 0);
   op->node = node;
   op->param = k;
   op->old_v = old;
   op->new_v = nd->params[k];
-  nl_doc_record (doc, op);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return TRUE;
 }
@@ -522,12 +522,12 @@ nl_network_doc_rename_node (NlNetworkDoc *doc, int node, const char *id, GError 
     }
   label = g_strdup_printf (_("Rename %s to %s"), nd->id, id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_RENAME, 0);
+  op = _nl_doc_op_new (OP_RENAME, 0);
   op->node = node;
   op->old_s = g_strdup (nd->id);
   op->new_s = g_strdup (id);
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return TRUE;
 }

@@ -60,7 +60,7 @@ import_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
   GError *error = NULL;
   g_autofree char *name = free_name (p, j->path, &error);
   if (name)
-    j->run = nl_run_import_onnx_arranged (p, j->path, name, nl_network_page_arrange, NULL, &j->name, &error);
+    j->run = nl_run_import_onnx_arranged (p, j->path, name, _nl_network_page_arrange, NULL, &j->name, &error);
   if (j->run <= 0)
     g_task_return_error (task, error);
   else
@@ -128,6 +128,7 @@ static void
 action_export_onnx (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   const char *name = nl_network_doc_get_name (page->doc);
   if (!page->ws || page->version <= 0)
     return;
@@ -135,7 +136,7 @@ action_export_onnx (GtkWidget *widget, const char *action, GVariant *param)
 }
 
 void
-nl_network_page_install_onnx_actions (GtkWidgetClass *wc)
+_nl_network_page_install_onnx_actions (GtkWidgetClass *wc)
 {
   gtk_widget_class_install_action (wc, "editor.export-onnx", NULL, action_export_onnx);
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 gboolean
-nl_training_page_mpi_wanted (NlTrainingPage *page)
+_nl_training_page_mpi_wanted (NlTrainingPage *page)
 {
   return nl_training_group_get_processes (page->training) > 1;
 }
@@ -45,7 +45,7 @@ job_argv (NlTrainingPage *page, StartRequest *r, GError **error)
 {
   const char *mpirun = nl_training_group_get_mpirun (page->training);
   const char *hostfile = nl_training_group_get_hostfile (page->training);
-  const NlPipelineInfo *pl = nl_training_page_form_pipeline (page);
+  const NlPipelineInfo *pl = _nl_training_page_form_pipeline (page);
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *cli = find_cli ();
   g_auto (GStrv) options = NULL;
@@ -228,7 +228,7 @@ job_done (GObject *source, GAsyncResult *res, gpointer data)
     }
   if (line)
     {
-      nl_training_page_show_error (page, line);
+      _nl_training_page_show_error (page, line);
       nl_training_dashboard_log (page->dashboard, "ERROR", line);
     }
   else
@@ -237,7 +237,7 @@ job_done (GObject *source, GAsyncResult *res, gpointer data)
   set_status (page, page->state == NL_TRAINING_FINISHED ? "finished"
                     : page->state == NL_TRAINING_STOPPED ? "stopped" : "failed");
   page->stop_requested = FALSE;
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
   /* the run's last points and status, however short it was */
   if (run > 0)
     nl_training_dashboard_follow_run (page->dashboard, run);
@@ -248,7 +248,7 @@ done:
 }
 
 gboolean
-nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
+_nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
 {
   g_autoptr (GSubprocessLauncher) launcher = NULL;
   g_autoptr (GPtrArray) argv = NULL;
@@ -256,18 +256,18 @@ nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
   StartRequest *r;
   Job *job;
 
-  if (!(r = nl_training_page_form_request (page, error)))
+  if (!(r = _nl_training_page_form_request (page, error)))
     return FALSE;
   if (!(argv = job_argv (page, r, error)))
     {
-      start_request_free (r);
+      _start_request_free (r);
       return FALSE;
     }
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
   page->job = g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, error);
   if (!page->job)
     {
-      start_request_free (r);
+      _start_request_free (r);
       return FALSE;
     }
   page->job_processes = nl_training_group_get_processes (page->training);
@@ -284,8 +284,8 @@ nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
   job->page = g_object_ref (page);
   job->ws = g_object_ref (r->ws);
   g_subprocess_communicate_async (page->job, NULL, NULL, job_done, job);
-  start_request_free (r);
-  nl_training_page_update_actions (page);
+  _start_request_free (r);
+  _nl_training_page_update_actions (page);
   return TRUE;
 }
 
@@ -297,7 +297,7 @@ job_signal (NlTrainingPage *page, int sig)
 }
 
 void
-nl_training_page_mpi_pause (NlTrainingPage *page)
+_nl_training_page_mpi_pause (NlTrainingPage *page)
 {
   job_signal (page, SIGTSTP);
   page->state = NL_TRAINING_PAUSED;
@@ -306,7 +306,7 @@ nl_training_page_mpi_pause (NlTrainingPage *page)
 }
 
 void
-nl_training_page_mpi_resume (NlTrainingPage *page)
+_nl_training_page_mpi_resume (NlTrainingPage *page)
 {
   job_signal (page, SIGCONT);
   page->state = NL_TRAINING_RUNNING;
@@ -315,7 +315,7 @@ nl_training_page_mpi_resume (NlTrainingPage *page)
 }
 
 void
-nl_training_page_mpi_stop (NlTrainingPage *page)
+_nl_training_page_mpi_stop (NlTrainingPage *page)
 {
   if (page->state == NL_TRAINING_PAUSED)
     job_signal (page, SIGCONT);  /* stopped processes honour nothing */
@@ -327,11 +327,11 @@ nl_training_page_mpi_stop (NlTrainingPage *page)
 /* The page lets go of its job (the project closes, the page goes): the
  * job is stopped, and its end is no longer the page's business. */
 void
-nl_training_page_mpi_abandon (NlTrainingPage *page)
+_nl_training_page_mpi_abandon (NlTrainingPage *page)
 {
   if (!page->job)
     return;
-  nl_training_page_mpi_stop (page);
+  _nl_training_page_mpi_stop (page);
   g_clear_object (&page->job);
   page->stop_requested = FALSE;
 }

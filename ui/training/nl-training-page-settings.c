@@ -50,7 +50,7 @@ fork_overrides (NlTrainingPage *page, GError **error)
 }
 
 void
-start_request_free (StartRequest *r)
+_start_request_free (StartRequest *r)
 {
   if (!r)
     return;
@@ -76,7 +76,7 @@ form_options (NlTrainingPage *page, NlRunConfig *rc)
 }
 
 gboolean
-nl_training_page_form_ready (NlTrainingPage *page, const char **why)
+_nl_training_page_form_ready (NlTrainingPage *page, const char **why)
 {
   const char *reason = NULL;
   if (!page->ws)
@@ -87,9 +87,9 @@ nl_training_page_form_ready (NlTrainingPage *page, const char **why)
     reason = _("Reading the project…");
   else if (nl_training_group_is_loading (page->training))
     reason = _("Looking for GPUs…");
-  else if (!page->fork_run && !nl_training_page_form_selected (page->network_row))
+  else if (!page->fork_run && !_nl_training_page_form_selected (page->network_row))
     reason = _("The project has no network");
-  else if (!page->fork_run && !nl_training_page_form_pipeline (page))
+  else if (!page->fork_run && !_nl_training_page_form_pipeline (page))
     reason = _("The project has no pipeline");
   else if (page->fork_run && nl_training_group_get_processes (page->training) > 1)
     reason = _("A fork trains in this process: set Processes to 1");
@@ -101,7 +101,7 @@ nl_training_page_form_ready (NlTrainingPage *page, const char **why)
 }
 
 StartRequest *
-nl_training_page_form_request (NlTrainingPage *page, GError **error)
+_nl_training_page_form_request (NlTrainingPage *page, GError **error)
 {
   StartRequest *r;
   const char *why = NULL;
@@ -113,7 +113,7 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
                    nl_schedule_group_get_error (page->schedule));
       return NULL;
     }
-  if (!nl_training_page_form_ready (page, &why))
+  if (!_nl_training_page_form_ready (page, &why))
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s", why);
       return NULL;
@@ -137,7 +137,7 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
       if (!nl_run_config_from_json (&parent, page->fork_parent_json, error)
           || !(r->overrides = fork_overrides (page, error)))
         {
-          start_request_free (r);
+          _start_request_free (r);
           return NULL;
         }
       r->batch_size = parent.batch_size;
@@ -146,16 +146,16 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
   else
     {
       r->kind = START_TRAIN;
-      r->network = g_strdup (nl_training_page_form_selected (page->network_row));
-      r->pipeline = g_strdup (nl_training_page_form_pipeline (page)->name);
-      r->batch_size = nl_training_page_form_pipeline (page)->batch_size;
+      r->network = g_strdup (_nl_training_page_form_selected (page->network_row));
+      r->pipeline = g_strdup (_nl_training_page_form_pipeline (page)->name);
+      r->batch_size = _nl_training_page_form_pipeline (page)->batch_size;
       r->title = r->name ? g_strdup (r->name) : g_strdup_printf (_("%s on %s"), r->network, r->pipeline);
     }
   return r;
 }
 
 StartRequest *
-nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
+_nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
 {
   StartRequest *r = g_new0 (StartRequest, 1);
   nl_run_config_init (&r->rc);
@@ -184,7 +184,7 @@ prefill_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
 static void
 select_string (AdwComboRow *row, GtkStringList *list, const char *s)
 {
-  guint pos = nl_training_page_form_find (list, s);
+  guint pos = _nl_training_page_form_find (list, s);
   if (pos != GTK_INVALID_LIST_POSITION)
     adw_combo_row_set_selected (row, pos);
 }
@@ -220,8 +220,8 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
       g_autofree char *msg = g_strdup_printf (_("Could not read run %" PRId64 "'s settings: %s"),
                                               GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (res), "nl-run")),
                                               error->message);
-      nl_training_page_show_error (page, msg);
-      nl_training_page_update_actions (page);
+      _nl_training_page_show_error (page, msg);
+      _nl_training_page_update_actions (page);
       return;
     }
   fill_from_config (page, &rc);
@@ -244,7 +244,7 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
   }
   page->filling = FALSE;
   parent_json = nl_run_config_to_json (&rc);
-  nl_training_page_form_set_fork (page, info->id, parent_json);
+  _nl_training_page_form_set_fork (page, info->id, parent_json);
   {
     g_autofree char *sub = g_strdup_printf (_("From its best checkpoint, with %s on %s; settings changed here "
                                               "override the run's"),
@@ -253,12 +253,12 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
     adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->fork_row), title);
     adw_action_row_set_subtitle (page->fork_row, sub);
   }
-  nl_training_page_form_update_subtitle (page);
-  nl_training_page_form_changed (page);
+  _nl_training_page_form_update_subtitle (page);
+  _nl_training_page_form_changed (page);
 }
 
 void
-nl_training_page_form_prefill (NlTrainingPage *page, gint64 run)
+_nl_training_page_form_prefill (NlTrainingPage *page, gint64 run)
 {
   g_autoptr (GTask) task = NULL;
   if (!page->ws)
@@ -269,19 +269,19 @@ nl_training_page_form_prefill (NlTrainingPage *page, gint64 run)
   g_object_set_data (G_OBJECT (task), "nl-run", GSIZE_TO_POINTER ((gsize) run));
   nl_workspace_busy_push (page->ws);
   g_task_run_in_thread (task, prefill_thread);
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 /* run 0 leaves fork mode: Start trains a new run again. */
 void
-nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json)
+_nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json)
 {
   page->fork_run = run;
   g_free (page->fork_parent_json);
   page->fork_parent_json = run ? g_strdup (parent_json) : NULL;
   gtk_widget_set_visible (GTK_WIDGET (page->fork_row), run != 0);
-  nl_training_page_form_set_sensitive (page, page->state != NL_TRAINING_STARTING && page->state != NL_TRAINING_RUNNING
+  _nl_training_page_form_set_sensitive (page, page->state != NL_TRAINING_STARTING && page->state != NL_TRAINING_RUNNING
                                                && page->state != NL_TRAINING_PAUSED);
-  nl_training_page_form_update_subtitle (page);
-  nl_training_page_update_actions (page);
+  _nl_training_page_form_update_subtitle (page);
+  _nl_training_page_update_actions (page);
 }

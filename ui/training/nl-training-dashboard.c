@@ -52,9 +52,10 @@ static NlPlot *
 add_plot (NlTrainingDashboard *self, const char *name, const char *title, const char *x_label, const char *y_label)
 {
   NlPlot *plot = NL_PLOT (nl_plot_new ());
-  nl_plot_set_x_label (plot, x_label);
+  /* the axis labels come marked N_(): shown translated, compared as they are */
+  nl_plot_set_x_label (plot, _(x_label));
   nl_plot_set_x_integer (plot, g_strcmp0 (x_label, "epoch") == 0);
-  nl_plot_set_y_label (plot, y_label);
+  nl_plot_set_y_label (plot, _(y_label));
   gtk_widget_set_vexpand (GTK_WIDGET (plot), TRUE);
   gtk_stack_add_titled (self->plot_stack, GTK_WIDGET (plot), name, title);
   return plot;
@@ -613,15 +614,16 @@ nl_training_dashboard_init (NlTrainingDashboard *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->pending = g_array_new (FALSE, FALSE, sizeof (PendingBatch));
-  self->loss_plot = add_plot (self, "loss", _("Loss"), "step", "loss");
-  self->acc_plot = add_plot (self, "accuracy", _("Accuracy"), "epoch", "accuracy");
-  self->lr_plot = add_plot (self, "lr", _("Learning Rate"), "step", "rate");
-  self->speed_plot = add_plot (self, "throughput", _("Throughput"), "step", "images/s");
-  self->batch_loss = add_series (self->loss_plot, _("train loss (batch)"), FALSE);
-  self->epoch_loss = add_series (self->loss_plot, _("train loss (epoch)"), FALSE);
+  self->loss_plot = add_plot (self, "loss", _("Loss"), N_("step"), N_("loss"));
+  self->acc_plot = add_plot (self, "accuracy", _("Accuracy"), N_("epoch"), N_("accuracy"));
+  self->lr_plot = add_plot (self, "lr", _("Learning Rate"), N_("step"), N_("rate"));
+  self->speed_plot = add_plot (self, "throughput", _("Throughput"), N_("step"), N_("images/s"));
+  /* series labels stay as they are: the CSV export of points writes them */
+  self->batch_loss = add_series (self->loss_plot, "train loss (batch)", FALSE);
+  self->epoch_loss = add_series (self->loss_plot, "train loss (epoch)", FALSE);
   self->train_acc = add_series (self->acc_plot, "train", FALSE);
   self->test_acc = add_series (self->acc_plot, "test", TRUE);
-  self->lr_series = add_series (self->lr_plot, _("learning rate"), FALSE);
+  self->lr_series = add_series (self->lr_plot, "learning rate", FALSE);
   self->speed_series = add_series (self->speed_plot, "images/s", FALSE);
 
   nl_plot_set_smoothing (self->loss_plot, gtk_range_get_value (GTK_RANGE (self->smoothing_scale)));

@@ -1,4 +1,5 @@
 /* main.c — `netloom`, the GTK workbench: options, then the application. */
+#include <glib/gi18n.h>
 #include <stdio.h>
 
 #include "ui/nl-application.h"
@@ -25,54 +26,58 @@ main (int argc, char **argv)
   g_auto (NlLaunchOptions) opts = { 0 };
   g_autofree char *size = NULL;
   g_autoptr (GError) error = NULL;
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("[PROJECT]");
+  g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (NlApplication) app = NULL;
   g_autoptr (GPtrArray) run_args = g_ptr_array_new ();
   int status;
   GOptionEntry entries[] = {
     { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, &opts.screenshot,
-      "Render the window to a PNG once the project has loaded, then exit", "OUT.png" },
-    { "page", 0, 0, G_OPTION_ARG_STRING, &opts.page, "Page to show: network, data, training or experiments",
-      "PAGE" },
-    { "size", 0, 0, G_OPTION_ARG_STRING, &size, "Window size, e.g. 1280x800", "WxH" },
+      N_("Render the window to a PNG once the project has loaded, then exit"), N_("OUT.png") },
+    { "page", 0, 0, G_OPTION_ARG_STRING, &opts.page, N_("Page to show: network, data, training or experiments"),
+      N_("PAGE") },
+    { "size", 0, 0, G_OPTION_ARG_STRING, &size, N_("Window size, e.g. 1280x800"), N_("WxH") },
     { "train-for-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &opts.train_for_seconds,
-      "With --screenshot: start a run on the training page and shoot after N seconds", "N" },
+      N_("With --screenshot: start a run on the training page and shoot after N seconds"), N_("N") },
     { NULL }
   };
   static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_summary (ctx, "The netloom workbench: build, train and compare neural networks.");
+  /* before the options: their help is translated */
+  nl_application_init_i18n (NL_LOCALEDIR);
+  /* TRANSLATORS: the argument in `netloom --help`'s usage line */
+  ctx = g_option_context_new (_("[PROJECT]"));
+  g_option_context_add_main_entries (ctx, entries, GETTEXT_PACKAGE);
+  g_option_context_set_summary (ctx, _("The netloom workbench: build, train and compare neural networks."));
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
-      fprintf (stderr, "netloom: %s (see 'netloom --help')\n", error->message);
+      fprintf (stderr, _("netloom: %s (see 'netloom --help')\n"), error->message);
       return 2;
     }
   if (size && !parse_size (size, &opts.width, &opts.height))
     {
-      fprintf (stderr, "netloom: --size must look like 1280x800 (320x240 to 8192x8192), not '%s'\n", size);
+      fprintf (stderr, _("netloom: --size must look like 1280x800 (320x240 to 8192x8192), not '%s'\n"), size);
       return 2;
     }
   if (opts.page && !g_strv_contains (pages, opts.page))
     {
-      fprintf (stderr, "netloom: --page must be network, data, training or experiments, not '%s'\n", opts.page);
+      fprintf (stderr, _("netloom: --page must be network, data, training or experiments, not '%s'\n"), opts.page);
       return 2;
     }
   if (opts.train_for_seconds < 0 || (opts.train_for_seconds > 0 && !opts.screenshot))
     {
-      fprintf (stderr, "netloom: --train-for-seconds needs --screenshot and a positive number\n");
+      fprintf (stderr, _("netloom: --train-for-seconds needs --screenshot and a positive number\n"));
       return 2;
     }
   if (argc > 2)
     {
-      fprintf (stderr, "netloom: one project at a time, not %d\n", argc - 1);
+      fprintf (stderr, _("netloom: one project at a time, not %d\n"), argc - 1);
       return 2;
     }
   if (argc == 2)
     {
       if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR))
         {
-          fprintf (stderr, "netloom: %s: no such project file\n", argv[1]);
+          fprintf (stderr, _("netloom: %s: no such project file\n"), argv[1]);
           return 1;
         }
       opts.project = g_canonicalize_filename (argv[1], NULL);

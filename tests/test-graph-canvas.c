@@ -83,9 +83,9 @@ port_widget (Fixture *f, int node, int port, gboolean output, double *wx, double
 {
   double x, y;
   if (output)
-    nl_graph_canvas_output_port_pos (f->canvas, node, &x, &y);
+    _nl_graph_canvas_output_port_pos (f->canvas, node, &x, &y);
   else
-    nl_graph_canvas_input_port_pos (f->canvas, node, port, &x, &y);
+    _nl_graph_canvas_input_port_pos (f->canvas, node, port, &x, &y);
   nl_graph_canvas_canvas_to_widget (f->canvas, x, y, wx, wy);
 }
 
@@ -152,7 +152,7 @@ test_zoom (Fixture *f, gconstpointer data)
   for (int k = 0; k < 20; k++)
     {
       double zz = 0.1 + k * 0.15, z2 = zz * (k % 2 ? 1.7 : 0.6), wx = 13 + 37 * k, wy = 400 - 11 * k;
-      nl_canvas_zoom_about (zz, 50 - k, -20 + 3 * k, 800, 600, wx, wy, z2, &cx, &cy);
+      _nl_canvas_zoom_about (zz, 50 - k, -20 + 3 * k, 800, 600, wx, wy, z2, &cx, &cy);
       g_assert_cmpfloat (fabs ((50 - k) + (wx - 400) / zz - (cx + (wx - 400) / z2)), <, 1e-9);
       g_assert_cmpfloat (fabs ((-20 + 3 * k) + (wy - 300) / zz - (cy + (wy - 300) / z2)), <, 1e-9);
     }
@@ -160,38 +160,38 @@ test_zoom (Fixture *f, gconstpointer data)
   /* Ctrl+scroll through the canvas: the same, and zoom changes */
   z = nl_graph_canvas_get_zoom (f->canvas);
   nl_graph_canvas_widget_to_canvas (f->canvas, 120, 90, &x0, &y0);
-  nl_graph_canvas_scroll (f->canvas, 0, -2, GDK_CONTROL_MASK, TRUE, 120, 90);
+  _nl_graph_canvas_scroll (f->canvas, 0, -2, GDK_CONTROL_MASK, TRUE, 120, 90);
   g_assert_cmpfloat (nl_graph_canvas_get_zoom (f->canvas), >, z * 1.2);
   nl_graph_canvas_widget_to_canvas (f->canvas, 120, 90, &x1, &y1);
   g_assert_cmpfloat (fabs (x1 - x0), <, 1e-6);
   g_assert_cmpfloat (fabs (y1 - y0), <, 1e-6);
-  nl_graph_canvas_scroll (f->canvas, 0, 30, GDK_CONTROL_MASK, FALSE, 700, 500);
+  _nl_graph_canvas_scroll (f->canvas, 0, 30, GDK_CONTROL_MASK, FALSE, 700, 500);
   g_assert_cmpfloat (nl_graph_canvas_get_zoom (f->canvas), <, z);
 
   /* plain scroll pans down 48 px a notch, Shift sideways */
   z = nl_graph_canvas_get_zoom (f->canvas);
   nl_graph_canvas_get_view (f->canvas, NULL, &x0, &y0);
-  nl_graph_canvas_scroll (f->canvas, 0, 1, 0, TRUE, 0, 0);
+  _nl_graph_canvas_scroll (f->canvas, 0, 1, 0, TRUE, 0, 0);
   nl_graph_canvas_get_view (f->canvas, NULL, &x1, &y1);
   g_assert_cmpfloat (fabs (y1 - y0 - 48 / z), <, 1e-6);
   g_assert_cmpfloat (x1, ==, x0);
-  nl_graph_canvas_scroll (f->canvas, 0, 1, GDK_SHIFT_MASK, TRUE, 0, 0);
+  _nl_graph_canvas_scroll (f->canvas, 0, 1, GDK_SHIFT_MASK, TRUE, 0, 0);
   nl_graph_canvas_get_view (f->canvas, NULL, &x0, &y0);
   g_assert_cmpfloat (fabs (x0 - x1 - 48 / z), <, 1e-6);
   g_assert_cmpfloat (nl_graph_canvas_get_zoom (f->canvas), ==, z);
 
   /* keys: + and - zoom, arrows pan, Ctrl+0 fits again */
-  g_assert_true (nl_graph_canvas_key (f->canvas, GDK_KEY_plus, 0));
+  g_assert_true (_nl_graph_canvas_key (f->canvas, GDK_KEY_plus, 0));
   g_assert_cmpfloat (nl_graph_canvas_get_zoom (f->canvas), >, z);
-  g_assert_true (nl_graph_canvas_key (f->canvas, GDK_KEY_minus, 0));
-  g_assert_true (nl_graph_canvas_key (f->canvas, GDK_KEY_minus, 0));
+  g_assert_true (_nl_graph_canvas_key (f->canvas, GDK_KEY_minus, 0));
+  g_assert_true (_nl_graph_canvas_key (f->canvas, GDK_KEY_minus, 0));
   g_assert_cmpfloat (nl_graph_canvas_get_zoom (f->canvas), <, z);
   nl_graph_canvas_get_view (f->canvas, NULL, &x0, &y0);
-  g_assert_true (nl_graph_canvas_key (f->canvas, GDK_KEY_Right, 0));
+  g_assert_true (_nl_graph_canvas_key (f->canvas, GDK_KEY_Right, 0));
   nl_graph_canvas_get_view (f->canvas, NULL, &x1, &y1);
   g_assert_cmpfloat (x1, >, x0);
-  g_assert_false (nl_graph_canvas_key (f->canvas, GDK_KEY_0, 0));
-  g_assert_true (nl_graph_canvas_key (f->canvas, GDK_KEY_0, GDK_CONTROL_MASK));
+  g_assert_false (_nl_graph_canvas_key (f->canvas, GDK_KEY_0, 0));
+  g_assert_true (_nl_graph_canvas_key (f->canvas, GDK_KEY_0, GDK_CONTROL_MASK));
   g_assert_cmpfloat (fabs (nl_graph_canvas_get_zoom (f->canvas) - z0), <, 1e-9);
 
   /* clamped */
@@ -202,9 +202,9 @@ test_zoom (Fixture *f, gconstpointer data)
 
   /* a drag on empty space pans by the dragged distance */
   nl_graph_canvas_set_view (f->canvas, 0.5, -2000, -2000);
-  nl_graph_canvas_press (f->canvas, 100, 100, 0);
-  nl_graph_canvas_drag_to (f->canvas, 150, 110);
-  nl_graph_canvas_release (f->canvas, 200, 120);
+  _nl_graph_canvas_press (f->canvas, 100, 100, 0);
+  _nl_graph_canvas_drag_to (f->canvas, 150, 110);
+  _nl_graph_canvas_release (f->canvas, 200, 120);
   nl_graph_canvas_get_view (f->canvas, NULL, &x1, &y1);
   g_assert_cmpfloat (fabs (x1 - (-2000 - 100 / 0.5)), <, 1e-9);
   g_assert_cmpfloat (fabs (y1 - (-2000 - 20 / 0.5)), <, 1e-9);
@@ -220,10 +220,10 @@ test_move_undo (Fixture *f, gconstpointer data)
 
   nl_graph_canvas_set_view (f->canvas, 0.8, conv1->x + 100, conv1->y + 36);
   card_centre (f, 1, &wx, &wy);
-  nl_graph_canvas_press (f->canvas, wx, wy, 0);
+  _nl_graph_canvas_press (f->canvas, wx, wy, 0);
   for (int k = 1; k <= 5; k++)
-    nl_graph_canvas_drag_to (f->canvas, wx + 8 * k, wy + 6 * k);
-  nl_graph_canvas_release (f->canvas, wx + 40, wy + 30);
+    _nl_graph_canvas_drag_to (f->canvas, wx + 8 * k, wy + 6 * k);
+  _nl_graph_canvas_release (f->canvas, wx + 40, wy + 30);
   g_assert_cmpfloat (fabs (conv1->x - (x0 + 40 / 0.8)), <, 1e-9);
   g_assert_cmpfloat (fabs (conv1->y - (y0 + 30 / 0.8)), <, 1e-9);
   g_assert_cmpfloat (pool1->x, ==, px);
@@ -246,8 +246,8 @@ test_move_undo (Fixture *f, gconstpointer data)
     nl_network_doc_select (f->doc, two, 2);
   }
   card_centre (f, 3, &wx, &wy);
-  nl_graph_canvas_press (f->canvas, wx, wy, 0);
-  nl_graph_canvas_release (f->canvas, wx - 16, wy);
+  _nl_graph_canvas_press (f->canvas, wx, wy, 0);
+  _nl_graph_canvas_release (f->canvas, wx - 16, wy);
   g_assert_cmpfloat (fabs (nl_network_node (net (f), 1)->x - (x0 - 20)), <, 1e-9);
   g_assert_cmpfloat (fabs (nl_network_node (net (f), 3)->x - (px - 20)), <, 1e-9);
   nl_network_doc_undo (f->doc);
@@ -255,17 +255,17 @@ test_move_undo (Fixture *f, gconstpointer data)
   g_assert_false (nl_network_doc_can_undo (f->doc));
 
   /* a press and release without moving changes nothing */
-  nl_graph_canvas_press (f->canvas, wx, wy, 0);
-  nl_graph_canvas_drag_to (f->canvas, wx + 1, wy + 1);
-  nl_graph_canvas_release (f->canvas, wx + 1, wy);
+  _nl_graph_canvas_press (f->canvas, wx, wy, 0);
+  _nl_graph_canvas_drag_to (f->canvas, wx + 1, wy + 1);
+  _nl_graph_canvas_release (f->canvas, wx + 1, wy);
   g_assert_false (nl_network_doc_can_undo (f->doc));
 }
 
 static void
 click (Fixture *f, double wx, double wy, GdkModifierType mods)
 {
-  nl_graph_canvas_press (f->canvas, wx, wy, mods);
-  nl_graph_canvas_release (f->canvas, wx, wy);
+  _nl_graph_canvas_press (f->canvas, wx, wy, mods);
+  _nl_graph_canvas_release (f->canvas, wx, wy);
 }
 
 static void
@@ -299,10 +299,10 @@ test_select (Fixture *f, gconstpointer data)
   /* Shift+drag on empty space: a rubber band over cards 5..7 */
   card_centre (f, 5, &ax, &ay);
   card_centre (f, 7, &bx, &by);
-  nl_graph_canvas_press (f->canvas, ax - 200, ay - 5, GDK_SHIFT_MASK);
+  _nl_graph_canvas_press (f->canvas, ax - 200, ay - 5, GDK_SHIFT_MASK);
   g_assert_cmpint (f->canvas->mode, ==, NL_DRAG_RUBBER);
-  nl_graph_canvas_drag_to (f->canvas, ax - 100, ay);
-  nl_graph_canvas_release (f->canvas, bx + 10, by + 5);
+  _nl_graph_canvas_drag_to (f->canvas, ax - 100, ay);
+  _nl_graph_canvas_release (f->canvas, bx + 10, by + 5);
   sel = nl_network_doc_get_selection (f->doc, &n);
   g_assert_cmpint (n, ==, 3);
   g_assert_cmpint (sel[0], ==, 5);
@@ -323,7 +323,7 @@ test_select (Fixture *f, gconstpointer data)
   g_assert_cmpint (n, ==, 0);
   g_assert_cmpfloat (drawn (f), >, 0.02);
   /* Delete removes the wire, as one undo step */
-  g_assert_true (nl_graph_canvas_key (f->canvas, GDK_KEY_Delete, 0));
+  g_assert_true (_nl_graph_canvas_key (f->canvas, GDK_KEY_Delete, 0));
   g_assert_cmpint ((int) net (f)->edges->len, ==, n_edges - 1);
   g_assert_cmpint (find_edge (f, 3, 4), ==, -1);
   g_assert_cmpint (nl_graph_canvas_get_selected_edge (f->canvas), ==, -1);
@@ -334,7 +334,7 @@ test_select (Fixture *f, gconstpointer data)
   nl_graph_canvas_fit (f->canvas);
   card_centre (f, 10, &wx, &wy);
   click (f, wx, wy, 0);
-  g_assert_true (nl_graph_canvas_key (f->canvas, GDK_KEY_Delete, 0));
+  g_assert_true (_nl_graph_canvas_key (f->canvas, GDK_KEY_Delete, 0));
   g_assert_cmpint (nl_network_n_nodes (net (f)), ==, 10);
   nl_network_doc_undo (f->doc);
   g_assert_cmpint (nl_network_n_nodes (net (f)), ==, 11);
@@ -361,14 +361,14 @@ test_connect (Fixture *f, gconstpointer data)
   n_edges = (int) net (f)->edges->len;
   port_widget (f, 9, 0, TRUE, &ax, &ay);
   port_widget (f, 10, 0, FALSE, &bx, &by);
-  nl_graph_canvas_press (f->canvas, ax, ay, 0);
+  _nl_graph_canvas_press (f->canvas, ax, ay, 0);
   g_assert_cmpint (f->canvas->mode, ==, NL_DRAG_WIRE);
-  nl_graph_canvas_drag_to (f->canvas, (ax + bx) / 2, (ay + by) / 2 + 20);
-  nl_graph_canvas_drag_to (f->canvas, bx + 1, by + 1);
+  _nl_graph_canvas_drag_to (f->canvas, (ax + bx) / 2, (ay + by) / 2 + 20);
+  _nl_graph_canvas_drag_to (f->canvas, bx + 1, by + 1);
   g_assert_cmpint (f->canvas->wire_to, ==, 10);
   g_assert_true (f->canvas->wire_ok);
   g_assert_cmpfloat (drawn (f), >, 0.02);
-  nl_graph_canvas_release (f->canvas, bx + 1, by + 1);
+  _nl_graph_canvas_release (f->canvas, bx + 1, by + 1);
   g_assert_cmpint ((int) net (f)->edges->len, ==, n_edges + 1);
   g_assert_cmpint (find_edge (f, 9, 10), >=, 0);
   g_assert_cmpuint (f->problems->len, ==, 0);
@@ -380,11 +380,11 @@ test_connect (Fixture *f, gconstpointer data)
   before = nl_network_to_json (net (f));
   port_widget (f, 10, 0, TRUE, &ax, &ay);
   port_widget (f, 1, 0, FALSE, &bx, &by);
-  nl_graph_canvas_press (f->canvas, ax, ay, 0);
-  nl_graph_canvas_drag_to (f->canvas, bx, by);
+  _nl_graph_canvas_press (f->canvas, ax, ay, 0);
+  _nl_graph_canvas_drag_to (f->canvas, bx, by);
   g_assert_cmpint (f->canvas->wire_to, ==, 1);
   g_assert_false (f->canvas->wire_ok);
-  nl_graph_canvas_release (f->canvas, bx, by);
+  _nl_graph_canvas_release (f->canvas, bx, by);
   g_assert_cmpuint (f->problems->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (f->problems, 0), "already connected"));
   after = nl_network_to_json (net (f));
@@ -392,8 +392,8 @@ test_connect (Fixture *f, gconstpointer data)
 
   /* onto the Input card (no inputs at all): refused with the doc's reason */
   card_centre (f, 0, &bx, &by);
-  nl_graph_canvas_press (f->canvas, ax, ay, 0);
-  nl_graph_canvas_release (f->canvas, bx, by);
+  _nl_graph_canvas_press (f->canvas, ax, ay, 0);
+  _nl_graph_canvas_release (f->canvas, bx, by);
   g_assert_cmpuint (f->problems->len, ==, 2);
   g_assert_nonnull (strstr (g_ptr_array_index (f->problems, 1), "Input"));
   g_clear_pointer (&after, g_free);
@@ -401,8 +401,8 @@ test_connect (Fixture *f, gconstpointer data)
   g_assert_cmpstr (before, ==, after);
 
   /* released on empty space: no wire, no problem */
-  nl_graph_canvas_press (f->canvas, ax, ay, 0);
-  nl_graph_canvas_release (f->canvas, ax + 300, ay + 40);
+  _nl_graph_canvas_press (f->canvas, ax, ay, 0);
+  _nl_graph_canvas_release (f->canvas, ax + 300, ay + 40);
   g_assert_cmpuint (f->problems->len, ==, 2);
   g_assert_cmpint ((int) net (f)->edges->len, ==, n_edges + 1);
 }
@@ -414,20 +414,20 @@ test_variadic_ports (Fixture *f, gconstpointer data)
   int add = nl_network_doc_add_node (f->doc, "Add", 400, 500, &error);
   double ax, ay, bx, by;
   g_assert_no_error (error);
-  g_assert_cmpint (nl_graph_canvas_n_input_ports (f->canvas, add), ==, 1);
-  g_assert_cmpint (nl_graph_canvas_n_input_ports (f->canvas, 0), ==, 0);
-  g_assert_cmpint (nl_graph_canvas_n_input_ports (f->canvas, 1), ==, 1);
+  g_assert_cmpint (_nl_graph_canvas_n_input_ports (f->canvas, add), ==, 1);
+  g_assert_cmpint (_nl_graph_canvas_n_input_ports (f->canvas, 0), ==, 0);
+  g_assert_cmpint (_nl_graph_canvas_n_input_ports (f->canvas, 1), ==, 1);
   g_assert_true (nl_network_doc_connect (f->doc, 3, 0, add, 0, &error));
-  g_assert_cmpint (nl_graph_canvas_n_input_ports (f->canvas, add), ==, 2);
+  g_assert_cmpint (_nl_graph_canvas_n_input_ports (f->canvas, add), ==, 2);
   /* dropping a wire on the card body takes the free port */
   nl_graph_canvas_set_view (f->canvas, 0.5, 300, 500);
   port_widget (f, 5, 0, TRUE, &ax, &ay);
   card_centre (f, add, &bx, &by);
-  nl_graph_canvas_press (f->canvas, ax, ay, 0);
-  nl_graph_canvas_release (f->canvas, bx, by);
+  _nl_graph_canvas_press (f->canvas, ax, ay, 0);
+  _nl_graph_canvas_release (f->canvas, bx, by);
   g_assert_cmpuint (f->problems->len, ==, 0);
   g_assert_cmpint (nl_network_n_connected (net (f), add), ==, 2);
-  g_assert_cmpint (nl_graph_canvas_n_input_ports (f->canvas, add), ==, 3);
+  g_assert_cmpint (_nl_graph_canvas_n_input_ports (f->canvas, add), ==, 3);
 }
 
 static void
@@ -439,7 +439,7 @@ test_drop (Fixture *f, gconstpointer data)
   double x, y;
 
   nl_graph_canvas_widget_to_canvas (f->canvas, 700, 300, &x, &y);
-  g_assert_true (nl_graph_canvas_drop_string (f->canvas, "netloom-op:Dense", 700, 300));
+  g_assert_true (_nl_graph_canvas_drop_string (f->canvas, "netloom-op:Dense", 700, 300));
   g_assert_cmpint (nl_network_n_nodes (net (f)), ==, n0 + 1);
   node = nl_graph_canvas_node_at (f->canvas, 700, 300);
   g_assert_cmpint (node, >=, 0);
@@ -452,9 +452,9 @@ test_drop (Fixture *f, gconstpointer data)
   g_assert_cmpint (n, ==, 1);
   g_assert_cmpint (sel[0], ==, node);
 
-  g_assert_false (nl_graph_canvas_drop_string (f->canvas, "netloom-op:NoSuchOp", 100, 100));
+  g_assert_false (_nl_graph_canvas_drop_string (f->canvas, "netloom-op:NoSuchOp", 100, 100));
   g_assert_cmpuint (f->problems->len, ==, 1);
-  g_assert_false (nl_graph_canvas_drop_string (f->canvas, "some text", 100, 100));
+  g_assert_false (_nl_graph_canvas_drop_string (f->canvas, "some text", 100, 100));
   g_assert_cmpuint (f->problems->len, ==, 1);
   g_assert_cmpint (nl_network_n_nodes (net (f)), ==, n0 + 1);
 }
@@ -464,10 +464,10 @@ test_activate (Fixture *f, gconstpointer data)
 {
   double wx, wy;
   card_centre (f, 6, &wx, &wy);
-  nl_graph_canvas_double_click (f->canvas, wx, wy);
+  _nl_graph_canvas_double_click (f->canvas, wx, wy);
   g_assert_cmpint (f->activated, ==, 6);
   f->activated = -1;
-  nl_graph_canvas_double_click (f->canvas, 3, 3);
+  _nl_graph_canvas_double_click (f->canvas, 3, 3);
   g_assert_cmpint (f->activated, ==, -1);
 }
 

@@ -277,9 +277,9 @@ test_templates_and_files (Fixture *f, gconstpointer data)
   g_assert_cmpstr (nl_network_doc_get_name (f->doc), ==, "resnet-small_2");
   g_assert_nonnull (strstr (status_text (f), "no problems"));
 
-  nl_network_page_export_file (f->page, json_path, "json");
-  nl_network_page_export_file (f->page, png_path, "png");
-  nl_network_page_export_file (f->page, svg_path, "svg");
+  _nl_network_page_export_file (f->page, json_path, "json");
+  _nl_network_page_export_file (f->page, png_path, "png");
+  _nl_network_page_export_file (f->page, svg_path, "svg");
   g_assert_true (nl_test_wait_until (file_exists, json_path, 5000));
   back = nl_network_load_file (json_path, &error);
   g_assert_no_error (error);
@@ -297,7 +297,7 @@ test_templates_and_files (Fixture *f, gconstpointer data)
   nl_test_pump (20);
   g_assert_cmpint (nl_network_n_nodes (nl_network_doc_get_network (f->doc)), ==, 0);
   g_assert_nonnull (strstr (status_text (f), "problem"));
-  nl_network_page_import_file (f->page, json_path, "json");
+  _nl_network_page_import_file (f->page, json_path, "json");
   for (int i = 0; i < 200 && nl_network_n_nodes (nl_network_doc_get_network (f->doc)) == 0; i++)
     nl_test_pump (10);
   g_assert_cmpint (nl_network_n_nodes (nl_network_doc_get_network (f->doc)), ==, nl_network_n_nodes (back));
@@ -309,7 +309,7 @@ test_broken_file_refused (Fixture *f, gconstpointer data)
   g_autofree char *bad = g_build_filename (f->dir, "broken.json", NULL);
   int before = nl_network_n_nodes (nl_network_doc_get_network (f->doc));
   g_assert_true (g_file_set_contents (bad, "{\"format\": \"netloom.network\", \"nodes\": [", -1, NULL));
-  nl_network_page_import_file (f->page, bad, "json");
+  _nl_network_page_import_file (f->page, bad, "json");
   for (int i = 0; i < 200 && f->toasts->len == 0; i++)
     nl_test_pump (10);
   g_assert_cmpuint (f->toasts->len, ==, 1);

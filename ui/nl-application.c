@@ -1,11 +1,13 @@
 /* nl-application.c — app actions (about, quit, style), window creation,
  * the first-start sample project, and the --screenshot mode. */
 #include "ui/nl-application.h"
+#include <glib/gi18n.h>
 #include "ui/nl-screenshot.h"
 #include "ui/nl-settings.h"
 #include "ui/training/nl-training-page.h"
 #include "ui/nl-window.h"
 
+#include <locale.h>
 #include <stdio.h>
 
 #define SCREENSHOT_TIMEOUT_S 120
@@ -49,14 +51,15 @@ apply_color_scheme (NlApplication *app)
 static void
 action_about (GSimpleAction *action, GVariant *param, gpointer data)
 {
-  static const char *developers[] = { "The netloom developers", NULL };
+  g_assert (NL_IS_APPLICATION (data));
+  const char *developers[] = { _("The netloom developers"), NULL };
   GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (data));
   GtkWidget *about = adw_about_window_new ();
   g_object_set (about, "transient-for", parent, "application-name", "netloom", "application-icon", NL_APP_ID,
-                "developer-name", "The netloom developers", "version", PACKAGE_VERSION, "license-type",
+                "developer-name", _("The netloom developers"), "version", PACKAGE_VERSION, "license-type",
                 GTK_LICENSE_GPL_3_0, "comments",
-                "Build networks visually, train them on a background engine while watching live plots, and "
-                "compare experiments — all in one project file.",
+                _("Build networks visually, train them on a background engine while watching live plots, and "
+                  "compare experiments — all in one project file."),
                 "developers", developers, "website", "https://github.com/netloom/netloom", NULL);
   gtk_window_present (GTK_WINDOW (about));
 }
@@ -64,6 +67,7 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
 static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer data)
 {
+  g_assert (NL_IS_APPLICATION (data));
   GList *windows = gtk_application_get_windows (GTK_APPLICATION (data));
   /* close_request saves the window state */
   while (windows)
@@ -78,6 +82,8 @@ static void
 action_color_scheme (GSimpleAction *action, GVariant *param, gpointer data)
 {
   NlApplication *app = data;
+  g_assert (NL_IS_APPLICATION (app));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   g_settings_set_string (app->settings, "color-scheme", g_variant_get_string (param, NULL));
   g_simple_action_set_state (action, param);
   apply_color_scheme (app);
@@ -313,4 +319,16 @@ int
 nl_application_get_exit_status (NlApplication *app)
 {
   return app->exit_status;
+}
+
+void
+nl_application_init_i18n (const char *localedir)
+{
+  const char *dir = g_getenv ("NETLOOM_LOCALEDIR");
+
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, dir && *dir ? dir : localedir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  /* the templates (GtkBuilder) translate through the default domain */
+  textdomain (GETTEXT_PACKAGE);
 }

@@ -29,4 +29,8 @@ G_END_DECLS
 G_BEGIN_DECLS
 /* Non-zero when a screenshot failed. */
 int nl_application_get_exit_status (NlApplication *app);
+/* Before any other call: the user's locale, and the GUI's messages from
+ * localedir, or from $NETLOOM_LOCALEDIR when set (a build tree's catalogs,
+ * the tests' pseudo-locale). */
+void nl_application_init_i18n (const char *localedir);
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* nl-window-actions.c — the window's actions (win.*): project menu, pages;
- * one place (nl_window_update_actions) decides what is enabled. */
+ * one place (_nl_window_update_actions) decides what is enabled. */
 #include "ui/nl-window-private.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-file-chooser.h"
 #include "ui/nl-settings.h"
 
@@ -10,7 +11,7 @@ choose_project (NlWindow *win, GtkFileChooserAction action, const char *title, c
                 const char *suggested_name, NlFileChosen done)
 {
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, "netloom projects");
+  gtk_file_filter_set_name (filter, _("netloom projects"));
   gtk_file_filter_add_pattern (filter, "*.netloom");
   nl_choose_file (GTK_WIDGET (win), action, title, accept, suggested_name, filter, done, NULL, NULL);
 }
@@ -42,7 +43,7 @@ save_as_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
   GError *error = NULL;
   if (!ws || !nl_project_save_copy (nl_workspace_get_project (ws), task_data, &error))
     g_task_return_error (task, error ? error : g_error_new_literal (NL_PROJECT_ERROR, NL_PROJECT_ERROR_FAILED,
-                                                                      "no project is open"));
+                                                                      _("no project is open")));
   else
     g_task_return_boolean (task, TRUE);
 }
@@ -55,7 +56,7 @@ save_as_done (GObject *source, GAsyncResult *res, gpointer data)
   const char *path = g_task_get_task_data (G_TASK (res));
   if (!g_task_propagate_boolean (G_TASK (res), &error))
     {
-      g_autofree char *msg = g_strdup_printf ("Could not save “%s”: %s", path, error->message);
+      g_autofree char *msg = g_strdup_printf (_("Could not save “%s”: %s"), path, error->message);
       nl_window_toast (win, msg);
       return;
     }
@@ -73,25 +74,31 @@ save_as_chosen (GtkWidget *win, const char *path, gpointer user)
 static void
 action_new_project (GtkWidget *widget, const char *name, GVariant *param)
 {
-  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, "New Project", "_Create", "Untitled.netloom",
+  g_assert (NL_IS_WINDOW (widget));
+  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_SAVE, _("New Project"), _("_Create"),
+                  _("Untitled.netloom"),
                   new_chosen);
 }
 
 static void
 action_open_project (GtkWidget *widget, const char *name, GVariant *param)
 {
-  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, "Open Project", "_Open", NULL, open_chosen);
+  g_assert (NL_IS_WINDOW (widget));
+  choose_project (NL_WINDOW (widget), GTK_FILE_CHOOSER_ACTION_OPEN, _("Open Project"), _("_Open"), NULL, open_chosen);
 }
 
 static void
 action_open_recent (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   nl_window_open_project (NL_WINDOW (widget), g_variant_get_string (param, NULL), NL_OPEN_EXISTING);
 }
 
 static void
 action_open_sample (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   g_autofree char *path = g_build_filename (g_get_user_data_dir (), "netloom", "sample.netloom", NULL);
   nl_window_open_project (NL_WINDOW (widget), path, NL_OPEN_SAMPLE);
 }
@@ -100,9 +107,11 @@ static void
 action_save_as (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlWindow *win = NL_WINDOW (widget);
+  g_assert (NL_IS_WINDOW (widget));
   g_autofree char *title = win->ws ? nl_workspace_dup_title (win->ws) : NULL;
-  g_autofree char *suggested = g_strdup_printf ("%s copy.netloom", title ? title : "Untitled");
-  choose_project (win, GTK_FILE_CHOOSER_ACTION_SAVE, "Save Project As", "_Save", suggested, save_as_chosen);
+  g_autofree char *suggested = /* TRANSLATORS: the file name Save As suggests */
+  g_strdup_printf (_("%s copy.netloom"), title ? title : _("Untitled"));
+  choose_project (win, GTK_FILE_CHOOSER_ACTION_SAVE, _("Save Project As"), _("_Save"), suggested, save_as_chosen);
 }
 
 static void
@@ -118,27 +127,31 @@ import_onnx_chosen (GtkWidget *widget, const char *path, gpointer user)
 static void
 action_import_onnx (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, "ONNX models");
+  gtk_file_filter_set_name (filter, _("ONNX models"));
   gtk_file_filter_add_pattern (filter, "*.onnx");
-  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, "Import ONNX Model", "_Import", NULL, filter,
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, _("Import ONNX Model"), _("_Import"), NULL, filter,
                   import_onnx_chosen, NULL, NULL);
 }
 
 static void
 action_close_project (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
   nl_window_close_project (NL_WINDOW (widget));
 }
 
 static void
 action_show_page (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_WINDOW (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   nl_window_show_page (NL_WINDOW (widget), g_variant_get_string (param, NULL));
 }
 
 void
-nl_window_install_actions (NlWindowClass *klass)
+_nl_window_install_actions (NlWindowClass *klass)
 {
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
   static const char *const pages[] = { "network", "data", "training", "experiments" };
@@ -161,7 +174,7 @@ nl_window_install_actions (NlWindowClass *klass)
 }
 
 void
-nl_window_update_actions (NlWindow *win)
+_nl_window_update_actions (NlWindow *win)
 {
   gboolean open = win->ws != NULL;
   gtk_widget_action_set_enabled (GTK_WIDGET (win), "win.save-project-as", open);
@@ -171,7 +184,7 @@ nl_window_update_actions (NlWindow *win)
 }
 
 void
-nl_window_update_recent_menu (NlWindow *win)
+_nl_window_update_recent_menu (NlWindow *win)
 {
   GMenuModel *model = gtk_menu_button_get_menu_model (win->project_button);
   g_auto (GStrv) recent = g_settings_get_strv (win->settings, "recent-projects");

@@ -31,6 +31,6 @@ struct _NlWindow {
 };
 
 /* nl-window-actions.c */
-void nl_window_install_actions (NlWindowClass *klass);
-void nl_window_update_actions (NlWindow *win);
-void nl_window_update_recent_menu (NlWindow *win);
+void _nl_window_install_actions (NlWindowClass *klass);
+void _nl_window_update_actions (NlWindow *win);
+void _nl_window_update_recent_menu (NlWindow *win);

@@ -1,5 +1,6 @@
 /* nl-window.c — the main window: pages, project opening, window state. */
 #include "ui/nl-window-private.h"
+#include <glib/gi18n.h>
 #include "ui/experiments/nl-evaluation-view.h"
 #include "ui/nl-settings.h"
 
@@ -40,12 +41,12 @@ set_workspace (NlWindow *win, NlWorkspace *ws)
     }
   else
     {
-      gtk_label_set_label (win->project_label, "No Project");
+      gtk_label_set_label (win->project_label, _("No Project"));
       adw_view_switcher_title_set_subtitle (win->switcher_title, NULL);
       gtk_window_set_title (GTK_WINDOW (win), "netloom");
       gtk_stack_set_visible_child_name (win->main_stack, "welcome");
     }
-  nl_window_update_actions (win);
+  _nl_window_update_actions (win);
   g_object_notify_by_pspec (G_OBJECT (win), props[PROP_WORKSPACE]);
 }
 
@@ -83,7 +84,7 @@ open_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   if (d->mode == NL_OPEN_CREATE && g_file_test (d->path, G_FILE_TEST_EXISTS))
     {
       g_task_return_new_error (task, NL_PROJECT_ERROR, NL_PROJECT_ERROR_EXISTS,
-                               "%s already exists; choose another name", d->path);
+                               _("%s already exists; choose another name"), d->path);
       return;
     }
   p = nl_project_open (d->path, d->mode == NL_OPEN_CREATE, &error);
@@ -107,12 +108,12 @@ open_done (GObject *source, GAsyncResult *res, gpointer data)
     {
       AdwMessageDialog *dlg;
       g_autofree char *base = g_path_get_basename (d->path);
-      g_autofree char *heading = g_strdup_printf ("Could not open “%s”", base);
+      g_autofree char *heading = g_strdup_printf (_("Could not open “%s”"), base);
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
       gtk_stack_set_visible_child_name (win->main_stack, win->ws ? "project" : "welcome");
       dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (win), heading, error->message));
-      adw_message_dialog_add_response (dlg, "close", "_Close");
+      adw_message_dialog_add_response (dlg, "close", _("_Close"));
       gtk_window_present (GTK_WINDOW (dlg));
       g_signal_emit (win, signals[OPEN_FAILED], 0, d->path, error->message);
       return;
@@ -122,9 +123,9 @@ open_done (GObject *source, GAsyncResult *res, gpointer data)
     set_workspace (win, ws);
   }
   nl_settings_add_recent (nl_project_path (p));
-  nl_window_update_recent_menu (win);
+  _nl_window_update_recent_menu (win);
   if (nl_project_is_read_only (p))
-    nl_window_toast (win, "The project is read-only: changes cannot be saved");
+    nl_window_toast (win, _("The project is read-only: changes cannot be saved"));
 }
 
 void
@@ -229,7 +230,7 @@ on_evaluate_run (NlWorkspace *ws, gint64 run, NlWindow *win)
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *view = nl_evaluation_view_new ();
   g_autoptr (NlRunInfo) info = nl_project_get_run (nl_workspace_get_project (ws), run, NULL);
-  g_autofree char *title = g_strdup_printf ("Evaluation of %s", info && info->name ? info->name : "a run");
+  g_autofree char *title = g_strdup_printf (_("Evaluation of %s"), info && info->name ? info->name : _("a run"));
 
   gtk_box_append (GTK_BOX (box), adw_header_bar_new ());
   gtk_widget_set_vexpand (view, TRUE);
@@ -267,12 +268,12 @@ on_run_sweep (NlWorkspace *ws, gint64 sweep, NlWindow *win)
 static void
 connect_requests (NlWindow *win, NlWorkspace *ws)
 {
-  g_signal_connect (ws, "run-sweep", G_CALLBACK (on_run_sweep), win);
-  g_signal_connect (ws, "fork-run", G_CALLBACK (on_fork_run), win);
-  g_signal_connect (ws, "evaluate-run", G_CALLBACK (on_evaluate_run), win);
-  g_signal_connect (ws, "toast", G_CALLBACK (on_toast), win);
-  g_signal_connect (ws, "show-page", G_CALLBACK (on_show_page), win);
-  g_signal_connect (ws, "open-network", G_CALLBACK (on_open_network), win);
+  g_signal_connect_object (ws, "run-sweep", G_CALLBACK (on_run_sweep), win, 0);
+  g_signal_connect_object (ws, "fork-run", G_CALLBACK (on_fork_run), win, 0);
+  g_signal_connect_object (ws, "evaluate-run", G_CALLBACK (on_evaluate_run), win, 0);
+  g_signal_connect_object (ws, "toast", G_CALLBACK (on_toast), win, 0);
+  g_signal_connect_object (ws, "show-page", G_CALLBACK (on_show_page), win, 0);
+  g_signal_connect_object (ws, "open-network", G_CALLBACK (on_open_network), win, 0);
 }
 
 /* ---- GObject ---- */
@@ -361,7 +362,7 @@ nl_window_class_init (NlWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlWindow, training_page);
   gtk_widget_class_bind_template_child (widget_class, NlWindow, experiments_page);
 
-  nl_window_install_actions (klass);
+  _nl_window_install_actions (klass);
 }
 
 static void
@@ -378,8 +379,8 @@ nl_window_init (NlWindow *win)
   nl_window_show_page (win, page);
   g_signal_connect_swapped (win->view_stack, "notify::visible-child-name", G_CALLBACK (on_page_changed), win);
   nl_experiments_page_set_resume_handler (win->experiments_page, on_resume_run, win, NULL);
-  nl_window_update_recent_menu (win);
-  nl_window_update_actions (win);
+  _nl_window_update_recent_menu (win);
+  _nl_window_update_actions (win);
 }
 
 NlWindow *

@@ -3,6 +3,7 @@
 #include "engine/data/nl-dataset-kind.h"
 #include "engine/data/nl-packed-dataset.h"
 
+#include <glib/gi18n.h>
 #include <string.h>
 
 /* ---- the readers, as the table calls them ---- */
@@ -86,18 +87,18 @@ static const char *const csv_patterns[] = { "*.csv", "*.tsv", "*.txt", NULL };
 /* The normalisation defaults are the usual per-dataset mean and std of the
  * pixels in [0, 1]; kinds of arbitrary data start from none (0, 1). */
 static const NlDatasetKind kinds[] = {
-  { .name = "fashion-mnist", .title = "Fashion-MNIST", .default_path = "/usr/share/datasets/fashion-mnist",
+  { .name = "fashion-mnist", .title = N_("Fashion-MNIST"), .default_path = "/usr/share/datasets/fashion-mnist",
     .path_is_folder = TRUE, .mean = 0.13f, .std = 0.31f, .class_names = fashion_names, .open = idx_open },
-  { .name = "mnist", .title = "MNIST", .default_path = "/usr/share/datasets/mnist",
+  { .name = "mnist", .title = N_("MNIST"), .default_path = "/usr/share/datasets/mnist",
     .path_is_folder = TRUE, .mean = 0.13f, .std = 0.31f, .class_names = digit_names, .open = idx_open },
-  { .name = "cifar10", .title = "CIFAR-10 folder", .path_is_folder = TRUE, .mean = 0.47f, .std = 0.25f,
+  { .name = "cifar10", .title = N_("CIFAR-10 folder"), .path_is_folder = TRUE, .mean = 0.47f, .std = 0.25f,
     .open = cifar_open },
-  { .name = "csv", .title = "CSV file", .uses = NL_DATASET_USES_SPLIT | NL_DATASET_USES_LABEL_COLUMN,
-    .mean = 0.0f, .std = 1.0f, .filter_name = "CSV files", .filter_patterns = csv_patterns, .open = csv_open },
-  { .name = "folder", .title = "Image folder", .path_is_folder = TRUE,
+  { .name = "csv", .title = N_("CSV file"), .uses = NL_DATASET_USES_SPLIT | NL_DATASET_USES_LABEL_COLUMN,
+    .mean = 0.0f, .std = 1.0f, .filter_name = N_("CSV files"), .filter_patterns = csv_patterns, .open = csv_open },
+  { .name = "folder", .title = N_("Image folder"), .path_is_folder = TRUE,
     .uses = NL_DATASET_USES_SPLIT | NL_DATASET_USES_IMAGE_SIZE, .mean = 0.0f, .std = 1.0f, .open = folder_open,
     .count_labels = nl_folder_dataset_count_labels },
-  { .name = "packed", .title = "Packed file", .mean = 0.0f, .std = 1.0f, .open = packed_open },
+  { .name = "packed", .title = N_("Packed file"), .mean = 0.0f, .std = 1.0f, .open = packed_open },
 };
 
 const NlDatasetKind *

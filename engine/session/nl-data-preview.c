@@ -1,6 +1,7 @@
 /* nl-data-preview.c — the transform catalogue, pipeline options and the
  * Data page's preview (see nl-data-preview.h). */
 #include "engine/session/nl-data-preview.h"
+#include <glib/gi18n.h>
 #include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
@@ -14,24 +15,27 @@
 
 /* ---- the transform catalogue, from what nl-transform.c's parser accepts ---- */
 
-#define SIZE_PARAM(doc) { "size", "Size", NL_TRANSFORM_PARAM_SIZE, 1, 16384, 1, 0, "28", FALSE, doc }
-#define AMOUNT_PARAM(doc) { "amount", "Amount", NL_TRANSFORM_PARAM_DOUBLE, 0, 1, 0.05, 2, "0.2", FALSE, doc }
+#define SIZE_PARAM(doc) { "size", N_("Size"), NL_TRANSFORM_PARAM_SIZE, 1, 16384, 1, 0, "28", FALSE, doc }
+#define AMOUNT_PARAM(doc) { "amount", N_("Amount"), NL_TRANSFORM_PARAM_DOUBLE, 0, 1, 0.05, 2, "0.2", FALSE, doc }
 
 static const NlTransformSpecInfo transforms[] = {
-  { "random-crop", "Random crop", "Pad every side, then crop at a random offset", 2,
-    { SIZE_PARAM ("Crop size: N or WxH"),
-      { "padding", "Padding", NL_TRANSFORM_PARAM_INT, 0, 1024, 1, 0, "4", TRUE, "Zero pixels added on every side" } } },
-  { "center-crop", "Center crop", "Crop from the centre", 1, { SIZE_PARAM ("Crop size: N or WxH") } },
-  { "resize", "Resize", "Bilinear resize", 1, { SIZE_PARAM ("New size: N or WxH") } },
-  { "flip", "Flip", "Mirror left-right with probability 0.5", 0, { { NULL } } },
-  { "brightness", "Brightness", "Multiply by 1 + u, u uniform in [-amount, amount]", 1,
-    { AMOUNT_PARAM ("Largest relative change") } },
-  { "contrast", "Contrast", "Scale the distance from the image mean by 1 + u", 1,
-    { AMOUNT_PARAM ("Largest relative change") } },
-  { "normalize", "Normalize", "(x - mean) / std per channel", 2,
-    { { "mean", "Mean", NL_TRANSFORM_PARAM_VALUES, 0, 0, 0, 0, "0.5", FALSE, "One value, or one per channel: 0.49/0.48/0.45" },
-      { "std", "Std", NL_TRANSFORM_PARAM_VALUES, 0, 0, 0, 0, "0.5", FALSE, "Positive; one value, or one per channel" } } },
-  { "to-tensor", "To tensor", "No-op: samples are already float CHW in [0, 1]", 0, { { NULL } } },
+  { "random-crop", N_("Random crop"), N_("Pad every side, then crop at a random offset"), 2,
+    { SIZE_PARAM (N_("Crop size: N or WxH")),
+      { "padding", N_("Padding"), NL_TRANSFORM_PARAM_INT, 0, 1024, 1, 0, "4", TRUE,
+        N_("Zero pixels added on every side") } } },
+  { "center-crop", N_("Center crop"), N_("Crop from the centre"), 1, { SIZE_PARAM (N_("Crop size: N or WxH")) } },
+  { "resize", N_("Resize"), N_("Bilinear resize"), 1, { SIZE_PARAM (N_("New size: N or WxH")) } },
+  { "flip", N_("Flip"), N_("Mirror left-right with probability 0.5"), 0, { { NULL } } },
+  { "brightness", N_("Brightness"), N_("Multiply by 1 + u, u uniform in [-amount, amount]"), 1,
+    { AMOUNT_PARAM (N_("Largest relative change")) } },
+  { "contrast", N_("Contrast"), N_("Scale the distance from the image mean by 1 + u"), 1,
+    { AMOUNT_PARAM (N_("Largest relative change")) } },
+  { "normalize", N_("Normalize"), N_("(x - mean) / std per channel"), 2,
+    { { "mean", N_("Mean"), NL_TRANSFORM_PARAM_VALUES, 0, 0, 0, 0, "0.5", FALSE,
+        N_("One value, or one per channel: 0.49/0.48/0.45") },
+      { "std", N_("Std"), NL_TRANSFORM_PARAM_VALUES, 0, 0, 0, 0, "0.5", FALSE,
+        N_("Positive; one value, or one per channel") } } },
+  { "to-tensor", N_("To tensor"), N_("No-op: samples are already float CHW in [0, 1]"), 0, { { NULL } } },
 };
 
 const NlTransformSpecInfo *

@@ -3,6 +3,8 @@
  * nl-sweep-tpe.c. */
 #include "engine/sweep/nl-sweep-strategy.h"
 
+#include <glib/gi18n.h>
+
 static void
 grid_sample (const NlSweepSpace *s, guint64 seed, int trial, const NlSweepHistory *h, double *point)
 {
@@ -23,9 +25,9 @@ tpe_sample (const NlSweepSpace *s, guint64 seed, int trial, const NlSweepHistory
 }
 
 static const NlSweepStrategy strategies[] = {
-  { .name = "random", .title = "Random", .sample = random_sample },
-  { .name = "tpe", .title = "TPE (learns from finished trials)", .sample = tpe_sample, .needs_history = TRUE },
-  { .name = "grid", .title = "Grid (every point in turn)", .sample = grid_sample,
+  { .name = "random", .title = N_("Random"), .sample = random_sample },
+  { .name = "tpe", .title = N_("TPE (learns from finished trials)"), .sample = tpe_sample, .needs_history = TRUE },
+  { .name = "grid", .title = N_("Grid (every point in turn)"), .sample = grid_sample,
     .fixed_size = nl_sweep_grid_size },
 };
 

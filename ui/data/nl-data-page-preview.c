@@ -2,6 +2,7 @@
  * in a GTask thread (a newer request cancels the older one, whose result
  * is dropped), the grid of samples, the histogram and the summary. */
 #include "ui/data/nl-data-page-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -42,7 +43,7 @@ sample_texture (const NlDataPreview *p, int i)
 }
 
 void
-nl_data_page_clear_preview (NlDataPage *page)
+_nl_data_page_clear_preview (NlDataPage *page)
 {
   GtkWidget *child;
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (page->preview_grid))))
@@ -72,7 +73,7 @@ static void
 show_message (NlDataPage *page, const char *error, const char *hint)
 {
   gboolean toast = error && g_strcmp0 (error, page->error) != 0;
-  nl_data_page_clear_preview (page);
+  _nl_data_page_clear_preview (page);
   g_free (page->error);
   page->error = g_strdup (error);
   gtk_label_set_label (page->error_label, error ? error : "");
@@ -117,7 +118,7 @@ show_preview (NlDataPage *page, NlDataPreview *p)
   gtk_label_set_label (page->out_shape_label, out_shape);
   {
     g_autofree char *classes = p->n_classes ? g_strdup_printf ("%d", p->n_classes) : g_strdup ("none (regression)");
-    g_autofree char *info = g_strdup_printf ("%d of %s training samples · %s", p->n_samples, count, p->transforms);
+    g_autofree char *info = g_strdup_printf (_("%d of %s training samples · %s"), p->n_samples, count, p->transforms);
     gtk_label_set_label (page->classes_label, classes);
     gtk_label_set_label (page->preview_info, info);
   }
@@ -190,7 +191,7 @@ start_load (NlDataPage *page)
   g_autoptr (GTask) task = NULL;
   LoadData *d;
   int k;
-  const NlDatasetKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDatasetKind *kind = _nl_data_page_selected_kind (page, &k);
 
   if (page->cancel)
     g_cancellable_cancel (page->cancel);
@@ -199,12 +200,13 @@ start_load (NlDataPage *page)
   gtk_spinner_stop (page->spinner);
   if (!page->ws || !page->current)
     {
-      show_message (page, NULL, page->ws ? "No pipeline: create one with the + button" : NULL);
+      show_message (page, NULL, page->ws ? _("No pipeline: create one with the + button") : NULL);
       return;
     }
   if (!page->raw_spec && !kind->default_path && !page->paths[k])
     {
-      g_autofree char *hint = g_strdup_printf ("Choose a %s to preview it", kind->path_is_folder ? "folder" : "file");
+      g_autofree char *hint = g_strdup (kind->path_is_folder ? _("Choose a folder to preview it")
+                                                              : _("Choose a file to preview it"));
       show_message (page, NULL, hint);
       return;
     }
@@ -246,7 +248,7 @@ cancel_reload (NlDataPage *page)
 
 /* The workspace is busy from now, so screenshots and tests wait. */
 void
-nl_data_page_schedule_reload (NlDataPage *page, gboolean force)
+_nl_data_page_schedule_reload (NlDataPage *page, gboolean force)
 {
   g_autoptr (NlPipelineInfo) pl = nl_data_page_dup_pipeline (page);
   g_autofree char *key = pl ? request_key (page, pl) : g_strdup ("");
@@ -267,7 +269,7 @@ nl_data_page_schedule_reload (NlDataPage *page, gboolean force)
 }
 
 void
-nl_data_page_stop_loading (NlDataPage *page)
+_nl_data_page_stop_loading (NlDataPage *page)
 {
   cancel_reload (page);
   if (page->cancel)

@@ -54,19 +54,19 @@ struct _NlDataPage {
 };
 
 /* nl-data-page.c */
-const NlDatasetKind *nl_data_page_selected_kind (NlDataPage *page, int *index);
-void nl_data_page_set_dirty (NlDataPage *page);
+const NlDatasetKind *_nl_data_page_selected_kind (NlDataPage *page, int *index);
+void _nl_data_page_set_dirty (NlDataPage *page);
 
 /* nl-data-page-transforms.c */
-void nl_data_page_rebuild_transforms (NlDataPage *page);
-void nl_data_page_install_transform_actions (GtkWidgetClass *klass);
+void _nl_data_page_rebuild_transforms (NlDataPage *page);
+void _nl_data_page_install_transform_actions (GtkWidgetClass *klass);
 
 /* nl-data-page-preview.c */
 /* Reloads the preview shortly unless it shows (or is loading) what the
  * form says; force: reload anyway (a new seed). */
-void nl_data_page_schedule_reload (NlDataPage *page, gboolean force);
+void _nl_data_page_schedule_reload (NlDataPage *page, gboolean force);
 /* Cancels pending and running loads (their results are dropped). */
-void nl_data_page_stop_loading (NlDataPage *page);
-void nl_data_page_clear_preview (NlDataPage *page);
+void _nl_data_page_stop_loading (NlDataPage *page);
+void _nl_data_page_clear_preview (NlDataPage *page);
 
 G_END_DECLS

@@ -2,6 +2,7 @@
  * row per transform with its parameters (spin buttons or entries from the
  * catalogue in nl-data-preview.h), add / remove / move actions. */
 #include "ui/data/nl-data-page-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -38,11 +39,11 @@ on_param_changed (GtkWidget *editor, NlDataPage *page)
       return;
     }
   gtk_widget_remove_css_class (editor, "error");
-  gtk_widget_set_tooltip_text (editor, step->info->params[k].doc);
+  gtk_widget_set_tooltip_text (editor, _(step->info->params[k].doc));
   adw_expander_row_set_subtitle (g_object_get_data (G_OBJECT (editor), "row"), item);
   g_clear_pointer (&page->raw_transforms, g_free);
-  nl_data_page_set_dirty (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_set_dirty (page);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 static GtkWidget *
@@ -62,7 +63,7 @@ param_editor (const NlTransformParamInfo *pi, const char *value)
       gtk_editable_set_text (GTK_EDITABLE (w), value ? value : "");
     }
   gtk_widget_set_valign (w, GTK_ALIGN_CENTER);
-  gtk_widget_set_tooltip_text (w, pi->doc);
+  gtk_widget_set_tooltip_text (w, _(pi->doc));
   return w;
 }
 
@@ -85,9 +86,9 @@ add_row_controls (GtkWidget *row, gboolean expander, guint index, guint n)
       }
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (more), "view-more-symbolic");
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (more), G_MENU_MODEL (menu));
-  gtk_widget_set_tooltip_text (more, "Move");
+  gtk_widget_set_tooltip_text (more, _("Move"));
   gtk_widget_set_sensitive (more, n > 1);
-  gtk_widget_set_tooltip_text (remove, "Remove");
+  gtk_widget_set_tooltip_text (remove, _("Remove"));
   gtk_actionable_set_action_name (GTK_ACTIONABLE (remove), "data.transform-remove");
   gtk_actionable_set_action_target_value (GTK_ACTIONABLE (remove), g_variant_new_int32 ((gint32) index));
   for (int i = 0; i < 2; i++)
@@ -125,8 +126,8 @@ transform_row (NlDataPage *page, guint index)
   gboolean expander = step->info->n_params > 0;
   GtkWidget *row = expander ? adw_expander_row_new () : adw_action_row_new ();
 
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), step->info->title);
-  gtk_widget_set_tooltip_text (row, step->info->doc);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _(step->info->title));
+  gtk_widget_set_tooltip_text (row, _(step->info->doc));
   add_row_controls (row, expander, index, page->steps->len);
   if (!expander)
     {
@@ -140,8 +141,8 @@ transform_row (NlDataPage *page, guint index)
       const NlTransformParamInfo *pi = &step->info->params[k];
       GtkWidget *prow = adw_action_row_new ();
       GtkWidget *editor = param_editor (pi, step->values[k]);
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (prow), pi->title);
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (prow), pi->doc);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (prow), _(pi->title));
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (prow), _(pi->doc));
       adw_action_row_add_suffix (ADW_ACTION_ROW (prow), editor);
       g_object_set_data (G_OBJECT (editor), "step", GUINT_TO_POINTER (index));
       g_object_set_data (G_OBJECT (editor), "param", GINT_TO_POINTER (k));
@@ -154,7 +155,7 @@ transform_row (NlDataPage *page, guint index)
 }
 
 void
-nl_data_page_rebuild_transforms (NlDataPage *page)
+_nl_data_page_rebuild_transforms (NlDataPage *page)
 {
   GtkWidget *child;
   page->filling++;
@@ -171,15 +172,17 @@ transforms_edited (NlDataPage *page, int expand)
 {
   g_clear_pointer (&page->raw_transforms, g_free);
   page->expand_step = expand;
-  nl_data_page_rebuild_transforms (page);
-  nl_data_page_set_dirty (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_rebuild_transforms (page);
+  _nl_data_page_set_dirty (page);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 static void
 add_transform_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   const NlTransformSpecInfo *info = nl_data_transform_lookup (g_variant_get_string (param, NULL));
   if (!info || !page->current)
     return;
@@ -192,6 +195,8 @@ static void
 edit_transform_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_INT32));
   int i = g_variant_get_int32 (param), j = i;
   if (i < 0 || i >= (int) page->steps->len)
     return;
@@ -213,7 +218,7 @@ edit_transform_action (GtkWidget *widget, const char *action, GVariant *param)
 }
 
 void
-nl_data_page_install_transform_actions (GtkWidgetClass *klass)
+_nl_data_page_install_transform_actions (GtkWidgetClass *klass)
 {
   gtk_widget_class_install_action (klass, "data.add-transform", "s", add_transform_action);
   gtk_widget_class_install_action (klass, "data.transform-remove", "i", edit_transform_action);

@@ -3,6 +3,7 @@
  * preview on the right (see -preview.c). Unsaved edits of a pipeline are
  * kept as a draft while another one is shown. */
 #include "ui/data/nl-data-page-private.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-file-chooser.h"
 #include "engine/session/nl-run-pipeline.h"
 
@@ -22,7 +23,7 @@ n_kinds (void)
 }
 
 const NlDatasetKind *
-nl_data_page_selected_kind (NlDataPage *page, int *index)
+_nl_data_page_selected_kind (NlDataPage *page, int *index)
 {
   int n;
   const NlDatasetKind *kinds = nl_dataset_kinds (&n);
@@ -61,7 +62,7 @@ update_actions (NlDataPage *page)
 }
 
 void
-nl_data_page_set_dirty (NlDataPage *page)
+_nl_data_page_set_dirty (NlDataPage *page)
 {
   if (page->filling || page->dirty)
     return;
@@ -74,22 +75,23 @@ static void
 update_source_rows (NlDataPage *page)
 {
   int k;
-  const NlDatasetKind *kind = nl_data_page_selected_kind (page, &k);
+  const NlDatasetKind *kind = _nl_data_page_selected_kind (page, &k);
   const char *path = page->paths[k];
   g_autofree char *sub = NULL;
 
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->path_row), kind->path_is_folder ? "Folder" : "File");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->path_row), kind->path_is_folder ? _("Folder") : _("File"));
   if (path && *path)
     sub = g_markup_escape_text (path, -1);
   else if (kind->default_path)
-    sub = g_markup_printf_escaped ("Default: %s", kind->default_path);
+    sub = g_markup_printf_escaped (_("Default: %s"), kind->default_path);
   else
-    sub = g_strdup (kind->path_is_folder ? "No folder chosen" : "No file chosen");
+    sub = g_strdup (kind->path_is_folder ? _("No folder chosen") : _("No file chosen"));
   adw_action_row_set_subtitle (page->path_row, sub);
   gtk_widget_set_visible (GTK_WIDGET (page->label_column_row), (kind->uses & NL_DATASET_USES_LABEL_COLUMN) != 0);
   gtk_widget_set_sensitive (GTK_WIDGET (page->split_spin), (kind->uses & NL_DATASET_USES_SPLIT) != 0);
-  adw_action_row_set_subtitle (page->split_row, kind->uses & NL_DATASET_USES_SPLIT ? "Share of the samples held out for validation"
-                                                                 : "Not used: the dataset has its own test set");
+  adw_action_row_set_subtitle (page->split_row, kind->uses & NL_DATASET_USES_SPLIT
+                                                  ? _("Share of the samples held out for validation")
+                                                  : _("Not used: the dataset has its own test set"));
 }
 
 /* ---- the form and pipelines ---- */
@@ -97,7 +99,7 @@ update_source_rows (NlDataPage *page)
 static char *
 form_spec (NlDataPage *page)
 {
-  const NlDatasetKind *kind = nl_data_page_selected_kind (page, NULL);
+  const NlDatasetKind *kind = _nl_data_page_selected_kind (page, NULL);
   int k = nl_dataset_kind_index (kind);
   return page->raw_spec ? g_strdup (page->raw_spec) : nl_dataset_kind_spec (kind, page->paths[k]);
 }
@@ -170,7 +172,7 @@ fill_form (NlDataPage *page, const NlPipelineInfo *pl)
   g_ptr_array_unref (page->steps);
   page->steps = g_steal_pointer (&steps);
   page->expand_step = -1;
-  nl_data_page_rebuild_transforms (page);
+  _nl_data_page_rebuild_transforms (page);
   update_source_rows (page);
   page->filling--;
 }
@@ -185,7 +187,7 @@ clear_form (NlDataPage *page)
   g_clear_pointer (&page->raw_transforms, g_free);
   gtk_editable_set_text (GTK_EDITABLE (page->name_row), "");
   g_ptr_array_set_size (page->steps, 0);
-  nl_data_page_rebuild_transforms (page);
+  _nl_data_page_rebuild_transforms (page);
   page->dirty = FALSE;
   page->filling--;
 }
@@ -247,7 +249,7 @@ reload_pipelines (NlDataPage *page)
   gboolean same;
 
   if (page->ws && !(list = nl_project_list_pipelines (project (page), &error)))
-    nl_workspace_toast (page->ws, "Cannot read the pipelines: %s", error->message);
+    nl_workspace_toast (page->ws, _("Cannot read the pipelines: %s"), error->message);
   for (guint i = 0; list && i < list->len; i++)
     {
       const char *name = ((NlPipelineInfo *) list->pdata[i])->name;
@@ -287,10 +289,10 @@ show_pipeline (NlDataPage *page, const char *name)
   if (!name || (!draft && !(pl = nl_project_load_pipeline (project (page), name, &error))))
     {
       if (error)
-        nl_workspace_toast (page->ws, "Cannot read pipeline “%s”: %s", name, error->message);
+        nl_workspace_toast (page->ws, _("Cannot read pipeline “%s”: %s"), name, error->message);
       clear_form (page);
       update_actions (page);
-      nl_data_page_schedule_reload (page, FALSE);
+      _nl_data_page_schedule_reload (page, FALSE);
       return;
     }
   if (g_strcmp0 (page->current, name) != 0)
@@ -306,7 +308,7 @@ show_pipeline (NlDataPage *page, const char *name)
       adw_combo_row_set_selected (page->pipeline_row, i);
   page->filling--;
   update_actions (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 static void
@@ -350,24 +352,25 @@ nl_data_page_save (NlDataPage *page, GError **error)
   g_return_val_if_fail (NL_IS_DATA_PAGE (page), FALSE);
   if (!page->ws || !page->current)
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, "no pipeline is shown");
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND, _("no pipeline is shown"));
       return FALSE;
     }
   name = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (page->name_row))));
   pl = nl_data_page_dup_pipeline (page);
   if (!*name)
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "the pipeline needs a name");
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, _("the pipeline needs a name"));
       return FALSE;
     }
   if ((problem = nl_transform_spec_problem (pl->transforms)))
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "not saved: %s", problem);
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, _("not saved: %s"), problem);
       return FALSE;
     }
   if (strcmp (name, page->current) != 0 && (other = nl_project_load_pipeline (project (page), name, NULL)))
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_EXISTS, "a pipeline named “%s” already exists", name);
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_EXISTS, _("a pipeline named “%s” already exists"),
+                   name);
       return FALSE;
     }
   g_free (pl->name);
@@ -378,7 +381,8 @@ nl_data_page_save (NlDataPage *page, GError **error)
     {
       g_autoptr (GError) del = NULL;
       if (!nl_project_delete_pipeline (project (page), page->current, &del))
-        nl_workspace_toast (page->ws, "Saved as “%s”, but “%s” stays: %s", name, page->current, del->message);
+        nl_workspace_toast (page->ws, _("Saved as “%s”, but “%s” stays: %s"), name, page->current,
+                            del->message);
       g_hash_table_remove (page->drafts, page->current);
     }
   g_hash_table_remove (page->drafts, name);
@@ -400,15 +404,15 @@ nl_data_page_set_source_file (NlDataPage *page, GFile *file)
   int k;
   g_return_if_fail (NL_IS_DATA_PAGE (page));
   g_return_if_fail (G_IS_FILE (file));
-  nl_data_page_selected_kind (page, &k);
+  _nl_data_page_selected_kind (page, &k);
   g_free (page->paths[k]);
   page->paths[k] = g_file_get_path (file);
   g_clear_pointer (&page->raw_spec, g_free);
   update_source_rows (page);
-  nl_data_page_set_dirty (page);
+  _nl_data_page_set_dirty (page);
   /* the file may have changed since it was last read */
   page->reopen = TRUE;
-  nl_data_page_schedule_reload (page, TRUE);
+  _nl_data_page_schedule_reload (page, TRUE);
 }
 
 static void
@@ -422,9 +426,10 @@ static void
 choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   int k;
-  const NlDatasetKind *kind = nl_data_page_selected_kind (page, &k);
-  g_autofree char *title = g_strdup_printf ("Choose the %s", kind->title);
+  const NlDatasetKind *kind = _nl_data_page_selected_kind (page, &k);
+  g_autofree char *title = g_strdup_printf (_("Choose the %s"), _(kind->title));
   const char *path = page->paths[k] ? page->paths[k] : kind->default_path;
   GtkFileChooserAction mode = kind->path_is_folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER
                                                    : GTK_FILE_CHOOSER_ACTION_OPEN;
@@ -435,12 +440,12 @@ choose_source_action (GtkWidget *widget, const char *action, GVariant *param)
   if (kind->filter_name)
     {
       filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, kind->filter_name);
+      gtk_file_filter_set_name (filter, _(kind->filter_name));
       for (int i = 0; kind->filter_patterns[i]; i++)
         gtk_file_filter_add_pattern (filter, kind->filter_patterns[i]);
     }
   g_set_weak_pointer (&page->chooser,
-                      nl_choose_file (widget, mode, title, "_Choose", path, filter, source_chosen, NULL, NULL));
+                      nl_choose_file (widget, mode, title, _("_Choose"), path, filter, source_chosen, NULL, NULL));
 }
 
 static void
@@ -450,17 +455,17 @@ on_source_changed (NlDataPage *page)
   if (page->filling)
     return;
   g_clear_pointer (&page->raw_spec, g_free);
-  nl_data_page_set_dirty (page);
-  nl_data_page_schedule_reload (page, FALSE);
+  _nl_data_page_set_dirty (page);
+  _nl_data_page_schedule_reload (page, FALSE);
 }
 
 /* split and label column: they change which samples there are */
 static void
 on_data_option_changed (NlDataPage *page)
 {
-  nl_data_page_set_dirty (page);
+  _nl_data_page_set_dirty (page);
   if (!page->filling)
-    nl_data_page_schedule_reload (page, FALSE);
+    _nl_data_page_schedule_reload (page, FALSE);
 }
 
 /* ---- pipeline actions ---- */
@@ -469,6 +474,7 @@ static void
 new_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   g_autoptr (GError) error = NULL;
   g_autofree char *name = g_strdup ("pipeline");
   g_autofree char *extra = NULL;
@@ -487,7 +493,7 @@ new_action (GtkWidget *widget, const char *action, GVariant *param)
   pl.extra_json = extra = nl_pipeline_extra_to_json (&x, NULL);
   if (!nl_project_save_pipeline (project (page), &pl, &error))
     {
-      nl_workspace_toast (page->ws, "Cannot create a pipeline: %s", error->message);
+      nl_workspace_toast (page->ws, _("Cannot create a pipeline: %s"), error->message);
       return;
     }
   nl_workspace_notify (page->ws, NL_WORKSPACE_PIPELINES);
@@ -498,11 +504,12 @@ static void
 save_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   g_autoptr (GError) error = NULL;
   if (!nl_data_page_save (page, &error))
-    nl_workspace_toast (page->ws, "Cannot save the pipeline: %s", error->message);
+    nl_workspace_toast (page->ws, _("Cannot save the pipeline: %s"), error->message);
   else
-    nl_workspace_toast (page->ws, "Saved pipeline “%s”", page->current);
+    nl_workspace_toast (page->ws, _("Saved pipeline “%s”"), page->current);
 }
 
 static void
@@ -514,7 +521,7 @@ delete_response (AdwMessageDialog *dialog, const char *response, NlDataPage *pag
     return;
   if (!nl_project_delete_pipeline (project (page), name, &error))
     {
-      nl_workspace_toast (page->ws, "Cannot delete “%s”: %s", name, error->message);
+      nl_workspace_toast (page->ws, _("Cannot delete “%s”: %s"), name, error->message);
       return;
     }
   g_hash_table_remove (page->drafts, name);
@@ -530,11 +537,12 @@ static void
 delete_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   GtkRoot *root = gtk_widget_get_root (widget);
-  g_autofree char *heading = g_strdup_printf ("Delete pipeline “%s”?", page->current);
+  g_autofree char *heading = g_strdup_printf (_("Delete pipeline “%s”?"), page->current);
   GtkWidget *dlg = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading,
-                                           "Runs that used it keep their own copy of its settings.");
-  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dlg), "cancel", "_Cancel", "delete", "_Delete", NULL);
+                                           _("Runs that used it keep their own copy of its settings."));
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dlg), "cancel", _("_Cancel"), "delete", _("_Delete"), NULL);
   adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dlg), "delete", ADW_RESPONSE_DESTRUCTIVE);
   g_object_set_data_full (G_OBJECT (dlg), "pipeline", g_strdup (page->current), g_free);
   g_signal_connect_object (dlg, "response", G_CALLBACK (delete_response), page, 0);
@@ -545,8 +553,9 @@ static void
 shuffle_preview_action (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlDataPage *page = NL_DATA_PAGE (widget);
+  g_assert (NL_IS_DATA_PAGE (widget));
   page->seed++;
-  nl_data_page_schedule_reload (page, TRUE);
+  _nl_data_page_schedule_reload (page, TRUE);
 }
 
 /* ---- workspace ---- */
@@ -567,15 +576,15 @@ nl_data_page_set_workspace (NlDataPage *page, NlWorkspace *ws)
     return;
   if (page->ws)
     g_signal_handlers_disconnect_by_data (page->ws, page);
-  nl_data_page_stop_loading (page);
+  _nl_data_page_stop_loading (page);
   g_set_object (&page->ws, ws);
   g_hash_table_remove_all (page->drafts);
   g_clear_pointer (&page->requested_key, g_free);
   clear_form (page);
-  nl_data_page_clear_preview (page);
+  _nl_data_page_clear_preview (page);
   page->seed = 0;
   if (ws)
-    g_signal_connect (ws, "changed", G_CALLBACK (on_workspace_changed), page);
+    g_signal_connect_object (ws, "changed", G_CALLBACK (on_workspace_changed), page, 0);
   reload_pipelines (page);
   update_actions (page);
 }
@@ -588,7 +597,7 @@ nl_data_page_dispose (GObject *object)
   NlDataPage *page = NL_DATA_PAGE (object);
   if (page->ws)
     nl_data_page_set_workspace (page, NULL);
-  nl_data_page_stop_loading (page);
+  _nl_data_page_stop_loading (page);
   if (page->chooser)
     nl_file_chooser_close (page->chooser);
   g_clear_weak_pointer (&page->chooser);
@@ -664,7 +673,7 @@ nl_data_page_class_init (NlDataPageClass *klass)
   gtk_widget_class_install_action (widget_class, "data.delete", NULL, delete_action);
   gtk_widget_class_install_action (widget_class, "data.choose-source", NULL, choose_source_action);
   gtk_widget_class_install_action (widget_class, "data.shuffle-preview", NULL, shuffle_preview_action);
-  nl_data_page_install_transform_actions (widget_class);
+  _nl_data_page_install_transform_actions (widget_class);
 }
 
 static void
@@ -686,13 +695,13 @@ nl_data_page_init (NlDataPage *page)
   page->pipeline_names = gtk_string_list_new (NULL);
   adw_combo_row_set_model (page->pipeline_row, G_LIST_MODEL (page->pipeline_names));
   for (int i = 0; i < n_kinds (); i++)
-    gtk_string_list_append (sources, kinds[i].title);
+    gtk_string_list_append (sources, _(kinds[i].title));
   adw_combo_row_set_model (page->source_row, G_LIST_MODEL (sources));
   page->filling--;
   for (int i = 0; i < n; i++)
     {
       g_autofree char *detailed = g_strdup_printf ("data.add-transform::%s", transforms[i].name);
-      g_menu_append (menu, transforms[i].title, detailed);
+      g_menu_append (menu, _(transforms[i].title), detailed);
     }
   gtk_menu_button_set_menu_model (page->add_transform_button, G_MENU_MODEL (menu));
 
@@ -703,11 +712,11 @@ nl_data_page_init (NlDataPage *page)
   g_signal_connect_swapped (page->source_row, "notify::selected", G_CALLBACK (on_source_changed), page);
   g_signal_connect_swapped (page->split_spin, "value-changed", G_CALLBACK (on_data_option_changed), page);
   g_signal_connect_swapped (page->label_column_row, "changed", G_CALLBACK (on_data_option_changed), page);
-  g_signal_connect_swapped (page->batch_spin, "value-changed", G_CALLBACK (nl_data_page_set_dirty), page);
-  g_signal_connect_swapped (page->workers_spin, "value-changed", G_CALLBACK (nl_data_page_set_dirty), page);
-  g_signal_connect_swapped (page->shuffle_switch, "notify::active", G_CALLBACK (nl_data_page_set_dirty), page);
-  g_signal_connect_swapped (page->name_row, "changed", G_CALLBACK (nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->batch_spin, "value-changed", G_CALLBACK (_nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->workers_spin, "value-changed", G_CALLBACK (_nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->shuffle_switch, "notify::active", G_CALLBACK (_nl_data_page_set_dirty), page);
+  g_signal_connect_swapped (page->name_row, "changed", G_CALLBACK (_nl_data_page_set_dirty), page);
   update_source_rows (page);
-  nl_data_page_clear_preview (page);
+  _nl_data_page_clear_preview (page);
   update_actions (page);
 }

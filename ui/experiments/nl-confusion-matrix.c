@@ -1,5 +1,7 @@
 /* nl-confusion-matrix.c — the confusion-matrix heat map. */
 #include "ui/experiments/nl-confusion-matrix.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include <math.h>
 
@@ -38,7 +40,7 @@ static void
 measure_labels (NlConfusionMatrix *m, double *label_w, double *text_h)
 {
   *label_w = 0;
-  text_width (GTK_WIDGET (m), "Predicted", text_h);
+  text_width (GTK_WIDGET (m), _("Predicted"), text_h);
   for (int i = 0; i < m->n; i++)
     *label_w = MAX (*label_w, text_width (GTK_WIDGET (m), m->names[i], NULL));
 }
@@ -163,8 +165,8 @@ nl_confusion_matrix_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       /* reading upwards, ending at the grid */
       draw_text (cr, widget, m->names[k], l.x0 + mid, l.y0 + n * l.cell + GAP, -G_PI / 2, 1, 0.5, hot_col);
     }
-  draw_text (cr, widget, "True class", PAD, l.y0 + n * l.cell / 2, -G_PI / 2, 0.5, 0, TRUE);
-  draw_text (cr, widget, "Predicted class", l.x0 + n * l.cell / 2,
+  draw_text (cr, widget, _("True class"), PAD, l.y0 + n * l.cell / 2, -G_PI / 2, 0.5, 0, TRUE);
+  draw_text (cr, widget, _("Predicted class"), l.x0 + n * l.cell / 2,
              l.y0 + n * l.cell + GAP + l.label_w + GAP, 0, 0.5, 0, TRUE);
 
   if (m->hover_row >= 0)
@@ -366,6 +368,6 @@ nl_confusion_matrix_describe_cell (NlConfusionMatrix *m, int row, int col)
     return NULL;
   count = m->counts[row * m->n + col];
   total = m->row_totals[row];
-  return g_strdup_printf ("True %s, predicted %s: %" G_GINT64_FORMAT " (%.1f %% of %s)", m->names[row],
+  return g_strdup_printf (_("True %s, predicted %s: %" PRId64 " (%.1f %% of %s)"), m->names[row],
                           m->names[col], count, total ? 100.0 * count / total : 0.0, m->names[row]);
 }

@@ -2,6 +2,8 @@
  * loading, error, results), the result widgets, and the background tasks
  * that evaluate and classify dropped images. */
 #include "ui/experiments/nl-evaluation-view.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "ui/experiments/nl-confusion-matrix.h"
 #include "ui/widgets/nl-file-chooser.h"
 
@@ -264,13 +266,13 @@ static void
 fill_table (NlEvaluationView *v, const NlEvaluation *ev)
 {
   GtkGrid *grid = GTK_GRID (v->table);
-  static const char *const heads[] = { "Class", "Precision", "Recall", "F1", "Support" };
+  static const char *const heads[] = { N_("Class"), N_("Precision"), N_("Recall"), N_("F1"), N_("Support") };
   int n = ev->n_classes, counted = 0;
   double mp = 0, mr = 0, wp = 0, wr = 0;
 
   clear_children (v->table);
   for (int k = 0; k < 5; k++)
-    gtk_grid_attach (grid, cell_label (heads[k], k ? 1 : 0, "dim-label"), k, 0, 1, 1);
+    gtk_grid_attach (grid, cell_label (_(heads[k]), k ? 1 : 0, "dim-label"), k, 0, 1, 1);
   for (int c = 0; c < n; c++)
     {
       int64_t predicted = 0;
@@ -288,9 +290,9 @@ fill_table (NlEvaluationView *v, const NlEvaluation *ev)
       wr += ev->recall[c] * ev->support[c];
     }
   gtk_grid_attach (grid, gtk_separator_new (GTK_ORIENTATION_HORIZONTAL), 0, n + 1, 5, 1);
-  table_row (grid, n + 2, "Macro average", counted ? mp / counted : 0, counted ? mr / counted : 0, ev->macro_f1,
+  table_row (grid, n + 2, _("Macro average"), counted ? mp / counted : 0, counted ? mr / counted : 0, ev->macro_f1,
              ev->n_samples, TRUE);
-  table_row (grid, n + 3, "Weighted average", ev->n_samples ? wp / ev->n_samples : 0,
+  table_row (grid, n + 3, _("Weighted average"), ev->n_samples ? wp / ev->n_samples : 0,
              ev->n_samples ? wr / ev->n_samples : 0, ev->weighted_f1, ev->n_samples, TRUE);
 }
 
@@ -300,7 +302,7 @@ mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const Image *im
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
   g_autofree char *what = g_strdup_printf ("%s → %s", ev->class_names[m->truth], ev->class_names[m->predicted]);
   g_autofree char *conf = g_strdup_printf ("%.1f %%", 100 * m->confidence);
-  g_autofree char *tip = g_strdup_printf ("Sample %" G_GINT64_FORMAT ": a %s taken for a %s (%.1f %% sure)",
+  g_autofree char *tip = g_strdup_printf (_("Sample %" PRId64 ": a %s taken for a %s (%.1f %% sure)"),
                                           m->index, ev->class_names[m->truth], ev->class_names[m->predicted],
                                           100 * m->confidence);
   g_autoptr (GdkTexture) tex = image_texture (im);
@@ -329,8 +331,8 @@ show_result (NlEvaluationView *v, LoadResult *r, const char *which)
 {
   const NlEvaluation *ev = r->holder->ev;
   g_autofree char *title = g_ascii_isdigit (*which)
-    ? g_strdup_printf ("Run %" G_GINT64_FORMAT " · epoch %d", ev->run, ev->epoch)
-    : g_strdup_printf ("Run %" G_GINT64_FORMAT " · %s checkpoint (epoch %d)", ev->run, which, ev->epoch);
+    ? g_strdup_printf (_("Run %" PRId64 " · epoch %d"), ev->run, ev->epoch)
+    : g_strdup_printf (_("Run %" PRId64 " · %s checkpoint (epoch %d)"), ev->run, which, ev->epoch);
   g_autofree char *sub = g_strdup_printf ("Checkpoint %" G_GINT64_FORMAT " on %s · %" G_GINT64_FORMAT
                                           " samples in %.2f s", ev->checkpoint, ev->dataset ? ev->dataset : "?",
                                           ev->n_samples, ev->seconds);
@@ -357,7 +359,7 @@ show_result (NlEvaluationView *v, LoadResult *r, const char *which)
   for (int i = 0; i < ev->n_misclassified; i++)
     gtk_flow_box_append (GTK_FLOW_BOX (v->gallery),
                          mistake_child (ev, &ev->misclassified[i], &g_array_index (r->thumbs, Image, i)));
-  caption = wrong == 0 ? g_strdup ("No sample was misclassified.")
+  caption = wrong == 0 ? g_strdup (_("No sample was misclassified."))
             : g_strdup_printf ("The %d most confident of %" G_GINT64_FORMAT " misclassified samples, "
                                "true → predicted (confidence)", ev->n_misclassified, wrong);
   gtk_label_set_text (GTK_LABEL (v->gallery_caption), caption);
@@ -419,7 +421,7 @@ nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const
   d->progress = g_atomic_rc_box_acquire (v->progress);
   d->run = run;
   d->which = g_strdup (which ? which : "best");
-  label = g_strdup_printf ("Evaluating the %s checkpoint of run %" G_GINT64_FORMAT "…", d->which, run);
+  label = g_strdup_printf (_("Evaluating the %s checkpoint of run %" PRId64 "…"), d->which, run);
   gtk_label_set_text (GTK_LABEL (v->progress_label), label);
   gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (v->progress_bar), 0);
   gtk_stack_set_visible_child_name (GTK_STACK (v->stack), "loading");
@@ -571,7 +573,7 @@ predict_done (GObject *source, GAsyncResult *res, gpointer user)
     gtk_box_append (GTK_BOX (v->pred_probs), prob_row (ev->class_names[order[k]], r->probs[order[k]], k == 0));
   if (ev->n_classes > PROB_ROWS)
     {
-      g_autofree char *more = g_strdup_printf ("and %d less likely classes", ev->n_classes - PROB_ROWS);
+      g_autofree char *more = g_strdup_printf (_("and %d less likely classes"), ev->n_classes - PROB_ROWS);
       gtk_box_append (GTK_BOX (v->pred_probs), cell_label (more, 0, "dim-label"));
     }
   predict_result_free (r);
@@ -587,7 +589,7 @@ nl_evaluation_view_predict_file (NlEvaluationView *v, const char *path)
   g_return_val_if_fail (path != NULL, FALSE);
   if (!v->holder)
     {
-      set_pred_message (v, "Evaluate a checkpoint first: its model classifies the image.", TRUE);
+      set_pred_message (v, _("Evaluate a checkpoint first: its model classifies the image."), TRUE);
       return FALSE;
     }
   d = g_new0 (PredictData, 1);
@@ -622,7 +624,7 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, NlEvalu
   path = g_file_get_path (file);
   if (!path)
     {
-      set_pred_message (v, "Only files on this computer can be classified.", TRUE);
+      set_pred_message (v, _("Only files on this computer can be classified."), TRUE);
       return FALSE;
     }
   return nl_evaluation_view_predict_file (v, path);
@@ -641,14 +643,14 @@ on_choose_clicked (GtkButton *button, NlEvaluationView *v)
   if (v->chooser)
     return;
   filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, "PNG and JPEG images");
+  gtk_file_filter_set_name (filter, _("PNG and JPEG images"));
   gtk_file_filter_add_mime_type (filter, "image/png");
   gtk_file_filter_add_mime_type (filter, "image/jpeg");
   gtk_file_filter_add_suffix (filter, "png");
   gtk_file_filter_add_suffix (filter, "jpg");
   gtk_file_filter_add_suffix (filter, "jpeg");
-  g_set_weak_pointer (&v->chooser, nl_choose_file (GTK_WIDGET (v), GTK_FILE_CHOOSER_ACTION_OPEN, "Choose an Image",
-                                                   "_Open", NULL, filter, image_chosen, NULL, NULL));
+  g_set_weak_pointer (&v->chooser, nl_choose_file (GTK_WIDGET (v), GTK_FILE_CHOOSER_ACTION_OPEN, _("Choose an Image"),
+                                                   _("_Open"), NULL, filter, image_chosen, NULL, NULL));
 }
 
 static void

@@ -2,6 +2,8 @@
  * actions, their dialogs and popovers, and the project changes they make
  * (exports, deletion and saving a network on worker threads). */
 #include "ui/experiments/nl-experiments-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "core/nl-json-guard.h"
 #include "ui/widgets/nl-file-chooser.h"
 #include "ui/widgets/nl-onnx-export-dialog.h"
@@ -11,25 +13,12 @@
 
 #include "engine/session/nl-run-export.h"
 
-static GArray *
-selected_ids (NlExperimentsPage *page)
-{
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
-  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; i < rows->len; i++)
-    {
-      gint64 id = nl_run_row_get_id (g_ptr_array_index (rows, i));
-      g_array_append_val (ids, id);
-    }
-  return ids;
-}
-
 /* The one selected row, or NULL (not referenced: the store holds it). */
 static NlRunRow *
 single_row (NlExperimentsPage *page)
 {
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
-  return rows->len == 1 ? nl_experiments_page_find_row (page, nl_run_row_get_id (g_ptr_array_index (rows, 0))) : NULL;
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
+  return rows->len == 1 ? _nl_experiments_page_find_row (page, nl_run_row_get_id (g_ptr_array_index (rows, 0))) : NULL;
 }
 
 static GtkWindow *
@@ -40,9 +29,9 @@ page_window (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_update_actions (NlExperimentsPage *page)
+_nl_experiments_page_update_actions (NlExperimentsPage *page)
 {
-  g_autoptr (GPtrArray) rows = page->selection ? nl_experiments_page_selected_rows (page)
+  g_autoptr (GPtrArray) rows = page->selection ? _nl_experiments_page_selected_rows (page)
                                                : g_ptr_array_new ();
   NlRunRow *one = rows->len == 1 ? g_ptr_array_index (rows, 0) : NULL;
   GtkWidget *w = GTK_WIDGET (page);
@@ -91,7 +80,7 @@ nl_experiments_page_rename_run (NlExperimentsPage *page, gint64 run, const char 
   clean = g_strstrip (g_strdup (name));
   if (!*clean)
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "A run needs a name");
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, _("A run needs a name"));
       return FALSE;
     }
   if (!nl_project_rename_run (nl_workspace_get_project (page->ws), run, clean, error))
@@ -108,7 +97,7 @@ change_tag (NlExperimentsPage *page, const gint64 *runs, guint n, const char *ta
   gboolean ok = TRUE;
   if (!*clean)
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "A tag cannot be empty");
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, _("A tag cannot be empty"));
       return FALSE;
     }
   for (guint i = 0; i < n && ok; i++)
@@ -144,7 +133,7 @@ nl_experiments_page_add_note (NlExperimentsPage *page, gint64 run, const char *t
   clean = g_strstrip (g_strdup (text));
   if (!*clean)
     {
-      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "A note cannot be empty");
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, _("A note cannot be empty"));
       return FALSE;
     }
   if (nl_project_add_note (nl_workspace_get_project (page->ws), run, clean, error) <= 0)
@@ -206,11 +195,11 @@ delete_done (GObject *source, GAsyncResult *res, gpointer data)
   g_autoptr (GError) error = NULL;
   nl_workspace_busy_pop (j->ws);
   if (!g_task_propagate_boolean (G_TASK (res), &error))
-    nl_workspace_toast (j->ws, "Could not delete: %s", error->message);
+    nl_workspace_toast (j->ws, _("Could not delete: %s"), error->message);
   else if (j->runs->len > 1)
-    nl_workspace_toast (j->ws, "Deleted %u runs", j->runs->len);
+    nl_workspace_toast (j->ws, ngettext ("Deleted %u run", "Deleted %u runs", j->runs->len), j->runs->len);
   else
-    nl_workspace_toast (j->ws, "Deleted the run");
+    nl_workspace_toast (j->ws, _("Deleted the run"));
   nl_workspace_notify (j->ws, NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS);
   (void) page;
 }
@@ -297,7 +286,7 @@ open_network_thread (GTask *task, gpointer source, gpointer data, GCancellable *
   if (!(snapshot = parse_json (info->network_json)) || !JSON_NODE_HOLDS_OBJECT (snapshot))
     {
       g_task_return_new_error (task, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
-                               "The network of run “%s” is not valid JSON", info->name);
+                               _("The network of run “%s” is not valid JSON"), info->name);
       return;
     }
   r = g_new0 (NetworkRef, 1);
@@ -309,7 +298,7 @@ open_network_thread (GTask *task, gpointer source, gpointer data, GCancellable *
       g_autofree char *json = NULL;
       g_autoptr (JsonGenerator) gen = json_generator_new ();
       gint64 id;
-      r->name = g_strdup_printf ("%s network", info->name);
+      r->name = g_strdup_printf (_("%s network"), info->name);
       if ((v = find_version (p, r->name, snapshot)) == 0)
         {
           g_autoptr (GPtrArray) versions = NULL;
@@ -342,13 +331,13 @@ open_network_done (GObject *source, GAsyncResult *res, gpointer data)
   NetworkRef *r = g_task_propagate_pointer (G_TASK (res), &error);
   if (!r)
     {
-      nl_workspace_toast (j->ws, "Could not open the network: %s", error->message);
+      nl_workspace_toast (j->ws, _("Could not open the network: %s"), error->message);
       return;
     }
   if (r->saved)
     {
       nl_workspace_notify (j->ws, NL_WORKSPACE_NETWORKS);
-      nl_workspace_toast (j->ws, "Saved the run's network as “%s”", r->name);
+      nl_workspace_toast (j->ws, _("Saved the run's network as “%s”"), r->name);
     }
   nl_workspace_request_open_network (j->ws, r->name, r->version);
   network_ref_free (r);
@@ -378,7 +367,8 @@ export_weights_thread (GTask *task, gpointer source, gpointer data, GCancellable
   else
     {
       g_autofree char *base = g_path_get_basename (j->path);
-      g_task_return_pointer (task, g_strdup_printf ("Exported the weights of epoch %d to “%s”", epoch, base), g_free);
+      g_task_return_pointer (task, g_strdup_printf (_("Exported the weights of epoch %d to “%s”"), epoch, base),
+                             g_free);
     }
 }
 
@@ -394,7 +384,9 @@ export_metrics_thread (GTask *task, gpointer source, gpointer data, GCancellable
   else
     {
       g_autofree char *base = g_path_get_basename (j->path);
-      g_task_return_pointer (task, g_strdup_printf ("Exported %" G_GINT64_FORMAT " metric points to “%s”", n, base),
+      g_task_return_pointer (task,
+                             g_strdup_printf (ngettext ("Exported %" PRId64 " metric point to “%s”",
+                                                        "Exported %" PRId64 " metric points to “%s”", n), n, base),
                              g_free);
     }
 }
@@ -459,8 +451,8 @@ metrics_chosen (GtkWidget *widget, const char *path, gpointer data)
 static void
 choose_export_file (NlExperimentsPage *page, gboolean weights)
 {
-  g_autoptr (GArray) ids = selected_ids (page);
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
   g_autofree char *name = NULL;
 
   if (ids->len == 0)
@@ -471,8 +463,8 @@ choose_export_file (NlExperimentsPage *page, gboolean weights)
   else
     name = g_strdup ("runs-metrics.csv");
   g_strdelimit (name, "/\\", '-');
-  nl_choose_file (GTK_WIDGET (page), GTK_FILE_CHOOSER_ACTION_SAVE, weights ? "Export Weights" : "Export Metrics",
-                  "_Export", name, NULL, weights ? weights_chosen : metrics_chosen, g_steal_pointer (&ids),
+  nl_choose_file (GTK_WIDGET (page), GTK_FILE_CHOOSER_ACTION_SAVE, weights ? _("Export Weights") : _("Export Metrics"),
+                  _("_Export"), name, NULL, weights ? weights_chosen : metrics_chosen, g_steal_pointer (&ids),
                   (GDestroyNotify) g_array_unref);
 }
 
@@ -500,13 +492,14 @@ static void
 action_rename (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
+  g_assert (NL_IS_EXPERIMENTS_PAGE (widget));
   NlRunRow *row = single_row (page);
   AdwMessageDialog *dlg;
   GtkWidget *entry;
   if (!row)
     return;
-  dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (page_window (page), "Rename Run", NULL));
-  adw_message_dialog_add_responses (dlg, "cancel", "_Cancel", "rename", "_Rename", NULL);
+  dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (page_window (page), _("Rename Run"), NULL));
+  adw_message_dialog_add_responses (dlg, "cancel", _("_Cancel"), "rename", _("_Rename"), NULL);
   adw_message_dialog_set_response_appearance (dlg, "rename", ADW_RESPONSE_SUGGESTED);
   adw_message_dialog_set_default_response (dlg, "rename");
   adw_message_dialog_set_close_response (dlg, "cancel");
@@ -534,18 +527,19 @@ static void
 action_delete (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
-  g_autoptr (GArray) ids = selected_ids (page);
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
+  g_assert (NL_IS_EXPERIMENTS_PAGE (widget));
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
   g_autofree char *heading = NULL;
   AdwMessageDialog *dlg;
   if (ids->len == 0)
     return;
-  heading = ids->len == 1 ? g_strdup_printf ("Delete “%s”?", nl_run_row_get_name (g_ptr_array_index (rows, 0)))
-                          : g_strdup_printf ("Delete %u Runs?", ids->len);
+  heading = ids->len == 1 ? g_strdup_printf (_("Delete “%s”?"), nl_run_row_get_name (g_ptr_array_index (rows, 0)))
+                          : g_strdup_printf (ngettext ("Delete %u Run?", "Delete %u Runs?", ids->len), ids->len);
   dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (
       page_window (page), heading,
-      "Their metrics, checkpoints, tags and notes are deleted too. Runs forked from them keep their own data."));
-  adw_message_dialog_add_responses (dlg, "cancel", "_Cancel", "delete", "_Delete", NULL);
+      _("Their metrics, checkpoints, tags and notes are deleted too. Runs forked from them keep their own data.")));
+  adw_message_dialog_add_responses (dlg, "cancel", _("_Cancel"), "delete", _("_Delete"), NULL);
   adw_message_dialog_set_response_appearance (dlg, "delete", ADW_RESPONSE_DESTRUCTIVE);
   adw_message_dialog_set_close_response (dlg, "cancel");
   g_object_set_data_full (G_OBJECT (dlg), "nl-runs", g_steal_pointer (&ids), (GDestroyNotify) g_array_unref);
@@ -557,8 +551,9 @@ static void
 action_simple (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (widget);
+  g_assert (NL_IS_EXPERIMENTS_PAGE (widget));
   NlRunRow *row = single_row (page);
-  g_autoptr (GArray) ids = selected_ids (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
   if (strcmp (name, "exp.tags") == 0)
     gtk_menu_button_popup (page->tags_button);
   else if (strcmp (name, "exp.notes") == 0)
@@ -583,7 +578,7 @@ action_simple (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 void
-nl_experiments_page_install_actions (NlExperimentsPageClass *klass)
+_nl_experiments_page_install_actions (NlExperimentsPageClass *klass)
 {
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
   static const char *const simple[] = { "exp.tags", "exp.notes", "exp.resume", "exp.fork", "exp.evaluate",
@@ -610,7 +605,7 @@ clear_box (GtkWidget *box)
 static void
 remove_tag_clicked (GtkButton *button, NlExperimentsPage *page)
 {
-  g_autoptr (GArray) ids = selected_ids (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
   g_autoptr (GError) error = NULL;
   const char *tag = g_object_get_data (G_OBJECT (button), "nl-tag");
   if (!nl_experiments_page_remove_tag (page, (const gint64 *) ids->data, ids->len, tag, &error))
@@ -620,7 +615,7 @@ remove_tag_clicked (GtkButton *button, NlExperimentsPage *page)
 static void
 rebuild_tags (NlExperimentsPage *page)
 {
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
   g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GPtrArray) tags = g_ptr_array_new ();
 
@@ -645,13 +640,13 @@ rebuild_tags (NlExperimentsPage *page)
       gtk_box_append (GTK_BOX (line), label);
       if (n < rows->len)
         {
-          g_autofree char *of = g_strdup_printf ("%u of %u", n, rows->len);
+          g_autofree char *of = g_strdup_printf (_("%u of %u"), n, rows->len);
           GtkWidget *l = gtk_label_new (of);
           gtk_widget_add_css_class (l, "dim-label");
           gtk_box_append (GTK_BOX (line), l);
         }
       gtk_widget_add_css_class (remove, "flat");
-      gtk_widget_set_tooltip_text (remove, "Remove from the selected runs");
+      gtk_widget_set_tooltip_text (remove, _("Remove from the selected runs"));
       g_object_set_data_full (G_OBJECT (remove), "nl-tag", g_strdup (tag), g_free);
       g_signal_connect (remove, "clicked", G_CALLBACK (remove_tag_clicked), page);
       gtk_box_append (GTK_BOX (line), remove);
@@ -659,7 +654,7 @@ rebuild_tags (NlExperimentsPage *page)
     }
   if (tags->len == 0)
     {
-      GtkWidget *none = gtk_label_new ("No tags yet");
+      GtkWidget *none = gtk_label_new (_("No tags yet"));
       gtk_widget_add_css_class (none, "dim-label");
       gtk_box_append (GTK_BOX (page->tags_list), none);
     }
@@ -668,7 +663,7 @@ rebuild_tags (NlExperimentsPage *page)
 static void
 tag_entry_activate (GtkEntry *entry, NlExperimentsPage *page)
 {
-  g_autoptr (GArray) ids = selected_ids (page);
+  g_autoptr (GArray) ids = _nl_experiments_page_selected_ids (page);
   g_autoptr (GError) error = NULL;
   if (!nl_experiments_page_add_tag (page, (const gint64 *) ids->data, ids->len,
                                     gtk_editable_get_text (GTK_EDITABLE (entry)), &error))
@@ -711,7 +706,7 @@ rebuild_notes (NlExperimentsPage *page)
     }
   if (notes->len == 0)
     {
-      GtkWidget *none = gtk_label_new ("No notes yet");
+      GtkWidget *none = gtk_label_new (_("No notes yet"));
       gtk_widget_add_css_class (none, "dim-label");
       gtk_box_append (GTK_BOX (page->notes_list), none);
     }
@@ -762,11 +757,11 @@ popover_show (GtkWidget *pop, NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_setup_popups (NlExperimentsPage *page)
+_nl_experiments_page_setup_popups (NlExperimentsPage *page)
 {
-  page->tags_popover = make_popover (page->tags_button, "Add a tag to the selected runs", &page->tags_list,
+  page->tags_popover = make_popover (page->tags_button, _("Add a tag to the selected runs"), &page->tags_list,
                                      &page->tags_entry);
-  page->notes_popover = make_popover (page->notes_button, "Add a note", &page->notes_list, &page->notes_entry);
+  page->notes_popover = make_popover (page->notes_button, _("Add a note"), &page->notes_list, &page->notes_entry);
   g_signal_connect (page->tags_entry, "activate", G_CALLBACK (tag_entry_activate), page);
   g_signal_connect (page->notes_entry, "activate", G_CALLBACK (note_entry_activate), page);
   g_signal_connect (page->tags_popover, "show", G_CALLBACK (popover_show), page);
@@ -775,7 +770,7 @@ nl_experiments_page_setup_popups (NlExperimentsPage *page)
 
 /* After a refresh: what an open popover lists may have changed. */
 void
-nl_experiments_page_update_popups (NlExperimentsPage *page)
+_nl_experiments_page_update_popups (NlExperimentsPage *page)
 {
   if (page->tags_popover && gtk_widget_get_visible (page->tags_popover))
     rebuild_tags (page);

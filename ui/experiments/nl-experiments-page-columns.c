@@ -2,6 +2,8 @@
  * cell shows, how each column sorts (numbers as numbers), and columns for
  * metrics as runs report them. */
 #include "ui/experiments/nl-experiments-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include <math.h>
 #include <string.h>
@@ -141,9 +143,10 @@ update_cell (GtkWidget *cell, NlRunRow *row)
   else if (c->kind == COL_NAME)
     {
       int notes = nl_run_row_get_n_notes (row);
-      g_autofree char *tip = notes ? g_strdup_printf ("run %" G_GINT64_FORMAT ", %d note%s", nl_run_row_get_id (row),
-                                                       notes, notes == 1 ? "" : "s")
-                                   : g_strdup_printf ("run %" G_GINT64_FORMAT, nl_run_row_get_id (row));
+      g_autofree char *tip = notes ? g_strdup_printf (ngettext ("run %" PRId64 ", %d note",
+                                                                 "run %" PRId64 ", %d notes", notes),
+                                                       nl_run_row_get_id (row), notes)
+                                   : g_strdup_printf (_("run %" PRId64), nl_run_row_get_id (row));
       gtk_widget_set_tooltip_text (cell, tip);
     }
   gtk_label_set_label (GTK_LABEL (label), text);
@@ -234,7 +237,7 @@ static void
 add_metric_columns (NlExperimentsPage *page, const char *split, const char *name)
 {
   g_autofree char *pretty = nl_metric_pretty_name (split, name);
-  g_autofree char *best = g_strdup_printf ("%s best", pretty), *last = g_strdup_printf ("%s last", pretty);
+  g_autofree char *best = g_strdup_printf (_("%s best"), pretty), *last = g_strdup_printf (_("%s last"), pretty);
   g_ptr_array_add (page->metric_keys, g_strdup_printf ("%s/%s", split, name));
   if (nl_metric_goal (name) != 0)
     add_column (page, COL_BEST, best, split, name, "best");
@@ -242,25 +245,25 @@ add_metric_columns (NlExperimentsPage *page, const char *split, const char *name
 }
 
 void
-nl_experiments_page_setup_columns (NlExperimentsPage *page)
+_nl_experiments_page_setup_columns (NlExperimentsPage *page)
 {
-  add_column (page, COL_STATUS, "Status", NULL, NULL, NULL);
-  add_column (page, COL_NAME, "Name", NULL, NULL, NULL);
-  add_column (page, COL_NETWORK, "Network", NULL, NULL, NULL);
-  add_column (page, COL_OPTIMIZER, "Optimizer", NULL, NULL, NULL);
-  add_column (page, COL_LR, "LR", NULL, NULL, NULL);
-  add_column (page, COL_BATCH, "Batch", NULL, NULL, NULL);
-  add_column (page, COL_EPOCHS, "Epochs", NULL, NULL, NULL);
+  add_column (page, COL_STATUS, _("Status"), NULL, NULL, NULL);
+  add_column (page, COL_NAME, _("Name"), NULL, NULL, NULL);
+  add_column (page, COL_NETWORK, _("Network"), NULL, NULL, NULL);
+  add_column (page, COL_OPTIMIZER, _("Optimizer"), NULL, NULL, NULL);
+  add_column (page, COL_LR, _("LR"), NULL, NULL, NULL);
+  add_column (page, COL_BATCH, _("Batch"), NULL, NULL, NULL);
+  add_column (page, COL_EPOCHS, _("Epochs"), NULL, NULL, NULL);
   add_metric_columns (page, "test", "accuracy");
   add_metric_columns (page, "train", "loss");
   add_metric_columns (page, "train", "accuracy");
-  add_column (page, COL_DURATION, "Duration", NULL, NULL, NULL);
-  add_column (page, COL_TAGS, "Tags", NULL, NULL, NULL);
+  add_column (page, COL_DURATION, _("Duration"), NULL, NULL, NULL);
+  add_column (page, COL_TAGS, _("Tags"), NULL, NULL, NULL);
 }
 
 /* Metrics beyond the usual three get columns at the end as they appear. */
 void
-nl_experiments_page_add_new_metric_columns (NlExperimentsPage *page)
+_nl_experiments_page_add_new_metric_columns (NlExperimentsPage *page)
 {
   guint n = g_list_model_get_n_items (G_LIST_MODEL (page->store));
   for (guint i = 0; i < n; i++)

@@ -2,6 +2,7 @@
  * curves of one metric overlaid in an NlPlot (read on a worker thread,
  * then extended as new points arrive) and their settings side by side. */
 #include "ui/experiments/nl-experiments-page-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -82,7 +83,7 @@ update_options (NlExperimentsPage *page, GPtrArray *rows)
           o->split = m->split;
           o->name = m->name;
           o->by_step = g_str_has_prefix (m->name, "batch_");
-          o->label = g_strdup_printf ("%s %s by %s", m->split, m->name, o->by_step ? "step" : "epoch");
+          o->label = g_strdup_printf ("%s %s by %s", m->split, m->name, o->by_step ? _("step") : _("epoch"));
           o->label[0] = g_ascii_toupper (o->label[0]);
           g_strdelimit (o->label, "_", ' ');
           g_ptr_array_add (opts, o);
@@ -255,7 +256,7 @@ reload_plot (NlExperimentsPage *page, GPtrArray *rows)
     return;
   {
     g_autofree char *y = nl_metric_pretty_name (o->split, o->name);
-    nl_plot_set_x_label (page->plot, o->by_step ? "step" : "epoch");
+    nl_plot_set_x_label (page->plot, o->by_step ? _("step") : _("epoch"));
     nl_plot_set_x_integer (page->plot, !o->by_step);
     nl_plot_set_y_label (page->plot, y);
   }
@@ -284,7 +285,7 @@ plot_signature (NlExperimentsPage *page, GPtrArray *rows)
 }
 
 void
-nl_experiments_page_compare_update (NlExperimentsPage *page)
+_nl_experiments_page_compare_update (NlExperimentsPage *page)
 {
   g_autoptr (GPtrArray) rows = NULL;
   g_autoptr (GPtrArray) infos = NULL;
@@ -292,10 +293,11 @@ nl_experiments_page_compare_update (NlExperimentsPage *page)
 
   if (!page->plot)
     return;
-  rows = page->ws ? nl_experiments_page_selected_rows (page) : g_ptr_array_new ();
+  rows = page->ws ? _nl_experiments_page_selected_rows (page) : g_ptr_array_new ();
   if (rows->len > 0)
     {
-      g_autofree char *what = g_strdup_printf ("Curves of %u selected run%s", rows->len, rows->len == 1 ? "" : "s");
+      g_autofree char *what = g_strdup_printf (ngettext ("Curves of %u selected run", "Curves of %u selected runs",
+                                                         rows->len), rows->len);
       gtk_label_set_label (page->compare_label, what);
     }
   else if (page->ws)
@@ -306,8 +308,8 @@ nl_experiments_page_compare_update (NlExperimentsPage *page)
       g_autofree char *what = NULL;
       for (guint i = 0; i < n; i++)
         g_ptr_array_add (rows, g_list_model_get_item (shown, i));
-      what = n < g_list_model_get_n_items (shown) ? g_strdup_printf ("Curves of the first %u runs", n)
-                                                  : g_strdup_printf ("Curves of all %u runs", n);
+      what = n < g_list_model_get_n_items (shown) ? g_strdup_printf (_("Curves of the first %u runs"), n)
+                                                  : g_strdup_printf (_("Curves of all %u runs"), n);
       gtk_label_set_label (page->compare_label, what);
     }
   if (rows->len == 0)
@@ -344,7 +346,7 @@ nl_experiments_page_compare_update (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_compare_poll (NlExperimentsPage *page)
+_nl_experiments_page_compare_poll (NlExperimentsPage *page)
 {
   if (!page->plot || page->plot_runs->len == 0)
     return;
@@ -374,7 +376,7 @@ static void
 metric_selected (NlExperimentsPage *page)
 {
   if (!page->options_updating)
-    nl_experiments_page_compare_update (page);
+    _nl_experiments_page_compare_update (page);
 }
 
 static void
@@ -384,7 +386,7 @@ only_diff_toggled (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_compare_init (NlExperimentsPage *page)
+_nl_experiments_page_compare_init (NlExperimentsPage *page)
 {
   page->options = g_ptr_array_new_with_free_func ((GDestroyNotify) metric_option_free);
   page->option_labels = gtk_string_list_new (NULL);
@@ -400,7 +402,7 @@ nl_experiments_page_compare_init (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_compare_dispose (NlExperimentsPage *page)
+_nl_experiments_page_compare_dispose (NlExperimentsPage *page)
 {
   page->plot = NULL;  /* the template's plot_box owns it */
   page->plot_generation++;

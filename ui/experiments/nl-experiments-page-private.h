@@ -68,25 +68,27 @@ struct _NlExperimentsPage {
 
 /* nl-experiments-page.c */
 /* The selected rows (NlRunRow, referenced) in display order. */
-GPtrArray *nl_experiments_page_selected_rows (NlExperimentsPage *page);
-NlRunRow *nl_experiments_page_find_row (NlExperimentsPage *page, gint64 run);
-void nl_experiments_page_refresh (NlExperimentsPage *page);
+GPtrArray *_nl_experiments_page_selected_rows (NlExperimentsPage *page);
+/* the same as run ids (gint64), in view order */
+GArray *_nl_experiments_page_selected_ids (NlExperimentsPage *page);
+NlRunRow *_nl_experiments_page_find_row (NlExperimentsPage *page, gint64 run);
+void _nl_experiments_page_refresh (NlExperimentsPage *page);
 
 /* nl-experiments-page-columns.c */
-void nl_experiments_page_setup_columns (NlExperimentsPage *page);
+void _nl_experiments_page_setup_columns (NlExperimentsPage *page);
 /* Columns for metrics that appeared since. */
-void nl_experiments_page_add_new_metric_columns (NlExperimentsPage *page);
+void _nl_experiments_page_add_new_metric_columns (NlExperimentsPage *page);
 
 /* nl-experiments-page-actions.c */
-void nl_experiments_page_install_actions (NlExperimentsPageClass *klass);
-void nl_experiments_page_update_actions (NlExperimentsPage *page);
-void nl_experiments_page_setup_popups (NlExperimentsPage *page);
-void nl_experiments_page_update_popups (NlExperimentsPage *page);
+void _nl_experiments_page_install_actions (NlExperimentsPageClass *klass);
+void _nl_experiments_page_update_actions (NlExperimentsPage *page);
+void _nl_experiments_page_setup_popups (NlExperimentsPage *page);
+void _nl_experiments_page_update_popups (NlExperimentsPage *page);
 
 /* nl-experiments-page-compare.c */
-void nl_experiments_page_compare_init (NlExperimentsPage *page);
-void nl_experiments_page_compare_dispose (NlExperimentsPage *page);
+void _nl_experiments_page_compare_init (NlExperimentsPage *page);
+void _nl_experiments_page_compare_dispose (NlExperimentsPage *page);
 /* The selection changed: new diff, options and curves. */
-void nl_experiments_page_compare_update (NlExperimentsPage *page);
+void _nl_experiments_page_compare_update (NlExperimentsPage *page);
 /* New metric points may have arrived: extend the curves. */
-void nl_experiments_page_compare_poll (NlExperimentsPage *page);
+void _nl_experiments_page_compare_poll (NlExperimentsPage *page);

@@ -3,6 +3,8 @@
  * updated in place). Actions live in nl-experiments-page-actions.c, the
  * comparison pane in nl-experiments-page-compare.c. */
 #include "ui/experiments/nl-experiments-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include <string.h>
 
@@ -24,7 +26,7 @@ search_changed (NlExperimentsPage *page)
 }
 
 GPtrArray *
-nl_experiments_page_selected_rows (NlExperimentsPage *page)
+_nl_experiments_page_selected_rows (NlExperimentsPage *page)
 {
   GPtrArray *rows = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr (GtkBitset) set = gtk_selection_model_get_selection (GTK_SELECTION_MODEL (page->selection));
@@ -35,8 +37,21 @@ nl_experiments_page_selected_rows (NlExperimentsPage *page)
   return rows;
 }
 
+GArray *
+_nl_experiments_page_selected_ids (NlExperimentsPage *page)
+{
+  g_autoptr (GPtrArray) rows = _nl_experiments_page_selected_rows (page);
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint i = 0; i < rows->len; i++)
+    {
+      gint64 id = nl_run_row_get_id (g_ptr_array_index (rows, i));
+      g_array_append_val (ids, id);
+    }
+  return ids;
+}
+
 NlRunRow *
-nl_experiments_page_find_row (NlExperimentsPage *page, gint64 run)
+_nl_experiments_page_find_row (NlExperimentsPage *page, gint64 run)
 {
   guint n = g_list_model_get_n_items (G_LIST_MODEL (page->store));
   for (guint i = 0; i < n; i++)
@@ -57,11 +72,11 @@ update_count (NlExperimentsPage *page)
   guint64 sel = gtk_bitset_get_size (set);
   GString *s = g_string_new (NULL);
   if (shown < all)
-    g_string_append_printf (s, "%u of %u runs", shown, all);
+    g_string_append_printf (s, ngettext ("%u of %u run", "%u of %u runs", all), shown, all);
   else
-    g_string_append_printf (s, "%u run%s", all, all == 1 ? "" : "s");
+    g_string_append_printf (s, ngettext ("%u run", "%u runs", all), all);
   if (sel > 0)
-    g_string_append_printf (s, ", %" G_GUINT64_FORMAT " selected", sel);
+    g_string_append_printf (s, _(", %" PRIu64 " selected"), sel);
   gtk_label_set_label (page->count_label, s->str);
   g_string_free (s, TRUE);
 }
@@ -72,9 +87,9 @@ selection_idle (gpointer data)
   NlExperimentsPage *page = data;
   page->selection_idle = 0;
   update_count (page);
-  nl_experiments_page_update_actions (page);
-  nl_experiments_page_update_popups (page);
-  nl_experiments_page_compare_update (page);
+  _nl_experiments_page_update_actions (page);
+  _nl_experiments_page_update_popups (page);
+  _nl_experiments_page_compare_update (page);
   return G_SOURCE_REMOVE;
 }
 
@@ -205,19 +220,6 @@ out_of_order (NlExperimentsPage *page, GtkSorter *sorter)
   return FALSE;
 }
 
-static GArray *
-selected_id_array (NlExperimentsPage *page)
-{
-  g_autoptr (GPtrArray) rows = nl_experiments_page_selected_rows (page);
-  GArray *ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; i < rows->len; i++)
-    {
-      gint64 id = nl_run_row_get_id (g_ptr_array_index (rows, i));
-      g_array_append_val (ids, id);
-    }
-  return ids;
-}
-
 static int
 compare_ids (gconstpointer a, gconstpointer b)
 {
@@ -242,7 +244,7 @@ static void
 merge (NlExperimentsPage *page, GPtrArray *snaps)
 {
   g_autoptr (GHashTable) fresh = g_hash_table_new (g_int64_hash, g_int64_equal);
-  g_autoptr (GArray) before = selected_id_array (page), after = NULL;
+  g_autoptr (GArray) before = _nl_experiments_page_selected_ids (page), after = NULL;
   g_autoptr (GPtrArray) added = g_ptr_array_new_with_free_func (g_object_unref);
   GListModel *store = G_LIST_MODEL (page->store);
   gboolean changed = FALSE, active = FALSE;
@@ -292,10 +294,10 @@ merge (NlExperimentsPage *page, GPtrArray *snaps)
     }
   /* a re-sort keeps the selection by item; should it not, restore it by
    * run (runs deleted meanwhile simply drop out) */
-  after = selected_id_array (page);
+  after = _nl_experiments_page_selected_ids (page);
   if (!same_ids (before, after))
     nl_experiments_page_select_runs (page, (const gint64 *) before->data, before->len);
-  nl_experiments_page_add_new_metric_columns (page);
+  _nl_experiments_page_add_new_metric_columns (page);
   if (active && !page->tick_id)
     page->tick_id = g_timeout_add_seconds (1, tick, page);
   gtk_stack_set_visible_child_name (page->stack, g_list_model_get_n_items (store) ? "runs" : "empty");
@@ -317,7 +319,7 @@ refresh_done (GObject *source, GAsyncResult *res, gpointer data)
     return;  /* another project by now; its own refresh is under way */
   page->refreshing = FALSE;
   if (!snaps)
-    nl_workspace_toast (ws, "Could not read the runs: %s", error->message);
+    nl_workspace_toast (ws, _("Could not read the runs: %s"), error->message);
   else
     {
       merge (page, snaps);
@@ -340,7 +342,7 @@ start_refresh (NlExperimentsPage *page)
 }
 
 void
-nl_experiments_page_refresh (NlExperimentsPage *page)
+_nl_experiments_page_refresh (NlExperimentsPage *page)
 {
   if (!page->ws)
     return;
@@ -354,9 +356,9 @@ static void
 workspace_changed (NlWorkspace *ws, guint what, NlExperimentsPage *page)
 {
   if (what & (NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS))
-    nl_experiments_page_refresh (page);
+    _nl_experiments_page_refresh (page);
   if (what & NL_WORKSPACE_METRICS)
-    nl_experiments_page_compare_poll (page);
+    _nl_experiments_page_compare_poll (page);
 }
 
 void
@@ -374,13 +376,13 @@ nl_experiments_page_set_workspace (NlExperimentsPage *page, NlWorkspace *ws)
   g_list_store_remove_all (page->store);
   gtk_editable_set_text (GTK_EDITABLE (page->search), "");
   gtk_stack_set_visible_child_name (page->stack, "empty");
-  nl_experiments_page_compare_update (page);
+  _nl_experiments_page_compare_update (page);
   if (ws)
     {
-      g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), page);
+      g_signal_connect_object (ws, "changed", G_CALLBACK (workspace_changed), page, 0);
       start_refresh (page);
     }
-  nl_experiments_page_update_actions (page);
+  _nl_experiments_page_update_actions (page);
 }
 
 /* ---- context menu on the table: acts on the row under the pointer ---- */
@@ -414,12 +416,10 @@ static void
 nl_experiments_page_dispose (GObject *object)
 {
   NlExperimentsPage *page = NL_EXPERIMENTS_PAGE (object);
-  if (page->ws)
-    g_signal_handlers_disconnect_by_func (page->ws, workspace_changed, page);
   g_clear_object (&page->ws);
   g_clear_handle_id (&page->tick_id, g_source_remove);
   g_clear_handle_id (&page->selection_idle, g_source_remove);
-  nl_experiments_page_compare_dispose (page);
+  _nl_experiments_page_compare_dispose (page);
   g_clear_pointer (&page->row_popover, gtk_widget_unparent);
   if (page->resume_destroy)
     page->resume_destroy (page->resume_data);
@@ -472,7 +472,7 @@ nl_experiments_page_class_init (NlExperimentsPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlExperimentsPage, only_diff);
   gtk_widget_class_bind_template_child (widget_class, NlExperimentsPage, row_menu);
 
-  nl_experiments_page_install_actions (klass);
+  _nl_experiments_page_install_actions (klass);
 }
 
 /* The template's runs (table and comparison) become one of two modes,
@@ -486,8 +486,8 @@ setup_modes (NlExperimentsPage *page)
   adw_bin_set_child (ADW_BIN (page), NULL);
   page->modes = GTK_STACK (gtk_stack_new ());
   page->sweep_view = NL_SWEEP_VIEW (nl_sweep_view_new ());
-  gtk_stack_add_titled (page->modes, runs, "runs", "Runs");
-  gtk_stack_add_titled (page->modes, GTK_WIDGET (page->sweep_view), "sweeps", "Sweeps");
+  gtk_stack_add_titled (page->modes, runs, "runs", _("Runs"));
+  gtk_stack_add_titled (page->modes, GTK_WIDGET (page->sweep_view), "sweeps", _("Sweeps"));
   gtk_widget_set_vexpand (GTK_WIDGET (page->modes), TRUE);
   gtk_stack_switcher_set_stack (GTK_STACK_SWITCHER (switcher), page->modes);
   gtk_widget_set_halign (switcher, GTK_ALIGN_CENTER);
@@ -513,7 +513,7 @@ nl_experiments_page_run_sweep (NlExperimentsPage *page, gint64 sweep)
   gtk_stack_set_visible_child_name (page->modes, "sweeps");
   nl_sweep_view_show_sweep (page->sweep_view, sweep);
   if (!nl_sweep_view_continue (page->sweep_view, &error) && page->ws)
-    nl_workspace_toast (page->ws, "Cannot run sweep %" G_GINT64_FORMAT ": %s", sweep, error->message);
+    nl_workspace_toast (page->ws, _("Cannot run sweep %" PRId64 ": %s"), sweep, error->message);
 }
 
 static void
@@ -534,7 +534,7 @@ nl_experiments_page_init (NlExperimentsPage *page)
   g_signal_connect_swapped (page->selection, "selection-changed", G_CALLBACK (schedule_selection_update), page);
   g_signal_connect_swapped (page->selection, "items-changed", G_CALLBACK (schedule_selection_update), page);
   g_signal_connect_swapped (page->search, "search-changed", G_CALLBACK (search_changed), page);
-  nl_experiments_page_setup_columns (page);
+  _nl_experiments_page_setup_columns (page);
 
   page->row_popover = gtk_popover_menu_new_from_model (page->row_menu);
   gtk_popover_set_has_arrow (GTK_POPOVER (page->row_popover), FALSE);
@@ -545,9 +545,9 @@ nl_experiments_page_init (NlExperimentsPage *page)
   g_signal_connect (click, "pressed", G_CALLBACK (table_pressed), page);
   gtk_widget_add_controller (GTK_WIDGET (page->view), GTK_EVENT_CONTROLLER (click));
 
-  nl_experiments_page_setup_popups (page);
-  nl_experiments_page_compare_init (page);
-  nl_experiments_page_update_actions (page);
+  _nl_experiments_page_setup_popups (page);
+  _nl_experiments_page_compare_init (page);
+  _nl_experiments_page_update_actions (page);
   setup_modes (page);
 }
 
@@ -563,7 +563,7 @@ nl_experiments_page_set_resume_handler (NlExperimentsPage *page, NlExperimentsRu
   page->resume_func = func;
   page->resume_data = user_data;
   page->resume_destroy = destroy;
-  nl_experiments_page_update_actions (page);
+  _nl_experiments_page_update_actions (page);
 }
 
 GtkSelectionModel *

@@ -1,5 +1,6 @@
 /* nl-hparam-diff.c — settings of several runs side by side (see nl-hparam-diff.h). */
 #include "ui/experiments/nl-hparam-diff.h"
+#include <glib/gi18n.h>
 #include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
@@ -179,7 +180,8 @@ rebuild_grid (NlHparamDiff *d)
     }
   if (d->n_shown == 0)
     {
-      GtkWidget *none = gtk_label_new (d->only_differences ? "The runs' settings are all the same" : "No settings");
+      GtkWidget *none = gtk_label_new (d->only_differences ? _("The runs' settings are all the same")
+                                                             : _("No settings"));
       gtk_widget_add_css_class (none, "dim-label");
       gtk_grid_attach (grid, none, 0, 1, (int) d->names->len + 1, 1);
     }

@@ -1,5 +1,6 @@
 /* nl-run-row.c — a run as a list item (see nl-run-row.h). */
 #include "ui/experiments/nl-run-row.h"
+#include <glib/gi18n.h>
 #include "core/nl-json-guard.h"
 #include "core/nl-json-member.h"
 
@@ -88,10 +89,10 @@ nl_format_duration (double s)
   if (isnan (s) || s < 0)
     return g_strdup ("");
   if (s < 60)
-    return g_strdup_printf ("%.0f s", s);
+    return g_strdup_printf (_("%.0f s"), s);
   if (s < 3600)
-    return g_strdup_printf ("%d min %02d s", (int) (s / 60), (int) fmod (s, 60));
-  return g_strdup_printf ("%d h %02d min", (int) (s / 3600), (int) fmod (s / 60, 60));
+    return g_strdup_printf (_("%d min %02d s"), (int) (s / 60), (int) fmod (s, 60));
+  return g_strdup_printf (_("%d h %02d min"), (int) (s / 3600), (int) fmod (s / 60, 60));
 }
 
 struct _NlRunRow {

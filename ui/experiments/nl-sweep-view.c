@@ -1,5 +1,7 @@
 /* nl-sweep-view.c — a project's sweeps: plots, trial table, stop and continue. */
 #include "ui/experiments/nl-sweep-view.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include <math.h>
 
@@ -59,7 +61,7 @@ update_status (NlSweepView *self)
 
   if (!self->info)
     {
-      gtk_label_set_text (self->status, "No sweeps yet: start one with “netloom-cli sweep --project …”.");
+      gtk_label_set_text (self->status, _("No sweeps yet: start one with “netloom-cli sweep --project …”."));
       return;
     }
   for (guint i = 0; self->trials && i < self->trials->len; i++)
@@ -68,12 +70,12 @@ update_status (NlSweepView *self)
       done += !g_strcmp0 (s, "finished") || !g_strcmp0 (s, "pruned") || !g_strcmp0 (s, "failed");
     }
   if (best)
-    text = g_strdup_printf ("%d/%d trials · %s · %s, best %s %.4f (trial %d)", done, self->info->trials,
-                            self->stop_flag ? "running here" : self->info->status, self->info->strategy,
+    text = g_strdup_printf (_("%d/%d trials · %s · %s, best %s %.4f (trial %d)"), done, self->info->trials,
+                            self->stop_flag ? _("running here") : self->info->status, self->info->strategy,
                             self->info->metric, best->value, best->trial);
   else
-    text = g_strdup_printf ("%d/%d trials · %s · %s", done, self->info->trials,
-                            self->stop_flag ? "running here" : self->info->status, self->info->strategy);
+    text = g_strdup_printf (_("%d/%d trials · %s · %s"), done, self->info->trials,
+                            self->stop_flag ? _("running here") : self->info->status, self->info->strategy);
   gtk_label_set_text (self->status, text);
 }
 
@@ -135,7 +137,7 @@ nl_sweep_view_refresh (NlSweepView *self)
   for (guint i = 0; list && i < list->len; i++)
     {
       NlSweepInfo *s = g_ptr_array_index (list, i);
-      g_autofree char *label = g_strdup_printf ("Sweep %" G_GINT64_FORMAT ": %s (%s)", s->id, s->name, s->status);
+      g_autofree char *label = g_strdup_printf (_("Sweep %" PRId64 ": %s (%s)"), s->id, s->name, s->status);
       g_array_append_val (self->sweep_ids, s->id);
       gtk_string_list_append (self->sweep_labels, label);
     }
@@ -236,7 +238,7 @@ run_done (GObject *source, GAsyncResult *res, gpointer data)
   g_autoptr (GError) error = NULL;
 
   if (!g_task_propagate_boolean (G_TASK (res), &error) && !g_atomic_int_get (&d->stop))
-    nl_workspace_toast (d->ws, "Sweep %" G_GINT64_FORMAT ": %s", d->sweep, error->message);
+    nl_workspace_toast (d->ws, _("Sweep %" PRId64 ": %s"), d->sweep, error->message);
   self->stop_flag = NULL;
   g_clear_handle_id (&self->poll_id, g_source_remove);
   nl_workspace_busy_pop (d->ws);
@@ -260,7 +262,7 @@ nl_sweep_view_continue (NlSweepView *self, GError **error)
   g_return_val_if_fail (NL_IS_SWEEP_VIEW (self), FALSE);
   if (!self->ws || nl_sweep_view_get_sweep (self) <= 0 || self->stop_flag)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY, self->stop_flag ? "the sweep is running" : "no sweep");
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY, self->stop_flag ? _("the sweep is running") : _("no sweep"));
       return FALSE;
     }
   d = g_new0 (RunData, 1);
@@ -324,7 +326,7 @@ nl_sweep_view_set_workspace (NlSweepView *self, NlWorkspace *ws)
     g_signal_handlers_disconnect_by_func (self->ws, workspace_changed, self);
   g_set_object (&self->ws, ws);
   if (ws)
-    g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), self);
+    g_signal_connect_object (ws, "changed", G_CALLBACK (workspace_changed), self, 0);
   nl_sweep_view_refresh (self);
 }
 
@@ -348,7 +350,7 @@ on_continue (NlSweepView *self)
 {
   g_autoptr (GError) error = NULL;
   if (!nl_sweep_view_continue (self, &error) && self->ws)
-    nl_workspace_toast (self->ws, "Cannot continue the sweep: %s", error->message);
+    nl_workspace_toast (self->ws, _("Cannot continue the sweep: %s"), error->message);
 }
 
 static void
@@ -357,8 +359,6 @@ nl_sweep_view_dispose (GObject *object)
   NlSweepView *self = NL_SWEEP_VIEW (object);
   nl_sweep_view_stop (self);
   g_clear_handle_id (&self->poll_id, g_source_remove);
-  if (self->ws)
-    g_signal_handlers_disconnect_by_func (self->ws, workspace_changed, self);
   g_clear_object (&self->ws);
   G_OBJECT_CLASS (nl_sweep_view_parent_class)->dispose (object);
 }

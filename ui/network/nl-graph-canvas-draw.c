@@ -6,6 +6,7 @@
  * and the level of detail drops with the zoom: no text below
  * NL_TEXT_MIN_ZOOM, plain rectangles and no ports below NL_SHAPE_MIN_ZOOM. */
 #include "ui/network/nl-graph-canvas-private.h"
+#include <glib/gi18n.h>
 #include "core/nl-atomic-file.h"
 #include "ui/widgets/nl-cairo-bytes.h"
 
@@ -40,7 +41,7 @@ over (GdkRGBA top, GdkRGBA base)
 }
 
 void
-nl_graph_canvas_update_colors (NlGraphCanvas *c)
+_nl_graph_canvas_update_colors (NlGraphCanvas *c)
 {
   NlCanvasColors *k = &c->colors;
   GtkStyleContext *ctx;
@@ -91,7 +92,7 @@ category_color (const NlOpDef *def)
 /* ---- card text ---- */
 
 void
-nl_card_text_free (gpointer p)
+_nl_card_text_free (gpointer p)
 {
   NlCardText *t = p;
   if (!t)
@@ -251,12 +252,12 @@ draw_card (NlGraphCanvas *c, GtkSnapshot *s, const NlNetwork *net, int i, const 
       append_layout_at (s, t->info, nd->x + 14, nd->y + 49, t->info_is_error ? &k->error : &k->dim);
     }
 
-  np = nl_graph_canvas_n_input_ports (c, i);
+  np = _nl_graph_canvas_n_input_ports (c, i);
   for (int p = 0; p < np; p++)
     {
       double px, py;
       gboolean used = p < 32 && (c->port_used[i] & (1u << p));
-      nl_graph_canvas_input_port_pos (c, i, p, &px, &py);
+      _nl_graph_canvas_input_port_pos (c, i, p, &px, &py);
       if (used)
         append_circle (s, px, py, NL_PORT_RADIUS, &k->dim, NULL, 0);
       else
@@ -265,7 +266,7 @@ draw_card (NlGraphCanvas *c, GtkSnapshot *s, const NlNetwork *net, int i, const 
   if (nd->def->n_outputs > 0)
     {
       double px, py;
-      nl_graph_canvas_output_port_pos (c, i, &px, &py);
+      _nl_graph_canvas_output_port_pos (c, i, &px, &py);
       append_circle (s, px, py, NL_PORT_RADIUS, cat, &k->card, 1.5);
     }
 }
@@ -345,7 +346,7 @@ draw_wires (NlGraphCanvas *c, GtkSnapshot *s, const NlNetwork *net, const NlCanv
     {
       NlEdge ed = g_array_index (net->edges, NlEdge, e);
       double p[8];
-      nl_graph_canvas_edge_curve (c, ed.from, ed.to, ed.to_port, p);
+      _nl_graph_canvas_edge_curve (c, ed.from, ed.to, ed.to_port, p);
       curve_to_pixels (v, p);
       if (!curve_visible (v, p, lw))
         continue;
@@ -361,12 +362,12 @@ draw_wires (NlGraphCanvas *c, GtkSnapshot *s, const NlNetwork *net, const NlCanv
   if (!v->export && c->mode == NL_DRAG_WIRE && c->wire_from >= 0)
     {
       double x0, y0, x1, y1;
-      nl_graph_canvas_output_port_pos (c, c->wire_from, &x0, &y0);
+      _nl_graph_canvas_output_port_pos (c, c->wire_from, &x0, &y0);
       if (c->wire_to >= 0)
-        nl_graph_canvas_input_port_pos (c, c->wire_to, c->wire_port, &x1, &y1);
+        _nl_graph_canvas_input_port_pos (c, c->wire_to, c->wire_port, &x1, &y1);
       else
         nl_graph_canvas_widget_to_canvas (c, c->last_x, c->last_y, &x1, &y1);
-      nl_graph_canvas_wire_curve (x0, y0, x1, y1, drag);
+      _nl_graph_canvas_wire_curve (x0, y0, x1, y1, drag);
       curve_to_pixels (v, drag);
       grow_box (box, drag);
       has_drag = TRUE;
@@ -435,7 +436,7 @@ draw_band (NlGraphCanvas *c, GtkSnapshot *s)
 }
 
 void
-nl_graph_canvas_draw (NlGraphCanvas *c, GtkSnapshot *s, const NlCanvasView *v)
+_nl_graph_canvas_draw (NlGraphCanvas *c, GtkSnapshot *s, const NlCanvasView *v)
 {
   const NlNetwork *net = c->doc ? nl_network_doc_get_network (c->doc) : NULL;
   double pad = NL_PORT_RADIUS + 4;
@@ -452,7 +453,7 @@ nl_graph_canvas_draw (NlGraphCanvas *c, GtkSnapshot *s, const NlCanvasView *v)
   if (!net)
     return;
   n = nl_network_n_nodes (net);
-  nl_graph_canvas_n_input_ports (c, 0);   /* refresh the port cache once */
+  _nl_graph_canvas_n_input_ports (c, 0);   /* refresh the port cache once */
   draw_wires (c, s, net, v);
 
   gtk_snapshot_save (s);
@@ -478,15 +479,15 @@ nl_graph_canvas_draw (NlGraphCanvas *c, GtkSnapshot *s, const NlCanvasView *v)
 }
 
 void
-nl_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+_nl_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   NlGraphCanvas *c = NL_GRAPH_CANVAS (widget);
   NlCanvasView v;
-  nl_graph_canvas_get_render_view (c, &v);
+  _nl_graph_canvas_get_render_view (c, &v);
   if (v.w <= 0 || v.h <= 0)
     return;
-  nl_graph_canvas_update_colors (c);
-  nl_graph_canvas_draw (c, snapshot, &v);
+  _nl_graph_canvas_update_colors (c);
+  _nl_graph_canvas_draw (c, snapshot, &v);
 }
 
 /* ---- export ---- */
@@ -508,7 +509,7 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
   if (!nl_graph_canvas_get_bounds (c, &b))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   "Cannot export %s: the network has no layers", path);
+                   _("Cannot export %s: the network has no layers"), path);
       return FALSE;
     }
   bw = b.size.width + 2 * margin;
@@ -523,9 +524,9 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
   v.h = ceil (bh * scale);
   v.export = TRUE;
 
-  nl_graph_canvas_update_colors (c);
+  _nl_graph_canvas_update_colors (c);
   s = gtk_snapshot_new ();
-  nl_graph_canvas_draw (c, s, &v);
+  _nl_graph_canvas_draw (c, s, &v);
   node = gtk_snapshot_free_to_node (s);
 
   /* into memory, then the file whole or not at all */
@@ -544,7 +545,7 @@ export_to (NlGraphCanvas *c, const char *path, gboolean svg, GError **error)
   g_clear_pointer (&node, gsk_render_node_unref);
   if (st != CAIRO_STATUS_SUCCESS)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot write %s: %s", path,
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot write %s: %s"), path,
                    cairo_status_to_string (st));
       return FALSE;
     }

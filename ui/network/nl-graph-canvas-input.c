@@ -1,8 +1,9 @@
 /* nl-graph-canvas-input.c — the canvas's pointer, scroll, pinch, keyboard
  * and drop handling. The event controllers only translate events into the
- * nl_graph_canvas_press / drag_to / release / scroll / key / drop_string
+ * _nl_graph_canvas_press / drag_to / release / scroll / key / drop_string
  * calls, which the tests drive directly. */
 #include "ui/network/nl-graph-canvas-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -50,7 +51,7 @@ begin (NlGraphCanvas *c, double wx, double wy, GdkModifierType mods, gboolean pa
   int port = 0, node;
 
   if (c->mode != NL_DRAG_NONE)
-    nl_graph_canvas_cancel_drag (c);
+    _nl_graph_canvas_cancel_drag (c);
   c->press_x = c->last_x = wx;
   c->press_y = c->last_y = wy;
   c->press_mods = mods;
@@ -67,7 +68,7 @@ begin (NlGraphCanvas *c, double wx, double wy, GdkModifierType mods, gboolean pa
       return;
     }
 
-  node = nl_graph_canvas_port_at (c, wx, wy, &port, &is_output);
+  node = _nl_graph_canvas_port_at (c, wx, wy, &port, &is_output);
   if (node >= 0 && is_output)
     {
       c->mode = NL_DRAG_WIRE;
@@ -118,7 +119,7 @@ begin (NlGraphCanvas *c, double wx, double wy, GdkModifierType mods, gboolean pa
 }
 
 void
-nl_graph_canvas_press (NlGraphCanvas *c, double wx, double wy, GdkModifierType mods)
+_nl_graph_canvas_press (NlGraphCanvas *c, double wx, double wy, GdkModifierType mods)
 {
   g_return_if_fail (NL_IS_GRAPH_CANVAS (c));
   begin (c, wx, wy, mods, FALSE);
@@ -154,7 +155,7 @@ update_wire_target (NlGraphCanvas *c, double wx, double wy)
 {
   gboolean is_output = FALSE;
   int port = 0, to = -1, tp = -1;
-  int node = nl_graph_canvas_port_at (c, wx, wy, &port, &is_output);
+  int node = _nl_graph_canvas_port_at (c, wx, wy, &port, &is_output);
   g_autoptr (GError) error = NULL;
 
   if (node >= 0 && !is_output)
@@ -162,7 +163,7 @@ update_wire_target (NlGraphCanvas *c, double wx, double wy)
   else if ((node = nl_graph_canvas_node_at (c, wx, wy)) >= 0 && node != c->wire_from)
     {
       /* dropped on a card body: its first input that accepts the wire */
-      int np = nl_graph_canvas_n_input_ports (c, node);
+      int np = _nl_graph_canvas_n_input_ports (c, node);
       to = node;
       tp = 0;
       for (int p = 0; p < np; p++)
@@ -183,7 +184,7 @@ update_wire_target (NlGraphCanvas *c, double wx, double wy)
 }
 
 void
-nl_graph_canvas_drag_to (NlGraphCanvas *c, double wx, double wy)
+_nl_graph_canvas_drag_to (NlGraphCanvas *c, double wx, double wy)
 {
   g_return_if_fail (NL_IS_GRAPH_CANVAS (c));
   if (!c->moved && hypot (wx - c->press_x, wy - c->press_y) < NL_DRAG_THRESHOLD)
@@ -205,7 +206,8 @@ nl_graph_canvas_drag_to (NlGraphCanvas *c, double wx, double wy)
           break;
         if (!c->group_open)
           {
-            g_autofree char *label = n == 1 ? g_strdup ("Move layer") : g_strdup_printf ("Move %d layers", n);
+            g_autofree char *label = n == 1 ? g_strdup (_("Move layer"))
+                                            : g_strdup_printf (ngettext ("Move %d layer", "Move %d layers", n), n);
             nl_network_doc_begin_group (c->doc, label);
             c->group_open = TRUE;
           }
@@ -227,11 +229,11 @@ nl_graph_canvas_drag_to (NlGraphCanvas *c, double wx, double wy)
 }
 
 void
-nl_graph_canvas_release (NlGraphCanvas *c, double wx, double wy)
+_nl_graph_canvas_release (NlGraphCanvas *c, double wx, double wy)
 {
   NlDragMode mode;
   g_return_if_fail (NL_IS_GRAPH_CANVAS (c));
-  nl_graph_canvas_drag_to (c, wx, wy);
+  _nl_graph_canvas_drag_to (c, wx, wy);
   mode = c->mode;
   c->mode = NL_DRAG_NONE;
   switch (mode)
@@ -257,9 +259,9 @@ nl_graph_canvas_release (NlGraphCanvas *c, double wx, double wy)
         {
           g_autoptr (GError) error = NULL;
           if (!c->wire_ok)
-            nl_graph_canvas_emit_problem (c, c->wire_msg ? c->wire_msg : "These ports cannot be connected");
+            _nl_graph_canvas_emit_problem (c, c->wire_msg ? c->wire_msg : _("These ports cannot be connected"));
           else if (!nl_network_doc_connect (c->doc, c->wire_from, 0, c->wire_to, c->wire_port, &error))
-            nl_graph_canvas_emit_problem (c, error->message);
+            _nl_graph_canvas_emit_problem (c, error->message);
         }
       c->wire_to = c->wire_port = -1;
       g_clear_pointer (&c->wire_msg, g_free);
@@ -272,7 +274,7 @@ nl_graph_canvas_release (NlGraphCanvas *c, double wx, double wy)
 }
 
 void
-nl_graph_canvas_cancel_drag (NlGraphCanvas *c)
+_nl_graph_canvas_cancel_drag (NlGraphCanvas *c)
 {
   if (c->group_open && c->doc)
     nl_network_doc_end_group (c->doc);   /* the moves so far stay, as one step */
@@ -284,24 +286,24 @@ nl_graph_canvas_cancel_drag (NlGraphCanvas *c)
 }
 
 void
-nl_graph_canvas_double_click (NlGraphCanvas *c, double wx, double wy)
+_nl_graph_canvas_double_click (NlGraphCanvas *c, double wx, double wy)
 {
   int node = nl_graph_canvas_node_at (c, wx, wy);
   if (node >= 0)
-    nl_graph_canvas_emit_activated (c, node);
+    _nl_graph_canvas_emit_activated (c, node);
 }
 
 /* ---- scroll, keys, drop ---- */
 
 void
-nl_graph_canvas_scroll (NlGraphCanvas *c, double dx, double dy, GdkModifierType mods,
+_nl_graph_canvas_scroll (NlGraphCanvas *c, double dx, double dy, GdkModifierType mods,
                         gboolean discrete, double wx, double wy)
 {
   g_return_if_fail (NL_IS_GRAPH_CANVAS (c));
   if (mods & GDK_CONTROL_MASK)
     {
       double f = discrete ? pow (1.15, -dy) : exp (-dy * 0.01);
-      nl_graph_canvas_zoom_at (c, c->zoom * f, wx, wy);
+      _nl_graph_canvas_zoom_at (c, c->zoom * f, wx, wy);
       return;
     }
   if (discrete)
@@ -312,7 +314,7 @@ nl_graph_canvas_scroll (NlGraphCanvas *c, double dx, double dy, GdkModifierType 
 }
 
 gboolean
-nl_graph_canvas_key (NlGraphCanvas *c, guint keyval, GdkModifierType mods)
+_nl_graph_canvas_key (NlGraphCanvas *c, guint keyval, GdkModifierType mods)
 {
   double step = PAN_STEP / c->zoom;
   switch (keyval)
@@ -352,7 +354,7 @@ nl_graph_canvas_key (NlGraphCanvas *c, guint keyval, GdkModifierType mods)
       return TRUE;
     case GDK_KEY_Escape:
       if (c->mode != NL_DRAG_NONE)
-        nl_graph_canvas_cancel_drag (c);
+        _nl_graph_canvas_cancel_drag (c);
       else if (c->doc)
         {
           c->sel_edge = -1;
@@ -366,7 +368,7 @@ nl_graph_canvas_key (NlGraphCanvas *c, guint keyval, GdkModifierType mods)
 }
 
 gboolean
-nl_graph_canvas_drop_string (NlGraphCanvas *c, const char *s, double wx, double wy)
+_nl_graph_canvas_drop_string (NlGraphCanvas *c, const char *s, double wx, double wy)
 {
   g_autoptr (GError) error = NULL;
   double x, y;
@@ -379,7 +381,7 @@ nl_graph_canvas_drop_string (NlGraphCanvas *c, const char *s, double wx, double 
                                   x - NL_CARD_WIDTH / 2, y - NL_CARD_HEIGHT / 2, &error);
   if (node < 0)
     {
-      nl_graph_canvas_emit_problem (c, error ? error->message : "Cannot add this layer");
+      _nl_graph_canvas_emit_problem (c, error ? error->message : _("Cannot add this layer"));
       return FALSE;
     }
   set_selection_one (c, node);
@@ -414,7 +416,7 @@ on_drag_update (GtkGestureDrag *g, double dx, double dy, NlGraphCanvas *c)
 {
   double x, y;
   gtk_gesture_drag_get_start_point (g, &x, &y);
-  nl_graph_canvas_drag_to (c, x + dx, y + dy);
+  _nl_graph_canvas_drag_to (c, x + dx, y + dy);
 }
 
 static void
@@ -424,27 +426,27 @@ on_drag_end (GtkGestureDrag *g, double dx, double dy, NlGraphCanvas *c)
   if (c->mode == NL_DRAG_NONE && !c->moved)
     return;
   gtk_gesture_drag_get_start_point (g, &x, &y);
-  nl_graph_canvas_release (c, x + dx, y + dy);
+  _nl_graph_canvas_release (c, x + dx, y + dy);
 }
 
 static void
 on_drag_cancel (GtkGesture *g, GdkEventSequence *seq, NlGraphCanvas *c)
 {
-  nl_graph_canvas_cancel_drag (c);
+  _nl_graph_canvas_cancel_drag (c);
 }
 
 static void
 on_click_pressed (GtkGestureClick *g, int n_press, double x, double y, NlGraphCanvas *c)
 {
   if (n_press == 2)
-    nl_graph_canvas_double_click (c, x, y);
+    _nl_graph_canvas_double_click (c, x, y);
 }
 
 static gboolean
 on_scroll (GtkEventControllerScroll *ec, double dx, double dy, NlGraphCanvas *c)
 {
   gboolean discrete = gtk_event_controller_scroll_get_unit (ec) == GDK_SCROLL_UNIT_WHEEL;
-  nl_graph_canvas_scroll (c, dx, dy, current_mods (GTK_EVENT_CONTROLLER (ec)), discrete,
+  _nl_graph_canvas_scroll (c, dx, dy, current_mods (GTK_EVENT_CONTROLLER (ec)), discrete,
                           c->pointer_x, c->pointer_y);
   return TRUE;
 }
@@ -458,7 +460,7 @@ on_motion (GtkEventControllerMotion *ec, double x, double y, NlGraphCanvas *c)
   c->pointer_y = y;
   if (c->mode != NL_DRAG_NONE)
     return;
-  cursor = nl_graph_canvas_port_at (c, x, y, &port, &is_output) >= 0 && is_output ? 1 : 0;
+  cursor = _nl_graph_canvas_port_at (c, x, y, &port, &is_output) >= 0 && is_output ? 1 : 0;
   if (cursor != c->cursor)
     {
       c->cursor = cursor;
@@ -478,23 +480,23 @@ on_pinch_scale (GtkGestureZoom *g, double scale, NlGraphCanvas *c)
   double x, y;
   if (!gtk_gesture_get_bounding_box_center (GTK_GESTURE (g), &x, &y))
     x = gtk_widget_get_width (GTK_WIDGET (c)) / 2.0, y = gtk_widget_get_height (GTK_WIDGET (c)) / 2.0;
-  nl_graph_canvas_zoom_at (c, c->pinch_zoom * scale, x, y);
+  _nl_graph_canvas_zoom_at (c, c->pinch_zoom * scale, x, y);
 }
 
 static gboolean
 on_key_pressed (GtkEventControllerKey *ec, guint keyval, guint keycode, GdkModifierType state, NlGraphCanvas *c)
 {
-  return nl_graph_canvas_key (c, keyval, state);
+  return _nl_graph_canvas_key (c, keyval, state);
 }
 
 static gboolean
 on_drop (GtkDropTarget *target, const GValue *value, double x, double y, NlGraphCanvas *c)
 {
-  return G_VALUE_HOLDS_STRING (value) && nl_graph_canvas_drop_string (c, g_value_get_string (value), x, y);
+  return G_VALUE_HOLDS_STRING (value) && _nl_graph_canvas_drop_string (c, g_value_get_string (value), x, y);
 }
 
 void
-nl_graph_canvas_install_controllers (NlGraphCanvas *c)
+_nl_graph_canvas_install_controllers (NlGraphCanvas *c)
 {
   GtkWidget *w = GTK_WIDGET (c);
   GtkGesture *drag = gtk_gesture_drag_new ();

@@ -90,45 +90,45 @@ struct _NlGraphCanvas {
 };
 
 /* ---- nl-graph-canvas.c ---- */
-void nl_graph_canvas_get_render_view (NlGraphCanvas *c, NlCanvasView *v);
-int nl_graph_canvas_n_input_ports (NlGraphCanvas *c, int node);
-void nl_graph_canvas_input_port_pos (NlGraphCanvas *c, int node, int port, double *x, double *y);
-void nl_graph_canvas_output_port_pos (NlGraphCanvas *c, int node, double *x, double *y);
+void _nl_graph_canvas_get_render_view (NlGraphCanvas *c, NlCanvasView *v);
+int _nl_graph_canvas_n_input_ports (NlGraphCanvas *c, int node);
+void _nl_graph_canvas_input_port_pos (NlGraphCanvas *c, int node, int port, double *x, double *y);
+void _nl_graph_canvas_output_port_pos (NlGraphCanvas *c, int node, double *x, double *y);
 /* The port under a widget point: returns the node (or -1), *port and
  * whether it is the output port. */
-int nl_graph_canvas_port_at (NlGraphCanvas *c, double wx, double wy, int *port, gboolean *is_output);
+int _nl_graph_canvas_port_at (NlGraphCanvas *c, double wx, double wy, int *port, gboolean *is_output);
 /* Bézier control points of edge e in canvas units (p[0..3] x, y pairs). */
-void nl_graph_canvas_edge_curve (NlGraphCanvas *c, int from, int to, int to_port, double p[8]);
-void nl_graph_canvas_wire_curve (double x0, double y0, double x1, double y1, double p[8]);
-void nl_graph_canvas_emit_problem (NlGraphCanvas *c, const char *message);
-void nl_graph_canvas_emit_activated (NlGraphCanvas *c, int node);
+void _nl_graph_canvas_edge_curve (NlGraphCanvas *c, int from, int to, int to_port, double p[8]);
+void _nl_graph_canvas_wire_curve (double x0, double y0, double x1, double y1, double p[8]);
+void _nl_graph_canvas_emit_problem (NlGraphCanvas *c, const char *message);
+void _nl_graph_canvas_emit_activated (NlGraphCanvas *c, int node);
 /* Zooms to z (clamped) keeping the canvas point under widget (wx, wy) fixed. */
-void nl_graph_canvas_zoom_at (NlGraphCanvas *c, double z, double wx, double wy);
+void _nl_graph_canvas_zoom_at (NlGraphCanvas *c, double z, double wx, double wy);
 /* The pure form: the centre that keeps widget point (wx, wy) on the same
  * canvas point when a w x h view centred on (cx, cy) goes from zoom z to z2. */
-void nl_canvas_zoom_about (double z, double cx, double cy, double w, double h,
+void _nl_canvas_zoom_about (double z, double cx, double cy, double w, double h,
                            double wx, double wy, double z2, double *cx2, double *cy2);
 
 /* ---- nl-graph-canvas-draw.c ---- */
-void nl_graph_canvas_update_colors (NlGraphCanvas *c);
-void nl_graph_canvas_draw (NlGraphCanvas *c, GtkSnapshot *snapshot, const NlCanvasView *v);
-void nl_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot);
-void nl_card_text_free (gpointer p);
+void _nl_graph_canvas_update_colors (NlGraphCanvas *c);
+void _nl_graph_canvas_draw (NlGraphCanvas *c, GtkSnapshot *snapshot, const NlCanvasView *v);
+void _nl_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot);
+void _nl_card_text_free (gpointer p);
 
 /* ---- nl-graph-canvas-input.c ---- */
-void nl_graph_canvas_install_controllers (NlGraphCanvas *c);
+void _nl_graph_canvas_install_controllers (NlGraphCanvas *c);
 /* A primary-button drag, in widget coordinates (what the gestures call). */
-void nl_graph_canvas_press (NlGraphCanvas *c, double wx, double wy, GdkModifierType mods);
-void nl_graph_canvas_drag_to (NlGraphCanvas *c, double wx, double wy);
-void nl_graph_canvas_release (NlGraphCanvas *c, double wx, double wy);
-void nl_graph_canvas_cancel_drag (NlGraphCanvas *c);
+void _nl_graph_canvas_press (NlGraphCanvas *c, double wx, double wy, GdkModifierType mods);
+void _nl_graph_canvas_drag_to (NlGraphCanvas *c, double wx, double wy);
+void _nl_graph_canvas_release (NlGraphCanvas *c, double wx, double wy);
+void _nl_graph_canvas_cancel_drag (NlGraphCanvas *c);
 /* A double-click: ::node-activated when it is on a card. */
-void nl_graph_canvas_double_click (NlGraphCanvas *c, double wx, double wy);
+void _nl_graph_canvas_double_click (NlGraphCanvas *c, double wx, double wy);
 /* A scroll step: dy > 0 scrolls down (Ctrl: zooms out around the pointer). */
-void nl_graph_canvas_scroll (NlGraphCanvas *c, double dx, double dy, GdkModifierType mods,
+void _nl_graph_canvas_scroll (NlGraphCanvas *c, double dx, double dy, GdkModifierType mods,
                              gboolean discrete, double wx, double wy);
 /* What the drop target does with a dropped string; FALSE when refused. */
-gboolean nl_graph_canvas_drop_string (NlGraphCanvas *c, const char *s, double wx, double wy);
-gboolean nl_graph_canvas_key (NlGraphCanvas *c, guint keyval, GdkModifierType mods);
+gboolean _nl_graph_canvas_drop_string (NlGraphCanvas *c, const char *s, double wx, double wy);
+gboolean _nl_graph_canvas_key (NlGraphCanvas *c, guint keyval, GdkModifierType mods);
 
 G_END_DECLS

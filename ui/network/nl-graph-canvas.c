@@ -2,6 +2,7 @@
  * geometry, hit testing and the public API. Drawing is in -draw.c, pointer
  * and keyboard handling in -input.c. */
 #include "ui/network/nl-graph-canvas-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -94,7 +95,7 @@ nl_graph_canvas_set_document (NlGraphCanvas *c, NlNetworkDoc *doc)
   g_return_if_fail (doc == NULL || NL_IS_NETWORK_DOC (doc));
   if (c->doc == doc)
     return;
-  nl_graph_canvas_cancel_drag (c);
+  _nl_graph_canvas_cancel_drag (c);
   if (c->doc)
     {
       g_clear_signal_handler (&c->changed_id, c->doc);
@@ -104,8 +105,8 @@ nl_graph_canvas_set_document (NlGraphCanvas *c, NlNetworkDoc *doc)
   if (doc)
     {
       c->doc = g_object_ref (doc);
-      c->changed_id = g_signal_connect (doc, "changed", G_CALLBACK (on_doc_changed), c);
-      c->selection_id = g_signal_connect (doc, "selection-changed", G_CALLBACK (on_selection_changed), c);
+      c->changed_id = g_signal_connect_object (doc, "changed", G_CALLBACK (on_doc_changed), c, 0);
+      c->selection_id = g_signal_connect_object (doc, "selection-changed", G_CALLBACK (on_selection_changed), c, 0);
     }
   c->sel_edge = -1;
   g_ptr_array_set_size (c->texts, 0);
@@ -135,7 +136,7 @@ nl_graph_canvas_set_analysis (NlGraphCanvas *c, const NlAnalysis *a)
           if (na->params > 0)
             {
               g_autofree char *count = nl_format_count (na->params);
-              c->an[i].info = g_strdup_printf ("%s · %s params", shape, count);
+              c->an[i].info = g_strdup_printf (_("%s · %s params"), shape, count);
             }
           else
             c->an[i].info = g_steal_pointer (&shape);
@@ -179,7 +180,7 @@ compute_ports (NlGraphCanvas *c)
 }
 
 int
-nl_graph_canvas_n_input_ports (NlGraphCanvas *c, int node)
+_nl_graph_canvas_n_input_ports (NlGraphCanvas *c, int node)
 {
   if (!c->ports || c->n_ports != n_nodes_of (c))
     compute_ports (c);
@@ -187,16 +188,16 @@ nl_graph_canvas_n_input_ports (NlGraphCanvas *c, int node)
 }
 
 void
-nl_graph_canvas_input_port_pos (NlGraphCanvas *c, int node, int port, double *x, double *y)
+_nl_graph_canvas_input_port_pos (NlGraphCanvas *c, int node, int port, double *x, double *y)
 {
   const NlNode *nd = nl_network_node (net_of (c), node);
-  int n = MAX (nl_graph_canvas_n_input_ports (c, node), port + 1);
+  int n = MAX (_nl_graph_canvas_n_input_ports (c, node), port + 1);
   *x = nd->x + NL_CARD_WIDTH * (port + 1) / (n + 1);
   *y = nd->y;
 }
 
 void
-nl_graph_canvas_output_port_pos (NlGraphCanvas *c, int node, double *x, double *y)
+_nl_graph_canvas_output_port_pos (NlGraphCanvas *c, int node, double *x, double *y)
 {
   const NlNode *nd = nl_network_node (net_of (c), node);
   *x = nd->x + NL_CARD_WIDTH / 2;
@@ -204,7 +205,7 @@ nl_graph_canvas_output_port_pos (NlGraphCanvas *c, int node, double *x, double *
 }
 
 void
-nl_graph_canvas_wire_curve (double x0, double y0, double x1, double y1, double p[8])
+_nl_graph_canvas_wire_curve (double x0, double y0, double x1, double y1, double p[8])
 {
   /* vertical tangents at both ends; longer for longer wires so they stay smooth */
   double d = MAX (fabs (y1 - y0) * 0.5, 40.0);
@@ -215,18 +216,18 @@ nl_graph_canvas_wire_curve (double x0, double y0, double x1, double y1, double p
 }
 
 void
-nl_graph_canvas_edge_curve (NlGraphCanvas *c, int from, int to, int to_port, double p[8])
+_nl_graph_canvas_edge_curve (NlGraphCanvas *c, int from, int to, int to_port, double p[8])
 {
   double x0, y0, x1, y1;
-  nl_graph_canvas_output_port_pos (c, from, &x0, &y0);
-  nl_graph_canvas_input_port_pos (c, to, to_port, &x1, &y1);
-  nl_graph_canvas_wire_curve (x0, y0, x1, y1, p);
+  _nl_graph_canvas_output_port_pos (c, from, &x0, &y0);
+  _nl_graph_canvas_input_port_pos (c, to, to_port, &x1, &y1);
+  _nl_graph_canvas_wire_curve (x0, y0, x1, y1, p);
 }
 
 /* ---- view ---- */
 
 void
-nl_canvas_zoom_about (double z, double cx, double cy, double w, double h,
+_nl_canvas_zoom_about (double z, double cx, double cy, double w, double h,
                       double wx, double wy, double z2, double *cx2, double *cy2)
 {
   double px = cx + (wx - w / 2) / z, py = cy + (wy - h / 2) / z;
@@ -235,7 +236,7 @@ nl_canvas_zoom_about (double z, double cx, double cy, double w, double h,
 }
 
 void
-nl_graph_canvas_get_render_view (NlGraphCanvas *c, NlCanvasView *v)
+_nl_graph_canvas_get_render_view (NlGraphCanvas *c, NlCanvasView *v)
 {
   v->w = gtk_widget_get_width (GTK_WIDGET (c));
   v->h = gtk_widget_get_height (GTK_WIDGET (c));
@@ -283,11 +284,11 @@ nl_graph_canvas_get_zoom (NlGraphCanvas *c)
 }
 
 void
-nl_graph_canvas_zoom_at (NlGraphCanvas *c, double z, double wx, double wy)
+_nl_graph_canvas_zoom_at (NlGraphCanvas *c, double z, double wx, double wy)
 {
   double cx, cy;
   z = CLAMP (z, NL_GRAPH_CANVAS_MIN_ZOOM, NL_GRAPH_CANVAS_MAX_ZOOM);
-  nl_canvas_zoom_about (c->zoom, c->cx, c->cy, gtk_widget_get_width (GTK_WIDGET (c)),
+  _nl_canvas_zoom_about (c->zoom, c->cx, c->cy, gtk_widget_get_width (GTK_WIDGET (c)),
                         gtk_widget_get_height (GTK_WIDGET (c)), wx, wy, z, &cx, &cy);
   nl_graph_canvas_set_view (c, z, cx, cy);
 }
@@ -413,7 +414,7 @@ hit_radius (NlGraphCanvas *c)
 }
 
 int
-nl_graph_canvas_port_at (NlGraphCanvas *c, double wx, double wy, int *port, gboolean *is_output)
+_nl_graph_canvas_port_at (NlGraphCanvas *c, double wx, double wy, int *port, gboolean *is_output)
 {
   const NlNetwork *net = net_of (c);
   double x, y, r = hit_radius (c), best = r * r;
@@ -426,17 +427,17 @@ nl_graph_canvas_port_at (NlGraphCanvas *c, double wx, double wy, int *port, gboo
       int np;
       if (x < nd->x - r || x > nd->x + NL_CARD_WIDTH + r || y < nd->y - r || y > nd->y + NL_CARD_HEIGHT + r)
         continue;
-      np = nl_graph_canvas_n_input_ports (c, i);
+      np = _nl_graph_canvas_n_input_ports (c, i);
       for (int p = 0; p < np; p++)
         {
-          nl_graph_canvas_input_port_pos (c, i, p, &px, &py);
+          _nl_graph_canvas_input_port_pos (c, i, p, &px, &py);
           d = (px - x) * (px - x) + (py - y) * (py - y);
           if (d <= best)
             best = d, found = i, *port = p, *is_output = FALSE;
         }
       if (nd->def->n_outputs > 0)
         {
-          nl_graph_canvas_output_port_pos (c, i, &px, &py);
+          _nl_graph_canvas_output_port_pos (c, i, &px, &py);
           d = (px - x) * (px - x) + (py - y) * (py - y);
           if (d <= best)
             best = d, found = i, *port = 0, *is_output = TRUE;
@@ -472,7 +473,7 @@ nl_graph_canvas_edge_at (NlGraphCanvas *c, double wx, double wy)
     {
       NlEdge e = g_array_index (net->edges, NlEdge, k);
       double p[8], ax, ay;
-      nl_graph_canvas_edge_curve (c, e.from, e.to, e.to_port, p);
+      _nl_graph_canvas_edge_curve (c, e.from, e.to, e.to_port, p);
       if (x < MIN (p[0], p[6]) - tol || x > MAX (p[0], p[6]) + tol
           || y < MIN (MIN (p[1], p[3]), MIN (p[5], p[7])) - tol
           || y > MAX (MAX (p[1], p[3]), MAX (p[5], p[7])) + tol)
@@ -545,13 +546,13 @@ nl_graph_canvas_delete_selection (NlGraphCanvas *c)
 /* ---- signals ---- */
 
 void
-nl_graph_canvas_emit_problem (NlGraphCanvas *c, const char *message)
+_nl_graph_canvas_emit_problem (NlGraphCanvas *c, const char *message)
 {
   g_signal_emit (c, signals[SIG_PROBLEM], 0, message);
 }
 
 void
-nl_graph_canvas_emit_activated (NlGraphCanvas *c, int node)
+_nl_graph_canvas_emit_activated (NlGraphCanvas *c, int node)
 {
   g_signal_emit (c, signals[SIG_NODE_ACTIVATED], 0, node);
 }
@@ -563,12 +564,12 @@ nl_graph_canvas_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboar
 {
   NlGraphCanvas *c = NL_GRAPH_CANVAS (widget);
   gboolean is_output = FALSE;
-  int port = 0, node = nl_graph_canvas_port_at (c, x, y, &port, &is_output);
+  int port = 0, node = _nl_graph_canvas_port_at (c, x, y, &port, &is_output);
   if (node >= 0)
     {
       const NlOpDef *def = nl_network_node (net_of (c), node)->def;
       if (is_output)
-        gtk_tooltip_set_text (tooltip, "output — drag to an input to connect");
+        gtk_tooltip_set_text (tooltip, _("output — drag to an input to connect"));
       else if (def->n_inputs > 0)
         gtk_tooltip_set_text (tooltip, def->inputs[def->variadic ? 0 : MIN (port, def->n_inputs - 1)]);
       else
@@ -647,7 +648,7 @@ nl_graph_canvas_class_init (NlGraphCanvasClass *klass)
   object_class->get_property = nl_graph_canvas_get_property;
   object_class->dispose = nl_graph_canvas_dispose;
   object_class->finalize = nl_graph_canvas_finalize;
-  widget_class->snapshot = nl_graph_canvas_snapshot;
+  widget_class->snapshot = _nl_graph_canvas_snapshot;
   widget_class->size_allocate = nl_graph_canvas_size_allocate;
   widget_class->query_tooltip = nl_graph_canvas_query_tooltip;
   widget_class->css_changed = nl_graph_canvas_css_changed;
@@ -671,13 +672,13 @@ nl_graph_canvas_init (NlGraphCanvas *c)
   c->zoom = 1.0;
   c->sel_edge = -1;
   c->wire_to = -1;
-  c->texts = g_ptr_array_new_with_free_func (nl_card_text_free);
+  c->texts = g_ptr_array_new_with_free_func (_nl_card_text_free);
   gtk_widget_set_focusable (GTK_WIDGET (c), TRUE);
   gtk_widget_set_has_tooltip (GTK_WIDGET (c), TRUE);
   gtk_widget_set_overflow (GTK_WIDGET (c), GTK_OVERFLOW_HIDDEN);
   gtk_widget_set_hexpand (GTK_WIDGET (c), TRUE);
   gtk_widget_set_vexpand (GTK_WIDGET (c), TRUE);
-  nl_graph_canvas_install_controllers (c);
+  _nl_graph_canvas_install_controllers (c);
 }
 
 GtkWidget *

@@ -1,5 +1,6 @@
 /* nl-inspector.c — a form generated from NlParamSpec. */
 #include "ui/network/nl-inspector.h"
+#include <glib/gi18n.h>
 
 #include <adwaita.h>
 #include <math.h>
@@ -179,10 +180,10 @@ rebuild (NlInspector *self)
       if (self->doc)
         nl_network_doc_get_selection (self->doc, &n);
       self->content = adw_status_page_new ();
-      adw_status_page_set_title (ADW_STATUS_PAGE (self->content), n > 1 ? "Several Layers" : "No Layer Selected");
+      adw_status_page_set_title (ADW_STATUS_PAGE (self->content), n > 1 ? _("Several Layers") : _("No Layer Selected"));
       adw_status_page_set_description (ADW_STATUS_PAGE (self->content),
-                                       n > 1 ? "Select one layer to see its properties"
-                                             : "Select a layer on the canvas to edit its properties");
+                                       n > 1 ? _("Select one layer to see its properties")
+                                             : _("Select a layer on the canvas to edit its properties"));
       gtk_widget_add_css_class (self->content, "compact");
       gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), self->content);
       return;
@@ -203,16 +204,16 @@ rebuild (NlInspector *self)
     GtkWidget *id = make_entry (self, "id", node->id);
     gtk_widget_set_valign (id, GTK_ALIGN_CENTER);
     g_object_set_data_full (G_OBJECT (id), "nl-param", g_strdup ("id"), g_free);
-    gtk_accessible_update_property (GTK_ACCESSIBLE (id), GTK_ACCESSIBLE_PROPERTY_LABEL, "Layer name", -1);
+    gtk_accessible_update_property (GTK_ACCESSIBLE (id), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Layer name"), -1);
     g_hash_table_insert (self->fields, g_strdup ("id"), id);
-    adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), make_row ("Name", NULL, id));
+    adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), make_row (_("Name"), NULL, id));
   }
   gtk_box_append (GTK_BOX (box), group);
 
   if (node->def->n_params > 0)
     {
       group = adw_preferences_group_new ();
-      adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), "Parameters");
+      adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), _("Parameters"));
       for (int k = 0; k < node->def->n_params; k++)
         {
           const NlParamSpec *spec = &node->def->params[k];
@@ -344,8 +345,8 @@ nl_inspector_set_document (NlInspector *self, NlNetworkDoc *doc)
   self->node = -1;
   if (doc)
     {
-      g_signal_connect_swapped (doc, "changed", G_CALLBACK (doc_changed), self);
-      g_signal_connect_swapped (doc, "selection-changed", G_CALLBACK (selection_changed), self);
+      g_signal_connect_object (doc, "changed", G_CALLBACK (doc_changed), self, G_CONNECT_SWAPPED);
+      g_signal_connect_object (doc, "selection-changed", G_CALLBACK (selection_changed), self, G_CONNECT_SWAPPED);
       selection_changed (self);
     }
   else if (self->scrolled)

@@ -2,6 +2,7 @@
  * nodes and the edges among them), paste (colliding ids renamed, one undo
  * step, the pasted nodes selected) and duplicate. */
 #include "ui/network/nl-network-doc-private.h"
+#include <glib/gi18n.h>
 
 #include <string.h>
 
@@ -18,7 +19,7 @@ nl_network_doc_copy_json (NlNetworkDoc *doc, const int *nodes, int n)
   g_return_val_if_fail (NL_IS_NETWORK_DOC (doc), NULL);
   g_return_val_if_fail (n == 0 || nodes != NULL, NULL);
   nn = nl_network_n_nodes (doc->net);
-  s = nl_doc_sort_unique (doc, nodes, n, &m);
+  s = _nl_doc_sort_unique (doc, nodes, n, &m);
   map = g_new (int, MAX (nn, 1));
   for (int i = 0; i < nn; i++)
     map[i] = -1;
@@ -26,7 +27,7 @@ nl_network_doc_copy_json (NlNetworkDoc *doc, const int *nodes, int n)
   for (int i = 0; i < m; i++)
     {
       map[s[i]] = i;
-      g_ptr_array_add (sub->nodes, nl_doc_node_copy (nl_network_node (doc->net, s[i])));
+      g_ptr_array_add (sub->nodes, _nl_doc_node_copy (nl_network_node (doc->net, s[i])));
     }
   for (guint i = 0; i < doc->net->edges->len; i++)
     {
@@ -50,7 +51,7 @@ find_cycle (const NlNetwork *net)
   g_autofree int *first = NULL;
   g_autofree int *succ = NULL;
 
-  nl_doc_build_succ (net, &first, &succ);
+  _nl_doc_build_succ (net, &first, &succ);
   for (guint i = 0; i < net->edges->len; i++)
     indeg[g_array_index (net->edges, NlEdge, i).to]++;
   for (int i = 0; i < nn; i++)
@@ -108,19 +109,20 @@ nl_network_doc_paste_json (NlNetworkDoc *doc, const char *json, double dx, doubl
   tmp = nl_network_load_data (json, -1, &local);
   if (!tmp)
     {
-      g_set_error (error, NL_NETWORK_ERROR, local->code, "cannot paste: %s", local->message);
+      g_set_error (error, NL_NETWORK_ERROR, local->code, _("cannot paste: %s"), local->message);
       return FALSE;
     }
   k = nl_network_n_nodes (tmp);
   if (k == 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "cannot paste: there are no layers in it");
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, _("cannot paste: there are no layers in it"));
       return FALSE;
     }
   cyc = find_cycle (tmp);
   if (cyc >= 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, "cannot paste: the layers form a cycle through %s",
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE,
+                   _("cannot paste: the layers form a cycle through %s"),
                    nl_network_node (tmp, cyc)->id);
       return FALSE;
     }
@@ -149,22 +151,22 @@ nl_network_doc_paste_json (NlNetworkDoc *doc, const char *json, double dx, doubl
         nd->x += dx, nd->y += dy;
     }
 
-  label = k == 1 ? g_strdup_printf ("Paste %s", nl_network_node (tmp, 0)->id)
-                 : g_strdup_printf ("Paste %d layers", k);
-  old_sel = nl_doc_sel_dup (doc, &n_old);
+  label = k == 1 ? g_strdup_printf (_("Paste %s"), nl_network_node (tmp, 0)->id)
+                 : g_strdup_printf (ngettext ("Paste %d layer", "Paste %d layers", k), k);
+  old_sel = _nl_doc_sel_dup (doc, &n_old);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_NODES, k);
+  op = _nl_doc_op_new (OP_NODES, k);
   op->add = TRUE;
   op->nodes = (NlNode **) g_ptr_array_steal (tmp->nodes, &len);
   g_assert ((int) len == k);
   for (int i = 0; i < k; i++)
     op->idx[i] = nn + i;
-  nl_doc_nodes_insert (doc, op->idx, op->nodes, k);
-  nl_doc_record (doc, op);
+  _nl_doc_nodes_insert (doc, op->idx, op->nodes, k);
+  _nl_doc_record (doc, op);
   if (tmp->edges->len > 0)
     {
       int ne = doc->net->edges->len, m = tmp->edges->len;
-      op = nl_doc_op_new (OP_EDGES, m);
+      op = _nl_doc_op_new (OP_EDGES, m);
       op->add = TRUE;
       op->edges = g_new (NlEdge, m);
       for (int i = 0; i < m; i++)
@@ -175,8 +177,8 @@ nl_network_doc_paste_json (NlNetworkDoc *doc, const char *json, double dx, doubl
           op->edges[i] = e;
           op->idx[i] = ne + i;
         }
-      nl_doc_op_apply (doc, op, TRUE);
-      nl_doc_record (doc, op);
+      _nl_doc_op_apply (doc, op, TRUE);
+      _nl_doc_record (doc, op);
     }
   g_array_set_size (doc->sel, 0);
   for (int i = 0; i < k; i++)
@@ -184,7 +186,7 @@ nl_network_doc_paste_json (NlNetworkDoc *doc, const char *json, double dx, doubl
       int v = nn + i;
       g_array_append_val (doc->sel, v);
     }
-  nl_doc_sel_notify (doc, old_sel, n_old);
+  _nl_doc_sel_notify (doc, old_sel, n_old);
   nl_network_doc_end_group (doc);
   return TRUE;
 }
@@ -200,12 +202,12 @@ nl_network_doc_duplicate_selection (NlNetworkDoc *doc, GError **error)
   g_return_val_if_fail (NL_IS_NETWORK_DOC (doc), FALSE);
   if (doc->sel->len == 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "select the layers to duplicate first");
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, _("select the layers to duplicate first"));
       return FALSE;
     }
   json = nl_network_doc_copy_json (doc, (const int *) doc->sel->data, doc->sel->len);
-  what = nl_doc_describe (doc, (const int *) doc->sel->data, doc->sel->len);
-  label = g_strdup_printf ("Duplicate %s", what);
+  what = _nl_doc_describe (doc, (const int *) doc->sel->data, doc->sel->len);
+  label = g_strdup_printf (_("Duplicate %s"), what);
   nl_network_doc_begin_group (doc, label);
   ok = nl_network_doc_paste_json (doc, json, DUPLICATE_OFFSET, DUPLICATE_OFFSET, error);
   nl_network_doc_end_group (doc);

@@ -2,6 +2,7 @@
  * parameters, rename. Each applies primitives and records them in a group
  * (one undo step); refusals change nothing and say why. */
 #include "ui/network/nl-network-doc-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 #include <string.h>
@@ -21,7 +22,7 @@ nl_network_doc_add_node (NlNetworkDoc *doc, const char *op_name, double x, doubl
   def = nl_catalog_lookup (op_name);
   if (!def)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP, "there is no layer type '%s'", op_name);
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP, _("there is no layer type '%s'"), op_name);
       return -1;
     }
   id = nl_catalog_new_node_id (doc->net, def->name);
@@ -32,13 +33,13 @@ nl_network_doc_add_node (NlNetworkDoc *doc, const char *op_name, double x, doubl
   nd->x = x;
   nd->y = y;
   nd->has_position = TRUE;
-  label = g_strdup_printf ("Add %s", def->name);
+  label = g_strdup_printf (_("Add %s"), def->name);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_NODES, 1);
+  op = _nl_doc_op_new (OP_NODES, 1);
   op->add = TRUE;
   op->idx[0] = idx;
   op->nodes = g_new0 (NlNode *, 1); /* NULL: the node is in the network */
-  nl_doc_record (doc, op);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return idx;
 }
@@ -57,13 +58,13 @@ nl_network_doc_remove_nodes (NlNetworkDoc *doc, const int *nodes, int n)
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || nodes != NULL);
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
-  s = nl_doc_sort_unique (doc, nodes, n, &m);
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
+  s = _nl_doc_sort_unique (doc, nodes, n, &m);
   if (m == 0)
     return;
-  what = nl_doc_describe (doc, s, m);
-  label = g_strdup_printf ("Remove %s", what);
-  old_sel = nl_doc_sel_dup (doc, &n_old);
+  what = _nl_doc_describe (doc, s, m);
+  label = g_strdup_printf (_("Remove %s"), what);
+  old_sel = _nl_doc_sel_dup (doc, &n_old);
   nl_network_doc_begin_group (doc, label);
 
   /* the edges touching them first, so node removal only renumbers */
@@ -82,20 +83,20 @@ nl_network_doc_remove_nodes (NlNetworkDoc *doc, const int *nodes, int n)
     }
   if (ei->len > 0)
     {
-      op = nl_doc_op_new (OP_EDGES, ei->len);
+      op = _nl_doc_op_new (OP_EDGES, ei->len);
       memcpy (op->idx, ei->data, sizeof (int) * ei->len);
       op->edges = g_new (NlEdge, ei->len);
-      nl_doc_edges_remove (doc, op->idx, op->edges, op->n);
-      nl_doc_record (doc, op);
+      _nl_doc_edges_remove (doc, op->idx, op->edges, op->n);
+      _nl_doc_record (doc, op);
     }
   g_array_unref (ei);
 
-  op = nl_doc_op_new (OP_NODES, m);
+  op = _nl_doc_op_new (OP_NODES, m);
   memcpy (op->idx, s, sizeof (int) * m);
   op->nodes = g_new0 (NlNode *, m);
-  nl_doc_nodes_remove (doc, op->idx, op->nodes, m);
-  nl_doc_record (doc, op);
-  nl_doc_sel_notify (doc, old_sel, n_old);
+  _nl_doc_nodes_remove (doc, op->idx, op->nodes, m);
+  _nl_doc_record (doc, op);
+  _nl_doc_sel_notify (doc, old_sel, n_old);
   nl_network_doc_end_group (doc);
 }
 
@@ -103,7 +104,7 @@ nl_network_doc_remove_nodes (NlNetworkDoc *doc, const int *nodes, int n)
  * are recorded. A move of the same nodes right after a move in the same
  * group merges into it. */
 void
-nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy, gboolean is_move)
+_nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy, gboolean is_move)
 {
   Op *op, *last = NULL;
   int k = 0;
@@ -122,10 +123,10 @@ nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy
           last->xy[4 * i + 2] = xy[2 * i];
           last->xy[4 * i + 3] = xy[2 * i + 1];
         }
-      nl_doc_op_apply (doc, last, TRUE);
+      _nl_doc_op_apply (doc, last, TRUE);
       return;
     }
-  op = nl_doc_op_new (OP_POSITIONS, n);
+  op = _nl_doc_op_new (OP_POSITIONS, n);
   op->is_move = is_move;
   op->xy = g_new (double, 4 * MAX (n, 1));
   op->had = g_new (guint8, MAX (n, 1));
@@ -144,14 +145,14 @@ nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy
     }
   if (k == 0)
     {
-      nl_doc_op_free (op);
+      _nl_doc_op_free (op);
       return;
     }
   /* a partial set must not merge with a later move of the full set */
   op->is_move = is_move && k == n;
   op->n = k;
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
 }
 
 void
@@ -165,8 +166,8 @@ nl_network_doc_move_nodes (NlNetworkDoc *doc, const int *nodes, int n, double dx
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || nodes != NULL);
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
-  s = nl_doc_sort_unique (doc, nodes, n, &m);
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
+  s = _nl_doc_sort_unique (doc, nodes, n, &m);
   if (m == 0 || (dx == 0 && dy == 0))
     return;
   xy = g_new (double, 2 * m);
@@ -176,10 +177,10 @@ nl_network_doc_move_nodes (NlNetworkDoc *doc, const int *nodes, int n, double dx
       xy[2 * i] = nd->x + dx;
       xy[2 * i + 1] = nd->y + dy;
     }
-  what = nl_doc_describe (doc, s, m);
-  label = g_strdup_printf ("Move %s", what);
+  what = _nl_doc_describe (doc, s, m);
+  label = g_strdup_printf (_("Move %s"), what);
   nl_network_doc_begin_group (doc, label);
-  nl_doc_set_positions (doc, s, m, xy, TRUE);
+  _nl_doc_set_positions (doc, s, m, xy, TRUE);
   nl_network_doc_end_group (doc);
 }
 
@@ -190,20 +191,20 @@ nl_network_doc_set_positions (NlNetworkDoc *doc, const int *nodes, int n, const 
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || (nodes != NULL && xy != NULL));
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
   if (n == 0)
     return;
-  label = n == 1 ? g_strdup_printf ("Move %s", nl_network_node (doc->net, nodes[0])->id)
-                 : g_strdup_printf ("Move %d layers", n);
+  label = n == 1 ? g_strdup_printf (_("Move %s"), nl_network_node (doc->net, nodes[0])->id)
+                 : g_strdup_printf (ngettext ("Move %d layer", "Move %d layers", n), n);
   nl_network_doc_begin_group (doc, label);
-  nl_doc_set_positions (doc, nodes, n, xy, FALSE);
+  _nl_doc_set_positions (doc, nodes, n, xy, FALSE);
   nl_network_doc_end_group (doc);
 }
 
 /* Successor lists in CSR form: the successors of v are
  * succ[first[v] .. first[v + 1] - 1]. */
 void
-nl_doc_build_succ (const NlNetwork *net, int **first_out, int **succ_out)
+_nl_doc_build_succ (const NlNetwork *net, int **first_out, int **succ_out)
 {
   int nn = nl_network_n_nodes (net), ne = net->edges->len;
   int *first = g_new0 (int, nn + 1);
@@ -232,7 +233,7 @@ reaches (const NlNetwork *net, int start, int target)
   g_autofree int *stack = g_new (int, nn);
   g_autofree gboolean *seen = g_new0 (gboolean, nn);
 
-  nl_doc_build_succ (net, &first, &succ);
+  _nl_doc_build_succ (net, &first, &succ);
   stack[top++] = start;
   seen[start] = TRUE;
   while (top > 0)
@@ -261,7 +262,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
   net = doc->net;
   if (from < 0 || from >= nl_network_n_nodes (net) || to < 0 || to >= nl_network_n_nodes (net))
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "there is no layer number %d",
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, _("there is no layer number %d"),
                    (from < 0 || from >= nl_network_n_nodes (net)) ? from : to);
       return FALSE;
     }
@@ -269,7 +270,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
   dst = nl_network_node (net, to);
   if (from == to)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, "%s cannot be connected to itself", src->id);
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, _("%s cannot be connected to itself"), src->id);
       return FALSE;
     }
   if (from_port < 0 || from_port >= src->def->n_outputs)
@@ -281,7 +282,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
   if (strcmp (dst->def->name, "Input") == 0)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
-                   "%s is an Input: nothing can be connected into it", dst->id);
+                   _("%s is an Input: nothing can be connected into it"), dst->id);
       return FALSE;
     }
   max_in = dst->def->variadic ? NL_MAX_PORTS : dst->def->n_inputs;
@@ -289,7 +290,7 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
     {
       if (dst->def->variadic)
         g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
-                     "%s takes at most %d inputs; there is no input %d", dst->id, max_in, to_port);
+                     _("%s takes at most %d inputs; there is no input %d"), dst->id, max_in, to_port);
       else
         g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE, "%s has %d input%s; there is no input %d",
                      dst->id, max_in, max_in == 1 ? "" : "s", to_port);
@@ -301,16 +302,16 @@ nl_network_doc_can_connect (NlNetworkDoc *doc, int from, int from_port, int to, 
       if (e->to == to && e->to_port == to_port)
         {
           const char *port_name = dst->def->inputs[dst->def->variadic ? 0 : to_port];
-          g_autofree char *which = dst->def->variadic ? g_strdup_printf (" (port %d)", to_port) : g_strdup ("");
+          g_autofree char *which = dst->def->variadic ? g_strdup_printf (_(" (port %d)"), to_port) : g_strdup ("");
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_EDGE,
-                       "%s's input '%s'%s is already connected to %s", dst->id, port_name, which,
+                       _("%s's input '%s'%s is already connected to %s"), dst->id, port_name, which,
                        nl_network_node (net, e->from)->id);
           return FALSE;
         }
     }
   if (reaches (net, to, from))
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, "connecting %s to %s would make a cycle",
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_CYCLE, _("connecting %s to %s would make a cycle"),
                    src->id, dst->id);
       return FALSE;
     }
@@ -352,15 +353,15 @@ nl_network_doc_connect (NlNetworkDoc *doc, int from, int from_port, int to, int 
 
   if (!nl_network_doc_can_connect (doc, from, from_port, to, to_port, error))
     return FALSE;
-  label = g_strdup_printf ("Connect %s to %s", nl_network_node (doc->net, from)->id,
+  label = g_strdup_printf (_("Connect %s to %s"), nl_network_node (doc->net, from)->id,
                            nl_network_node (doc->net, to)->id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_EDGES, 1);
+  op = _nl_doc_op_new (OP_EDGES, 1);
   op->add = TRUE;
   op->idx[0] = doc->net->edges->len;
   op->edges = g_memdup2 (&e, sizeof e);
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return TRUE;
 }
@@ -375,14 +376,14 @@ nl_network_doc_disconnect (NlNetworkDoc *doc, int edge)
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (edge >= 0 && edge < (int) doc->net->edges->len);
   e = g_array_index (doc->net->edges, NlEdge, edge);
-  label = g_strdup_printf ("Disconnect %s from %s", nl_network_node (doc->net, e.from)->id,
+  label = g_strdup_printf (_("Disconnect %s from %s"), nl_network_node (doc->net, e.from)->id,
                            nl_network_node (doc->net, e.to)->id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_EDGES, 1);
+  op = _nl_doc_op_new (OP_EDGES, 1);
   op->idx[0] = edge;
   op->edges = g_new (NlEdge, 1);
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
 }
 
@@ -418,15 +419,16 @@ param_in_range (const NlNode *nd, int k, GError **error)
   if (ok)
     return TRUE;
   if (s->min > s->max)
-    g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': %s parameter '%s' must be a finite number",
+    g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
+                 _("node '%s': %s parameter '%s' must be a finite number"),
                  nd->id, nd->def->name, s->name);
   else if (s->max >= 1e15)
     g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
-                 "node '%s': %s parameter '%s' is out of range (must be >= %g)", nd->id, nd->def->name, s->name,
+                 _("node '%s': %s parameter '%s' is out of range (must be >= %g)"), nd->id, nd->def->name, s->name,
                  s->min);
   else
     g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM,
-                 "node '%s': %s parameter '%s' is out of range (must be in [%g, %g])", nd->id, nd->def->name,
+                 _("node '%s': %s parameter '%s' is out of range (must be in [%g, %g])"), nd->id, nd->def->name,
                  s->name, s->min, s->max);
   return FALSE;
 }
@@ -449,7 +451,7 @@ nl_network_doc_set_param (NlNetworkDoc *doc, int node, const char *name, const c
       k = i;
   if (k < 0)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, "node '%s': %s has no parameter '%s'", nd->id,
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_PARAM, _("node '%s': %s has no parameter '%s'"), nd->id,
                    nd->def->name, name);
       return FALSE;
     }
@@ -462,14 +464,14 @@ nl_network_doc_set_param (NlNetworkDoc *doc, int node, const char *name, const c
     }
   if (memcmp (&old, &nd->params[k], sizeof old) == 0)
     return TRUE;
-  label = g_strdup_printf ("Change %s of %s", name, nd->id);
+  label = g_strdup_printf (_("Change %s of %s"), name, nd->id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_PARAM, 0);
+  op = _nl_doc_op_new (OP_PARAM, 0);
   op->node = node;
   op->param = k;
   op->old_v = old;
   op->new_v = nd->params[k];
-  nl_doc_record (doc, op);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return TRUE;
 }
@@ -499,13 +501,13 @@ nl_network_doc_rename_node (NlNetworkDoc *doc, int node, const char *id, GError 
   nd = nl_network_node (doc->net, node);
   if (!id || !*id)
     {
-      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, "%s needs a name", nd->id);
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE, _("%s needs a name"), nd->id);
       return FALSE;
     }
   if (!valid_id (id))
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-                   "'%s' is not a valid layer name (use letters, digits, '_' or '.')", id);
+                   _("'%s' is not a valid layer name (use letters, digits, '_' or '.')"), id);
       return FALSE;
     }
   if (strcmp (nd->id, id) == 0)
@@ -514,18 +516,18 @@ nl_network_doc_rename_node (NlNetworkDoc *doc, int node, const char *id, GError 
   if (other >= 0)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
-                   "cannot rename %s to '%s': another layer (%s) has that name", nd->id, id,
+                   _("cannot rename %s to '%s': another layer (%s) has that name"), nd->id, id,
                    nl_network_node (doc->net, other)->def->name);
       return FALSE;
     }
-  label = g_strdup_printf ("Rename %s to %s", nd->id, id);
+  label = g_strdup_printf (_("Rename %s to %s"), nd->id, id);
   nl_network_doc_begin_group (doc, label);
-  op = nl_doc_op_new (OP_RENAME, 0);
+  op = _nl_doc_op_new (OP_RENAME, 0);
   op->node = node;
   op->old_s = g_strdup (nd->id);
   op->new_s = g_strdup (id);
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
   return TRUE;
 }

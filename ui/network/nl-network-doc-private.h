@@ -54,36 +54,36 @@ struct _NlNetworkDoc {
 };
 
 /* NlNode allocated as engine/graph/nl-network.c allocates them */
-void nl_doc_node_free (NlNode *n);
-NlNode *nl_doc_node_copy (const NlNode *n);
+void _nl_doc_node_free (NlNode *n);
+NlNode *_nl_doc_node_copy (const NlNode *n);
 
-Op *nl_doc_op_new (OpKind kind, int n);
-void nl_doc_op_free (gpointer op);
+Op *_nl_doc_op_new (OpKind kind, int n);
+void _nl_doc_op_free (gpointer op);
 /* Applies op forward (redo) or backward (undo) to doc's network. */
-void nl_doc_op_apply (NlNetworkDoc *doc, Op *op, gboolean forward);
+void _nl_doc_op_apply (NlNetworkDoc *doc, Op *op, gboolean forward);
 /* Appends an operation already applied to the open group (begin_group first). */
-void nl_doc_record (NlNetworkDoc *doc, Op *op);
+void _nl_doc_record (NlNetworkDoc *doc, Op *op);
 
 /* Primitives: idx[] ascending final indices. Node insertion/removal
  * renumbers the edges and the selection; nodes[] receives or gives up the
  * nodes. Removed nodes must have no edges left. */
-void nl_doc_nodes_insert (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n);
-void nl_doc_nodes_remove (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n);
-void nl_doc_edges_insert (NlNetworkDoc *doc, const int *idx, const NlEdge *edges, int n);
-void nl_doc_edges_remove (NlNetworkDoc *doc, const int *idx, NlEdge *edges, int n);
+void _nl_doc_nodes_insert (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n);
+void _nl_doc_nodes_remove (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n);
+void _nl_doc_edges_insert (NlNetworkDoc *doc, const int *idx, const NlEdge *edges, int n);
+void _nl_doc_edges_remove (NlNetworkDoc *doc, const int *idx, NlEdge *edges, int n);
 /* Records and applies new positions (xy: 2 per node) of the nodes that
  * move; is_move lets consecutive moves of the same nodes in a group merge. */
-void nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy, gboolean is_move);
+void _nl_doc_set_positions (NlNetworkDoc *doc, const int *idx, int n, const double *xy, gboolean is_move);
 
 /* Sorted unique copy of the valid indices among nodes[]; *m receives the count. */
-int *nl_doc_sort_unique (const NlNetworkDoc *doc, const int *nodes, int n, int *m);
-gboolean nl_doc_all_valid (const NlNetworkDoc *doc, const int *nodes, int n);
+int *_nl_doc_sort_unique (const NlNetworkDoc *doc, const int *nodes, int n, int *m);
+gboolean _nl_doc_all_valid (const NlNetworkDoc *doc, const int *nodes, int n);
 /* "conv1" for one node, "3 layers" for several */
-char *nl_doc_describe (const NlNetworkDoc *doc, const int *sorted, int n);
-int *nl_doc_sel_dup (const NlNetworkDoc *doc, int *n);
+char *_nl_doc_describe (const NlNetworkDoc *doc, const int *sorted, int n);
+int *_nl_doc_sel_dup (const NlNetworkDoc *doc, int *n);
 /* Emits ::selection-changed when the selection differs from old[]. */
-void nl_doc_sel_notify (NlNetworkDoc *doc, const int *old, int n_old);
+void _nl_doc_sel_notify (NlNetworkDoc *doc, const int *old, int n_old);
 /* Successors in CSR form: those of v are succ[first[v] .. first[v + 1] - 1]. */
-void nl_doc_build_succ (const NlNetwork *net, int **first, int **succ);
+void _nl_doc_build_succ (const NlNetwork *net, int **first, int **succ);
 
 G_END_DECLS

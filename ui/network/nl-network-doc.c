@@ -10,6 +10,7 @@
  * replays them. Node and edge indices in an operation are those of the
  * network at the moment it runs, which undo/redo reproduce exactly. */
 #include "ui/network/nl-network-doc-private.h"
+#include <glib/gi18n.h>
 
 #include <string.h>
 
@@ -21,7 +22,7 @@ static guint signals[N_SIGNALS];
 /* ---- nodes, ops, steps ---- */
 
 void
-nl_doc_node_free (NlNode *n)
+_nl_doc_node_free (NlNode *n)
 {
   /* the same allocation as engine/graph/nl-network.c's nodes */
   if (!n)
@@ -32,7 +33,7 @@ nl_doc_node_free (NlNode *n)
 }
 
 NlNode *
-nl_doc_node_copy (const NlNode *n)
+_nl_doc_node_copy (const NlNode *n)
 {
   NlNode *m = g_new0 (NlNode, 1);
   *m = *n;
@@ -42,12 +43,12 @@ nl_doc_node_copy (const NlNode *n)
 }
 
 void
-nl_doc_op_free (gpointer p)
+_nl_doc_op_free (gpointer p)
 {
   Op *op = p;
   if (op->nodes)
     for (int i = 0; i < op->n; i++)
-      nl_doc_node_free (op->nodes[i]);
+      _nl_doc_node_free (op->nodes[i]);
   g_free (op->nodes);
   g_free (op->idx);
   g_free (op->edges);
@@ -78,7 +79,7 @@ nl_doc_cmp_int (const void *a, const void *b)
 
 /* Sorted unique copy of nodes[] (valid indices only); *m receives the count. */
 int *
-nl_doc_sort_unique (const NlNetworkDoc *doc, const int *nodes, int n, int *m)
+_nl_doc_sort_unique (const NlNetworkDoc *doc, const int *nodes, int n, int *m)
 {
   int *s = g_new (int, MAX (n, 1));
   int k = 0, nn = nl_network_n_nodes (doc->net);
@@ -94,7 +95,7 @@ nl_doc_sort_unique (const NlNetworkDoc *doc, const int *nodes, int n, int *m)
 }
 
 gboolean
-nl_doc_all_valid (const NlNetworkDoc *doc, const int *nodes, int n)
+_nl_doc_all_valid (const NlNetworkDoc *doc, const int *nodes, int n)
 {
   for (int i = 0; i < n; i++)
     if (nodes[i] < 0 || nodes[i] >= nl_network_n_nodes (doc->net))
@@ -104,11 +105,11 @@ nl_doc_all_valid (const NlNetworkDoc *doc, const int *nodes, int n)
 
 /* "conv1" for one node, "3 layers" for several */
 char *
-nl_doc_describe (const NlNetworkDoc *doc, const int *sorted, int n)
+_nl_doc_describe (const NlNetworkDoc *doc, const int *sorted, int n)
 {
   if (n == 1)
     return g_strdup (nl_network_node (doc->net, sorted[0])->id);
-  return g_strdup_printf ("%d layers", n);
+  return g_strdup_printf (ngettext ("%d layer", "%d layers", n), n);
 }
 
 /* ---- selection ---- */
@@ -120,7 +121,7 @@ nl_doc_sel_equal (const NlNetworkDoc *doc, const int *s, int n)
 }
 
 int *
-nl_doc_sel_dup (const NlNetworkDoc *doc, int *n)
+_nl_doc_sel_dup (const NlNetworkDoc *doc, int *n)
 {
   *n = doc->sel->len;
   return g_memdup2 (doc->sel->data, sizeof (int) * MAX (*n, 1));
@@ -128,7 +129,7 @@ nl_doc_sel_dup (const NlNetworkDoc *doc, int *n)
 
 /* Emits ::selection-changed when the selection differs from old[]. */
 void
-nl_doc_sel_notify (NlNetworkDoc *doc, const int *old, int n_old)
+_nl_doc_sel_notify (NlNetworkDoc *doc, const int *old, int n_old)
 {
   if (!nl_doc_sel_equal (doc, old, n_old))
     g_signal_emit (doc, signals[SIG_SELECTION_CHANGED], 0);
@@ -166,7 +167,7 @@ remap (NlNetworkDoc *doc, const int *map)
 
 /* Puts nodes[j] at final index idx[j] (ascending); the array gives them up. */
 void
-nl_doc_nodes_insert (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n)
+_nl_doc_nodes_insert (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n)
 {
   GPtrArray *a = doc->net->nodes;
   int old_n = a->len, src = old_n - 1, k = n - 1;
@@ -192,7 +193,7 @@ nl_doc_nodes_insert (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n)
 
 /* Takes the nodes at idx[] (ascending; no edge may touch them) out into nodes[]. */
 void
-nl_doc_nodes_remove (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n)
+_nl_doc_nodes_remove (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n)
 {
   GPtrArray *a = doc->net->nodes;
   int old_n = a->len, k = 0, dst = 0;
@@ -218,7 +219,7 @@ nl_doc_nodes_remove (NlNetworkDoc *doc, const int *idx, NlNode **nodes, int n)
 }
 
 void
-nl_doc_edges_insert (NlNetworkDoc *doc, const int *idx, const NlEdge *edges, int n)
+_nl_doc_edges_insert (NlNetworkDoc *doc, const int *idx, const NlEdge *edges, int n)
 {
   GArray *a = doc->net->edges;
   int old_n = a->len, src = old_n - 1, k = n - 1;
@@ -231,7 +232,7 @@ nl_doc_edges_insert (NlNetworkDoc *doc, const int *idx, const NlEdge *edges, int
 }
 
 void
-nl_doc_edges_remove (NlNetworkDoc *doc, const int *idx, NlEdge *edges, int n)
+_nl_doc_edges_remove (NlNetworkDoc *doc, const int *idx, NlEdge *edges, int n)
 {
   GArray *a = doc->net->edges;
   NlEdge *d = (NlEdge *) a->data;
@@ -248,22 +249,22 @@ nl_doc_edges_remove (NlNetworkDoc *doc, const int *idx, NlEdge *edges, int n)
 }
 
 void
-nl_doc_op_apply (NlNetworkDoc *doc, Op *op, gboolean forward)
+_nl_doc_op_apply (NlNetworkDoc *doc, Op *op, gboolean forward)
 {
   gboolean insert = op->add == forward;
   switch (op->kind)
     {
     case OP_NODES:
       if (insert)
-        nl_doc_nodes_insert (doc, op->idx, op->nodes, op->n);
+        _nl_doc_nodes_insert (doc, op->idx, op->nodes, op->n);
       else
-        nl_doc_nodes_remove (doc, op->idx, op->nodes, op->n);
+        _nl_doc_nodes_remove (doc, op->idx, op->nodes, op->n);
       break;
     case OP_EDGES:
       if (insert)
-        nl_doc_edges_insert (doc, op->idx, op->edges, op->n);
+        _nl_doc_edges_insert (doc, op->idx, op->edges, op->n);
       else
-        nl_doc_edges_remove (doc, op->idx, op->edges, op->n);
+        _nl_doc_edges_remove (doc, op->idx, op->edges, op->n);
       break;
     case OP_POSITIONS:
       for (int i = 0; i < op->n; i++)
@@ -317,8 +318,8 @@ nl_network_doc_begin_group (NlNetworkDoc *doc, const char *label)
   if (doc->depth++ == 0)
     {
       doc->pending = g_new0 (Step, 1);
-      doc->pending->ops = g_ptr_array_new_with_free_func (nl_doc_op_free);
-      doc->pending->sel_before = nl_doc_sel_dup (doc, &doc->pending->n_before);
+      doc->pending->ops = g_ptr_array_new_with_free_func (_nl_doc_op_free);
+      doc->pending->sel_before = _nl_doc_sel_dup (doc, &doc->pending->n_before);
     }
   /* the outermost label wins; an unlabelled group takes its first edit's */
   if (label && !doc->pending->label)
@@ -340,10 +341,10 @@ nl_network_doc_end_group (NlNetworkDoc *doc)
       step_free (s);
       return;
     }
-  s->sel_after = nl_doc_sel_dup (doc, &s->n_after);
+  s->sel_after = _nl_doc_sel_dup (doc, &s->n_after);
   s->serial = ++doc->next_serial;
   if (!s->label)
-    s->label = g_strdup ("Edit");
+    s->label = g_strdup (_("Edit"));
   g_ptr_array_add (doc->undo, s);
   g_ptr_array_set_size (doc->redo, 0);
   /* memory stays bounded; the state after a dropped step becomes the base */
@@ -357,14 +358,14 @@ nl_network_doc_end_group (NlNetworkDoc *doc)
 
 /* Records an operation already applied to the network. */
 void
-nl_doc_record (NlNetworkDoc *doc, Op *op)
+_nl_doc_record (NlNetworkDoc *doc, Op *op)
 {
   g_assert (doc->pending != NULL);
   g_ptr_array_add (doc->pending->ops, op);
 }
 
 Op *
-nl_doc_op_new (OpKind kind, int n)
+_nl_doc_op_new (OpKind kind, int n)
 {
   Op *op = g_new0 (Op, 1);
   op->kind = kind;
@@ -406,21 +407,21 @@ undo_redo (NlNetworkDoc *doc, GPtrArray *from, GPtrArray *to, gboolean forward)
 {
   Step *s = g_ptr_array_steal_index (from, from->len - 1);
   int n_old;
-  g_autofree int *old = nl_doc_sel_dup (doc, &n_old);
+  g_autofree int *old = _nl_doc_sel_dup (doc, &n_old);
 
   if (forward)
     for (guint i = 0; i < s->ops->len; i++)
-      nl_doc_op_apply (doc, g_ptr_array_index (s->ops, i), TRUE);
+      _nl_doc_op_apply (doc, g_ptr_array_index (s->ops, i), TRUE);
   else
     for (guint i = s->ops->len; i-- > 0;)
-      nl_doc_op_apply (doc, g_ptr_array_index (s->ops, i), FALSE);
+      _nl_doc_op_apply (doc, g_ptr_array_index (s->ops, i), FALSE);
   if (forward)
     nl_doc_sel_set_sorted (doc, s->sel_after, s->n_after);
   else
     nl_doc_sel_set_sorted (doc, s->sel_before, s->n_before);
   g_ptr_array_add (to, s);
   g_signal_emit (doc, signals[SIG_CHANGED], 0);
-  nl_doc_sel_notify (doc, old, n_old);
+  _nl_doc_sel_notify (doc, old, n_old);
 }
 
 void
@@ -540,12 +541,12 @@ nl_network_doc_set_name (NlNetworkDoc *doc, const char *name)
   g_return_if_fail (name != NULL);
   if (g_strcmp0 (doc->net->name, name) == 0)
     return;
-  nl_network_doc_begin_group (doc, "Rename network");
-  op = nl_doc_op_new (OP_NAME, 0);
+  nl_network_doc_begin_group (doc, _("Rename network"));
+  op = _nl_doc_op_new (OP_NAME, 0);
   op->old_s = g_strdup (doc->net->name);
   op->new_s = g_strdup (name);
-  nl_doc_op_apply (doc, op, TRUE);
-  nl_doc_record (doc, op);
+  _nl_doc_op_apply (doc, op, TRUE);
+  _nl_doc_record (doc, op);
   nl_network_doc_end_group (doc);
 }
 
@@ -559,8 +560,8 @@ nl_network_doc_select (NlNetworkDoc *doc, const int *nodes, int n)
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || nodes != NULL);
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
-  s = nl_doc_sort_unique (doc, nodes, n, &m);
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
+  s = _nl_doc_sort_unique (doc, nodes, n, &m);
   if (nl_doc_sel_equal (doc, s, m))
     return;
   nl_doc_sel_set_sorted (doc, s, m);

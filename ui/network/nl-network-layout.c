@@ -5,6 +5,7 @@
  * the graph and the anchor (the nodes' current top-left), so running it
  * twice gives the same positions. Linear in nodes + edges per sweep. */
 #include "ui/network/nl-network-doc-private.h"
+#include <glib/gi18n.h>
 
 #include <string.h>
 
@@ -253,9 +254,9 @@ nl_network_doc_auto_layout (NlNetworkDoc *doc, const int *nodes, int n)
 
   g_return_if_fail (NL_IS_NETWORK_DOC (doc));
   g_return_if_fail (n == 0 || nodes != NULL);
-  g_return_if_fail (nl_doc_all_valid (doc, nodes, n));
+  g_return_if_fail (_nl_doc_all_valid (doc, nodes, n));
   if (n > 0)
-    s = nl_doc_sort_unique (doc, nodes, n, &m);
+    s = _nl_doc_sort_unique (doc, nodes, n, &m);
   else
     {
       m = nl_network_n_nodes (doc->net);
@@ -267,7 +268,7 @@ nl_network_doc_auto_layout (NlNetworkDoc *doc, const int *nodes, int n)
     return;
   xy = g_new (double, 2 * m);
   nl_network_layout_compute (doc->net, s, m, xy);
-  nl_network_doc_begin_group (doc, "Arrange layers");
-  nl_doc_set_positions (doc, s, m, xy, FALSE);
+  nl_network_doc_begin_group (doc, _("Arrange layers"));
+  _nl_doc_set_positions (doc, s, m, xy, FALSE);
   nl_network_doc_end_group (doc);
 }

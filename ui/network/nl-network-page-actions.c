@@ -2,6 +2,7 @@
  * the one place that decides which are enabled. Saving and file I/O run in
  * worker threads. */
 #include "ui/network/nl-network-page-private.h"
+#include <glib/gi18n.h>
 #include "core/nl-atomic-file.h"
 #include "ui/widgets/nl-file-chooser.h"
 
@@ -30,7 +31,7 @@ save_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       g_task_return_error (task, error);
       return;
     }
-  g_task_return_int (task, MAX (nl_network_page_latest_version (p, j->name), 1));
+  g_task_return_int (task, MAX (_nl_network_page_latest_version (p, j->name), 1));
 }
 
 static void
@@ -43,7 +44,7 @@ save_done (GObject *source, GAsyncResult *res, gpointer data)
   gssize version = g_task_propagate_int (G_TASK (res), &error);
 
   if (version <= 0)
-    nl_workspace_toast (ws, "Could not save “%s”: %s", j->name, error->message);
+    nl_workspace_toast (ws, _("Could not save “%s”: %s"), j->name, error->message);
   else if (page->ws == ws)
     {
       /* the document may have changed while saving: it is then still modified */
@@ -55,15 +56,15 @@ save_done (GObject *source, GAsyncResult *res, gpointer data)
           page->version = (int) version;
         }
       nl_workspace_notify (ws, NL_WORKSPACE_NETWORKS);
-      nl_workspace_toast (ws, "Saved “%s” as version %d", j->name, (int) version);
-      nl_network_page_update_actions (page);
+      nl_workspace_toast (ws, _("Saved “%s” as version %d"), j->name, (int) version);
+      _nl_network_page_update_actions (page);
     }
   nl_workspace_busy_pop (ws);
   g_object_unref (ws);
 }
 
 void
-nl_network_page_save (NlNetworkPage *page)
+_nl_network_page_save (NlNetworkPage *page)
 {
   g_autoptr (GTask) task = NULL;
   SaveJob *j;
@@ -103,6 +104,8 @@ static void
 action_new (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   const char *template = g_variant_get_string (param, NULL);
   g_autoptr (GError) error = NULL;
   NlNetwork *net;
@@ -117,13 +120,13 @@ action_new (GtkWidget *widget, const char *action, GVariant *param)
                   : NULL;
       if (!net)
         {
-          nl_network_page_problem (page, error->message);
+          _nl_network_page_problem (page, error->message);
           return;
         }
     }
   g_free (net->name);
   net->name = unique_name (page, g_str_equal (template, "empty") ? "network" : template);
-  nl_network_page_show_network (page, net, 0);
+  _nl_network_page_show_network (page, net, 0);
   nl_network_doc_auto_layout (page->doc, NULL, 0);
   nl_graph_canvas_fit (page->canvas);
 }
@@ -149,7 +152,7 @@ import_done (GObject *source, GAsyncResult *res, gpointer data)
   NlNetwork *net = g_task_propagate_pointer (G_TASK (res), &error);
   if (!net)
     {
-      nl_network_page_problem (page, error->message);
+      _nl_network_page_problem (page, error->message);
       return;
     }
   {
@@ -157,12 +160,12 @@ import_done (GObject *source, GAsyncResult *res, gpointer data)
     g_free (net->name);
     net->name = g_steal_pointer (&name);
   }
-  nl_network_page_show_network (page, net, 0);
+  _nl_network_page_show_network (page, net, 0);
 }
 
 /* Used by the file chooser and by tests. */
 void
-nl_network_page_import_file (NlNetworkPage *page, const char *path, const char *kind)
+_nl_network_page_import_file (NlNetworkPage *page, const char *path, const char *kind)
 {
   g_autoptr (GTask) task = g_task_new (page, NULL, import_done, NULL);
   g_task_set_task_data (task, g_strdup (path), g_free);
@@ -186,15 +189,15 @@ export_done (GObject *source, GAsyncResult *res, gpointer data)
   NlNetworkPage *page = NL_NETWORK_PAGE (source);
   g_autoptr (GError) error = NULL;
   if (!g_task_propagate_boolean (G_TASK (res), &error))
-    nl_network_page_problem (page, error->message);
+    _nl_network_page_problem (page, error->message);
   else if (page->ws)
-    nl_workspace_toast (page->ws, "Exported %s", (const char *) g_object_get_data (G_OBJECT (res), "path"));
+    nl_workspace_toast (page->ws, _("Exported %s"), (const char *) g_object_get_data (G_OBJECT (res), "path"));
 }
 
 /* Used by the file chooser and by tests. Diagrams are drawn on the main
  * loop (they use the widget's style) — a few ms; JSON is written in a thread. */
 void
-nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *kind)
+_nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *kind)
 {
   g_autoptr (GError) error = NULL;
   if (g_str_equal (kind, "json"))
@@ -207,27 +210,28 @@ nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *
     }
   if (!(g_str_equal (kind, "png") ? nl_graph_canvas_export_png (page->canvas, path, &error)
                                   : nl_graph_canvas_export_svg (page->canvas, path, &error)))
-    nl_network_page_problem (page, error->message);
+    _nl_network_page_problem (page, error->message);
   else if (page->ws)
-    nl_workspace_toast (page->ws, "Exported %s", path);
+    nl_workspace_toast (page->ws, _("Exported %s"), path);
 }
 
 static void
 import_chosen (GtkWidget *page, const char *path, gpointer kind)
 {
-  nl_network_page_import_file (NL_NETWORK_PAGE (page), path, kind);
+  _nl_network_page_import_file (NL_NETWORK_PAGE (page), path, kind);
 }
 
 static void
 export_chosen (GtkWidget *page, const char *path, gpointer kind)
 {
-  nl_network_page_export_file (NL_NETWORK_PAGE (page), path, kind);
+  _nl_network_page_export_file (NL_NETWORK_PAGE (page), path, kind);
 }
 
 static void
 action_import (GtkWidget *widget, const char *action, GVariant *param)
 {
-  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, "Import Network", "_Import", NULL, NULL, import_chosen,
+  g_assert (NL_IS_NETWORK_PAGE (widget));
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_OPEN, _("Import Network"), _("_Import"), NULL, NULL, import_chosen,
                   (gpointer) "json", NULL);
 }
 
@@ -235,9 +239,12 @@ static void
 action_export (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   const char *kind = g_variant_get_string (param, NULL);
   g_autofree char *suggested = g_strdup_printf ("%s.%s", nl_network_doc_get_name (page->doc), kind);
-  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_SAVE, "Export Network", "_Export", suggested, NULL, export_chosen,
+  nl_choose_file (widget, GTK_FILE_CHOOSER_ACTION_SAVE, _("Export Network"), _("_Export"), suggested, NULL,
+                  export_chosen,
                   g_strdup (kind), g_free);
 }
 
@@ -249,23 +256,24 @@ delete_response (AdwMessageDialog *dlg, const char *response, NlNetworkPage *pag
     return;
   if (!nl_project_delete_network (nl_workspace_get_project (page->ws), nl_network_doc_get_name (page->doc), &error))
     {
-      nl_network_page_problem (page, error->message);
+      _nl_network_page_problem (page, error->message);
       return;
     }
   nl_workspace_notify (page->ws, NL_WORKSPACE_NETWORKS);
-  nl_network_page_open_default (page);
+  _nl_network_page_open_default (page);
 }
 
 static void
 action_delete_network (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   GtkRoot *root = gtk_widget_get_root (widget);
-  g_autofree char *heading = g_strdup_printf ("Delete “%s”?", nl_network_doc_get_name (page->doc));
+  g_autofree char *heading = g_strdup_printf (_("Delete “%s”?"), nl_network_doc_get_name (page->doc));
   AdwMessageDialog *dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (
     GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading,
-    "Every saved version of this network is deleted. Runs keep their own copy of the network."));
-  adw_message_dialog_add_responses (dlg, "cancel", "_Cancel", "delete", "_Delete", NULL);
+    _("Every saved version of this network is deleted. Runs keep their own copy of the network.")));
+  adw_message_dialog_add_responses (dlg, "cancel", _("_Cancel"), "delete", _("_Delete"), NULL);
   adw_message_dialog_set_response_appearance (dlg, "delete", ADW_RESPONSE_DESTRUCTIVE);
   g_signal_connect (dlg, "response", G_CALLBACK (delete_response), page);
   gtk_window_present (GTK_WINDOW (dlg));
@@ -276,18 +284,21 @@ action_delete_network (GtkWidget *widget, const char *action, GVariant *param)
 static void
 action_save (GtkWidget *widget, const char *action, GVariant *param)
 {
-  nl_network_page_save (NL_NETWORK_PAGE (widget));
+  g_assert (NL_IS_NETWORK_PAGE (widget));
+  _nl_network_page_save (NL_NETWORK_PAGE (widget));
 }
 
 static void
 action_undo (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_network_doc_undo (NL_NETWORK_PAGE (widget)->doc);
 }
 
 static void
 action_redo (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_network_doc_redo (NL_NETWORK_PAGE (widget)->doc);
 }
 
@@ -295,6 +306,7 @@ static void
 action_copy (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   int n;
   const int *sel = nl_network_doc_get_selection (page->doc, &n);
   g_autofree char *json = NULL;
@@ -311,13 +323,14 @@ paste_done (GObject *source, GAsyncResult *res, gpointer data)
   g_autoptr (GError) error = NULL;
   g_autofree char *text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), res, &error);
   if (text && !nl_network_doc_paste_json (page->doc, text, 40, 40, &error))
-    nl_network_page_problem (page, error->message);
+    _nl_network_page_problem (page, error->message);
   g_object_unref (page);
 }
 
 static void
 action_paste (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   gdk_clipboard_read_text_async (gtk_widget_get_clipboard (widget), NULL, paste_done, g_object_ref (widget));
 }
 
@@ -325,20 +338,23 @@ static void
 action_duplicate (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   g_autoptr (GError) error = NULL;
   if (!nl_network_doc_duplicate_selection (page->doc, &error) && error)
-    nl_network_page_problem (page, error->message);
+    _nl_network_page_problem (page, error->message);
 }
 
 static void
 action_delete (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_graph_canvas_delete_selection (NL_NETWORK_PAGE (widget)->canvas);
 }
 
 static void
 action_select_all (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_network_doc_select_all (NL_NETWORK_PAGE (widget)->doc);
 }
 
@@ -346,6 +362,7 @@ static void
 action_layout (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   int n;
   const int *sel = nl_network_doc_get_selection (page->doc, &n);
   /* one card selected means nothing to arrange: do the whole graph */
@@ -357,29 +374,33 @@ action_layout (GtkWidget *widget, const char *action, GVariant *param)
 static void
 action_fit (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_graph_canvas_fit (NL_NETWORK_PAGE (widget)->canvas);
 }
 
 static void
 action_zoom_in (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_graph_canvas_zoom_in (NL_NETWORK_PAGE (widget)->canvas);
 }
 
 static void
 action_zoom_out (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_graph_canvas_zoom_out (NL_NETWORK_PAGE (widget)->canvas);
 }
 
 static void
 action_search (GtkWidget *widget, const char *action, GVariant *param)
 {
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   nl_palette_focus_search (NL_NETWORK_PAGE (widget)->palette);
 }
 
 void
-nl_network_page_install_actions (GtkWidgetClass *wc)
+_nl_network_page_install_actions (GtkWidgetClass *wc)
 {
   gtk_widget_class_install_action (wc, "editor.new", "s", action_new);
   gtk_widget_class_install_action (wc, "editor.save", NULL, action_save);
@@ -398,7 +419,7 @@ nl_network_page_install_actions (GtkWidgetClass *wc)
   gtk_widget_class_install_action (wc, "editor.zoom-in", NULL, action_zoom_in);
   gtk_widget_class_install_action (wc, "editor.zoom-out", NULL, action_zoom_out);
   gtk_widget_class_install_action (wc, "editor.search", NULL, action_search);
-  nl_network_page_install_onnx_actions (wc);
+  _nl_network_page_install_onnx_actions (wc);
 
   /* bubble phase: a focused entry (the inspector) gets its keys first */
   gtk_widget_class_add_binding_action (wc, GDK_KEY_s, GDK_CONTROL_MASK, "editor.save", NULL);
@@ -416,7 +437,7 @@ nl_network_page_install_actions (GtkWidgetClass *wc)
 }
 
 void
-nl_network_page_update_actions (NlNetworkPage *page)
+_nl_network_page_update_actions (NlNetworkPage *page)
 {
   GtkWidget *w = GTK_WIDGET (page);
   gboolean open = page->ws != NULL;
@@ -432,6 +453,6 @@ nl_network_page_update_actions (NlNetworkPage *page)
     {
       /* a dot marks unsaved changes, as GNOME Text Editor's title does */
       gtk_button_set_label (page->save_button, nl_network_doc_is_modified (page->doc) || page->version == 0
-                                                 ? "• _Save" : "_Save");
+                                                 ? _("• _Save") : _("_Save"));
     }
 }

@@ -3,6 +3,8 @@
  * the network opens on the canvas laid out) and the network exported with
  * the weights of its newest run (editor.export-onnx). */
 #include "engine/session/nl-run-onnx.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "ui/network/nl-network-page-private.h"
 #include "ui/widgets/nl-onnx-export-dialog.h"
 
@@ -58,7 +60,7 @@ import_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
   GError *error = NULL;
   g_autofree char *name = free_name (p, j->path, &error);
   if (name)
-    j->run = nl_run_import_onnx_arranged (p, j->path, name, nl_network_page_arrange, NULL, &j->name, &error);
+    j->run = nl_run_import_onnx_arranged (p, j->path, name, _nl_network_page_arrange, NULL, &j->name, &error);
   if (j->run <= 0)
     g_task_return_error (task, error);
   else
@@ -70,14 +72,14 @@ show_import_error (NlNetworkPage *page, const char *path, const char *message)
 {
   GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (page));
   g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *heading = g_strdup_printf ("Could not import “%s”", base);
+  g_autofree char *heading = g_strdup_printf (_("Could not import “%s”"), base);
   g_autofree char *prefix = g_strconcat (path, ": ", NULL);
   AdwMessageDialog *dlg;
   /* the heading names the file already */
   if (g_str_has_prefix (message, prefix) && message[strlen (prefix)])
     message += strlen (prefix);
   dlg = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, message));
-  adw_message_dialog_add_response (dlg, "close", "_Close");
+  adw_message_dialog_add_response (dlg, "close", _("_Close"));
   gtk_window_present (GTK_WINDOW (dlg));
 }
 
@@ -96,7 +98,7 @@ import_done (GObject *source, GAsyncResult *res, gpointer data)
       return;
     }
   nl_workspace_notify (j->ws, NL_WORKSPACE_NETWORKS | NL_WORKSPACE_RUNS);
-  nl_workspace_toast (j->ws, "Imported “%s” as “%s” with its weights (run %" G_GINT64_FORMAT ")", base, j->name,
+  nl_workspace_toast (j->ws, _("Imported “%s” as “%s” with its weights (run %" PRId64 ")"), base, j->name,
                       j->run);
   if (page->ws == j->ws)
     nl_network_page_open_network (page, j->name, 0);
@@ -126,6 +128,7 @@ static void
 action_export_onnx (GtkWidget *widget, const char *action, GVariant *param)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (widget);
+  g_assert (NL_IS_NETWORK_PAGE (widget));
   const char *name = nl_network_doc_get_name (page->doc);
   if (!page->ws || page->version <= 0)
     return;
@@ -133,7 +136,7 @@ action_export_onnx (GtkWidget *widget, const char *action, GVariant *param)
 }
 
 void
-nl_network_page_install_onnx_actions (GtkWidgetClass *wc)
+_nl_network_page_install_onnx_actions (GtkWidgetClass *wc)
 {
   gtk_widget_class_install_action (wc, "editor.export-onnx", NULL, action_export_onnx);
 }

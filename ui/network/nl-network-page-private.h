@@ -52,37 +52,37 @@ struct _NlNetworkPage {
 };
 
 /* nl-network-page.c */
-void nl_network_page_reload_names (NlNetworkPage *page);
+void _nl_network_page_reload_names (NlNetworkPage *page);
 /* Lays the cards out as Arrange does (positions set, no undo step); an
  * NlNetworkArrangeFunc. Any thread. */
-void nl_network_page_arrange (NlNetwork *net, gpointer unused);
+void _nl_network_page_arrange (NlNetwork *net, gpointer unused);
 /* Replaces the document's network (takes ownership) as version VERSION of its name (0: unsaved). */
-void nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version);
-void nl_network_page_analyze (NlNetworkPage *page);
+void _nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version);
+void _nl_network_page_analyze (NlNetworkPage *page);
 /* Opens LeNet in the sample project, else the first network, else an empty one. */
-void nl_network_page_open_default (NlNetworkPage *page);
-void nl_network_page_problem (NlNetworkPage *page, const char *message);
+void _nl_network_page_open_default (NlNetworkPage *page);
+void _nl_network_page_problem (NlNetworkPage *page, const char *message);
 /* The newest saved version of NAME, 0 when none (any thread). */
-int nl_network_page_latest_version (NlProject *p, const char *name);
+int _nl_network_page_latest_version (NlProject *p, const char *name);
 
 /* nl-network-page-actions.c */
-void nl_network_page_install_actions (GtkWidgetClass *klass);
-void nl_network_page_update_actions (NlNetworkPage *page);
-void nl_network_page_save (NlNetworkPage *page);
-void nl_network_page_import_file (NlNetworkPage *page, const char *path, const char *kind);
-void nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *kind);
+void _nl_network_page_install_actions (GtkWidgetClass *klass);
+void _nl_network_page_update_actions (NlNetworkPage *page);
+void _nl_network_page_save (NlNetworkPage *page);
+void _nl_network_page_import_file (NlNetworkPage *page, const char *path, const char *kind);
+void _nl_network_page_export_file (NlNetworkPage *page, const char *path, const char *kind);
 
 /* nl-network-page-onnx.c */
-void nl_network_page_install_onnx_actions (GtkWidgetClass *klass);
+void _nl_network_page_install_onnx_actions (GtkWidgetClass *klass);
 
 /* nl-network-page-shapes.c: the status bar's pipeline, whose sample shape
  * an Input without a fixed shape takes */
-void nl_network_page_shapes_init (NlNetworkPage *page);
-void nl_network_page_shapes_dispose (NlNetworkPage *page);
+void _nl_network_page_shapes_init (NlNetworkPage *page);
+void _nl_network_page_shapes_dispose (NlNetworkPage *page);
 /* The project's pipelines changed, or another project opened. */
-void nl_network_page_reload_pipelines (NlNetworkPage *page);
+void _nl_network_page_reload_pipelines (NlNetworkPage *page);
 /* The sample shape the analysis uses, NULL when none. */
-const NlShape *nl_network_page_sample_shape (NlNetworkPage *page);
+const NlShape *_nl_network_page_sample_shape (NlNetworkPage *page);
 /* "input 3×32×32 from “cifar”", "input 1×28×28 (fixed)" ...: the status
  * bar's first part; NULL without an Input. */
-char *nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a);
+char *_nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a);

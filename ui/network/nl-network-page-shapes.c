@@ -4,12 +4,13 @@
  * transforms); the pipeline's dataset is opened on a worker thread, and the
  * analysis runs again when the shape is known. */
 #include "engine/session/nl-data-preview.h"
+#include <glib/gi18n.h>
 #include "ui/network/nl-network-page-private.h"
 
 #include <string.h>
 
 const NlShape *
-nl_network_page_sample_shape (NlNetworkPage *page)
+_nl_network_page_sample_shape (NlNetworkPage *page)
 {
   return page->sample.ndim > 0 ? &page->sample : NULL;
 }
@@ -23,12 +24,12 @@ set_sample (NlNetworkPage *page, const NlShape *shape, char *from, char *note)
   page->sample_from = from;
   g_free (page->sample_note);
   page->sample_note = note;
-  nl_network_page_analyze (page);
+  _nl_network_page_analyze (page);
 }
 
 /* "input 3×32×32 from “cifar”": where the Input's shape comes from. */
 char *
-nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a)
+_nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a)
 {
   const NlNetwork *net = nl_network_doc_get_network (page->doc);
   g_autofree char *shape = NULL;
@@ -48,7 +49,7 @@ nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a)
   else
     origin = "default";
   if (!origin)
-    return g_strdup_printf ("input %s from “%s”", shape, page->sample_from);
+    return g_strdup_printf (_("input %s from “%s”"), shape, page->sample_from);
   if (page->sample_note)
     return g_strdup_printf ("input %s (%s; %s)", shape, origin, page->sample_note);
   return g_strdup_printf ("input %s (%s)", shape, origin);
@@ -90,7 +91,7 @@ shape_done (GObject *source, GAsyncResult *res, gpointer data)
   else
     {
       set_sample (page, NULL, NULL, g_strdup_printf ("pipeline “%s”: %s", pipeline, error->message));
-      nl_network_page_problem (page, page->sample_note);
+      _nl_network_page_problem (page, page->sample_note);
     }
 }
 
@@ -133,7 +134,7 @@ pipeline_selected (GtkDropDown *dd, GParamSpec *pspec, NlNetworkPage *page)
 }
 
 void
-nl_network_page_reload_pipelines (NlNetworkPage *page)
+_nl_network_page_reload_pipelines (NlNetworkPage *page)
 {
   g_autoptr (GPtrArray) list = page->ws ? nl_project_list_pipelines (nl_workspace_get_project (page->ws), NULL) : NULL;
   guint old = gtk_drop_down_get_selected (page->pipeline_dropdown), selected = 0;
@@ -162,16 +163,16 @@ nl_network_page_reload_pipelines (NlNetworkPage *page)
 }
 
 void
-nl_network_page_shapes_init (NlNetworkPage *page)
+_nl_network_page_shapes_init (NlNetworkPage *page)
 {
   page->sample = NL_SHAPE_ABSENT;
-  page->pipelines = gtk_string_list_new ((const char *const[]) { "No pipeline", NULL });
+  page->pipelines = gtk_string_list_new ((const char *const[]) { _("No pipeline"), NULL });
   gtk_drop_down_set_model (page->pipeline_dropdown, G_LIST_MODEL (page->pipelines));
   g_signal_connect (page->pipeline_dropdown, "notify::selected", G_CALLBACK (pipeline_selected), page);
 }
 
 void
-nl_network_page_shapes_dispose (NlNetworkPage *page)
+_nl_network_page_shapes_dispose (NlNetworkPage *page)
 {
   if (page->shape_loading)
     g_cancellable_cancel (page->shape_loading);

@@ -2,12 +2,13 @@
  * the main loop, keeps the analysis, the problems list and the status bar
  * in step with every edit. Actions live in nl-network-page-actions.c. */
 #include "ui/network/nl-network-page-private.h"
+#include <glib/gi18n.h>
 #include "ui/nl-settings.h"
 
 G_DEFINE_FINAL_TYPE (NlNetworkPage, nl_network_page, ADW_TYPE_BIN)
 
 void
-nl_network_page_problem (NlNetworkPage *page, const char *message)
+_nl_network_page_problem (NlNetworkPage *page, const char *message)
 {
   if (page->ws)
     nl_workspace_toast (page->ws, "%s", message);
@@ -23,7 +24,7 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   g_autofree char *params = nl_format_count (a->total_params), *macs = nl_format_count (a->total_macs);
   g_autofree char *mem = a->train_bytes >= 0 ? nl_format_bytes (a->train_bytes) : g_strdup ("—");
   g_autofree char *status = NULL, *title = NULL, *problems = NULL;
-  g_autofree char *input = nl_network_page_input_text (page, a);
+  g_autofree char *input = _nl_network_page_input_text (page, a);
 
   nl_graph_canvas_set_analysis (page->canvas, a);
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (page->problems_list))))
@@ -31,7 +32,7 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   if (a->network_error)
     {
       GtkWidget *row = adw_action_row_new ();
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Network");
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("Network"));
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), a->network_error);
       gtk_widget_add_css_class (row, "error");
       gtk_list_box_append (page->problems_list, row);
@@ -49,19 +50,19 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
       }
   if (a->n_errors == 0)
     {
-      GtkWidget *label = gtk_label_new ("No problems");
+      GtkWidget *label = gtk_label_new (_("No problems"));
       gtk_widget_add_css_class (label, "dim-label");
       gtk_widget_set_margin_top (label, 6);
       gtk_widget_set_margin_bottom (label, 6);
       gtk_list_box_append (page->problems_list, label);
     }
-  title = a->n_errors ? g_strdup_printf ("Problems (%d)", a->n_errors) : g_strdup ("Problems");
+  title = a->n_errors ? g_strdup_printf (_("Problems (%d)"), a->n_errors) : g_strdup (_("Problems"));
   gtk_label_set_label (page->problems_title, title);
-  problems = a->n_errors == 0 ? g_strdup ("no problems")
-             : a->n_errors == 1 ? g_strdup ("1 problem")
-                                : g_strdup_printf ("%d problems", a->n_errors);
-  status = g_strdup_printf ("%s%s%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory "
-                            "at batch %d: %s  ·  %s",
+  problems = a->n_errors == 0 ? g_strdup (_("no problems"))
+             : a->n_errors == 1 ? g_strdup (_("1 problem"))
+                                : g_strdup_printf (ngettext ("%d problem", "%d problems", a->n_errors), a->n_errors);
+  status = g_strdup_printf (_("%s%s%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory "
+                              "at batch %d: %s  ·  %s"),
                             input ? input : "", input ? "  ·  " : "", a->n_nodes, params, macs, a->batch, mem,
                             problems);
   gtk_label_set_label (page->status_label, status);
@@ -89,17 +90,17 @@ analysis_done (GObject *source, GAsyncResult *res, gpointer data)
   if (a && serial == page->analysis_serial)
     show_analysis (page, a);
   if (page->analysis_dirty)
-    nl_network_page_analyze (page);
+    _nl_network_page_analyze (page);
 }
 
 void
-nl_network_page_analyze (NlNetworkPage *page)
+_nl_network_page_analyze (NlNetworkPage *page)
 {
   const NlNetwork *net = nl_network_doc_get_network (page->doc);
   page->analysis_serial++;
   if (nl_network_n_nodes (net) <= NL_ANALYSIS_SYNC_NODES)
     {
-      g_autoptr (NlAnalysis) a = nl_analysis_new_for_sample (net, nl_network_page_sample_shape (page),
+      g_autoptr (NlAnalysis) a = nl_analysis_new_for_sample (net, _nl_network_page_sample_shape (page),
                                                              page->batch_size, 1);
       page->analysis_dirty = FALSE;
       show_analysis (page, a);
@@ -114,7 +115,7 @@ nl_network_page_analyze (NlNetworkPage *page)
   {
     g_autoptr (GTask) task = g_task_new (page, NULL, analysis_done, GUINT_TO_POINTER (page->analysis_serial));
     g_object_set_data (G_OBJECT (task), "batch", GINT_TO_POINTER (page->batch_size));
-    if (nl_network_page_sample_shape (page))
+    if (_nl_network_page_sample_shape (page))
       g_object_set_data_full (G_OBJECT (task), "sample", g_memdup2 (&page->sample, sizeof (NlShape)), g_free);
     g_task_set_task_data (task, nl_network_copy (net), (GDestroyNotify) nl_network_free);
     page->analysis_running = TRUE;
@@ -128,8 +129,8 @@ nl_network_page_analyze (NlNetworkPage *page)
 static void
 doc_changed (NlNetworkPage *page)
 {
-  nl_network_page_analyze (page);
-  nl_network_page_update_actions (page);
+  _nl_network_page_analyze (page);
+  _nl_network_page_update_actions (page);
 }
 
 static void
@@ -141,7 +142,7 @@ problem_activated (GtkListBox *list, GtkListBoxRow *row, NlNetworkPage *page)
 }
 
 int
-nl_network_page_latest_version (NlProject *p, const char *name)
+_nl_network_page_latest_version (NlProject *p, const char *name)
 {
   g_autoptr (GPtrArray) v = nl_project_list_network_versions (p, name, NULL);
   return v && v->len ? ((NlNetworkInfo *) g_ptr_array_index (v, v->len - 1))->version : 0;
@@ -194,7 +195,8 @@ fill_versions (NlNetworkPage *page, const char *name)
       NlNetworkInfo *info = g_ptr_array_index (versions, i);
       g_autoptr (GDateTime) when = g_date_time_new_from_unix_local ((gint64) info->created);
       g_autofree char *date = when ? g_date_time_format (when, "%Y-%m-%d %H:%M") : g_strdup ("");
-      g_autofree char *label = g_strdup_printf ("v%d  %s", info->version, date);
+      /* TRANSLATORS: a saved network's version and date */
+      g_autofree char *label = g_strdup_printf (_("v%d  %s"), info->version, date);
       if (info->version == page->version)
         selected = page->version_numbers->len;
       gtk_string_list_append (page->versions, label);
@@ -211,7 +213,7 @@ fill_versions (NlNetworkPage *page, const char *name)
 }
 
 void
-nl_network_page_reload_names (NlNetworkPage *page)
+_nl_network_page_reload_names (NlNetworkPage *page)
 {
   g_autoptr (GPtrArray) list = page->ws ? nl_project_list_networks (nl_workspace_get_project (page->ws), NULL) : NULL;
   const char *current = nl_network_doc_get_name (page->doc);
@@ -242,7 +244,7 @@ nl_network_page_reload_names (NlNetworkPage *page)
 }
 
 void
-nl_network_page_arrange (NlNetwork *net, gpointer unused)
+_nl_network_page_arrange (NlNetwork *net, gpointer unused)
 {
   int n = nl_network_n_nodes (net);
   g_autofree double *xy = g_new (double, 2 * (gsize) MAX (n, 1));
@@ -257,7 +259,7 @@ nl_network_page_arrange (NlNetwork *net, gpointer unused)
 }
 
 void
-nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version)
+_nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version)
 {
   gboolean placed = FALSE;
   /* a network no one arranged (netloom-cli import-onnx, a tool's JSON)
@@ -265,10 +267,10 @@ nl_network_page_show_network (NlNetworkPage *page, NlNetwork *net, int version)
   for (int i = 0; i < nl_network_n_nodes (net) && !placed; i++)
     placed = nl_network_node (net, i)->has_position;
   if (!placed && nl_network_n_nodes (net) > 0)
-    nl_network_page_arrange (net, NULL);
+    _nl_network_page_arrange (net, NULL);
   page->version = version;
   nl_network_doc_set_network (page->doc, net);
-  nl_network_page_reload_names (page);
+  _nl_network_page_reload_names (page);
   nl_graph_canvas_fit (page->canvas);
 }
 
@@ -294,7 +296,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   NlNetwork *net = json ? nl_network_load_data (json, -1, &error) : NULL;
   /* "latest" (0): its number, for the version list */
   if (net && r->version == 0)
-    r->version = nl_network_page_latest_version (p, r->name);
+    r->version = _nl_network_page_latest_version (p, r->name);
   if (!net)
     g_task_return_error (task, error);
   else
@@ -314,12 +316,12 @@ load_done (GObject *source, GAsyncResult *res, gpointer data)
   if (current)
     g_clear_object (&page->loading);
   if (current && !net)
-    nl_network_page_problem (page, error->message);
+    _nl_network_page_problem (page, error->message);
   else if (current)
     {
       g_free (net->name);
       net->name = g_strdup (r->name);
-      nl_network_page_show_network (page, g_steal_pointer (&net), r->version);
+      _nl_network_page_show_network (page, g_steal_pointer (&net), r->version);
     }
   g_clear_pointer (&net, nl_network_free);
   nl_workspace_busy_pop (ws);
@@ -377,15 +379,15 @@ static void
 workspace_changed (NlWorkspace *ws, guint what, NlNetworkPage *page)
 {
   if (what & NL_WORKSPACE_NETWORKS)
-    nl_network_page_reload_names (page);
+    _nl_network_page_reload_names (page);
   if (what & NL_WORKSPACE_PIPELINES)
-    nl_network_page_reload_pipelines (page);
+    _nl_network_page_reload_pipelines (page);
 }
 
 /* The network shown when a project opens: LeNet in the sample project,
  * else the first one. */
 void
-nl_network_page_open_default (NlNetworkPage *page)
+_nl_network_page_open_default (NlNetworkPage *page)
 {
   g_autoptr (GPtrArray) list = nl_project_list_networks (nl_workspace_get_project (page->ws), NULL);
   const char *name = NULL;
@@ -398,7 +400,7 @@ nl_network_page_open_default (NlNetworkPage *page)
   if (name)
     nl_network_page_open_network (page, name, 0);
   else
-    nl_network_page_show_network (page, nl_network_new ("network"), 0);
+    _nl_network_page_show_network (page, nl_network_new ("network"), 0);
 }
 
 void
@@ -417,12 +419,12 @@ nl_network_page_set_workspace (NlNetworkPage *page, NlWorkspace *ws)
   nl_network_doc_set_network (page->doc, nl_network_new ("network"));
   if (ws)
     {
-      g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), page);
-      nl_network_page_open_default (page);
+      g_signal_connect_object (ws, "changed", G_CALLBACK (workspace_changed), page, 0);
+      _nl_network_page_open_default (page);
     }
-  nl_network_page_reload_names (page);
-  nl_network_page_reload_pipelines (page);
-  nl_network_page_update_actions (page);
+  _nl_network_page_reload_names (page);
+  _nl_network_page_reload_pipelines (page);
+  _nl_network_page_update_actions (page);
 }
 
 /* ---- panels ---- */
@@ -430,7 +432,7 @@ nl_network_page_set_workspace (NlNetworkPage *page, NlWorkspace *ws)
 static void
 on_problem (GObject *sender, const char *message, NlNetworkPage *page)
 {
-  nl_network_page_problem (page, message);
+  _nl_network_page_problem (page, message);
 }
 
 static void
@@ -442,7 +444,7 @@ palette_activated (NlPalette *palette, const char *op, NlNetworkPage *page)
   int after = n > 0 ? sel[n - 1] : -1;
   double x = 0, y = 0;
   g_autoptr (GError) error = NULL;
-  g_autofree char *label = g_strdup_printf ("Add %s", op);
+  g_autofree char *label = g_strdup_printf (_("Add %s"), op);
 
   if (after >= 0)
     {
@@ -464,7 +466,7 @@ palette_activated (NlPalette *palette, const char *op, NlNetworkPage *page)
   nl_network_doc_end_group (page->doc);
   if (added < 0)
     {
-      nl_network_page_problem (page, error->message);
+      _nl_network_page_problem (page, error->message);
       return;
     }
   nl_network_doc_select (page->doc, &added, 1);
@@ -476,7 +478,7 @@ batch_changed (GtkSpinButton *spin, NlNetworkPage *page)
   g_autoptr (GSettings) settings = nl_settings_get ();
   page->batch_size = gtk_spin_button_get_value_as_int (spin);
   g_settings_set_int (settings, "analysis-batch-size", page->batch_size);
-  nl_network_page_analyze (page);
+  _nl_network_page_analyze (page);
 }
 
 static void
@@ -484,9 +486,7 @@ nl_network_page_dispose (GObject *object)
 {
   NlNetworkPage *page = NL_NETWORK_PAGE (object);
   nl_network_page_set_workspace (page, NULL);
-  nl_network_page_shapes_dispose (page);
-  if (page->doc)
-    g_signal_handlers_disconnect_by_data (page->doc, page);
+  _nl_network_page_shapes_dispose (page);
   g_clear_object (&page->doc);
   g_clear_object (&page->names);
   g_clear_object (&page->versions);
@@ -516,7 +516,7 @@ nl_network_page_class_init (NlNetworkPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, problems_list);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, status_label);
   gtk_widget_class_bind_template_child (widget_class, NlNetworkPage, pipeline_dropdown);
-  nl_network_page_install_actions (widget_class);
+  _nl_network_page_install_actions (widget_class);
 }
 
 static void
@@ -535,15 +535,15 @@ nl_network_page_init (NlNetworkPage *page)
   g_signal_connect (page->network_dropdown, "notify::selected", G_CALLBACK (network_selected), page);
   g_signal_connect (page->version_dropdown, "notify::selected", G_CALLBACK (version_selected), page);
 
-  nl_network_page_shapes_init (page);
+  _nl_network_page_shapes_init (page);
   page->doc = nl_network_doc_new (NULL);
-  g_signal_connect_swapped (page->doc, "changed", G_CALLBACK (doc_changed), page);
+  g_signal_connect_object (page->doc, "changed", G_CALLBACK (doc_changed), page, G_CONNECT_SWAPPED);
   nl_graph_canvas_set_document (page->canvas, page->doc);
   nl_inspector_set_document (page->inspector, page->doc);
   g_signal_connect (page->canvas, "problem", G_CALLBACK (on_problem), page);
   g_signal_connect (page->inspector, "problem", G_CALLBACK (on_problem), page);
   g_signal_connect (page->palette, "op-activated", G_CALLBACK (palette_activated), page);
   g_signal_connect (page->problems_list, "row-activated", G_CALLBACK (problem_activated), page);
-  nl_network_page_analyze (page);
-  nl_network_page_update_actions (page);
+  _nl_network_page_analyze (page);
+  _nl_network_page_update_actions (page);
 }

@@ -1,5 +1,6 @@
 /* nl-palette.c — a GtkListBox of ops with category headers and a filter. */
 #include "ui/network/nl-palette.h"
+#include <glib/gi18n.h>
 #include "engine/session/nl-catalog.h"
 
 #include <string.h>
@@ -37,6 +38,13 @@ filter_func (GtkListBoxRow *row, gpointer data)
   return strstr (name, self->filter) || strstr (cat, self->filter) || strstr (doc, self->filter);
 }
 
+/* The registry's categories (ops/nl-op.h), listed for xgettext: the
+ * headers show them translated, the registry keeps them as keys */
+static const char *const category_titles[] G_GNUC_UNUSED = {
+  N_("Input"), N_("Core"), N_("Convolution"), N_("Pooling"), N_("Normalization"), N_("Activation"),
+  N_("Structure"), N_("Loss"),
+};
+
 static void
 header_func (GtkListBoxRow *row, GtkListBoxRow *before, gpointer data)
 {
@@ -47,7 +55,7 @@ header_func (GtkListBoxRow *row, GtkListBoxRow *before, gpointer data)
       gtk_list_box_row_set_header (row, NULL);
       return;
     }
-  label = gtk_label_new (def->category);
+  label = gtk_label_new (_(def->category));
   gtk_label_set_xalign (GTK_LABEL (label), 0);
   gtk_widget_add_css_class (label, "heading");
   gtk_widget_add_css_class (label, "dim-label");
@@ -129,8 +137,8 @@ nl_palette_init (NlPalette *self)
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   self->search = GTK_SEARCH_ENTRY (gtk_search_entry_new ());
-  g_object_set (self->search, "placeholder-text", "Search layers", NULL);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self->search), GTK_ACCESSIBLE_PROPERTY_LABEL, "Search layers",
+  g_object_set (self->search, "placeholder-text", _("Search layers"), NULL);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->search), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Search layers"),
                                   -1);
   gtk_widget_set_margin_start (GTK_WIDGET (self->search), 6);
   gtk_widget_set_margin_end (GTK_WIDGET (self->search), 6);
@@ -142,7 +150,7 @@ nl_palette_init (NlPalette *self)
   gtk_list_box_set_selection_mode (self->list, GTK_SELECTION_SINGLE);
   gtk_list_box_set_activate_on_single_click (self->list, FALSE);
   gtk_widget_add_css_class (GTK_WIDGET (self->list), "navigation-sidebar");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self->list), GTK_ACCESSIBLE_PROPERTY_LABEL, "Layers", -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->list), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Layers"), -1);
   /* rows in palette order: category by category, registry order inside */
   for (int c = 0; cats[c]; c++)
     for (int i = 0; i < n; i++)

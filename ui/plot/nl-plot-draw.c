@@ -3,6 +3,7 @@
  * from its per-pixel-column reduction: a vertical bar from min to max
  * joined through first and last, so a one-point spike still shows. */
 #include "ui/plot/nl-plot-private.h"
+#include <glib/gi18n.h>
 
 #include <math.h>
 
@@ -137,7 +138,7 @@ format_tick (char *buf, gsize size, double v, double step, double range_max)
 }
 
 void
-nl_plot_format_exact (char *buf, gsize size, double v)
+_nl_plot_format_exact (char *buf, gsize size, double v)
 {
   for (int digits = 6; digits <= 17; digits++)
     {
@@ -205,7 +206,7 @@ legend (NlPlot *self, cairo_t *cr, PangoLayout *layout, const GdkRGBA *fg, doubl
       if (draw)
         {
           static const double dash[] = { 5, 3 };
-          nl_plot_series_color (self, i, &color);
+          _nl_plot_series_color (self, i, &color);
           set_rgba (cr, &color, 1);
           cairo_set_line_width (cr, 2.5);
           cairo_set_dash (cr, dash, nl_plot_series_get_dashed (s) ? 2 : 0, 0);
@@ -253,7 +254,7 @@ static inline void
 pen_move (const Pen *p, double x, double y)
 {
   if (p->mask)
-    nl_plot_mask_move_to (p->mask, x, y);
+    _nl_plot_mask_move_to (p->mask, x, y);
   else
     cairo_move_to (p->cr, x, y);
 }
@@ -262,7 +263,7 @@ static inline void
 pen_line (const Pen *p, double x, double y)
 {
   if (p->mask)
-    nl_plot_mask_line_to (p->mask, x, y);
+    _nl_plot_mask_line_to (p->mask, x, y);
   else
     cairo_line_to (p->cr, x, y);
 }
@@ -273,8 +274,8 @@ pen_bar (const Pen *p, double x, double min, double max, double last)
 {
   if (p->mask)
     {
-      nl_plot_mask_bar (p->mask, x, min, max);
-      nl_plot_mask_move_to (p->mask, x, last);
+      _nl_plot_mask_bar (p->mask, x, min, max);
+      _nl_plot_mask_move_to (p->mask, x, last);
     }
   else
     {
@@ -352,10 +353,10 @@ draw_layer (cairo_t *cr, const Frame *f, double scale, NlPlotSeries *s, const Nl
     {
       NlPlotMask mask;
       Pen pen = { cr, &mask };
-      nl_plot_mask_init (&mask, (int) f->aw, (int) f->ah + 4, scale, f->ax, f->ay - 2, 1.5, dashed);
+      _nl_plot_mask_init (&mask, (int) f->aw, (int) f->ah + 4, scale, f->ax, f->ay - 2, 1.5, dashed);
       draw_reduction (&pen, f, s, r);
-      nl_plot_mask_paint (&mask, cr);
-      nl_plot_mask_finish (&mask);
+      _nl_plot_mask_paint (&mask, cr);
+      _nl_plot_mask_finish (&mask);
     }
   else
     {
@@ -470,7 +471,7 @@ draw_hover (NlPlot *self, cairo_t *cr, PangoLayout *layout, const Frame *f, cons
         continue;
       if (n_lines < G_N_ELEMENTS (series_of))
         series_of[n_lines++] = i;
-      nl_plot_series_color (self, i, &color);
+      _nl_plot_series_color (self, i, &color);
       nl_plot_series_get_point (s, k, &x, &y);
       if (self->smoothing > 0)
         y = nl_plot_series_get_smoothed (s, self->smoothing)[k];
@@ -508,7 +509,7 @@ draw_hover (NlPlot *self, cairo_t *cr, PangoLayout *layout, const Frame *f, cons
       if (l > 0 && l - 1 < n_lines)
         {
           GdkRGBA color;
-          nl_plot_series_color (self, series_of[l - 1], &color);
+          _nl_plot_series_color (self, series_of[l - 1], &color);
           set_rgba (cr, &color, 1);
           cairo_rectangle (cr, bx + 6, ty + line_h / 2.0 - 4, 8, 8);
           cairo_fill (cr);
@@ -608,7 +609,7 @@ draw_labels (NlPlot *self, cairo_t *cr, PangoLayout *layout, const Frame *f, con
 }
 
 void
-nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean background,
+_nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean background,
                    gboolean widget)
 {
   g_autoptr (PangoLayout) layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), NULL);
@@ -647,7 +648,7 @@ nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean ba
   f.ay = top;
   f.ah = floor (height - top - bottom);
   f.log_y = self->log_y;
-  nl_plot_compute_x_range (self, &f.x0, &f.x1);
+  _nl_plot_compute_x_range (self, &f.x0, &f.x1);
 
   /* The left margin fits the y labels, which depend on the y range, which
    * comes from the reductions, whose width depends on the margin. The y
@@ -715,7 +716,7 @@ nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean ba
     {
       NlPlotSeries *s = g_ptr_array_index (self->series, i);
       GdkRGBA color;
-      nl_plot_series_color (self, i, &color);
+      _nl_plot_series_color (self, i, &color);
       /* smoothing on: the raw series stays visible, faint, behind */
       draw_layer (cr, &f, scale, s, reds[2 * i], &color, reds[2 * i + 1] ? 0.25 : 1);
       if (reds[2 * i + 1])
@@ -729,8 +730,8 @@ nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean ba
       gboolean any = FALSE;
       for (guint i = 0; i < n; i++)
         any |= nl_plot_series_get_length (g_ptr_array_index (self->series, i)) > 0;
-      text_size (layout, n == 0 ? "No series" : !any ? "No data yet"
-                 : f.log_y ? "No positive values to show on a log scale" : "No values in this range",
+      text_size (layout, n == 0 ? _("No series") : !any ? _("No data yet")
+                 : f.log_y ? _("No positive values to show on a log scale") : _("No values in this range"),
                  FALSE, &tw, &th);
       cairo_move_to (cr, f.ax + (f.aw - tw) / 2, f.ay + (f.ah - th) / 2);
       pango_cairo_show_layout (cr, layout);
@@ -745,5 +746,5 @@ nl_plot_draw (NlPlot *plot, cairo_t *cr, int width, int height, gboolean backgro
   g_return_if_fail (NL_IS_PLOT (plot));
   g_return_if_fail (cr != NULL);
   g_return_if_fail (width > 0 && height > 0);
-  nl_plot_draw_full (plot, cr, width, height, background, FALSE);
+  _nl_plot_draw_full (plot, cr, width, height, background, FALSE);
 }

@@ -1,6 +1,7 @@
 /* nl-plot-export.c — the plot as PNG and SVG (the drawing code of the
  * widget on an image or SVG surface) and every raw point as CSV. */
 #include "ui/plot/nl-plot-private.h"
+#include <glib/gi18n.h>
 #include "core/nl-atomic-file.h"
 #include "ui/widgets/nl-cairo-bytes.h"
 
@@ -14,7 +15,7 @@ check_size (int width, int height, GError **error)
   if (width <= 0 || height <= 0 || width > 32767 || height > 32767)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "plot export size %dx%d is out of range (1..32767)", width, height);
+                   _("plot export size %dx%d is out of range (1..32767)"), width, height);
       return FALSE;
     }
   return TRUE;
@@ -25,7 +26,7 @@ cairo_failed (cairo_status_t status, const char *path, GError **error)
 {
   if (status == CAIRO_STATUS_SUCCESS)
     return FALSE;
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot write the plot to %s: %s", path,
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("cannot write the plot to %s: %s"), path,
                cairo_status_to_string (status));
   return TRUE;
 }
@@ -38,7 +39,7 @@ write_image (GByteArray *bytes, cairo_status_t status, const char *path, GError 
     return FALSE;
   if (!nl_atomic_file_set_contents (path, bytes->data, bytes->len, error))
     {
-      g_prefix_error (error, "cannot write the plot: ");
+      g_prefix_error (error, _("cannot write the plot: "));
       return FALSE;
     }
   return TRUE;
@@ -148,7 +149,7 @@ nl_plot_export_csv (NlPlot *plot, const char *path, GError **error)
     }
   if (!nl_atomic_file_set_contents (path, out->str, out->len, error))
     {
-      g_prefix_error (error, "cannot export the plot's points: ");
+      g_prefix_error (error, _("cannot export the plot's points: "));
       return FALSE;
     }
   return TRUE;

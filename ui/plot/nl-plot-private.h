@@ -15,7 +15,7 @@ struct _NlPlot {
   double smoothing;
 
   /* x view: following shows all points (with headroom, see
-   * nl_plot_compute_x_range); otherwise [view_x0, view_x1]. */
+   * _nl_plot_compute_x_range); otherwise [view_x0, view_x1]. */
   gboolean following;
   double view_x0, view_x1;
   gboolean auto_valid;
@@ -33,9 +33,9 @@ struct _NlPlot {
 };
 
 /* nl-plot.c */
-void nl_plot_compute_x_range (NlPlot *self, double *x0, double *x1);
+void _nl_plot_compute_x_range (NlPlot *self, double *x0, double *x1);
 /* the colour series i is drawn in */
-void nl_plot_series_color (NlPlot *self, guint i, GdkRGBA *color);
+void _nl_plot_series_color (NlPlot *self, guint i, GdkRGBA *color);
 
 /* nl-plot-raster.c: lines drawn into an A8 mask (user coordinates in,
  * scaled to device pixels), painted with the current source. */
@@ -51,17 +51,17 @@ typedef struct {
   double px, py;
 } NlPlotMask;
 
-void nl_plot_mask_init (NlPlotMask *m, int width, int height, double scale, double ox, double oy,
+void _nl_plot_mask_init (NlPlotMask *m, int width, int height, double scale, double ox, double oy,
                         double line_width, gboolean dashed);
-void nl_plot_mask_move_to (NlPlotMask *m, double x, double y);
-void nl_plot_mask_line_to (NlPlotMask *m, double x, double y);
-void nl_plot_mask_bar (NlPlotMask *m, double x, double y0, double y1);
-void nl_plot_mask_paint (NlPlotMask *m, cairo_t *cr);
-void nl_plot_mask_finish (NlPlotMask *m);
+void _nl_plot_mask_move_to (NlPlotMask *m, double x, double y);
+void _nl_plot_mask_line_to (NlPlotMask *m, double x, double y);
+void _nl_plot_mask_bar (NlPlotMask *m, double x, double y0, double y1);
+void _nl_plot_mask_paint (NlPlotMask *m, cairo_t *cr);
+void _nl_plot_mask_finish (NlPlotMask *m);
 
 /* nl-plot-draw.c; widget: the widget's own frame (remember the geometry,
  * draw the hover guide and read-out). */
-void nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean background,
+void _nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean background,
                         gboolean widget);
 /* shortest decimal that reads back as v */
-void nl_plot_format_exact (char *buf, gsize size, double v);
+void _nl_plot_format_exact (char *buf, gsize size, double v);

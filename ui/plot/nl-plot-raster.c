@@ -13,7 +13,7 @@
 #define DASH_OFF 4.0
 
 void
-nl_plot_mask_init (NlPlotMask *m, int width, int height, double scale, double ox, double oy,
+_nl_plot_mask_init (NlPlotMask *m, int width, int height, double scale, double ox, double oy,
                    double line_width, gboolean dashed)
 {
   m->width = MAX (1, (int) ceil (width * scale));
@@ -33,14 +33,14 @@ nl_plot_mask_init (NlPlotMask *m, int width, int height, double scale, double ox
 }
 
 void
-nl_plot_mask_finish (NlPlotMask *m)
+_nl_plot_mask_finish (NlPlotMask *m)
 {
   g_clear_pointer (&m->surface, cairo_surface_destroy);
   m->data = NULL;
 }
 
 void
-nl_plot_mask_paint (NlPlotMask *m, cairo_t *cr)
+_nl_plot_mask_paint (NlPlotMask *m, cairo_t *cr)
 {
   cairo_surface_mark_dirty (m->surface);
   cairo_mask_surface (cr, m->surface, m->ox, m->oy);
@@ -133,7 +133,7 @@ segment (NlPlotMask *m, double x0, double y0, double x1, double y1)
 }
 
 void
-nl_plot_mask_move_to (NlPlotMask *m, double x, double y)
+_nl_plot_mask_move_to (NlPlotMask *m, double x, double y)
 {
   m->down = TRUE;
   m->px = (x - m->ox) * m->scale;
@@ -143,7 +143,7 @@ nl_plot_mask_move_to (NlPlotMask *m, double x, double y)
 /* Like cairo_line_to: without a current point it only moves there. A
  * zero-length segment leaves a dot, as a round cap would. */
 void
-nl_plot_mask_line_to (NlPlotMask *m, double x, double y)
+_nl_plot_mask_line_to (NlPlotMask *m, double x, double y)
 {
   double mx = (x - m->ox) * m->scale, my = (y - m->oy) * m->scale;
   if (m->down)
@@ -155,7 +155,7 @@ nl_plot_mask_line_to (NlPlotMask *m, double x, double y)
 
 /* A vertical bar at x from y0 to y1 that leaves the pen where it was. */
 void
-nl_plot_mask_bar (NlPlotMask *m, double x, double y0, double y1)
+_nl_plot_mask_bar (NlPlotMask *m, double x, double y0, double y1)
 {
   double mx = (x - m->ox) * m->scale;
   segment (m, mx, (y0 - m->oy) * m->scale, mx, (y1 - m->oy) * m->scale);

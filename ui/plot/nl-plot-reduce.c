@@ -204,7 +204,7 @@ nl_plot_series_get_n_folded (NlPlotSeries *s)
 }
 
 void
-nl_plot_series_reduce_free (NlPlotSeries *s)
+_nl_plot_series_reduce_free (NlPlotSeries *s)
 {
   for (guint k = 0; k < G_N_ELEMENTS (s->cache); k++)
     g_clear_pointer (&s->cache[k].cols, g_free);

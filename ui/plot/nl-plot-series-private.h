@@ -44,4 +44,4 @@ struct _NlPlotSeries {
 };
 
 /* nl-plot-reduce.c */
-void nl_plot_series_reduce_free (NlPlotSeries *s);
+void _nl_plot_series_reduce_free (NlPlotSeries *s);

@@ -41,7 +41,7 @@ nl_plot_series_finalize (GObject *object)
   g_free (s->x);
   g_free (s->y);
   g_free (s->sm);
-  nl_plot_series_reduce_free (s);
+  _nl_plot_series_reduce_free (s);
   G_OBJECT_CLASS (nl_plot_series_parent_class)->finalize (object);
 }
 

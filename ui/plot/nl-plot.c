@@ -29,7 +29,7 @@ nl_plot_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   if (w <= 0 || h <= 0)
     return;
   cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, w, h));
-  nl_plot_draw_full (NL_PLOT (widget), cr, w, h, FALSE, TRUE);
+  _nl_plot_draw_full (NL_PLOT (widget), cr, w, h, FALSE, TRUE);
   cairo_destroy (cr);
 }
 
@@ -114,7 +114,7 @@ on_scroll (GtkEventControllerScroll *c, double dx, double dy, NlPlot *self)
 static void
 on_drag_begin (GtkGestureDrag *g, double x, double y, NlPlot *self)
 {
-  nl_plot_compute_x_range (self, &self->drag_x0, &self->drag_x1);
+  _nl_plot_compute_x_range (self, &self->drag_x0, &self->drag_x1);
 }
 
 static void
@@ -203,7 +203,7 @@ nl_plot_add_series (NlPlot *plot, NlPlotSeries *series)
   if (g_ptr_array_find (plot->series, series, NULL))
     return;
   g_ptr_array_add (plot->series, g_object_ref (series));
-  g_signal_connect_swapped (series, "changed", G_CALLBACK (on_series_changed), plot);
+  g_signal_connect_object (series, "changed", G_CALLBACK (on_series_changed), plot, G_CONNECT_SWAPPED);
   gtk_widget_queue_draw (GTK_WIDGET (plot));
 }
 
@@ -243,7 +243,7 @@ nl_plot_get_series (NlPlot *plot, guint i)
 }
 
 void
-nl_plot_series_color (NlPlot *self, guint i, GdkRGBA *color)
+_nl_plot_series_color (NlPlot *self, guint i, GdkRGBA *color)
 {
   const GdkRGBA *own = nl_plot_series_get_color (g_ptr_array_index (self->series, i));
   if (own)
@@ -345,7 +345,7 @@ nl_plot_get_smoothing (NlPlot *plot)
  * geometrically, so the full recomputations it causes add up to a few
  * passes over the data in all, not one per frame. */
 void
-nl_plot_compute_x_range (NlPlot *self, double *x0, double *x1)
+_nl_plot_compute_x_range (NlPlot *self, double *x0, double *x1)
 {
   double lo = INFINITY, hi = -INFINITY;
   if (!self->following)
@@ -400,7 +400,7 @@ nl_plot_get_x_range (NlPlot *plot, double *x0, double *x1)
 {
   double a, b;
   g_return_if_fail (NL_IS_PLOT (plot));
-  nl_plot_compute_x_range (plot, &a, &b);
+  _nl_plot_compute_x_range (plot, &a, &b);
   if (x0)
     *x0 = a;
   if (x1)
@@ -440,7 +440,7 @@ nl_plot_zoom_at (NlPlot *plot, double wx, double factor)
   double x0, x1, at, n0, n1;
   g_return_if_fail (NL_IS_PLOT (plot));
   g_return_if_fail (factor > 0 && isfinite (factor));
-  nl_plot_compute_x_range (plot, &x0, &x1);
+  _nl_plot_compute_x_range (plot, &x0, &x1);
   if (!nl_plot_x_at (plot, wx, &at))
     at = (x0 + x1) / 2;
   at = CLAMP (at, x0, x1);
@@ -459,7 +459,7 @@ nl_plot_pan (NlPlot *plot, double dx)
   g_return_if_fail (NL_IS_PLOT (plot));
   if (!plot->have_frame || plot->area_w <= 0)
     return;
-  nl_plot_compute_x_range (plot, &x0, &x1);
+  _nl_plot_compute_x_range (plot, &x0, &x1);
   shift = -dx * (x1 - x0) / plot->area_w;
   nl_plot_set_x_range (plot, x0 + shift, x1 + shift);
 }
@@ -521,12 +521,12 @@ nl_plot_get_hover_text (NlPlot *plot)
       if (!nl_plot_get_hover_index (plot, i, &k))
         continue;
       nl_plot_series_get_point (s, k, &px, &py);
-      nl_plot_format_exact (a, sizeof a, px);
-      nl_plot_format_exact (b, sizeof b, py);
+      _nl_plot_format_exact (a, sizeof a, px);
+      _nl_plot_format_exact (b, sizeof b, py);
       g_string_append_printf (text, "\n%s: x = %s, y = %s", nl_plot_series_get_label (s), a, b);
       if (plot->smoothing > 0)
         {
-          nl_plot_format_exact (b, sizeof b, nl_plot_series_get_smoothed (s, plot->smoothing)[k]);
+          _nl_plot_format_exact (b, sizeof b, nl_plot_series_get_smoothed (s, plot->smoothing)[k]);
           g_string_append_printf (text, ", smoothed %s", b);
         }
       any = TRUE;

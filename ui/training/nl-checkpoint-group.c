@@ -1,5 +1,6 @@
 /* nl-checkpoint-group.c — the Training form's checkpoint policy group. */
 #include "ui/training/nl-checkpoint-group.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-form-rows.h"
 
 struct _NlCheckpointGroup {
@@ -13,7 +14,7 @@ struct _NlCheckpointGroup {
 
 G_DEFINE_FINAL_TYPE (NlCheckpointGroup, nl_checkpoint_group, ADW_TYPE_PREFERENCES_GROUP)
 
-const char *const nl_checkpoint_metric_titles[] = { "Test accuracy", "Train accuracy", "Train loss", NULL };
+const char *const nl_checkpoint_metric_titles[] = { N_("Test accuracy"), N_("Train accuracy"), N_("Train loss"), NULL };
 static const char *const metric_names[] = { "test_accuracy", "train_accuracy", "train_loss" };
 
 const char *
@@ -67,15 +68,17 @@ nl_checkpoint_group_init (NlCheckpointGroup *self)
 {
   GtkWidget *g = GTK_WIDGET (self);
   NlFormRows *r = &self->rows;
-  g_autoptr (GListModel) metrics = nl_form_strings (nl_checkpoint_metric_titles);
+  g_autoptr (GListModel) metrics = nl_form_titles (nl_checkpoint_metric_titles);
 
   gtk_widget_init_template (g);
   self->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (changed), G_OBJECT (self) };
-  self->keep = nl_form_rows_setting (r, g, "keep", "keep_last", "Keep last", "Checkpoints kept besides the best", 1, 0);
-  self->interval = nl_form_rows_setting (r, g, "checkpoint-interval", "checkpoint_interval", "Every (seconds)",
-                                         "Also checkpoint inside an epoch this often (0: at epoch ends only); "
-                                         "only the newest such checkpoint is kept", 60, 0);
-  self->monitor_row = nl_form_rows_combo (r, g, "monitor", "Best by", "What the best checkpoint is best at", metrics);
-  self->restore_best = nl_form_rows_switch (r, g, "restore-best", "Restore best",
-                                            "End with the best epoch's weights as the newest checkpoint");
+  self->keep = nl_form_rows_setting (r, g, "keep", "keep_last", _("Keep last"),
+                                     _("Checkpoints kept besides the best"), 1, 0);
+  self->interval = nl_form_rows_setting (r, g, "checkpoint-interval", "checkpoint_interval", _("Every (seconds)"),
+                                         _("Also checkpoint inside an epoch this often (0: at epoch ends only); "
+                                           "only the newest such checkpoint is kept"), 60, 0);
+  self->monitor_row = nl_form_rows_combo (r, g, "monitor", _("Best by"), _("What the best checkpoint is best at"),
+                                          metrics);
+  self->restore_best = nl_form_rows_switch (r, g, "restore-best", _("Restore best"),
+                                            _("End with the best epoch's weights as the newest checkpoint"));
 }

@@ -1,5 +1,6 @@
 /* nl-early-stop-group.c — the Training form's early stopping group. */
 #include "ui/training/nl-early-stop-group.h"
+#include <glib/gi18n.h>
 #include "ui/training/nl-checkpoint-group.h"
 #include "ui/widgets/nl-form-rows.h"
 
@@ -59,20 +60,20 @@ nl_early_stop_group_init (NlEarlyStopGroup *self)
 {
   NlFormRows *r = &self->rows;
   GtkWidget *row;
-  g_autoptr (GListModel) metrics = nl_form_strings (nl_checkpoint_metric_titles);
+  g_autoptr (GListModel) metrics = nl_form_titles (nl_checkpoint_metric_titles);
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (changed), G_OBJECT (self) };
   self->early_row = ADW_EXPANDER_ROW (adw_expander_row_new ());
   row = GTK_WIDGET (self->early_row);
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Stop when it stops improving");
-  adw_expander_row_set_subtitle (self->early_row, "Ends the run as finished");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("Stop when it stops improving"));
+  adw_expander_row_set_subtitle (self->early_row, _("Ends the run as finished"));
   adw_expander_row_set_show_enable_switch (self->early_row, TRUE);
   adw_expander_row_set_enable_expansion (self->early_row, FALSE);
   nl_form_rows_add (GTK_WIDGET (self), row);
   g_hash_table_insert (r->fields, (gpointer) "early-stopping", row);
-  self->metric_row = nl_form_rows_combo (r, row, "early-metric", "Metric", NULL, metrics);
-  self->patience = nl_form_rows_setting (r, row, "patience", "patience", "Patience",
-                                         "Epochs in a row without improvement", 1, 0);
-  self->min_delta = nl_form_rows_setting (r, row, "min-delta", "min_delta", "Minimum improvement", NULL, 0.001, -1);
+  self->metric_row = nl_form_rows_combo (r, row, "early-metric", _("Metric"), NULL, metrics);
+  self->patience = nl_form_rows_setting (r, row, "patience", "patience", _("Patience"),
+                                         _("Epochs in a row without improvement"), 1, 0);
+  self->min_delta = nl_form_rows_setting (r, row, "min-delta", "min_delta", _("Minimum improvement"), NULL, 0.001, -1);
 }

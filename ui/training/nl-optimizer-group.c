@@ -1,5 +1,6 @@
 /* nl-optimizer-group.c — the Training form's optimizer group. */
 #include "ui/training/nl-optimizer-group.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-form-rows.h"
 
 struct _NlOptimizerGroup {
@@ -20,7 +21,8 @@ static guint signals[N_SIGNALS];
 /* the drop-down lists NlOptimKind in order */
 G_STATIC_ASSERT (NL_OPTIM_SGD == 0 && NL_OPTIM_NAG == 1 && NL_OPTIM_ADAM == 2 && NL_OPTIM_ADAMW == 3
                  && NL_OPTIM_RMSPROP == 4 && NL_OPTIM_ADAGRAD == 5 && NL_OPTIM_COUNT == 6);
-static const char *const kind_titles[] = { "SGD", "Nesterov (NAG)", "Adam", "AdamW", "RMSProp", "AdaGrad", NULL };
+static const char *const kind_titles[] = { N_("SGD"), N_("Nesterov (NAG)"), N_("Adam"), N_("AdamW"), N_("RMSProp"),
+                                           N_("AdaGrad"), NULL };
 
 static double
 spin (GtkSpinButton *s)
@@ -175,24 +177,27 @@ nl_optimizer_group_init (NlOptimizerGroup *self)
 {
   GtkWidget *g = GTK_WIDGET (self);
   NlFormRows *r = &self->rows;
-  g_autoptr (GListModel) kinds = nl_form_strings (kind_titles);
+  g_autoptr (GListModel) kinds = nl_form_titles (kind_titles);
 
   gtk_widget_init_template (g);
   self->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (changed), G_OBJECT (self) };
   self->shown_kind = NL_OPTIM_SGD;
-  self->kind_row = nl_form_rows_combo (r, g, "optimizer", "Optimizer", NULL, kinds);
-  self->lr = nl_form_rows_setting (r, g, "lr", "lr", "Learning rate", "The base rate; the schedule scales it", 0.001,
+  self->kind_row = nl_form_rows_combo (r, g, "optimizer", _("Optimizer"), NULL, kinds);
+  self->lr = nl_form_rows_setting (r, g, "lr", "lr", _("Learning rate"), _("The base rate; the schedule scales it"),
+                                   0.001,
                                    -1);
-  self->momentum = nl_form_rows_setting (r, g, "momentum", "momentum", "Momentum", NULL, 0.01, -1);
-  self->nesterov = nl_form_rows_switch (r, g, "nesterov", "Nesterov momentum", NULL);
-  self->beta1 = nl_form_rows_setting (r, g, "beta1", "beta1", "β₁", "Decay of the mean of gradients", 0.01, -1);
-  self->beta2 = nl_form_rows_setting (r, g, "beta2", "beta2", "β₂", "Decay of the mean of squared gradients", 0.001,
+  self->momentum = nl_form_rows_setting (r, g, "momentum", "momentum", _("Momentum"), NULL, 0.01, -1);
+  self->nesterov = nl_form_rows_switch (r, g, "nesterov", _("Nesterov momentum"), NULL);
+  self->beta1 = nl_form_rows_setting (r, g, "beta1", "beta1", _("β₁"), _("Decay of the mean of gradients"), 0.01,
                                       -1);
-  self->rho = nl_form_rows_setting (r, g, "rho", "rho", "ρ", "Decay of the mean of squared gradients", 0.01, -1);
+  self->beta2 = nl_form_rows_setting (r, g, "beta2", "beta2", _("β₂"), _("Decay of the mean of squared gradients"),
+                                      0.001,
+                                      -1);
+  self->rho = nl_form_rows_setting (r, g, "rho", "rho", _("ρ"), _("Decay of the mean of squared gradients"), 0.01, -1);
   self->epsilon = nl_form_rows_setting (r, g, "epsilon", "epsilon", "ε", NULL, 1e-8, -1);
-  self->centered = nl_form_rows_switch (r, g, "centered", "Centered", "Normalise by the variance of gradients");
-  self->wd = nl_form_rows_setting (r, g, "wd", "wd", "Weight decay", NULL, 1e-4, -1);
-  self->clip_norm = nl_form_rows_setting (r, g, "clip-norm", "clip_global_norm", "Clip gradient norm",
-                                          "Global L2 norm; 0 is off", 0.1, -1);
+  self->centered = nl_form_rows_switch (r, g, "centered", _("Centered"), _("Normalise by the variance of gradients"));
+  self->wd = nl_form_rows_setting (r, g, "wd", "wd", _("Weight decay"), NULL, 1e-4, -1);
+  self->clip_norm = nl_form_rows_setting (r, g, "clip-norm", "clip_global_norm", _("Clip gradient norm"),
+                                          _("Global L2 norm; 0 is off"), 0.1, -1);
   update_visibility (self);
 }

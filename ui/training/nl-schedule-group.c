@@ -1,5 +1,7 @@
 /* nl-schedule-group.c — the Training form's learning-rate schedule group. */
 #include "ui/training/nl-schedule-group.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "ui/widgets/nl-form-rows.h"
 
 #include <string.h>
@@ -20,8 +22,8 @@ enum { CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { SCHED_CONSTANT, SCHED_FACTOR, SCHED_MULTIFACTOR, SCHED_COSINE, SCHED_POLY };
-static const char *const schedule_titles[] = { "Constant", "Step decay", "Multi-step decay", "Cosine", "Polynomial",
-                                               NULL };
+static const char *const schedule_titles[] = { N_("Constant"), N_("Step decay"), N_("Multi-step decay"), N_("Cosine"),
+                                               N_("Polynomial"), NULL };
 static const char *const schedule_names[] = { "constant", "factor", "multifactor", "cosine", "poly" };
 
 static double
@@ -126,13 +128,14 @@ add_preview_row (NlScheduleGroup *self, GtkWidget *group)
   GtkWidget *caption = gtk_label_new (NULL);
 
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Rate over the run");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("Rate over the run"));
   gtk_widget_set_margin_start (box, 12);
   gtk_widget_set_margin_end (box, 12);
   gtk_widget_set_margin_top (box, 10);
   gtk_widget_set_margin_bottom (box, 8);
   gtk_widget_set_size_request (preview, -1, 88);
-  gtk_widget_set_tooltip_text (preview, "The learning rate at every step of the run, as the trainer will compute it");
+  gtk_widget_set_tooltip_text (preview,
+                               _("The learning rate at every step of the run, as the trainer will compute it"));
   gtk_label_set_xalign (GTK_LABEL (caption), 0);
   gtk_widget_add_css_class (caption, "caption");
   gtk_widget_add_css_class (caption, "dim-label");
@@ -180,9 +183,9 @@ nl_schedule_group_preview (NlScheduleGroup *self, double lr, gint64 epochs, gint
   spec = nl_schedule_group_get_spec (self);
   if (nl_lr_preview_set_schedule (self->preview, spec, lr, epochs * spe, spe, NULL))
     caption = steps_per_epoch > 0
-                ? g_strdup_printf ("%" G_GINT64_FORMAT " steps: %" G_GINT64_FORMAT " epochs × %" G_GINT64_FORMAT,
+                ? g_strdup_printf (_("%" PRId64 " steps: %" PRId64 " epochs × %" PRId64),
                                    epochs * spe, epochs, spe)
-                : g_strdup_printf ("%" G_GINT64_FORMAT " epochs (steps per epoch not known yet)", epochs);
+                : g_strdup_printf (_("%" PRId64 " epochs (steps per epoch not known yet)"), epochs);
   gtk_label_set_label (self->caption, caption ? caption : "");
   gtk_widget_set_visible (GTK_WIDGET (self->caption), caption != NULL);
 }
@@ -229,23 +232,25 @@ nl_schedule_group_init (NlScheduleGroup *self)
 {
   GtkWidget *g = GTK_WIDGET (self);
   NlFormRows *r = &self->rows;
-  g_autoptr (GListModel) kinds = nl_form_strings (schedule_titles);
+  g_autoptr (GListModel) kinds = nl_form_titles (schedule_titles);
 
   gtk_widget_init_template (g);
   self->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (changed), G_OBJECT (self) };
-  self->kind_row = nl_form_rows_combo (r, g, "schedule", "Schedule", NULL, kinds);
-  self->step = nl_form_rows_spin (r, g, "step", "Every", "Steps between decays", 1, 1e9, 100, 0, 1000);
+  self->kind_row = nl_form_rows_combo (r, g, "schedule", _("Schedule"), NULL, kinds);
+  self->step = nl_form_rows_spin (r, g, "step", _("Every"), _("Steps between decays"), 1, 1e9, 100, 0, 1000);
   self->milestones_row = ADW_ENTRY_ROW (adw_entry_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->milestones_row), "Milestones (steps, e.g. 1000,2000)");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->milestones_row), _("Milestones (steps, e.g. 1000,2000)"));
   nl_form_rows_add (g, GTK_WIDGET (self->milestones_row));
   g_hash_table_insert (r->fields, (gpointer) "milestones", self->milestones_row);
   g_signal_connect_object (self->milestones_row, "changed", G_CALLBACK (changed), self, G_CONNECT_SWAPPED);
-  self->factor = nl_form_rows_spin (r, g, "factor", "Factor", "Multiplies the rate at each decay", 0.001, 1, 0.05, -1,
+  self->factor = nl_form_rows_spin (r, g, "factor", _("Factor"), _("Multiplies the rate at each decay"), 0.001, 1,
+                                    0.05, -1,
                                     0.5);
-  self->power = nl_form_rows_spin (r, g, "power", "Power", NULL, 0.1, 10, 0.5, -1, 2);
-  self->final_lr = nl_form_rows_spin (r, g, "final-lr", "Final rate", NULL, 0, 10, 0.0001, -1, 0);
-  self->warmup = nl_form_rows_spin (r, g, "warmup", "Warm-up", "Steps of linear ramp; 0 is off", 0, 1e9, 100, 0, 0);
-  self->warmup_lr = nl_form_rows_spin (r, g, "warmup-lr", "Warm-up start rate", NULL, 0, 10, 0.001, -1, 0);
+  self->power = nl_form_rows_spin (r, g, "power", _("Power"), NULL, 0.1, 10, 0.5, -1, 2);
+  self->final_lr = nl_form_rows_spin (r, g, "final-lr", _("Final rate"), NULL, 0, 10, 0.0001, -1, 0);
+  self->warmup = nl_form_rows_spin (r, g, "warmup", _("Warm-up"), _("Steps of linear ramp; 0 is off"), 0, 1e9, 100, 0,
+                                    0);
+  self->warmup_lr = nl_form_rows_spin (r, g, "warmup-lr", _("Warm-up start rate"), NULL, 0, 10, 0.001, -1, 0);
   add_preview_row (self, g);
   update_visibility (self);
 }

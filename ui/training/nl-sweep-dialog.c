@@ -1,5 +1,6 @@
 /* nl-sweep-dialog.c — the Sweep… dialog of the Training page. */
 #include "ui/training/nl-sweep-dialog.h"
+#include <glib/gi18n.h>
 #include "engine/session/nl-run-pipeline.h"
 #include "engine/session/nl-sweep.h"
 
@@ -150,7 +151,7 @@ create (NlSweepDialog *self, GError **error)
 
   if (!*space)
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "turn on “vary” for at least one setting");
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, _("turn on “vary” for at least one setting"));
       return 0;
     }
   if (!(pl = nl_project_load_pipeline (p, self->pipeline, error))
@@ -241,7 +242,7 @@ nl_sweep_dialog_init (NlSweepDialog *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   for (int i = 0; i < n; i++)
-    gtk_string_list_append (titles, strategies[i].title);
+    gtk_string_list_append (titles, _(strategies[i].title));
   adw_combo_row_set_model (self->strategy, G_LIST_MODEL (titles));
 }
 
@@ -263,7 +264,7 @@ add_setting_rows (NlSweepDialog *self)
       gtk_widget_set_valign (GTK_WIDGET (self->range[i]), GTK_ALIGN_CENTER);
       self->vary[i] = GTK_SWITCH (gtk_switch_new ());
       gtk_widget_set_valign (GTK_WIDGET (self->vary[i]), GTK_ALIGN_CENTER);
-      gtk_widget_set_tooltip_text (GTK_WIDGET (self->vary[i]), "Vary");
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->vary[i]), _("Vary"));
       g_object_bind_property (self->vary[i], "active", self->range[i], "sensitive", G_BINDING_SYNC_CREATE);
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->range[i]));
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->vary[i]));

@@ -3,6 +3,8 @@
  * log, plot export, and "follow": the newest run another process trains
  * on the project, read from the store while the page runs none. */
 #include "ui/training/nl-training-dashboard.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "ui/training/nl-event-log.h"
 #include "engine/train/nl-lr-schedule.h"
 #include "engine/session/nl-data-preview.h"
@@ -50,9 +52,10 @@ static NlPlot *
 add_plot (NlTrainingDashboard *self, const char *name, const char *title, const char *x_label, const char *y_label)
 {
   NlPlot *plot = NL_PLOT (nl_plot_new ());
-  nl_plot_set_x_label (plot, x_label);
+  /* the axis labels come marked N_(): shown translated, compared as they are */
+  nl_plot_set_x_label (plot, _(x_label));
   nl_plot_set_x_integer (plot, g_strcmp0 (x_label, "epoch") == 0);
-  nl_plot_set_y_label (plot, y_label);
+  nl_plot_set_y_label (plot, _(y_label));
   gtk_widget_set_vexpand (GTK_WIDGET (plot), TRUE);
   gtk_stack_add_titled (self->plot_stack, GTK_WIDGET (plot), name, title);
   return plot;
@@ -108,7 +111,7 @@ format_duration (double s)
 {
   int t = (int) ceil (MAX (s, 0));
   if (t < 60)
-    return g_strdup_printf ("%d s", t);
+    return g_strdup_printf (_("%d s"), t);
   if (t < 3600)
     return g_strdup_printf ("%d:%02d", t / 60, t % 60);
   return g_strdup_printf ("%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
@@ -263,9 +266,10 @@ nl_training_dashboard_event (NlTrainingDashboard *self, const NlSessionEvent *e)
       {
         const NlEpochReport *r = &e->report;
         gint64 step = self->n_batches > 0 ? (gint64) r->epoch * self->n_batches : self->last_step;
-        g_autofree char *line = g_strdup_printf ("epoch %d: train loss %.4f, train accuracy %.4f, test accuracy "
-                                                 "%.4f, %.1f s, %.0f images/s", r->epoch, r->train_loss, r->train_acc,
-                                                 r->test_acc, r->seconds, r->images_per_s);
+        g_autofree char *line = g_strdup_printf (_("epoch %d: train loss %.4f, train accuracy %.4f, test accuracy "
+                                                   "%.4f, %.1f s, %.0f images/s"),
+                                                 r->epoch, r->train_loss, r->train_acc, r->test_acc, r->seconds,
+                                                 r->images_per_s);
         nl_plot_series_append (self->epoch_loss, step, r->train_loss);
         nl_plot_series_append (self->train_acc, r->epoch, r->train_acc);
         nl_plot_series_append (self->test_acc, r->epoch, r->test_acc);
@@ -275,7 +279,7 @@ nl_training_dashboard_event (NlTrainingDashboard *self, const NlSessionEvent *e)
       }
     case NL_SESSION_EVENT_CHECKPOINT:
       {
-        g_autofree char *line = g_strdup_printf ("checkpoint of epoch %d saved", e->epoch);
+        g_autofree char *line = g_strdup_printf (_("checkpoint of epoch %d saved"), e->epoch);
         nl_training_dashboard_log (self, "LOG", line);
         break;
       }
@@ -384,9 +388,9 @@ export_response (GtkNativeDialog *dialog, int response, NlTrainingDashboard *sel
     {
       g_autofree char *base = g_path_get_basename (path);
       if (ok)
-        nl_workspace_toast (self->ws, "Saved %s", base);
+        nl_workspace_toast (self->ws, _("Saved %s"), base);
       else
-        nl_workspace_toast (self->ws, "Could not save %s: %s", base, error->message);
+        nl_workspace_toast (self->ws, _("Could not save %s: %s"), base, error->message);
     }
 out:
   g_object_unref (dialog);
@@ -400,8 +404,8 @@ nl_training_dashboard_export (NlTrainingDashboard *self, const char *format)
   const char *name = gtk_stack_get_visible_child_name (self->plot_stack);
   g_autofree char *file = g_strdup_printf ("%s.%s", name ? name : "plot", format);
 
-  dialog = gtk_file_chooser_native_new ("Export Plot", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                        GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
+  dialog = gtk_file_chooser_native_new (_("Export Plot"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                        GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), file);
   g_object_set_data_full (G_OBJECT (dialog), "nl-format", g_strdup (format), g_free);
   g_object_set_data_full (G_OBJECT (dialog), "nl-plot", g_object_ref (visible_plot (self)), g_object_unref);
@@ -507,7 +511,7 @@ follow_done (GObject *source, GAsyncResult *res, gpointer data)
       nl_training_dashboard_reset (self, title, rc.epochs, rc.batch_size, rc.optim.lr,
                                         rc.lr_schedule);
       self->follow_run = f->target;
-      nl_training_dashboard_log (self, "STATUS", "following a run of another process");
+      nl_training_dashboard_log (self, "STATUS", _("following a run of another process"));
     }
   if (self->follow_pin == f->target)
     self->follow_pin = 0;
@@ -516,7 +520,7 @@ follow_done (GObject *source, GAsyncResult *res, gpointer data)
     nl_training_dashboard_add_row (self, &g_array_index (f->rows, NlMetricRow, i));
   set_label_printf (self->epoch_label, "%d / %d", f->info->epochs_done, self->run_epochs);
   set_progress (self, (double) f->info->epochs_done / MAX (self->run_epochs, 1));
-  status = g_strdup_printf ("Run %" G_GINT64_FORMAT " · %s · %s (process %" G_GINT64_FORMAT " on %s)", f->info->id,
+  status = g_strdup_printf (_("Run %" PRId64 " · %s · %s (process %" PRId64 " on %s)"), f->info->id,
                             f->info->network_name ? f->info->network_name : "?", f->info->status, f->info->pid,
                             f->info->host ? f->info->host : "?");
   nl_training_dashboard_set_status (self, status);
@@ -610,10 +614,11 @@ nl_training_dashboard_init (NlTrainingDashboard *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->pending = g_array_new (FALSE, FALSE, sizeof (PendingBatch));
-  self->loss_plot = add_plot (self, "loss", "Loss", "step", "loss");
-  self->acc_plot = add_plot (self, "accuracy", "Accuracy", "epoch", "accuracy");
-  self->lr_plot = add_plot (self, "lr", "Learning Rate", "step", "rate");
-  self->speed_plot = add_plot (self, "throughput", "Throughput", "step", "images/s");
+  self->loss_plot = add_plot (self, "loss", _("Loss"), N_("step"), N_("loss"));
+  self->acc_plot = add_plot (self, "accuracy", _("Accuracy"), N_("epoch"), N_("accuracy"));
+  self->lr_plot = add_plot (self, "lr", _("Learning Rate"), N_("step"), N_("rate"));
+  self->speed_plot = add_plot (self, "throughput", _("Throughput"), N_("step"), N_("images/s"));
+  /* series labels stay as they are: the CSV export of points writes them */
   self->batch_loss = add_series (self->loss_plot, "train loss (batch)", FALSE);
   self->epoch_loss = add_series (self->loss_plot, "train loss (epoch)", FALSE);
   self->train_acc = add_series (self->acc_plot, "train", FALSE);

@@ -2,6 +2,7 @@
  * threads, the device (listed off the main loop), the processes under
  * mpirun with their host file, and the precision. */
 #include "ui/training/nl-training-group.h"
+#include <glib/gi18n.h>
 #include "core/nl-device.h"
 #include "ui/widgets/nl-file-chooser.h"
 #include "ui/widgets/nl-form-rows.h"
@@ -193,22 +194,22 @@ update_device (NlTrainingGroup *self)
   g_autofree char *sub = NULL;
 
   if (self->devices_loading)
-    sub = g_strdup ("Looking for GPUs…");
+    sub = g_strdup (_("Looking for GPUs…"));
   else if (self->device_reason)
-    sub = g_strdup_printf ("No GPU: %s", self->device_reason);
+    sub = g_strdup_printf (_("No GPU: %s"), self->device_reason);
   else if (d)
     {
       g_autofree char *mem = g_format_size_full (d->memory_bytes, G_FORMAT_SIZE_IEC_UNITS);
       sub = nl_device_is_host (d->device)
-              ? g_strdup_printf ("%s · %d cores · %s", d->name, d->cores, mem)
-              : g_strdup_printf ("%s · compute %d.%d · %s", d->name, d->cc_major, d->cc_minor, mem);
+              ? g_strdup_printf (_("%s · %d cores · %s"), d->name, d->cores, mem)
+              : g_strdup_printf (_("%s · compute %d.%d · %s"), d->name, d->cc_major, d->cc_minor, mem);
     }
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->device_row), sub ? sub : "");
   /* fp16 and bf16 on the CPU round the same numbers but gain no speed */
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->precision_row),
-                               !half ? "Float32 throughout"
-                               : cpu ? "Dense and Conv2D rounded to the half type; emulated on the CPU, no speed-up"
-                                     : "Dense and Conv2D on tensor cores; weights stay float32");
+                               !half ? _("Float32 throughout")
+                               : cpu ? _("Dense and Conv2D rounded to the half type; emulated on the CPU, no speed-up")
+                                     : _("Dense and Conv2D on tensor cores; weights stay float32"));
 }
 
 static void
@@ -226,8 +227,8 @@ static void
 update_hostfile (NlTrainingGroup *self)
 {
   g_autofree char *base = self->hostfile ? g_path_get_basename (self->hostfile) : NULL;
-  g_autofree char *sub = base ? g_strdup_printf ("%s: the hosts and their slots", base) : NULL;
-  adw_action_row_set_subtitle (self->hostfile_row, sub ? sub : "None: every process on this machine");
+  g_autofree char *sub = base ? g_strdup_printf (_("%s: the hosts and their slots"), base) : NULL;
+  adw_action_row_set_subtitle (self->hostfile_row, sub ? sub : _("None: every process on this machine"));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->hostfile_row), self->hostfile);
 }
 
@@ -240,7 +241,8 @@ hostfile_chosen (GtkWidget *owner, const char *path, gpointer user)
 static void
 hostfile_choose (NlTrainingGroup *self)
 {
-  nl_choose_file (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_OPEN, "Choose a Host File", "_Choose", self->hostfile,
+  nl_choose_file (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_OPEN, _("Choose a Host File"), _("_Choose"),
+                  self->hostfile,
                   NULL, hostfile_chosen, NULL, NULL);
 }
 
@@ -268,15 +270,15 @@ processes_init (NlTrainingGroup *self)
   GtkWidget *g = GTK_WIDGET (self), *row, *choose, *clear;
 
   self->mpirun = g_find_program_in_path ("mpirun");
-  self->processes = nl_form_rows_spin (&self->rows, g, "processes", "Processes (MPI)",
-                                       self->mpirun ? "1 trains here; more train as netloom-cli under mpirun"
-                                                    : "Open MPI is not installed (no mpirun in PATH)",
+  self->processes = nl_form_rows_spin (&self->rows, g, "processes", _("Processes (MPI)"),
+                                       self->mpirun ? _("1 trains here; more train as netloom-cli under mpirun")
+                                                    : _("Open MPI is not installed (no mpirun in PATH)"),
                                        1, 1024, 1, 0, 1);
   row = gtk_widget_get_ancestor (GTK_WIDGET (self->processes), ADW_TYPE_PREFERENCES_ROW);
   gtk_widget_set_sensitive (row, self->mpirun != NULL);
 
   self->hostfile_row = ADW_ACTION_ROW (adw_action_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->hostfile_row), "Host File");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->hostfile_row), _("Host File"));
   adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (self->hostfile_row), FALSE);  /* a file name */
   choose = flat_button ("document-open-symbolic", "Choose a host file (mpirun --hostfile)");
   clear = flat_button ("edit-clear-symbolic", "No host file: every process on this machine");
@@ -408,7 +410,7 @@ nl_training_group_init (NlTrainingGroup *self)
 {
   GtkWidget *g = GTK_WIDGET (self);
   NlFormRows *r = &self->rows;
-  g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
+  g_autofree char *threads_sub = g_strdup_printf (_("0 uses all %u cores"), g_get_num_processors ());
   /* NlPrecision in order, named as runs store them */
   const char *titles[] = { nl_precision_name (NL_PRECISION_F32), nl_precision_name (NL_PRECISION_BF16),
                            nl_precision_name (NL_PRECISION_F16), NULL };
@@ -418,11 +420,11 @@ nl_training_group_init (NlTrainingGroup *self)
   gtk_widget_init_template (g);
   self->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (changed), G_OBJECT (self) };
   self->devices = gtk_string_list_new (NULL);
-  self->epochs = nl_form_rows_setting (r, g, "epochs", "epochs", "Epochs", NULL, 1, 0);
-  self->seed = nl_form_rows_setting (r, g, "seed", "seed", "Seed", "Initialisation, shuffling and dropout", 1, 0);
-  self->threads = nl_form_rows_setting (r, g, "threads", "threads", "Threads", threads_sub, 1, 0);
-  self->device_row = nl_form_rows_combo (r, g, "device", "Device", NULL, G_LIST_MODEL (self->devices));
+  self->epochs = nl_form_rows_setting (r, g, "epochs", "epochs", _("Epochs"), NULL, 1, 0);
+  self->seed = nl_form_rows_setting (r, g, "seed", "seed", _("Seed"), _("Initialisation, shuffling and dropout"), 1, 0);
+  self->threads = nl_form_rows_setting (r, g, "threads", "threads", _("Threads"), threads_sub, 1, 0);
+  self->device_row = nl_form_rows_combo (r, g, "device", _("Device"), NULL, G_LIST_MODEL (self->devices));
   processes_init (self);
-  self->precision_row = nl_form_rows_combo (r, g, "precision", "Precision", NULL, precisions);
+  self->precision_row = nl_form_rows_combo (r, g, "precision", _("Precision"), NULL, precisions);
   devices_load (self);
 }

@@ -5,6 +5,7 @@
  * nl-schedule-group, nl-training-group, nl-checkpoint-group,
  * nl-early-stop-group). */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
 #include "ui/widgets/nl-form-rows.h"
 #include "engine/session/nl-data-preview.h"
 
@@ -23,7 +24,7 @@ update_preview (NlTrainingPage *page)
 /* ---- visibility, defaults, reactions ---- */
 
 const NlPipelineInfo *
-nl_training_page_form_pipeline (NlTrainingPage *page)
+_nl_training_page_form_pipeline (NlTrainingPage *page)
 {
   guint i = adw_combo_row_get_selected (page->pipeline_row);
   return page->pipeline_infos && i < page->pipeline_infos->len ? g_ptr_array_index (page->pipeline_infos, i) : NULL;
@@ -32,16 +33,16 @@ nl_training_page_form_pipeline (NlTrainingPage *page)
 static void count_steps (NlTrainingPage *page);
 
 void
-nl_training_page_form_changed (NlTrainingPage *page)
+_nl_training_page_form_changed (NlTrainingPage *page)
 {
   if (!page->rows.fields || !page->name_row)
     return;  /* still building the rows */
   if (page->filling)
     return;
-  nl_training_page_form_update_subtitle (page);
+  _nl_training_page_form_update_subtitle (page);
   count_steps (page);
   update_preview (page);
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 /* ---- steps per epoch: the pipeline's training samples, counted off the main loop ---- */
@@ -73,19 +74,19 @@ count_done (GObject *source, GAsyncResult *res, gpointer data)
   g_object_unref (ws);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  pl = nl_training_page_form_pipeline (page);
+  pl = _nl_training_page_form_pipeline (page);
   if (length > 0 && pl)
     page->steps_per_epoch = (length + MAX (pl->batch_size, 1) - 1) / MAX (pl->batch_size, 1);
   /* the run's true length may make the schedule valid or not (cosine needs
    * more steps than its warm-up) */
   update_preview (page);
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 static void
 count_steps (NlTrainingPage *page)
 {
-  const NlPipelineInfo *pl = nl_training_page_form_pipeline (page);
+  const NlPipelineInfo *pl = _nl_training_page_form_pipeline (page);
   g_autofree char *key = NULL;
   g_autoptr (GTask) task = NULL;
 
@@ -153,7 +154,7 @@ lists_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
 }
 
 guint
-nl_training_page_form_find (GtkStringList *list, const char *s)
+_nl_training_page_form_find (GtkStringList *list, const char *s)
 {
   guint n = g_list_model_get_n_items (G_LIST_MODEL (list));
   for (guint i = 0; s && i < n; i++)
@@ -163,7 +164,7 @@ nl_training_page_form_find (GtkStringList *list, const char *s)
 }
 
 const char *
-nl_training_page_form_selected (AdwComboRow *row)
+_nl_training_page_form_selected (AdwComboRow *row)
 {
   GtkStringObject *o = adw_combo_row_get_selected_item (row);
   return o ? gtk_string_object_get_string (o) : NULL;
@@ -179,22 +180,22 @@ set_items (AdwComboRow *row, GtkStringList *list, const char *const *items, cons
   guint pos = GTK_INVALID_LIST_POSITION;
   gtk_string_list_splice (list, 0, g_list_model_get_n_items (G_LIST_MODEL (list)), items);
   for (guint i = 0; i < G_N_ELEMENTS (order) && pos == GTK_INVALID_LIST_POSITION; i++)
-    pos = nl_training_page_form_find (list, order[i]);
+    pos = _nl_training_page_form_find (list, order[i]);
   if (pos == GTK_INVALID_LIST_POSITION && g_list_model_get_n_items (G_LIST_MODEL (list)) > 0)
     pos = 0;
   adw_combo_row_set_selected (row, pos);
 }
 
 void
-nl_training_page_form_update_subtitle (NlTrainingPage *page)
+_nl_training_page_form_update_subtitle (NlTrainingPage *page)
 {
-  const NlPipelineInfo *pl = nl_training_page_form_pipeline (page);
+  const NlPipelineInfo *pl = _nl_training_page_form_pipeline (page);
   g_autofree char *text = NULL;
   if (!pl)
     text = g_strdup (page->pipelines && g_list_model_get_n_items (G_LIST_MODEL (page->pipelines)) == 0
-                       ? "No pipelines: make one on the Data page" : "");
+                       ? _("No pipelines: make one on the Data page") : "");
   else
-    text = g_strdup_printf ("%s · batch %d%s%s", pl->dataset_spec, pl->batch_size,
+    text = g_strdup_printf (_("%s · batch %d%s%s"), pl->dataset_spec, pl->batch_size,
                             pl->transforms && *pl->transforms ? " · " : "", pl->transforms ? pl->transforms : "");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (page->pipeline_row), text);
 }
@@ -218,12 +219,12 @@ lists_done (GObject *source, GAsyncResult *res, gpointer data)
   page->lists_loading--;
   if (!l)
     {
-      nl_workspace_toast (ws, "Could not read the networks and pipelines: %s", error->message);
-      nl_training_page_update_actions (page);
+      nl_workspace_toast (ws, _("Could not read the networks and pipelines: %s"), error->message);
+      _nl_training_page_update_actions (page);
       return;
     }
-  keep_net = g_strdup (nl_training_page_form_selected (page->network_row));
-  keep_pl = g_strdup (nl_training_page_form_selected (page->pipeline_row));
+  keep_net = g_strdup (_nl_training_page_form_selected (page->network_row));
+  keep_pl = g_strdup (_nl_training_page_form_selected (page->pipeline_row));
   page->filling = TRUE;
   for (guint i = 0; i < l->networks->len; i++)
     g_ptr_array_add (names, ((NlNetworkInfo *) g_ptr_array_index (l->networks, i))->name);
@@ -240,14 +241,14 @@ lists_done (GObject *source, GAsyncResult *res, gpointer data)
   set_items (page->pipeline_row, page->pipelines, (const char *const *) names->pdata, keep_pl, NULL, NULL);
   page->filling = FALSE;
   adw_action_row_set_subtitle (ADW_ACTION_ROW (page->network_row),
-                               l->networks->len ? "" : "No networks: draw one on the Network page");
-  nl_training_page_form_update_subtitle (page);
+                               l->networks->len ? "" : _("No networks: draw one on the Network page"));
+  _nl_training_page_form_update_subtitle (page);
   lists_free (l);
-  nl_training_page_form_changed (page);
+  _nl_training_page_form_changed (page);
 }
 
 void
-nl_training_page_form_reload (NlTrainingPage *page)
+_nl_training_page_form_reload (NlTrainingPage *page)
 {
   g_autoptr (GTask) task = NULL;
   if (!page->ws)
@@ -266,7 +267,7 @@ static void
 add_fork_row (NlTrainingPage *page, GtkWidget *group)
 {
   GtkWidget *row = adw_action_row_new ();
-  GtkWidget *cancel = gtk_button_new_with_mnemonic ("_New Run Instead");
+  GtkWidget *cancel = gtk_button_new_with_mnemonic (_("_New Run Instead"));
   adw_action_row_add_prefix (ADW_ACTION_ROW (row), gtk_image_new_from_icon_name ("media-playlist-consecutive-symbolic"));
   gtk_widget_set_valign (cancel, GTK_ALIGN_CENTER);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (cancel), "training.cancel-fork");
@@ -279,30 +280,30 @@ add_fork_row (NlTrainingPage *page, GtkWidget *group)
 }
 
 void
-nl_training_page_form_init (NlTrainingPage *page)
+_nl_training_page_form_init (NlTrainingPage *page)
 {
   GtkWidget *run = GTK_WIDGET (page->run_group);
-  g_autofree char *threads_sub = g_strdup_printf ("0 uses all %u cores", g_get_num_processors ());
+  g_autofree char *threads_sub = g_strdup_printf (_("0 uses all %u cores"), g_get_num_processors ());
 
-  page->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (nl_training_page_form_changed),
+  page->rows = (NlFormRows) { g_hash_table_new (g_str_hash, g_str_equal), G_CALLBACK (_nl_training_page_form_changed),
                               G_OBJECT (page) };
   page->networks = gtk_string_list_new (NULL);
   page->pipelines = gtk_string_list_new (NULL);
-  g_signal_connect_object (page->optimizer, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+  g_signal_connect_object (page->optimizer, "changed", G_CALLBACK (_nl_training_page_form_changed), page,
                            G_CONNECT_SWAPPED);
-  g_signal_connect_object (page->schedule, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+  g_signal_connect_object (page->schedule, "changed", G_CALLBACK (_nl_training_page_form_changed), page,
                            G_CONNECT_SWAPPED);
-  g_signal_connect_object (page->training, "changed", G_CALLBACK (nl_training_page_form_changed), page,
+  g_signal_connect_object (page->training, "changed", G_CALLBACK (_nl_training_page_form_changed), page,
                            G_CONNECT_SWAPPED);
 
   add_fork_row (page, run);
-  page->network_row = nl_form_rows_combo (&page->rows, run, "network", "Network", NULL,
+  page->network_row = nl_form_rows_combo (&page->rows, run, "network", _("Network"), NULL,
                                           G_LIST_MODEL (page->networks));
-  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", "Pipeline", NULL,
+  page->pipeline_row = nl_form_rows_combo (&page->rows, run, "pipeline", _("Pipeline"), NULL,
                                            G_LIST_MODEL (page->pipelines));
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (page->pipeline_row), 1);
   page->name_row = ADW_ENTRY_ROW (adw_entry_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), "Run name (optional)");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->name_row), _("Run name (optional)"));
   nl_form_rows_add (run, GTK_WIDGET (page->name_row));
   g_hash_table_insert (page->rows.fields, (gpointer) "name", page->name_row);
 
@@ -313,7 +314,7 @@ nl_training_page_form_init (NlTrainingPage *page)
 }
 
 void
-nl_training_page_form_dispose (NlTrainingPage *page)
+_nl_training_page_form_dispose (NlTrainingPage *page)
 {
   g_cancellable_cancel (page->form_cancel);
   g_clear_object (&page->form_cancel);
@@ -329,7 +330,7 @@ nl_training_page_form_dispose (NlTrainingPage *page)
 }
 
 void
-nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
+_nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive)
 {
   GtkWidget *groups[] = { GTK_WIDGET (page->run_group), GTK_WIDGET (page->optimizer),
                           GTK_WIDGET (page->schedule), GTK_WIDGET (page->training),

@@ -6,6 +6,7 @@
  * Stop are signals to mpirun, which Open MPI passes on to every rank
  * (SIGTSTP and SIGCONT by default, SIGTERM as the job's end). */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
 #include "engine/session/nl-run-args.h"
 
 #include <signal.h>
@@ -13,7 +14,7 @@
 #include <unistd.h>
 
 gboolean
-nl_training_page_mpi_wanted (NlTrainingPage *page)
+_nl_training_page_mpi_wanted (NlTrainingPage *page)
 {
   return nl_training_group_get_processes (page->training) > 1;
 }
@@ -44,21 +45,21 @@ job_argv (NlTrainingPage *page, StartRequest *r, GError **error)
 {
   const char *mpirun = nl_training_group_get_mpirun (page->training);
   const char *hostfile = nl_training_group_get_hostfile (page->training);
-  const NlPipelineInfo *pl = nl_training_page_form_pipeline (page);
+  const NlPipelineInfo *pl = _nl_training_page_form_pipeline (page);
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *cli = find_cli ();
   g_auto (GStrv) options = NULL;
 
   if (r->kind != START_TRAIN)
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "A fork trains in this process: set Processes to 1 "
-                   "(or run netloom-cli fork under mpirun)");
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, _("A fork trains in this process: set Processes to 1 "
+                     "(or run netloom-cli fork under mpirun)"));
       return NULL;
     }
   if (!cli)
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "netloom-cli was found neither beside netloom nor "
-                   "in PATH: it trains the processes under mpirun");
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, _("netloom-cli was found neither beside netloom nor "
+                     "in PATH: it trains the processes under mpirun"));
       return NULL;
     }
   if (!pl || !nl_run_config_apply_pipeline (&r->rc, pl, error))
@@ -99,7 +100,7 @@ job_argv (NlTrainingPage *page, StartRequest *r, GError **error)
 static void
 set_status (NlTrainingPage *page, const char *what)
 {
-  g_autofree char *text = g_strdup_printf ("%d processes · %s", page->job_processes, what);
+  g_autofree char *text = g_strdup_printf (_("%d processes · %s"), page->job_processes, what);
   nl_training_dashboard_set_status (page->dashboard, text);
 }
 
@@ -222,21 +223,21 @@ job_done (GObject *source, GAsyncResult *res, gpointer data)
       page->state = NL_TRAINING_FAILED;
       line = why ? g_steal_pointer (&why)
              : g_subprocess_get_if_signaled (proc)
-               ? g_strdup_printf ("mpirun ended by signal %d", g_subprocess_get_term_sig (proc))
-               : g_strdup_printf ("mpirun exited with status %d", g_subprocess_get_exit_status (proc));
+               ? g_strdup_printf (_("mpirun ended by signal %d"), g_subprocess_get_term_sig (proc))
+               : g_strdup_printf (_("mpirun exited with status %d"), g_subprocess_get_exit_status (proc));
     }
   if (line)
     {
-      nl_training_page_show_error (page, line);
+      _nl_training_page_show_error (page, line);
       nl_training_dashboard_log (page->dashboard, "ERROR", line);
     }
   else
     nl_training_dashboard_log (page->dashboard, "STATUS", page->state == NL_TRAINING_STOPPED
-                                                            ? "the processes stopped" : "the processes finished");
+                                                            ? _("the processes stopped") : _("the processes finished"));
   set_status (page, page->state == NL_TRAINING_FINISHED ? "finished"
                     : page->state == NL_TRAINING_STOPPED ? "stopped" : "failed");
   page->stop_requested = FALSE;
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
   /* the run's last points and status, however short it was */
   if (run > 0)
     nl_training_dashboard_follow_run (page->dashboard, run);
@@ -247,7 +248,7 @@ done:
 }
 
 gboolean
-nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
+_nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
 {
   g_autoptr (GSubprocessLauncher) launcher = NULL;
   g_autoptr (GPtrArray) argv = NULL;
@@ -255,18 +256,18 @@ nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
   StartRequest *r;
   Job *job;
 
-  if (!(r = nl_training_page_form_request (page, error)))
+  if (!(r = _nl_training_page_form_request (page, error)))
     return FALSE;
   if (!(argv = job_argv (page, r, error)))
     {
-      start_request_free (r);
+      _start_request_free (r);
       return FALSE;
     }
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
   page->job = g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, error);
   if (!page->job)
     {
-      start_request_free (r);
+      _start_request_free (r);
       return FALSE;
     }
   page->job_processes = nl_training_group_get_processes (page->training);
@@ -283,8 +284,8 @@ nl_training_page_mpi_start (NlTrainingPage *page, GError **error)
   job->page = g_object_ref (page);
   job->ws = g_object_ref (r->ws);
   g_subprocess_communicate_async (page->job, NULL, NULL, job_done, job);
-  start_request_free (r);
-  nl_training_page_update_actions (page);
+  _start_request_free (r);
+  _nl_training_page_update_actions (page);
   return TRUE;
 }
 
@@ -296,16 +297,16 @@ job_signal (NlTrainingPage *page, int sig)
 }
 
 void
-nl_training_page_mpi_pause (NlTrainingPage *page)
+_nl_training_page_mpi_pause (NlTrainingPage *page)
 {
   job_signal (page, SIGTSTP);
   page->state = NL_TRAINING_PAUSED;
-  nl_training_dashboard_log (page->dashboard, "STATUS", "paused (every process stopped)");
+  nl_training_dashboard_log (page->dashboard, "STATUS", _("paused (every process stopped)"));
   set_status (page, "paused");
 }
 
 void
-nl_training_page_mpi_resume (NlTrainingPage *page)
+_nl_training_page_mpi_resume (NlTrainingPage *page)
 {
   job_signal (page, SIGCONT);
   page->state = NL_TRAINING_RUNNING;
@@ -314,7 +315,7 @@ nl_training_page_mpi_resume (NlTrainingPage *page)
 }
 
 void
-nl_training_page_mpi_stop (NlTrainingPage *page)
+_nl_training_page_mpi_stop (NlTrainingPage *page)
 {
   if (page->state == NL_TRAINING_PAUSED)
     job_signal (page, SIGCONT);  /* stopped processes honour nothing */
@@ -326,11 +327,11 @@ nl_training_page_mpi_stop (NlTrainingPage *page)
 /* The page lets go of its job (the project closes, the page goes): the
  * job is stopped, and its end is no longer the page's business. */
 void
-nl_training_page_mpi_abandon (NlTrainingPage *page)
+_nl_training_page_mpi_abandon (NlTrainingPage *page)
 {
   if (!page->job)
     return;
-  nl_training_page_mpi_stop (page);
+  _nl_training_page_mpi_stop (page);
   g_clear_object (&page->job);
   page->stop_requested = FALSE;
 }

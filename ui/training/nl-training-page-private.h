@@ -45,7 +45,7 @@ typedef struct {
   GArray *history;             /* resume: NlMetricRow already stored */
 } StartRequest;
 
-void start_request_free (StartRequest *r);
+void _start_request_free (StartRequest *r);
 
 struct _NlTrainingPage {
   AdwBin parent_instance;
@@ -94,43 +94,43 @@ struct _NlTrainingPage {
 };
 
 /* nl-training-page.c */
-void nl_training_page_update_actions (NlTrainingPage *page);
-void nl_training_page_show_error (NlTrainingPage *page, const char *message);
+void _nl_training_page_update_actions (NlTrainingPage *page);
+void _nl_training_page_show_error (NlTrainingPage *page, const char *message);
 
 /* nl-training-page-form.c */
-void nl_training_page_form_init (NlTrainingPage *page);
+void _nl_training_page_form_init (NlTrainingPage *page);
 /* Any control changed: rows shown, preview, steps per epoch, actions. */
-void nl_training_page_form_changed (NlTrainingPage *page);
-const NlPipelineInfo *nl_training_page_form_pipeline (NlTrainingPage *page);
-const char *nl_training_page_form_selected (AdwComboRow *row);
-guint nl_training_page_form_find (GtkStringList *list, const char *s);
-void nl_training_page_form_update_subtitle (NlTrainingPage *page);
-void nl_training_page_form_dispose (NlTrainingPage *page);
+void _nl_training_page_form_changed (NlTrainingPage *page);
+const NlPipelineInfo *_nl_training_page_form_pipeline (NlTrainingPage *page);
+const char *_nl_training_page_form_selected (AdwComboRow *row);
+guint _nl_training_page_form_find (GtkStringList *list, const char *s);
+void _nl_training_page_form_update_subtitle (NlTrainingPage *page);
+void _nl_training_page_form_dispose (NlTrainingPage *page);
 /* Reloads the networks and pipelines of page->ws (none when NULL). */
-void nl_training_page_form_reload (NlTrainingPage *page);
-void nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive);
+void _nl_training_page_form_reload (NlTrainingPage *page);
+void _nl_training_page_form_set_sensitive (NlTrainingPage *page, gboolean sensitive);
 
 /* nl-training-page-settings.c */
 /* Whether Start can build a request now; why not in *why (may be NULL). */
-gboolean nl_training_page_form_ready (NlTrainingPage *page, const char **why);
+gboolean _nl_training_page_form_ready (NlTrainingPage *page, const char **why);
 /* The request Start sends to its thread; NULL with an error for a bad form. */
-StartRequest *nl_training_page_form_request (NlTrainingPage *page, GError **error);
+StartRequest *_nl_training_page_form_request (NlTrainingPage *page, GError **error);
 /* Continue RUN with the form's checkpoint and early-stopping options. */
-StartRequest *nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run);
-void nl_training_page_form_prefill (NlTrainingPage *page, gint64 run);
+StartRequest *_nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run);
+void _nl_training_page_form_prefill (NlTrainingPage *page, gint64 run);
 /* run 0 leaves fork mode. */
-void nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json);
+void _nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json);
 
 /* nl-training-page-mpi.c */
 /* The form asks for more than one process: Start launches mpirun. */
-gboolean nl_training_page_mpi_wanted (NlTrainingPage *page);
+gboolean _nl_training_page_mpi_wanted (NlTrainingPage *page);
 /* Launches `mpirun ... netloom-cli train` for the form's new run; FALSE
  * with an error (a bad form, a fork, no netloom-cli, a failed spawn). */
-gboolean nl_training_page_mpi_start (NlTrainingPage *page, GError **error);
-void nl_training_page_mpi_pause (NlTrainingPage *page);
-void nl_training_page_mpi_resume (NlTrainingPage *page);
-void nl_training_page_mpi_stop (NlTrainingPage *page);
+gboolean _nl_training_page_mpi_start (NlTrainingPage *page, GError **error);
+void _nl_training_page_mpi_pause (NlTrainingPage *page);
+void _nl_training_page_mpi_resume (NlTrainingPage *page);
+void _nl_training_page_mpi_stop (NlTrainingPage *page);
 /* Stops the job and lets go of it (the project closes, the page goes). */
-void nl_training_page_mpi_abandon (NlTrainingPage *page);
+void _nl_training_page_mpi_abandon (NlTrainingPage *page);
 
 G_END_DECLS

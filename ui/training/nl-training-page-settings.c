@@ -3,6 +3,8 @@
  * changed), the pipeline's part (in the worker thread), and a stored run's
  * settings back into the form. */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "core/nl-device.h"
 #include "engine/session/nl-data-preview.h"
 #include "engine/session/nl-run.h"
@@ -48,7 +50,7 @@ fork_overrides (NlTrainingPage *page, GError **error)
 }
 
 void
-start_request_free (StartRequest *r)
+_start_request_free (StartRequest *r)
 {
   if (!r)
     return;
@@ -74,32 +76,32 @@ form_options (NlTrainingPage *page, NlRunConfig *rc)
 }
 
 gboolean
-nl_training_page_form_ready (NlTrainingPage *page, const char **why)
+_nl_training_page_form_ready (NlTrainingPage *page, const char **why)
 {
   const char *reason = NULL;
   if (!page->ws)
-    reason = "No project is open";
+    reason = _("No project is open");
   else if (nl_project_is_read_only (nl_workspace_get_project (page->ws)))
-    reason = "The project is read-only";
+    reason = _("The project is read-only");
   else if (page->lists_loading > 0 || page->prefill_loading > 0)
-    reason = "Reading the project…";
+    reason = _("Reading the project…");
   else if (nl_training_group_is_loading (page->training))
-    reason = "Looking for GPUs…";
-  else if (!page->fork_run && !nl_training_page_form_selected (page->network_row))
-    reason = "The project has no network";
-  else if (!page->fork_run && !nl_training_page_form_pipeline (page))
-    reason = "The project has no pipeline";
+    reason = _("Looking for GPUs…");
+  else if (!page->fork_run && !_nl_training_page_form_selected (page->network_row))
+    reason = _("The project has no network");
+  else if (!page->fork_run && !_nl_training_page_form_pipeline (page))
+    reason = _("The project has no pipeline");
   else if (page->fork_run && nl_training_group_get_processes (page->training) > 1)
-    reason = "A fork trains in this process: set Processes to 1";
+    reason = _("A fork trains in this process: set Processes to 1");
   else if (nl_schedule_group_get_error (page->schedule))
-    reason = "The learning-rate schedule is invalid";
+    reason = _("The learning-rate schedule is invalid");
   if (why)
     *why = reason;
   return reason == NULL;
 }
 
 StartRequest *
-nl_training_page_form_request (NlTrainingPage *page, GError **error)
+_nl_training_page_form_request (NlTrainingPage *page, GError **error)
 {
   StartRequest *r;
   const char *why = NULL;
@@ -107,11 +109,11 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
 
   if (nl_schedule_group_get_error (page->schedule))
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "learning-rate schedule: %s",
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, _("learning-rate schedule: %s"),
                    nl_schedule_group_get_error (page->schedule));
       return NULL;
     }
-  if (!nl_training_page_form_ready (page, &why))
+  if (!_nl_training_page_form_ready (page, &why))
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s", why);
       return NULL;
@@ -135,32 +137,32 @@ nl_training_page_form_request (NlTrainingPage *page, GError **error)
       if (!nl_run_config_from_json (&parent, page->fork_parent_json, error)
           || !(r->overrides = fork_overrides (page, error)))
         {
-          start_request_free (r);
+          _start_request_free (r);
           return NULL;
         }
       r->batch_size = parent.batch_size;
-      r->title = g_strdup_printf ("%s (fork of run %" G_GINT64_FORMAT ")", r->name ? r->name : "New run", r->run);
+      r->title = g_strdup_printf (_("%s (fork of run %" PRId64 ")"), r->name ? r->name : _("New run"), r->run);
     }
   else
     {
       r->kind = START_TRAIN;
-      r->network = g_strdup (nl_training_page_form_selected (page->network_row));
-      r->pipeline = g_strdup (nl_training_page_form_pipeline (page)->name);
-      r->batch_size = nl_training_page_form_pipeline (page)->batch_size;
-      r->title = r->name ? g_strdup (r->name) : g_strdup_printf ("%s on %s", r->network, r->pipeline);
+      r->network = g_strdup (_nl_training_page_form_selected (page->network_row));
+      r->pipeline = g_strdup (_nl_training_page_form_pipeline (page)->name);
+      r->batch_size = _nl_training_page_form_pipeline (page)->batch_size;
+      r->title = r->name ? g_strdup (r->name) : g_strdup_printf (_("%s on %s"), r->network, r->pipeline);
     }
   return r;
 }
 
 StartRequest *
-nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
+_nl_training_page_form_resume_request (NlTrainingPage *page, gint64 run)
 {
   StartRequest *r = g_new0 (StartRequest, 1);
   nl_run_config_init (&r->rc);
   r->kind = START_RESUME;
   r->ws = g_object_ref (page->ws);
   r->run = run;
-  r->title = g_strdup_printf ("Run %" G_GINT64_FORMAT " (resumed)", run);
+  r->title = g_strdup_printf (_("Run %" PRId64 " (resumed)"), run);
   form_options (page, &r->rc);
   return r;
 }
@@ -182,7 +184,7 @@ prefill_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
 static void
 select_string (AdwComboRow *row, GtkStringList *list, const char *s)
 {
-  guint pos = nl_training_page_form_find (list, s);
+  guint pos = _nl_training_page_form_find (list, s);
   if (pos != GTK_INVALID_LIST_POSITION)
     adw_combo_row_set_selected (row, pos);
 }
@@ -215,11 +217,11 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
   nl_run_config_init (&rc);
   if (!info || !nl_run_config_from_json (&rc, info->hparams_json, &error))
     {
-      g_autofree char *msg = g_strdup_printf ("Could not read run %" G_GINT64_FORMAT "'s settings: %s",
+      g_autofree char *msg = g_strdup_printf (_("Could not read run %" PRId64 "'s settings: %s"),
                                               GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (res), "nl-run")),
                                               error->message);
-      nl_training_page_show_error (page, msg);
-      nl_training_page_update_actions (page);
+      _nl_training_page_show_error (page, msg);
+      _nl_training_page_update_actions (page);
       return;
     }
   fill_from_config (page, &rc);
@@ -242,21 +244,21 @@ prefill_done (GObject *source, GAsyncResult *res, gpointer data)
   }
   page->filling = FALSE;
   parent_json = nl_run_config_to_json (&rc);
-  nl_training_page_form_set_fork (page, info->id, parent_json);
+  _nl_training_page_form_set_fork (page, info->id, parent_json);
   {
-    g_autofree char *sub = g_strdup_printf ("From its best checkpoint, with %s on %s; settings changed here "
-                                            "override the run's", info->network_name ? info->network_name : "its network",
-                                            rc.dataset);
-    g_autofree char *title = g_strdup_printf ("Fork of “%s” (run %" G_GINT64_FORMAT ")", info->name, info->id);
+    g_autofree char *sub = g_strdup_printf (_("From its best checkpoint, with %s on %s; settings changed here "
+                                              "override the run's"),
+                                            info->network_name ? info->network_name : _("its network"), rc.dataset);
+    g_autofree char *title = g_strdup_printf (_("Fork of “%s” (run %" PRId64 ")"), info->name, info->id);
     adw_preferences_row_set_title (ADW_PREFERENCES_ROW (page->fork_row), title);
     adw_action_row_set_subtitle (page->fork_row, sub);
   }
-  nl_training_page_form_update_subtitle (page);
-  nl_training_page_form_changed (page);
+  _nl_training_page_form_update_subtitle (page);
+  _nl_training_page_form_changed (page);
 }
 
 void
-nl_training_page_form_prefill (NlTrainingPage *page, gint64 run)
+_nl_training_page_form_prefill (NlTrainingPage *page, gint64 run)
 {
   g_autoptr (GTask) task = NULL;
   if (!page->ws)
@@ -267,19 +269,19 @@ nl_training_page_form_prefill (NlTrainingPage *page, gint64 run)
   g_object_set_data (G_OBJECT (task), "nl-run", GSIZE_TO_POINTER ((gsize) run));
   nl_workspace_busy_push (page->ws);
   g_task_run_in_thread (task, prefill_thread);
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 /* run 0 leaves fork mode: Start trains a new run again. */
 void
-nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json)
+_nl_training_page_form_set_fork (NlTrainingPage *page, gint64 run, const char *parent_json)
 {
   page->fork_run = run;
   g_free (page->fork_parent_json);
   page->fork_parent_json = run ? g_strdup (parent_json) : NULL;
   gtk_widget_set_visible (GTK_WIDGET (page->fork_row), run != 0);
-  nl_training_page_form_set_sensitive (page, page->state != NL_TRAINING_STARTING && page->state != NL_TRAINING_RUNNING
+  _nl_training_page_form_set_sensitive (page, page->state != NL_TRAINING_STARTING && page->state != NL_TRAINING_RUNNING
                                                && page->state != NL_TRAINING_PAUSED);
-  nl_training_page_form_update_subtitle (page);
-  nl_training_page_update_actions (page);
+  _nl_training_page_form_update_subtitle (page);
+  _nl_training_page_update_actions (page);
 }

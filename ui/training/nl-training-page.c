@@ -5,6 +5,8 @@
  * nl-training-page-form.c and -settings.c, the dashboard is its own widget
  * (nl-training-dashboard.c). */
 #include "ui/training/nl-training-page-private.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "ui/training/nl-sweep-dialog.h"
 
 #include <string.h>
@@ -23,12 +25,12 @@ session_active (NlTrainingPage *page)
 
 /* The one place that decides what can be done now. */
 void
-nl_training_page_update_actions (NlTrainingPage *page)
+_nl_training_page_update_actions (NlTrainingPage *page)
 {
   GtkWidget *w = GTK_WIDGET (page);
   gboolean going = page->session != NULL || page->job != NULL;
   const char *why = NULL;
-  gboolean ready = !session_active (page) && nl_training_page_form_ready (page, &why);
+  gboolean ready = !session_active (page) && _nl_training_page_form_ready (page, &why);
 
   gtk_widget_action_set_enabled (w, "training.start", ready);
   gtk_widget_action_set_enabled (w, "training.sweep", ready && page->fork_run == 0);
@@ -38,15 +40,15 @@ nl_training_page_update_actions (NlTrainingPage *page)
                                                          && !page->stop_requested);
   gtk_widget_action_set_enabled (w, "training.stop", going && !page->stop_requested);
   gtk_widget_action_set_enabled (w, "training.cancel-fork", page->fork_run != 0 && !session_active (page));
-  nl_training_page_form_set_sensitive (page, !session_active (page));
+  _nl_training_page_form_set_sensitive (page, !session_active (page));
   /* a job's run is followed in the project like any other process's */
   nl_training_dashboard_set_follow_blocked (page->dashboard, session_active (page) && !page->job);
   if (page->state == NL_TRAINING_IDLE && !nl_training_dashboard_get_followed_run (page->dashboard) && page->ws)
-    nl_training_dashboard_set_status (page->dashboard, why ? why : "Ready to start");
+    nl_training_dashboard_set_status (page->dashboard, why ? why : _("Ready to start"));
 }
 
 void
-nl_training_page_show_error (NlTrainingPage *page, const char *message)
+_nl_training_page_show_error (NlTrainingPage *page, const char *message)
 {
   g_free (page->error);
   page->error = g_strdup (message);
@@ -64,7 +66,7 @@ hide_error (NlTrainingPage *page)
 static void
 set_status (NlTrainingPage *page, const char *what)
 {
-  g_autofree char *text = page->run > 0 ? g_strdup_printf ("Run %" G_GINT64_FORMAT " · %s", page->run, what)
+  g_autofree char *text = page->run > 0 ? g_strdup_printf (_("Run %" PRId64 " · %s"), page->run, what)
                                         : g_strdup (what);
   nl_training_dashboard_set_status (page->dashboard, text);
 }
@@ -185,7 +187,7 @@ on_event (NlSession *s, const NlSessionEvent *e, gpointer data)
       notify (page, NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS);
       break;
     case NL_SESSION_EVENT_ERROR:
-      nl_training_page_show_error (page, e->message);
+      _nl_training_page_show_error (page, e->message);
       break;
     case NL_SESSION_EVENT_FINISHED:
       {
@@ -198,7 +200,7 @@ on_event (NlSession *s, const NlSessionEvent *e, gpointer data)
         page->state = !g_strcmp0 (e->status, "finished") ? NL_TRAINING_FINISHED
                       : !g_strcmp0 (e->status, "stopped") ? NL_TRAINING_STOPPED : NL_TRAINING_FAILED;
         if (page->state == NL_TRAINING_FAILED && !page->error && e->message)
-          nl_training_page_show_error (page, e->message);
+          _nl_training_page_show_error (page, e->message);
         nl_training_dashboard_log (page->dashboard, page->state == NL_TRAINING_FAILED ? "ERROR" : "STATUS", line);
         set_status (page, line);
         page->session_done = TRUE;
@@ -228,7 +230,7 @@ session_wake (gpointer data)
       page->session_done = FALSE;
       page->stop_requested = FALSE;
     }
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
   return G_SOURCE_REMOVE;
 }
 
@@ -309,9 +311,9 @@ static void
 start_failed (NlTrainingPage *page, const char *message)
 {
   page->state = NL_TRAINING_FAILED;
-  nl_training_page_show_error (page, message);
+  _nl_training_page_show_error (page, message);
   nl_training_dashboard_log (page->dashboard, "ERROR", message);
-  set_status (page, "could not start");
+  set_status (page, _("could not start"));
 }
 
 static void
@@ -329,7 +331,7 @@ start_done (GObject *source, GAsyncResult *res, gpointer data)
   if (!ok)
     {
       start_failed (page, error->message);
-      nl_training_page_update_actions (page);
+      _nl_training_page_update_actions (page);
       return;
     }
   page->session = g_steal_pointer (&r->session);
@@ -350,7 +352,7 @@ start_done (GObject *source, GAsyncResult *res, gpointer data)
       page->last_metrics_notify = g_get_monotonic_time ();
       set_status (page, "starting…");
     }
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 static void
@@ -362,11 +364,11 @@ start_request (NlTrainingPage *page, StartRequest *r)
   page->run = 0;
   nl_training_dashboard_stop_following (page->dashboard);  /* the dashboard is this run's now */
   hide_error (page);
-  set_status (page, "Preparing…");
+  set_status (page, _("Preparing…"));
   nl_workspace_busy_push (r->ws);
-  g_task_set_task_data (task, r, (GDestroyNotify) start_request_free);
+  g_task_set_task_data (task, r, (GDestroyNotify) _start_request_free);
   g_task_run_in_thread (task, start_thread);
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 /* ---- actions ---- */
@@ -375,24 +377,25 @@ static void
 action_start (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  g_assert (NL_IS_TRAINING_PAGE (widget));
   g_autoptr (GError) error = NULL;
   StartRequest *r;
   if (session_active (page))
     return;
-  if (nl_training_page_mpi_wanted (page))
+  if (_nl_training_page_mpi_wanted (page))
     {
       hide_error (page);
-      if (!nl_training_page_mpi_start (page, &error))
+      if (!_nl_training_page_mpi_start (page, &error))
         {
-          nl_training_page_show_error (page, error->message);
+          _nl_training_page_show_error (page, error->message);
           nl_training_dashboard_log (page->dashboard, "ERROR", error->message);
         }
-      nl_training_page_update_actions (page);
+      _nl_training_page_update_actions (page);
       return;
     }
-  if (!(r = nl_training_page_form_request (page, &error)))
+  if (!(r = _nl_training_page_form_request (page, &error)))
     {
-      nl_training_page_show_error (page, error->message);
+      _nl_training_page_show_error (page, error->message);
       return;
     }
   start_request (page, r);
@@ -403,6 +406,7 @@ static void
 action_sweep (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  g_assert (NL_IS_TRAINING_PAGE (widget));
   g_autoptr (GError) error = NULL;
   StartRequest *r;
   NlSweepDialog *dialog;
@@ -410,9 +414,9 @@ action_sweep (GtkWidget *widget, const char *name, GVariant *param)
 
   if (session_active (page) || page->fork_run)
     return;
-  if (!(r = nl_training_page_form_request (page, &error)))
+  if (!(r = _nl_training_page_form_request (page, &error)))
     {
-      nl_training_page_show_error (page, error->message);
+      _nl_training_page_show_error (page, error->message);
       return;
     }
   dialog = nl_sweep_dialog_new (page->ws, r->network, r->pipeline, &r->rc);
@@ -420,18 +424,19 @@ action_sweep (GtkWidget *widget, const char *name, GVariant *param)
     gtk_window_set_transient_for (GTK_WINDOW (dialog), GTK_WINDOW (root));
   gtk_window_set_modal (GTK_WINDOW (dialog), TRUE);
   gtk_window_present (GTK_WINDOW (dialog));
-  start_request_free (r);
+  _start_request_free (r);
 }
 
 static void
 action_pause (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  g_assert (NL_IS_TRAINING_PAGE (widget));
   if (page->job)
     {
       if (page->state == NL_TRAINING_RUNNING)
-        nl_training_page_mpi_pause (page);
-      nl_training_page_update_actions (page);
+        _nl_training_page_mpi_pause (page);
+      _nl_training_page_update_actions (page);
       return;
     }
   if (!page->session || page->state != NL_TRAINING_RUNNING)
@@ -439,18 +444,19 @@ action_pause (GtkWidget *widget, const char *name, GVariant *param)
   nl_session_pause (page->session);
   page->state = NL_TRAINING_PAUSED;
   set_status (page, "pausing…");
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 static void
 action_resume (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  g_assert (NL_IS_TRAINING_PAGE (widget));
   if (page->job)
     {
       if (page->state == NL_TRAINING_PAUSED)
-        nl_training_page_mpi_resume (page);
-      nl_training_page_update_actions (page);
+        _nl_training_page_mpi_resume (page);
+      _nl_training_page_update_actions (page);
       return;
     }
   if (!page->session || page->state != NL_TRAINING_PAUSED)
@@ -458,17 +464,18 @@ action_resume (GtkWidget *widget, const char *name, GVariant *param)
   nl_session_resume (page->session);
   page->state = NL_TRAINING_RUNNING;
   set_status (page, "running");
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 static void
 action_stop (GtkWidget *widget, const char *name, GVariant *param)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (widget);
+  g_assert (NL_IS_TRAINING_PAGE (widget));
   if (page->job)
     {
-      nl_training_page_mpi_stop (page);
-      nl_training_page_update_actions (page);
+      _nl_training_page_mpi_stop (page);
+      _nl_training_page_update_actions (page);
       return;
     }
   if (!page->session)
@@ -476,24 +483,28 @@ action_stop (GtkWidget *widget, const char *name, GVariant *param)
   nl_session_stop (page->session);
   page->stop_requested = TRUE;
   set_status (page, "stopping…");
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 static void
 action_cancel_fork (GtkWidget *widget, const char *name, GVariant *param)
 {
-  nl_training_page_form_set_fork (NL_TRAINING_PAGE (widget), 0, NULL);
+  g_assert (NL_IS_TRAINING_PAGE (widget));
+  _nl_training_page_form_set_fork (NL_TRAINING_PAGE (widget), 0, NULL);
 }
 
 static void
 action_dismiss_error (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_TRAINING_PAGE (widget));
   hide_error (NL_TRAINING_PAGE (widget));
 }
 
 static void
 action_export (GtkWidget *widget, const char *name, GVariant *param)
 {
+  g_assert (NL_IS_TRAINING_PAGE (widget));
+  g_assert (g_variant_is_of_type (param, G_VARIANT_TYPE_STRING));
   nl_training_dashboard_export (NL_TRAINING_PAGE (widget)->dashboard, g_variant_get_string (param, NULL));
 }
 
@@ -503,7 +514,7 @@ static void
 workspace_changed (NlWorkspace *ws, guint what, NlTrainingPage *page)
 {
   if (what & (NL_WORKSPACE_NETWORKS | NL_WORKSPACE_PIPELINES))
-    nl_training_page_form_reload (page);
+    _nl_training_page_form_reload (page);
   if (what & (NL_WORKSPACE_RUNS | NL_WORKSPACE_METRICS))
     nl_training_dashboard_follow_poll (page->dashboard);
 }
@@ -518,7 +529,7 @@ nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws)
   if (page->ws)
     g_signal_handlers_disconnect_by_func (page->ws, workspace_changed, page);
   abandon_session (page);
-  nl_training_page_mpi_abandon (page);
+  _nl_training_page_mpi_abandon (page);
   g_cancellable_cancel (page->form_cancel);
   g_clear_object (&page->form_cancel);
   g_cancellable_cancel (page->size_cancel);
@@ -533,16 +544,16 @@ nl_training_page_set_workspace (NlTrainingPage *page, NlWorkspace *ws)
   page->lists_loading = page->prefill_loading = 0;
   page->stop_requested = FALSE;
   hide_error (page);
-  nl_training_page_form_set_fork (page, 0, NULL);
-  nl_training_dashboard_reset (page->dashboard, "No Run Yet", 0, 0, 0, NULL);
+  _nl_training_page_form_set_fork (page, 0, NULL);
+  nl_training_dashboard_reset (page->dashboard, _("No Run Yet"), 0, 0, 0, NULL);
   if (ws)
     {
-      g_signal_connect (ws, "changed", G_CALLBACK (workspace_changed), page);
-      nl_training_page_form_reload (page);
+      g_signal_connect_object (ws, "changed", G_CALLBACK (workspace_changed), page, 0);
+      _nl_training_page_form_reload (page);
       nl_training_dashboard_follow_poll (page->dashboard);
     }
   nl_training_group_set_workspace (page->training, ws);
-  nl_training_page_update_actions (page);
+  _nl_training_page_update_actions (page);
 }
 
 /* ---- GObject ---- */
@@ -551,9 +562,11 @@ static void
 nl_training_page_dispose (GObject *object)
 {
   NlTrainingPage *page = NL_TRAINING_PAGE (object);
+  /* before the session stops, not at the end of dispose (where the handler
+   * would go by itself): its end reports to the workspace */
   if (page->ws)
     g_signal_handlers_disconnect_by_func (page->ws, workspace_changed, page);
-  nl_training_page_mpi_abandon (page);
+  _nl_training_page_mpi_abandon (page);
   if (page->session)
     {
       /* the one place the GUI waits for the worker: stop is honoured
@@ -562,7 +575,7 @@ nl_training_page_dispose (GObject *object)
       g_clear_pointer (&page->session, nl_session_free);
     }
   g_clear_object (&page->session_ws);
-  nl_training_page_form_dispose (page);
+  _nl_training_page_form_dispose (page);
   g_clear_object (&page->ws);
   gtk_widget_dispose_template (GTK_WIDGET (page), NL_TYPE_TRAINING_PAGE);
   G_OBJECT_CLASS (nl_training_page_parent_class)->dispose (object);
@@ -617,10 +630,10 @@ nl_training_page_init (NlTrainingPage *page)
 {
   gtk_widget_init_template (GTK_WIDGET (page));
   page->form_cancel = g_cancellable_new ();
-  nl_training_page_form_init (page);
-  nl_training_dashboard_reset (page->dashboard, "No Run Yet", 0, 0, 0, NULL);
-  nl_training_dashboard_set_status (page->dashboard, "Open a project to train");
-  nl_training_page_update_actions (page);
+  _nl_training_page_form_init (page);
+  nl_training_dashboard_reset (page->dashboard, _("No Run Yet"), 0, 0, 0, NULL);
+  nl_training_dashboard_set_status (page->dashboard, _("Open a project to train"));
+  _nl_training_page_update_actions (page);
 }
 
 /* ---- public API ---- */
@@ -634,10 +647,10 @@ nl_training_page_prefill_from_run (NlTrainingPage *page, gint64 run)
     return;
   if (session_active (page))
     {
-      nl_workspace_toast (page->ws, "A run is going: stop it before forking another");
+      nl_workspace_toast (page->ws, _("A run is going: stop it before forking another"));
       return;
     }
-  nl_training_page_form_prefill (page, run);
+  _nl_training_page_form_prefill (page, run);
 }
 
 void
@@ -649,10 +662,10 @@ nl_training_page_resume_run (NlTrainingPage *page, gint64 run)
     return;
   if (session_active (page))
     {
-      nl_workspace_toast (page->ws, "A run is going: stop it before resuming another");
+      nl_workspace_toast (page->ws, _("A run is going: stop it before resuming another"));
       return;
     }
-  start_request (page, nl_training_page_form_resume_request (page, run));
+  start_request (page, _nl_training_page_form_resume_request (page, run));
 }
 
 NlTrainingState

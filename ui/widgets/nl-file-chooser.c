@@ -1,6 +1,7 @@
 /* nl-file-chooser.c — one modal GtkFileChooserNative for a widget (see
  * nl-file-chooser.h). */
 #include "ui/widgets/nl-file-chooser.h"
+#include <glib/gi18n.h>
 
 #define PENDING_KEY "nl-file-chooser"
 
@@ -78,7 +79,7 @@ nl_choose_file (GtkWidget *owner, GtkFileChooserAction action, const char *title
 
   root = gtk_widget_get_root (owner);
   chooser = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, action,
-                                         accept_label, "_Cancel");
+                                         accept_label, _("_Cancel"));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
   if (filter)
     gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);

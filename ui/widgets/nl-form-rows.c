@@ -1,5 +1,6 @@
 /* nl-form-rows.c — the rows of settings forms, one line per setting. */
 #include "ui/widgets/nl-form-rows.h"
+#include <glib/gi18n.h>
 #include "engine/session/nl-run-pipeline.h"
 
 #include <math.h>
@@ -129,6 +130,15 @@ GListModel *
 nl_form_strings (const char *const *items)
 {
   return G_LIST_MODEL (gtk_string_list_new (items));
+}
+
+GListModel *
+nl_form_titles (const char *const *items)
+{
+  GtkStringList *list = gtk_string_list_new (NULL);
+  for (; *items; items++)
+    gtk_string_list_append (list, _(*items));
+  return G_LIST_MODEL (list);
 }
 
 void

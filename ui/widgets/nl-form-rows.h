@@ -28,6 +28,8 @@ GtkSwitch *nl_form_rows_switch (NlFormRows *r, GtkWidget *parent, const char *ke
 AdwComboRow *nl_form_rows_combo (NlFormRows *r, GtkWidget *parent, const char *key, const char *title,
                                  const char *subtitle, GListModel *model);
 GListModel *nl_form_strings (const char *const *items);
+/* the same of titles marked N_(): each shown translated */
+GListModel *nl_form_titles (const char *const *items);
 /* Shows or hides the row CONTROL sits in. */
 void nl_form_set_row_visible (GtkWidget *control, gboolean visible);
 

@@ -2,6 +2,8 @@
  * chooser after them, and the export on a worker thread (see
  * nl-onnx-export-dialog.h). */
 #include "ui/widgets/nl-onnx-export-dialog.h"
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include "engine/formats/onnx/nl-onnx-export.h"
 #include "engine/session/nl-run-model.h"
 #include "engine/session/nl-run-onnx.h"
@@ -85,11 +87,11 @@ export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
     }
   info = nl_project_get_run (p, run, NULL);
   if (j->run > 0)
-    msg = g_strdup_printf ("Exported checkpoint %" G_GINT64_FORMAT " of “%s” to “%s”", ckpt,
-                           info ? info->name : "the run", base);
+    msg = g_strdup_printf (_("Exported checkpoint %" PRId64 " of “%s” to “%s”"), ckpt,
+                           info ? info->name : _("the run"), base);
   else
-    msg = g_strdup_printf ("Exported “%s” with the weights of run “%s” to “%s”", j->network, info ? info->name : "?",
-                           base);
+    msg = g_strdup_printf (_("Exported “%s” with the weights of run “%s” to “%s”"), j->network,
+                           info ? info->name : "?", base);
   g_task_return_pointer (task, msg, g_free);
 }
 
@@ -124,7 +126,7 @@ export_done (GObject *source, GAsyncResult *res, gpointer data)
   if (msg)
     nl_workspace_toast (j->ws, "%s", msg);
   else
-    nl_workspace_toast (j->ws, "Could not export ONNX: %s", error->message);
+    nl_workspace_toast (j->ws, _("Could not export ONNX: %s"), error->message);
 }
 
 /* ---- the dialog ---- */
@@ -150,7 +152,8 @@ choose_file (NlOnnxExportDialog *self)
   gtk_file_filter_set_name (filter, "ONNX models");
   gtk_file_filter_add_pattern (filter, "*.onnx");
   g_strdelimit (name, "/\\", '-');
-  nl_choose_file (self->owner, GTK_FILE_CHOOSER_ACTION_SAVE, "Export ONNX", "_Export", name, filter, file_chosen, j,
+  nl_choose_file (self->owner, GTK_FILE_CHOOSER_ACTION_SAVE, _("Export ONNX"), _("_Export"), name, filter,
+                  file_chosen, j,
                   (GDestroyNotify) export_job_free);
 }
 
@@ -220,8 +223,8 @@ nl_onnx_export_dialog_new (GtkWidget *owner, NlWorkspace *ws, gint64 run, const 
   root = gtk_widget_get_root (owner);
   self = g_object_new (NL_TYPE_ONNX_EXPORT_DIALOG, "transient-for", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
                        "body",
-                       run > 0 ? "The run's inference graph with its weights, for onnxruntime, Netron or TensorRT."
-                               : "The network with the weights of its newest run, trained or imported.",
+                       run > 0 ? _("The run's inference graph with its weights, for onnxruntime, Netron or TensorRT.")
+                               : _("The network with the weights of its newest run, trained or imported."),
                        NULL);
   self->owner = g_object_ref (owner);
   self->ws = g_object_ref (ws);

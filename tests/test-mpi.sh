@@ -198,13 +198,14 @@ out=$(timeout 120 "${mpi[@]}" "$cli" sweep --project "$W2" "${sw[@]}" --parallel
   && ok "sweep --parallel 2 under mpirun: refused with one message, nothing stored" || not_ok "--parallel under mpirun (rc $rc)" "$out"
 
 # the GUI's Pause: SIGTSTP to mpirun stops every rank; stopped for longer
-# than the collective timeout (2 s here), the job goes on after SIGCONT
+# than the collective timeout (10 s here: shorter, a loaded machine's
+# checkpoint write can outlast it), the job goes on after SIGCONT
 # (stopped time is no dead peer), and SIGTERM ends it as a stopped run
 # (100000 epochs: 1000 of this small set end in 40 s on a fast machine,
 # before the SIGTERM comes)
 S="$tmp/s.netloom"
 "$cli" project new "$S" >/dev/null
-"${mpi[@]}" -x NETLOOM_COLLECTIVE_TIMEOUT=2 "$cli" train --project "$S" --dataset "$D" \
+"${mpi[@]}" -x NETLOOM_COLLECTIVE_TIMEOUT=10 "$cli" train --project "$S" --dataset "$D" \
   --network "$src/data/networks/mlp.json" --epochs 100000 --batch-size 16 --threads 1 >"$tmp/pause.out" 2>&1 &
 job=$!
 for i in $(seq 300); do "$cli" runs --project "$S" 2>/dev/null | grep -q 'epochs 1/' && break; sleep 0.2; done
@@ -215,11 +216,11 @@ for i in $(seq 600); do
   [ "$states" = T ] && break
   sleep 0.1
 done
-sleep 4   # stopped for longer than the collective timeout: wall-clock time only
+sleep 12   # stopped for longer than the collective timeout: wall-clock time only
 kill -CONT $job
 sleep 3
 if [ "$states" = T ] && kill -0 $job 2>/dev/null; then
-  ok "SIGTSTP to mpirun stops every rank; 5 s stopped (timeout 2 s), the job goes on after SIGCONT"
+  ok "SIGTSTP to mpirun stops every rank; 12 s stopped (timeout 10 s), the job goes on after SIGCONT"
 else
   not_ok "pause of the job (rank states '$states')" "$(cat "$tmp/pause.out")"
 fi

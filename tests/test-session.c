@@ -890,6 +890,10 @@ main (int argc, char **argv)
   int status;
 
   g_test_init (&argc, &argv, NULL);
+  /* a hook acting on an event (stop at the first batch, pause, stop at a
+   * checkpoint) acts at that moment of training, however loaded the
+   * machine: the worker waits until each event is drained */
+  g_setenv ("NETLOOM_TEST_SESSION_LOCKSTEP", "1", TRUE);
   data_dir = g_dir_make_tmp ("netloom-session-data-XXXXXX", NULL);
   write_idx ("train-images-idx3-ubyte", TRUE, 600, 20, 1);
   write_idx ("train-labels-idx1-ubyte", FALSE, 600, 20, 1);

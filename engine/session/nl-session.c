@@ -51,6 +51,13 @@ struct NlSession {
   int draining;
   gboolean free_pending;
 
+  /* tests (NETLOOM_TEST_SESSION_LOCKSTEP=1): the worker waits after each
+   * event until the owner has drained it, so that a test acting on an event
+   * acts at that moment of training however slow its main loop is; off
+   * once the owner waits for the worker */
+  gboolean lockstep;
+  guint64 pushed, drained;
+
   /* the worker's own: BATCH coalescing */
   gint64 last_batch_us;
   NlSessionEvent pending;
@@ -110,6 +117,9 @@ push (NlSession *s, const NlSessionEvent *e)
   copy->run = s->run;
   g_async_queue_push (s->queue, copy);
   schedule_wakeup_locked (s);
+  s->pushed++;
+  while (s->lockstep && s->drained < s->pushed)
+    g_cond_wait (&s->cond, &s->lock);
   g_mutex_unlock (&s->lock);
 }
 
@@ -311,6 +321,7 @@ session_new (NlProject *p, Kind kind, const char *name, const NlRunConfig *cfg, 
   g_mutex_init (&s->lock);
   g_cond_init (&s->cond);
   s->state = NL_SESSION_IDLE;
+  s->lockstep = g_strcmp0 (g_getenv ("NETLOOM_TEST_SESSION_LOCKSTEP"), "1") == 0;
   return s;
 }
 
@@ -546,6 +557,10 @@ nl_session_drain (NlSession *s, NlSessionEventFunc func, gpointer user)
         func (s, e, user);
       event_free (e);
       n++;
+      g_mutex_lock (&s->lock);
+      s->drained++;
+      g_cond_broadcast (&s->cond);
+      g_mutex_unlock (&s->lock);
     }
   if (--s->draining == 0 && s->free_pending)
     {
@@ -611,6 +626,10 @@ void
 nl_session_wait (NlSession *s)
 {
   g_return_if_fail (s != NULL);
+  g_mutex_lock (&s->lock);
+  s->lockstep = FALSE;
+  g_cond_broadcast (&s->cond);
+  g_mutex_unlock (&s->lock);
   if (s->thread)
     g_thread_join (g_steal_pointer (&s->thread));
 }

@@ -28,13 +28,7 @@ nl_graph_free (NlGraph *g)
 int64_t
 nl_graph_estimate_macs (const NlOpDef *def, const NlShape *out, const NlShape *weights)
 {
-  if (strcmp (def->name, "Dense") == 0 || strcmp (def->name, "Conv2D") == 0)
-    {
-      /* every output element reads one weight row / filter */
-      int64_t per_out = weights[0].ndim > 0 ? nl_shape_numel (&weights[0]) / weights[0].d[0] : 0;
-      return nl_shape_numel (out) * per_out;
-    }
-  return nl_shape_numel (out);
+  return def->macs ? def->macs (out, weights) : nl_shape_numel (out);
 }
 
 static gboolean
@@ -55,7 +49,7 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
     in[i] = nl_graph_value (g, n->in[i])->shape;
   ic = (NlInferCtx) { .p = n->params, .training = g->opts.training, .n_data = n->n_data, .in = in,
                       .weights = n->weights, .aux = n->aux, .saved = n->saved, .out = out };
-  if (!n->def->infer_shape (&ic, &local))
+  if (!nl_op_infer_shape (n->def, &ic, &local))
     {
       GString *shapes = g_string_new (NULL);
       for (int i = 0; i < n->n_data; i++)

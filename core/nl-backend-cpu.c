@@ -1,8 +1,8 @@
 /* nl-backend-cpu.c — the CPU as a backend: memory is the process's
  * (64-byte aligned), copies are memcpy, nothing is queued, the engine's
- * kernels are plain C threaded with OpenMP. Its ops' kernels are the
- * NlOpDef's own (ops/), so it has no op_kernels member. Its collectives
- * are MPI's on host memory (nl-comm.c). */
+ * kernels are plain C threaded with OpenMP. Its ops' kernels are the table
+ * ops/cpu registers (nl_backend_cpu_set_op_kernels). Its collectives are
+ * MPI's on host memory (nl-comm.c). */
 #include "core/nl-backend-cpu.h"
 #include "core/nl-comm.h"
 #include "core/nl-threads.h"
@@ -86,6 +86,30 @@ cpu_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GEr
   return nl_comm_broadcast (comm, x, nbytes, root, error);
 }
 
+/* Set before main by ops/cpu, read-only after: no lock. */
+static struct {
+  const void *const *kernels;
+  const char *const *names;
+  int n;
+} cpu_ops;
+
+void
+nl_backend_cpu_set_op_kernels (const void *const *kernels, const char *const *names, int n)
+{
+  cpu_ops.kernels = kernels;
+  cpu_ops.names = names;
+  cpu_ops.n = n;
+}
+
+static const void *
+cpu_op_kernels (NlBackend *b, int op_id, const char *op_name)
+{
+  (void) b;
+  if (op_id < 0 || op_id >= cpu_ops.n || g_strcmp0 (cpu_ops.names[op_id], op_name) != 0)
+    return NULL;
+  return cpu_ops.kernels[op_id];
+}
+
 static const NlBackendInterface cpu_iface = {
   .name = "cpu",
   .host_visible = TRUE,
@@ -101,6 +125,7 @@ static const NlBackendInterface cpu_iface = {
   .allreduce_sum = cpu_allreduce_sum,
   .broadcast = cpu_broadcast,
   .optim_update = nl_backend_cpu_optim_update,
+  .op_kernels = cpu_op_kernels,
 };
 
 NlBackend *

@@ -85,7 +85,7 @@ typedef struct {
   /* optional: the kernels of the op with that registry id and list name
    * (ops/ knows their type), NULL when it has none or its op of that id
    * has another name (a backend built with another op list). NULL member:
-   * the ops' own CPU kernels (the CPU backend). */
+   * a backend that runs no ops. */
   const void *(*op_kernels) (NlBackend *b, int op_id, const char *op_name);
 
   /* optional collectives over comm, in place, on this device's buffers;
@@ -110,6 +110,10 @@ NlBackend *nl_backend_get (NlDevice device, GError **error);
 void nl_backend_shutdown_all (void);
 /* The CPU's; never fails. */
 NlBackend *nl_backend_cpu (void);
+/* The CPU's op kernels by registry id, with each id's op list name, as the
+ * CUDA module hands the loader its own: ops/cpu/nl-cpu-ops.c registers
+ * them once, before main. Entries may be NULL (an op without CPU kernels). */
+void nl_backend_cpu_set_op_kernels (const void *const *kernels, const char *const *names, int n);
 
 /* "1,073,741,824": how out-of-memory errors write byte counts (free it). */
 char *nl_backend_format_bytes (guint64 nbytes);

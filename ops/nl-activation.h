@@ -1,4 +1,4 @@
-/* nl-activation.h — Activation and LeakyReLU as their CPU kernels
+/* nl-activation.h — Activation and LeakyReLU as their definitions, CPU kernels
  * (ops/cpu/activation.c) and CUDA kernels (ops/cuda/activation.cu) see
  * them: parameters, typed arguments, and the per-element formulas both
  * compute. Every backward is written in terms of the output y. */

@@ -1,4 +1,4 @@
-/* nl-arith.h — the element-wise Mul and Sub as their CPU kernels
+/* nl-arith.h — the element-wise Mul and Sub as their definitions, CPU kernels
  * (ops/cpu/arith.c) and CUDA kernels (ops/cuda/arith.cu) see them.
  *
  * Either two data inputs of the same shape (as Add takes them), or one

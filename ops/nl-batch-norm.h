@@ -1,4 +1,4 @@
-/* nl-batch-norm.h — BatchNorm as its CPU kernels (ops/cpu/batch_norm.c)
+/* nl-batch-norm.h — BatchNorm as its definition, CPU kernels (ops/cpu/batch_norm.c)
  * and CUDA kernels (ops/cuda/batch_norm.cu) see it: parameters, slots,
  * typed arguments. */
 #pragma once

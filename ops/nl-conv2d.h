@@ -1,4 +1,4 @@
-/* nl-conv2d.h — Conv2D as its CPU kernels (ops/cpu/conv2d.c) and CUDA
+/* nl-conv2d.h — Conv2D as its definition, CPU kernels (ops/cpu/conv2d.c) and CUDA
  * kernels (ops/cuda/conv2d.cu) see it: parameters, typed arguments. */
 #pragma once
 

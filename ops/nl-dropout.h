@@ -1,4 +1,4 @@
-/* nl-dropout.h — Dropout as its CPU kernels (ops/cpu/dropout.c) and CUDA
+/* nl-dropout.h — Dropout as its definition, CPU kernels (ops/cpu/dropout.c) and CUDA
  * kernels (ops/cuda/dropout.cu) see it: parameters, typed arguments. */
 #pragma once
 

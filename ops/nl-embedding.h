@@ -1,4 +1,4 @@
-/* nl-embedding.h — Embedding as its CPU kernels (ops/cpu/embedding.c) and
+/* nl-embedding.h — Embedding as its definition, CPU kernels (ops/cpu/embedding.c) and
  * CUDA kernels (ops/cuda/embedding.cu) see it: parameters, typed arguments. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* nl-gelu.h — GELU as its CPU kernels (ops/cpu/gelu.c) and CUDA kernels
+/* nl-gelu.h — GELU as its definition, CPU kernels (ops/cpu/gelu.c) and CUDA kernels
  * (ops/cuda/gelu.cu) see it: parameters, typed arguments, constants and
  * the per-element formulas both compute. */
 #pragma once

@@ -1,4 +1,4 @@
-/* nl-layer-norm.h — LayerNorm as its CPU kernels (ops/cpu/layer_norm.c)
+/* nl-layer-norm.h — LayerNorm as its definition, CPU kernels (ops/cpu/layer_norm.c)
  * and CUDA kernels (ops/cuda/layer_norm.cu) see it: parameters, slots,
  * typed arguments. */
 #pragma once

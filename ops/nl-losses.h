@@ -1,4 +1,4 @@
-/* nl-losses.h — the losses as their CPU kernels (ops/cpu/losses.c) and
+/* nl-losses.h — the losses as their definitions, CPU kernels (ops/cpu/losses.c) and
  * CUDA kernels (ops/cuda/losses.cu) see them: parameters, typed arguments.
  * The elementwise losses' per-element formulas are in nl-loss-elementwise.h. */
 #pragma once

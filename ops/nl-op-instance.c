@@ -31,12 +31,13 @@ nl_op_instance_new (const NlOpDef *def, const char *const *params,
   if (!nl_params_validate (def, inst->p, error))
     goto fail;
   inst->args = nl_op_args_new (def, inst->p);
+  inst->kernels = nl_op_kernels (def, nl_backend_cpu ());
 
   for (int i = 0; i < 8; i++)
     wshape[i] = ashape[i] = sshape[i] = NL_SHAPE_ABSENT;
   ic = (NlInferCtx) { .p = inst->p, .training = training, .n_data = n_data, .in = in_shapes,
                       .weights = wshape, .aux = ashape, .saved = sshape, .out = oshape };
-  if (!def->infer_shape (&ic, error))
+  if (!nl_op_infer_shape (def, &ic, error))
     goto fail;
 
   inst->in = g_new0 (NlTensor *, inst->n_in);
@@ -89,8 +90,8 @@ nl_op_instance_free (NlOpInstance *inst)
 {
   if (!inst)
     return;
-  if (inst->state && inst->def->free_state)
-    inst->def->free_state (inst->state);
+  if (inst->state && inst->kernels.free_state)
+    inst->kernels.free_state (inst->state);
   unref_array (inst->in, inst->n_in);
   unref_array (inst->in_grad, inst->n_in);
   unref_array (inst->aux, inst->def->n_aux);
@@ -116,13 +117,14 @@ gboolean
 nl_op_instance_forward (NlOpInstance *inst, GError **error)
 {
   NlOpCtx ctx = make_ctx (inst);
-  return inst->def->forward (&ctx, error);
+  g_return_val_if_fail (inst->kernels.forward != NULL, FALSE);
+  return inst->kernels.forward (&ctx, error);
 }
 
 gboolean
 nl_op_instance_backward (NlOpInstance *inst, GError **error)
 {
   NlOpCtx ctx = make_ctx (inst);
-  g_return_val_if_fail (inst->def->backward != NULL, FALSE);
-  return inst->def->backward (&ctx, error);
+  g_return_val_if_fail (inst->kernels.backward != NULL, FALSE);
+  return inst->kernels.backward (&ctx, error);
 }

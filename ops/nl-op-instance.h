@@ -20,7 +20,8 @@ typedef struct {
   NlTensor **saved;
   NlTensor **out_grad;        /* [n_outputs] */
   NlTensor **in_grad;         /* [n_in]; NULL where no gradient flows */
-  void *state;
+  NlOpKernels kernels;        /* the CPU's (nl_op_kernels); a test may set its own */
+  void *state;                /* freed by kernels.free_state */
   guint64 seed, step;
 } NlOpInstance;
 

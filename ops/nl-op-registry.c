@@ -1,8 +1,8 @@
 /* nl-op-registry.c — the operator table and parameter handling shared by
  * every op (nl_op_param_index is in nl-op-param.c). Symbols are weak so a
  * partial tree still links while ops are being written; tests/test-registry
- * asserts that every op is present. CUDA kernels come from the CUDA module
- * (nl_cuda_op_kernels). */
+ * asserts that every op is present. Kernels come from each backend's op
+ * table (ops/cpu/nl-cpu-ops.c, the CUDA module). */
 #include "ops/nl-op-registry.h"
 
 #include <math.h>
@@ -57,9 +57,7 @@ nl_precision_parse (const char *text, NlPrecision *precision)
 NlOpKernels
 nl_op_kernels (const NlOpDef *def, NlBackend *backend)
 {
-  if (!backend->iface->op_kernels)
-    return (NlOpKernels) { def->forward, def->backward, def->free_state };
-  for (int i = 0; i < NL_OP_COUNT; i++)
+  for (int i = 0; backend->iface->op_kernels && i < NL_OP_COUNT; i++)
     if (registry[i] == def)
       {
         const NlOpKernels *k = nl_backend_op_kernels (backend, i, nl_op_list_name ((NlOpId) i));
@@ -102,6 +100,54 @@ nl_op_count_registered (void)
   for (int i = 0; i < NL_OP_COUNT; i++)
     n += registry[i] != NULL;
   return n;
+}
+
+void
+nl_op_input_range (const NlOpDef *def, int *min, int *max)
+{
+  *min = def->variadic ? 1 : def->n_inputs;
+  *max = !def->variadic ? def->n_inputs : def->max_inputs > 0 ? def->max_inputs : NL_MAX_PORTS;
+}
+
+/* "pred, label" */
+static char *
+input_names (const NlOpDef *def)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < def->n_inputs; i++)
+    g_string_append_printf (s, "%s%s", i ? ", " : "", def->inputs[i]);
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+nl_op_infer_shape (const NlOpDef *def, NlInferCtx *ctx, GError **error)
+{
+  static const char *const counts[] = { "no", "one", "two", "three", "four" };
+  int min, max, n = ctx->n_data;
+
+  nl_op_input_range (def, &min, &max);
+  if (n < min || n > max)
+    {
+      g_autofree char *names = input_names (def);
+      if (min == 1 && max == 1)
+        return nl_op_shape_error (error, "%s takes exactly one input, but %d are connected", def->name, n);
+      if (min == max && min < (int) G_N_ELEMENTS (counts))
+        return nl_op_shape_error (error, "%s takes %s inputs (%s), but %d are connected", def->name, counts[min],
+                                  names, n);
+      if (min == max)
+        return nl_op_shape_error (error, "%s takes %d inputs (%s), but %d are connected", def->name, min, names, n);
+      return nl_op_shape_error (error, "%s takes %d %s %d inputs, but %d are connected", def->name, min,
+                                max == min + 1 ? "or" : "to", max, n);
+    }
+  return def->infer_shape (ctx, error);
+}
+
+int64_t
+nl_op_macs_per_weight_row (const NlShape *out, const NlShape *weights)
+{
+  /* every output element reads one weight row / filter */
+  int64_t per_out = weights[0].ndim > 0 ? nl_shape_numel (&weights[0]) / weights[0].d[0] : 0;
+  return nl_shape_numel (out) * per_out;
 }
 
 gboolean

@@ -21,11 +21,18 @@ const char *nl_op_list_name (NlOpId id);
 const NlOpDef *nl_op_get (NlOpId id);
 /* Number of ops registered (== NL_OP_COUNT in a complete build). */
 int nl_op_count_registered (void);
-/* The kernels of def on a backend: the NlOpDef's own where the backend
- * has no op table (the CPU); NULL members when the op has none there. */
+/* The kernels of def on a backend, from the op table its device registered
+ * (ops/cpu/nl-cpu-ops.c, the CUDA module); NULL members when the op has
+ * none there or def is not in the registry. */
 NlOpKernels nl_op_kernels (const NlOpDef *def, NlBackend *backend);
 /* How many ops of the registry have kernels on backend. */
 int nl_op_count_on (NlBackend *backend);
+/* The fewest and most data inputs def takes (NlOpDef.max_inputs). */
+void nl_op_input_range (const NlOpDef *def, int *min, int *max);
+/* Shape inference: checks that ctx->n_data is in def's input range (an
+ * NL_OP_ERROR_SHAPE "Dense takes exactly one input, but 2 are connected"
+ * otherwise), then calls def->infer_shape. Every caller goes through it. */
+gboolean nl_op_infer_shape (const NlOpDef *def, NlInferCtx *ctx, GError **error);
 /* Index of a parameter by name, -1 if none. */
 int nl_op_param_index (const NlOpDef *def, const char *name);
 /* def's typed arguments resolved from validated parameters p (free with

@@ -1,12 +1,15 @@
 /* nl-op.h — what an operator is: one NlOpDef per op, in one registry table.
  *
- * An op declares typed parameters (the GUI inspector and the JSON reader are
- * generated from them), its data inputs, learnable weights and auxiliary
- * states, shape inference, and CPU forward/backward kernels. Adding an op
- * touches its header ops/nl-<op>.h (parameter and slot indices, the typed
- * arguments its kernels read, shared formulas), its own file in ops/cpu/
- * (and ops/cuda/), one line in ops/nl-op-list.h, and its tests; nothing
- * else. ops/ knows nothing of graphs or projects.
+ * An op's definition (NlOpDef, ops/defs/<op>.c) is device-neutral: typed
+ * parameters (the GUI inspector and the JSON reader are generated from
+ * them), its data inputs, learnable weights and auxiliary states, shape
+ * inference and its cost. Its kernels are apart, one NlOpKernels per
+ * device: ops/cpu/<op>.c and ops/cuda/<op>.cu. Adding an op touches its
+ * header ops/nl-<op>.h (parameter and slot indices, the typed arguments its
+ * kernels read, shared formulas), its definition in ops/defs/, its kernels
+ * in ops/cpu/ (and ops/cuda/), one line in ops/nl-op-list.h, its ONNX
+ * export or not-exportable mark, and its tests.
+ * ops/ knows nothing of graphs or projects.
  *
  * Conventions every kernel relies on:
  *  - All tensors a kernel sees are contiguous float32 on the CPU (labels and
@@ -22,7 +25,7 @@
  *  - ctx->aux[] are non-learnable states that persist across steps (running
  *    mean/var); forward updates them in training mode only.
  *  - Kernels may cache per-shape resources (oneDNN primitives, scratch) in
- *    *ctx->state; def->free_state releases them.
+ *    *ctx->state; their free_state releases them.
  *  - Kernels return FALSE with a GError only for data-dependent failures
  *    (an Embedding index out of range, an allocation failure); shape errors
  *    belong in infer_shape. */
@@ -149,17 +152,19 @@ typedef struct {
   gboolean training;
   guint64 seed;               /* for random ops: with step, a counter-based stream */
   guint64 step;
-  void **state;               /* per-node kernel cache, freed by def->free_state */
+  void **state;               /* per-node kernel cache, freed by the kernels' free_state */
   NlBackend *backend;         /* the device's (core/nl-backend.h); on CUDA its context is the NlCudaCtx */
   NlPrecision precision;
 } NlOpCtx;
 
-/* One op's kernels on one device other than the CPU (the CPU's are in the
- * NlOpDef itself). ops/cuda/<op>.cu defines `nl_op_cuda_<c_name>` for each
- * op of ops/nl-op-list.h it implements; nl_op_kernels() finds them, and an
- * op without kernels on a device is reported by the program, not crashed on.
- * Device tensors are float32 and contiguous like the CPU's; their data
- * pointers are device pointers. */
+/* One op's kernels on one device. ops/cpu/<op>.c defines `nl_op_cpu_<c_name>`
+ * and ops/cuda/<op>.cu `nl_op_cuda_<c_name>` for each op of
+ * ops/nl-op-list.h it implements; each device's table of them
+ * (ops/cpu/nl-cpu-ops.c, ops/cuda/nl-cuda-module.c) is handed to its
+ * backend, nl_op_kernels() asks the backend, and an op without kernels on a
+ * device is reported by the program, not crashed on. Device tensors are
+ * float32 and contiguous like the CPU's; their data pointers are device
+ * pointers. */
 typedef struct {
   gboolean (*forward) (NlOpCtx *ctx, GError **error);
   gboolean (*backward) (NlOpCtx *ctx, GError **error);
@@ -175,7 +180,9 @@ struct NlOpDef {
   int n_params;
   const char *const *inputs;  /* data input names, e.g. {"data"}; losses {"pred", "label"} */
   int n_inputs;
-  gboolean variadic;          /* Concat, Add: 1 .. NL_MAX_PORTS inputs all named inputs[0] */
+  gboolean variadic;          /* Concat, Add: 1 .. max_inputs inputs all named inputs[0] */
+  int max_inputs;             /* variadic: most data inputs, 0 = NL_MAX_PORTS; others take
+                                 exactly n_inputs. nl_op_infer_shape checks it first. */
   const char *const *weights; /* {"weight", "bias"} */
   const NlInitHint *weight_init; /* [n_weights] */
   int n_weights;
@@ -189,6 +196,7 @@ struct NlOpDef {
   gboolean is_loss;           /* output is a per-sample loss of shape (N) */
   gboolean no_grad_inputs;    /* data inputs take no gradient (Embedding indices, labels);
                                  losses: the label input (index 1) never takes one */
+  gboolean no_backward;       /* nothing flows back through it (Input): no backward kernel */
 
   /* The typed arguments the kernels read (ctx->args), an NlDenseArgs ...
    * declared in the op's header (ops/nl-<op>.h) for the CPU and CUDA
@@ -198,13 +206,19 @@ struct NlOpDef {
   size_t args_size;
   void (*resolve_args) (const NlParamValue *p, void *args);
 
+  /* Called through nl_op_infer_shape, which has checked the number of
+   * data inputs. */
   gboolean (*infer_shape) (NlInferCtx *ctx, GError **error);
-  gboolean (*forward) (NlOpCtx *ctx, GError **error);
-  gboolean (*backward) (NlOpCtx *ctx, GError **error);
-  void (*free_state) (void *state);
   /* aux initial values (running_var = 1 ...); NULL = zeros */
   void (*init_aux) (NlTensor *const *aux, const NlParamValue *p);
+  /* Multiply-adds of one forward pass for the analysis (out: output 0,
+   * weights as infer_shape gave them); NULL = one per output element. */
+  int64_t (*macs) (const NlShape *out, const NlShape *weights);
 };
+
+/* The macs of an op whose every output element reads one row of weight 0
+ * (Dense's weight row, Conv2D's filter). */
+int64_t nl_op_macs_per_weight_row (const NlShape *out, const NlShape *weights);
 
 /* Set an error about shapes: nl_op_shape_error (error, "expected 4 dims, got %d", n) */
 gboolean nl_op_shape_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);

@@ -1,5 +1,5 @@
 /* nl-structure.h — the structure ops (Flatten, Reshape, Concat, Add,
- * Transpose) as their CPU kernels (ops/cpu/structure.c) and CUDA kernels
+ * Transpose) as their definitions, CPU kernels (ops/cpu/structure.c) and CUDA kernels
  * (ops/cuda/structure.cu) see them: parameters, typed arguments. Only
  * Concat's and Transpose's kernels read a parameter. */
 #pragma once

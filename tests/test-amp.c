@@ -306,12 +306,12 @@ run (NlOpInstance *inst, NlPrecision precision)
                   .in_grad = inst->in_grad, .training = TRUE, .seed = inst->seed, .step = inst->step,
                   .state = &inst->state, .precision = precision };
   nl_tensor_fill (inst->out[0], 1e3f);
-  g_assert_true (inst->def->forward (&ctx, &error));
+  g_assert_true (inst->kernels.forward (&ctx, &error));
   g_assert_no_error (error);
   for (int i = 0; i < inst->n_in; i++)
     if (inst->in_grad[i])
       nl_tensor_fill (inst->in_grad[i], 1e3f);
-  g_assert_true (inst->def->backward (&ctx, &error));
+  g_assert_true (inst->kernels.backward (&ctx, &error));
   g_assert_no_error (error);
 }
 

@@ -26,7 +26,10 @@ test_cpu_memory (void)
   g_assert_cmpstr (b->iface->name, ==, "cpu");
   g_assert_true (b->iface->host_visible);
   g_assert_false (b->iface->in_order);
-  g_assert_null (b->iface->op_kernels); /* the ops' own kernels */
+  /* the table ops/cpu/nl-cpu-ops.c registers, asked by id and list name */
+  g_assert_nonnull (b->iface->op_kernels);
+  g_assert_nonnull (nl_backend_op_kernels (b, 0, "input"));
+  g_assert_null (nl_backend_op_kernels (b, 0, "dense"));
 
   x = nl_backend_alloc (b, 1000 * sizeof (float), "x", &error);
   y = nl_backend_alloc (b, 1000 * sizeof (float), "y", &error);

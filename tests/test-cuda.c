@@ -78,6 +78,7 @@ need_device (const Target *t)
 typedef struct {
   NlBackend *backend;          /* NULL: the CPU stands in for the device (self-tests) */
   const NlOpKernels *kernels;  /* NULL: nl_op_kernels (def, the device) */
+  const NlOpKernels *host;     /* NULL: nl_op_kernels (def, the CPU) */
 } Dev;
 
 typedef struct {
@@ -272,7 +273,7 @@ run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
   int n_data;
   NlOpInstance *inst;
   Side hs = { 0 }, ds = { 0 };
-  NlOpKernels hk = nl_op_kernels (def, nl_backend_cpu ());
+  NlOpKernels hk = d->host ? *d->host : nl_op_kernels (def, nl_backend_cpu ());
   NlOpKernels dk = d->kernels ? *d->kernels : nl_op_kernels (def, device_backend (d));
   GRand *r = nl_op_case_rand (c);
   double tol = c->tol > 0 ? c->tol : F32_TOL;
@@ -439,11 +440,10 @@ test_planted (void)
 {
   static const char *const inputs[] = { "data" }, *const aux[] = { "steps" };
   static const NlOpDef def = { .name = "Twice", .inputs = inputs, .n_inputs = 1, .aux = aux, .n_aux = 1,
-                               .n_saved = 1, .n_outputs = 1, .infer_shape = twice_infer, .forward = twice_fwd,
-                               .backward = twice_bwd };
-  static const NlOpKernels planted = { planted_fwd, planted_bwd, NULL };
+                               .n_saved = 1, .n_outputs = 1, .infer_shape = twice_infer };
+  static const NlOpKernels twice = { twice_fwd, twice_bwd, NULL }, planted = { planted_fwd, planted_bwd, NULL };
   const NlOpCase c = { "Twice", "planted", .in = { "3x50" } };
-  Dev d = { .kernels = &planted };
+  Dev d = { .kernels = &planted, .host = &twice };
 
   for (plant = PL_RIGHT; plant < PL_COUNT; plant++)
     {
@@ -485,9 +485,9 @@ test_coverage (void)
       const NlOpKernels *kp = nl_cuda_op_kernels (id, nl_op_list_name ((NlOpId) id));
       NlOpKernels k = kp ? *kp : (NlOpKernels) { NULL, NULL, NULL };
 
-      if (nl_cuda_compiled () && (!k.forward || (def->backward && !k.backward)))
+      if (nl_cuda_compiled () && (!k.forward || (!def->no_backward && !k.backward)))
         g_string_append_printf (missing, " %s%s%s", def->name, k.forward ? "" : " (no forward)",
-                                def->backward && !k.backward ? " (no backward)" : "");
+                                !def->no_backward && !k.backward ? " (no backward)" : "");
       /* the module's op of this id under another name (a module built with
        * another op list) has no kernels to give */
       g_assert_null (nl_cuda_op_kernels (id, id + 1 < NL_OP_COUNT ? nl_op_list_name ((NlOpId) (id + 1)) : "input"));

@@ -5,6 +5,7 @@
 
 #include "engine/graph/nl-program.h"
 #include "nl-test-util.h"
+#include "ops/nl-op-registry.h"
 
 /* Input (1,6,6) -> conv1 -> bn -> tanh -+-> conv2 -> add -> flatten -> fc
  *                                       +-----------^   (value read twice) */
@@ -158,6 +159,29 @@ test_loss_in_network (void)
   g_assert_true (nl_program_pred (infer) != NULL);
 }
 
+static int64_t
+seven_macs (const NlShape *out, const NlShape *weights)
+{
+  return 7;
+}
+
+/* The multiply-adds come from the op definition's hook; without one, one
+ * per output element. */
+static void
+test_macs_hook (void)
+{
+  const NlOpDef with = { .name = "With", .macs = seven_macs }, without = { .name = "Without" };
+  NlShape out = nl_shape_of (2, 4, 10), w[2] = { nl_shape_of (2, 10, 3), NL_SHAPE_ABSENT };
+
+  g_assert_cmpint (nl_graph_estimate_macs (&with, &out, w), ==, 7);
+  g_assert_cmpint (nl_graph_estimate_macs (&without, &out, w), ==, 40);
+  /* Dense and Conv2D: every output element reads one row of weight 0 */
+  g_assert_cmpint (nl_graph_estimate_macs (nl_op_lookup ("Dense"), &out, w), ==, 40 * 3);
+  w[0] = nl_shape_of (4, 10, 2, 3, 3);
+  g_assert_cmpint (nl_graph_estimate_macs (nl_op_lookup ("Conv2D"), &out, w), ==, 40 * 18);
+  g_assert_cmpint (nl_graph_estimate_macs (nl_op_lookup ("Activation"), &out, w), ==, 40);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -166,5 +190,6 @@ main (int argc, char **argv)
   g_test_add_func ("/graph/structure", test_structure);
   g_test_add_func ("/graph/whole-network-gradient", test_whole_network_gradient);
   g_test_add_func ("/graph/loss-in-network", test_loss_in_network);
+  g_test_add_func ("/graph/macs-hook", test_macs_hook);
   return g_test_run ();
 }

@@ -3,12 +3,17 @@
  * makes an instance; the cases of an op are together; every op and every
  * choice of an enum parameter (each activation type) has a case in each
  * mode, so no new op or choice can skip the gradient check or the
- * comparison with the device. */
+ * comparison with the device; and every op has an ONNX export or an
+ * explicit not-exportable mark (engine/formats/onnx/nl-onnx-export.c). */
 #include <string.h>
 
+#include "engine/formats/onnx/nl-onnx-export.h"
 #include "nl-op-cases.h"
 #include "nl-test-util.h"
 #include "ops/nl-op-registry.h"
+
+/* nl_onnx_op_form, or a stand-in that plants a gap */
+typedef NlOnnxOpForm (*OnnxFormFn) (const char *op_name, const char **why);
 
 static const struct {
   NlOpCaseMode mode;
@@ -31,9 +36,10 @@ enum_choice_covered (const NlOpCase *cases, guint n, NlOpCaseMode mode, const Nl
   return FALSE;
 }
 
-/* What the table cases[n] lacks, one line each (empty when complete). */
+/* What the table cases[n] and the ONNX export (onnx_form; NULL in a build
+ * without ONNX) lack, one line each (empty when complete). */
 static GPtrArray *
-coverage_gaps (const NlOpCase *cases, guint n)
+coverage_gaps (const NlOpCase *cases, guint n, OnnxFormFn onnx_form)
 {
   GPtrArray *gaps = g_ptr_array_new_with_free_func (g_free);
 
@@ -62,6 +68,9 @@ coverage_gaps (const NlOpCase *cases, guint n)
           g_ptr_array_add (gaps, g_strdup_printf ("op #%d of ops/nl-op-list.h is not linked in", id));
           continue;
         }
+      if (onnx_form && onnx_form (def->name, NULL) == NL_ONNX_OP_UNMAPPED)
+        g_ptr_array_add (gaps, g_strdup_printf ("%s has neither an ONNX export nor a not-exportable mark "
+                                                "(engine/formats/onnx/nl-onnx-export.c)", def->name));
       for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
         {
           gboolean found = FALSE;
@@ -84,7 +93,8 @@ coverage_gaps (const NlOpCase *cases, guint n)
 static void
 test_coverage (void)
 {
-  g_autoptr (GPtrArray) gaps = coverage_gaps (nl_op_cases, nl_op_n_cases);
+  g_autoptr (GPtrArray) gaps = coverage_gaps (nl_op_cases, nl_op_n_cases,
+                                              nl_onnx_available () ? nl_onnx_op_form : NULL);
   guint n_grad = 0, n_compare = 0;
 
   for (guint i = 0; i < gaps->len; i++)
@@ -126,6 +136,13 @@ gaps_have (GPtrArray *gaps, const char *line)
   return FALSE;
 }
 
+/* Dense forgotten by the export */
+static NlOnnxOpForm
+form_without_dense (const char *op_name, const char **why)
+{
+  return strcmp (op_name, "Dense") == 0 ? NL_ONNX_OP_UNMAPPED : nl_onnx_op_form (op_name, why);
+}
+
 /* The check can fail: tables with planted gaps name each one. */
 static void
 test_gaps_found (void)
@@ -157,7 +174,7 @@ test_gaps_found (void)
   t[sig].op = "Sigmoid";
   t[0] = t[1];
   t[nl_op_n_cases - 1] = t[1];
-  gaps = coverage_gaps (t, nl_op_n_cases);
+  gaps = coverage_gaps (t, nl_op_n_cases, form_without_dense);
   for (guint i = 0; i < gaps->len; i++)
     g_test_message ("planted: %s", (const char *) gaps->pdata[i]);
   g_assert_true (gaps_have (gaps, "Activation: no gradient check case with act_type = relu"));
@@ -167,6 +184,31 @@ test_gaps_found (void)
   g_assert_true (gaps_have (gaps, "case 'Sigmoid / sigmoid' names no registered op"));
   g_assert_true (gaps_have (gaps, "case 'Dense / 2d' is there twice"));
   g_assert_true (gaps_have (gaps, "the cases of Dense are not together"));
+  g_assert_true (gaps_have (gaps, "Dense has neither an ONNX export nor a not-exportable mark "
+                                  "(engine/formats/onnx/nl-onnx-export.c)"));
+  g_assert_false (gaps_have (gaps, "Conv2D has neither an ONNX export nor a not-exportable mark "
+                                   "(engine/formats/onnx/nl-onnx-export.c)"));
+}
+
+/* The ONNX forms: an exporter, a mark with its reason, or neither (a new
+ * op, which test_coverage then names). */
+static void
+test_onnx_forms (void)
+{
+  const char *why = "unset";
+
+  if (!nl_onnx_available ())
+    {
+      g_assert_cmpint (nl_onnx_op_form ("Dense", &why), ==, NL_ONNX_OP_UNMAPPED);
+      g_test_skip ("this build has no ONNX");
+      return;
+    }
+  g_assert_cmpint (nl_onnx_op_form ("Conv2D", &why), ==, NL_ONNX_OP_EXPORTED);
+  g_assert_null (why);
+  g_assert_cmpint (nl_onnx_op_form ("HuberLoss", &why), ==, NL_ONNX_OP_NOT_EXPORTABLE);
+  g_assert_nonnull (strstr (why, "loss"));
+  g_assert_cmpint (nl_onnx_op_form ("Cube", &why), ==, NL_ONNX_OP_UNMAPPED);
+  g_assert_null (why);
 }
 
 int
@@ -176,5 +218,6 @@ main (int argc, char **argv)
   g_test_add_func ("/op-cases/coverage", test_coverage);
   g_test_add_func ("/op-cases/instances", test_instances);
   g_test_add_func ("/op-cases/gaps-found", test_gaps_found);
+  g_test_add_func ("/op-cases/onnx-forms", test_onnx_forms);
   return g_test_run ();
 }

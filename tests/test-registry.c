@@ -180,13 +180,125 @@ test_kernels (void)
 {
   FOR_EACH_OP (def)
   {
-    if (!def->infer_shape || !def->forward)
-      g_test_fail_printf ("%s lacks infer_shape or forward", def->name);
-    if (strcmp (def->name, "Input") == 0)
-      g_assert_null (def->backward);
-    else if (!def->backward)
-      g_test_fail_printf ("%s has no backward", def->name);
+    /* the CPU runs every op: its kernels are registered, a backward
+     * exactly where the definition says something flows back */
+    NlOpKernels k = nl_op_kernels (def, nl_backend_cpu ());
+    if (!def->infer_shape || !k.forward)
+      g_test_fail_printf ("%s lacks infer_shape or CPU forward", def->name);
+    if (def->no_backward != (strcmp (def->name, "Input") == 0))
+      g_test_fail_printf ("%s: no_backward is wrong", def->name);
+    if (!def->no_backward && !k.backward)
+      g_test_fail_printf ("%s has no CPU backward", def->name);
+    if (def->no_backward && k.backward)
+      g_test_fail_printf ("%s has a CPU backward but no_backward", def->name);
   }
+}
+
+/* The CPU's table answers by id and list name, as the CUDA module's does:
+ * an id asked under another op's name has no kernels. */
+static void
+test_cpu_table (void)
+{
+  NlBackend *cpu = nl_backend_cpu ();
+
+  g_assert_cmpint (nl_op_count_on (cpu), ==, NL_OP_COUNT);
+  for (int id = 0; id < NL_OP_COUNT; id++)
+    {
+      const char *other = nl_op_list_name ((NlOpId) ((id + 1) % NL_OP_COUNT));
+      g_assert_nonnull (nl_backend_op_kernels (cpu, id, nl_op_list_name ((NlOpId) id)));
+      g_assert_null (nl_backend_op_kernels (cpu, id, other));
+    }
+  g_assert_null (nl_backend_op_kernels (cpu, NL_OP_COUNT, "input"));
+  g_assert_null (nl_backend_op_kernels (cpu, -1, "input"));
+}
+
+/* The number of data inputs is checked once, from the definition, before
+ * an op's infer_shape runs, with the messages the ops gave before. */
+static gboolean
+infer_with (const NlOpDef *def, int n_data, GError **error)
+{
+  NlParamValue p[16];
+  NlShape in[NL_MAX_PORTS + 1], w[8], aux[8], saved[8], out[4];
+  NlInferCtx ic = { .p = p, .training = TRUE, .n_data = n_data, .in = in, .weights = w, .aux = aux,
+                    .saved = saved, .out = out };
+
+  g_assert_cmpint (def->n_params, <=, (int) G_N_ELEMENTS (p));
+  nl_params_init_defaults (def, p);
+  for (int i = 0; i < n_data; i++)
+    in[i] = nl_shape_of (2, 2, 3);
+  return nl_op_infer_shape (def, &ic, error);
+}
+
+static void
+expect_inputs_error (const char *op, int n_data, const char *message)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (infer_with (nl_op_lookup (op), n_data, &error));
+  g_assert_error (error, NL_OP_ERROR, NL_OP_ERROR_SHAPE);
+  g_assert_cmpstr (error->message, ==, message);
+}
+
+static int counted_infers;
+
+static gboolean
+counted_infer (NlInferCtx *c, GError **error)
+{
+  counted_infers++;
+  c->out[0] = c->in[0];
+  return TRUE;
+}
+
+static void
+test_input_counts (void)
+{
+  static const char *const inputs[] = { "a", "b", "c" };
+  const NlOpDef three = { .name = "Three", .inputs = inputs, .n_inputs = 3, .n_outputs = 1,
+                          .infer_shape = counted_infer };
+  const NlOpDef some = { .name = "Some", .inputs = inputs, .n_inputs = 1, .variadic = TRUE, .max_inputs = 5,
+                         .n_outputs = 1, .infer_shape = counted_infer };
+  NlShape in[NL_MAX_PORTS + 1], out[1];
+  int min, max;
+
+  expect_inputs_error ("Dense", 2, "Dense takes exactly one input, but 2 are connected");
+  expect_inputs_error ("BatchNorm", 0, "BatchNorm takes exactly one input, but 0 are connected");
+  expect_inputs_error ("Transpose", 2, "Transpose takes exactly one input, but 2 are connected");
+  expect_inputs_error ("L1Loss", 1, "L1Loss takes two inputs (pred, label), but 1 are connected");
+  expect_inputs_error ("Mul", 3, "Mul takes 1 or 2 inputs, but 3 are connected");
+  expect_inputs_error ("Concat", NL_MAX_PORTS + 1, "Concat takes 1 to 16 inputs, but 17 are connected");
+  expect_inputs_error ("Add", 0, "Add takes 1 to 16 inputs, but 0 are connected");
+
+  /* every op: one input too many is refused before its own inference */
+  FOR_EACH_OP (def)
+  {
+    g_autoptr (GError) error = NULL;
+    nl_op_input_range (def, &min, &max);
+    g_assert_cmpint (min, >=, 1);
+    g_assert_cmpint (min, <=, max);
+    g_assert_cmpint (max, <=, NL_MAX_PORTS);
+    g_assert_false (infer_with (def, max + 1, &error));
+    g_assert_error (error, NL_OP_ERROR, NL_OP_ERROR_SHAPE);
+    g_assert_nonnull (strstr (error->message, " takes "));
+  }
+
+  for (int i = 0; i < 4; i++)
+    in[i] = nl_shape_of (1, 4);
+  for (int n = 0; n <= 6; n++)
+    {
+      g_autoptr (GError) error = NULL;
+      NlInferCtx ic = { .n_data = n, .in = in, .out = out };
+      int before = counted_infers;
+      gboolean ok = nl_op_infer_shape (&three, &ic, &error);
+      g_assert_cmpint (ok, ==, n == 3);
+      g_assert_cmpint (counted_infers - before, ==, ok);
+      if (n == 2)
+        g_assert_cmpstr (error->message, ==, "Three takes three inputs (a, b, c), but 2 are connected");
+      g_clear_error (&error);
+      ok = nl_op_infer_shape (&some, &ic, &error);
+      g_assert_cmpint (ok, ==, n >= 1 && n <= 5);
+      if (n == 6)
+        g_assert_cmpstr (error->message, ==, "Some takes 1 to 5 inputs, but 6 are connected");
+    }
 }
 
 static void
@@ -591,6 +703,8 @@ main (int argc, char **argv)
   g_test_add_func ("/registry/categories", test_categories);
   g_test_add_func ("/registry/ports", test_ports);
   g_test_add_func ("/registry/kernels", test_kernels);
+  g_test_add_func ("/registry/cpu-table", test_cpu_table);
+  g_test_add_func ("/registry/input-counts", test_input_counts);
   g_test_add_func ("/registry/param-specs", test_param_specs);
   g_test_add_func ("/registry/param-types-agree", test_param_types_agree);
   g_test_add_func ("/registry/defaults-validate", test_defaults_validate);

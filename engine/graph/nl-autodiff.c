@@ -102,7 +102,7 @@ nl_graph_build_backward (NlGraph *g, GError **error)
         }
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
         n->wgrad_v[k] = n->weights[k].ndim >= 0 ? nl_graph_add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
-      if (!n->def->backward)
+      if (n->def->no_backward)
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
                        "node '%s': %s cannot be trained through (no backward)", n->id, n->def->name);

@@ -28,13 +28,7 @@ nl_graph_free (NlGraph *g)
 int64_t
 nl_graph_estimate_macs (const NlOpDef *def, const NlShape *out, const NlShape *weights)
 {
-  if (strcmp (def->name, "Dense") == 0 || strcmp (def->name, "Conv2D") == 0)
-    {
-      /* every output element reads one weight row / filter */
-      int64_t per_out = weights[0].ndim > 0 ? nl_shape_numel (&weights[0]) / weights[0].d[0] : 0;
-      return nl_shape_numel (out) * per_out;
-    }
-  return nl_shape_numel (out);
+  return def->macs ? def->macs (out, weights) : nl_shape_numel (out);
 }
 
 static gboolean
@@ -55,7 +49,7 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
     in[i] = nl_graph_value (g, n->in[i])->shape;
   ic = (NlInferCtx) { .p = n->params, .training = g->opts.training, .n_data = n->n_data, .in = in,
                       .weights = n->weights, .aux = n->aux, .saved = n->saved, .out = out };
-  if (!n->def->infer_shape (&ic, &local))
+  if (!nl_op_infer_shape (n->def, &ic, &local))
     {
       GString *shapes = g_string_new (NULL);
       for (int i = 0; i < n->n_data; i++)
@@ -140,33 +134,12 @@ nl_graph_value_is_persistent (const NlGraph *g, int v)
          || kind == NL_VALUE_WEIGHT_GRAD;
 }
 
-NlGraph *
-nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOptions *opts, GError **error)
+/* The one Input and the one sink of net (a node without consumers). */
+static gboolean
+find_sink (NlNetwork *net, const int *out_first, int *sink_out, GError **error)
 {
-  g_autoptr (NlGraph) g = g_new0 (NlGraph, 1);
-  int nn = nl_network_n_nodes (net);
-  g_autofree int *order = g_new0 (int, nn + 1);
-  g_autofree int *value_of = g_new0 (int, nn + 1);   /* network node -> output value */
-  g_autofree int *in_first = NULL, *in_edge = NULL, *out_first = NULL, *out_edge = NULL;
-  int n_inputs = 0, sink = -1, n_sinks = 0, net_loss = -1;
-  NlShape batch_shape;
+  int nn = nl_network_n_nodes (net), n_inputs = 0, sink = -1, n_sinks = 0;
 
-  g_return_val_if_fail (opts->batch > 0, NULL);
-  g->net = net;
-  g->opts = *opts;
-  g->nodes = g_array_new (FALSE, TRUE, sizeof (NlGraphNode));
-  g->values = g_array_new (FALSE, TRUE, sizeof (NlValue));
-  g->steps = g_array_new (FALSE, TRUE, sizeof (NlStep));
-  g->label_value = g->loss_value = g->head_grad_value = g->loss_node = -1;
-
-  if (!nl_network_validate (net, order, error))
-    return NULL;
-  /* each node's edges, so the passes below are linear in edges */
-  nl_network_edges_by_node (net, TRUE, &in_first, &in_edge);
-  nl_network_edges_by_node (net, FALSE, &out_first, &out_edge);
-
-  /* find the one Input and the one sink; a loss node in the network is
-   * used as the loss, and its prediction is what feeds it */
   for (int i = 0; i < nn; i++)
     {
       NlNode *node = nl_network_node (net, i);
@@ -183,7 +156,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
                    n_inputs == 0 ? "the network has no Input node" : "the network has %d Input nodes; one is supported",
                    n_inputs);
-      return NULL;
+      return FALSE;
     }
   if (n_sinks != 1)
     {
@@ -196,8 +169,66 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
                    "the network must end in exactly one node, but these nodes have no consumer: %s", s->str);
       g_string_free (s, TRUE);
-      return NULL;
+      return FALSE;
     }
+  *sink_out = sink;
+  return TRUE;
+}
+
+/* The loss opts->loss after the prediction, for a network without one. */
+static gboolean
+append_loss (NlGraph *g, const NlCompileOptions *opts, GError **error)
+{
+  const NlOpDef *def = nl_op_lookup (opts->loss);
+  NlGraphNode gn = { .def = def, .id = "loss", .net_index = -1, .n_data = 2, .out_grad = -1 };
+  NlShape ls = nl_shape_of (1, (int64_t) opts->batch);
+  if (def == NULL || !def->is_loss)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP, "'%s' is not a loss", opts->loss);
+      return FALSE;
+    }
+  g->loss_params = g_new0 (NlParamValue, MAX (def->n_params, 1));
+  nl_params_init_defaults (def, g->loss_params);
+  gn.params = g->loss_params;
+  g->label_value = nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
+  gn.in[0] = g->pred_value;
+  gn.in[1] = g->label_value;
+  g_array_append_val (g->nodes, gn);
+  if (!infer_node (g, nl_graph_node (g, g->nodes->len - 1), error))
+    return FALSE;
+  g->loss_node = g->nodes->len - 1;
+  return TRUE;
+}
+
+NlGraph *
+nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOptions *opts, GError **error)
+{
+  g_autoptr (NlGraph) g = g_new0 (NlGraph, 1);
+  int nn = nl_network_n_nodes (net);
+  g_autofree int *order = g_new0 (int, nn + 1);
+  g_autofree int *value_of = g_new0 (int, nn + 1);   /* network node -> output value */
+  g_autofree int *in_first = NULL, *in_edge = NULL, *out_first = NULL, *out_edge = NULL;
+  int sink = -1, net_loss = -1;
+  NlShape batch_shape;
+
+  g_return_val_if_fail (opts->batch > 0, NULL);
+  g->net = net;
+  g->opts = *opts;
+  g->nodes = g_array_new (FALSE, TRUE, sizeof (NlGraphNode));
+  g->values = g_array_new (FALSE, TRUE, sizeof (NlValue));
+  g->steps = g_array_new (FALSE, TRUE, sizeof (NlStep));
+  g->label_value = g->loss_value = g->head_grad_value = g->loss_node = -1;
+
+  if (!nl_network_validate (net, order, error))
+    return NULL;
+  /* each node's edges, so the passes below are linear in edges */
+  nl_network_edges_by_node (net, TRUE, &in_first, &in_edge);
+  nl_network_edges_by_node (net, FALSE, &out_first, &out_edge);
+
+  /* a loss node in the network is used as the loss, and its prediction
+   * is what feeds it */
+  if (!find_sink (net, out_first, &sink, error))
+    return NULL;
   if (nl_network_node (net, sink)->def->is_loss)
     net_loss = sink;
 
@@ -259,27 +290,8 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
         }
     }
 
-  if (opts->loss && net_loss < 0)
-    {
-      const NlOpDef *def = nl_op_lookup (opts->loss);
-      NlGraphNode gn = { .def = def, .id = "loss", .net_index = -1, .n_data = 2, .out_grad = -1 };
-      NlShape ls = nl_shape_of (1, (int64_t) opts->batch);
-      if (def == NULL || !def->is_loss)
-        {
-          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP, "'%s' is not a loss", opts->loss);
-          return NULL;
-        }
-      g->loss_params = g_new0 (NlParamValue, MAX (def->n_params, 1));
-      nl_params_init_defaults (def, g->loss_params);
-      gn.params = g->loss_params;
-      g->label_value = nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
-      gn.in[0] = g->pred_value;
-      gn.in[1] = g->label_value;
-      g_array_append_val (g->nodes, gn);
-      if (!infer_node (g, nl_graph_node (g, g->nodes->len - 1), error))
-        return NULL;
-      g->loss_node = g->nodes->len - 1;
-    }
+  if (opts->loss && net_loss < 0 && !append_loss (g, opts, error))
+    return NULL;
   if (g->loss_node >= 0)
     g->loss_value = nl_graph_node (g, g->loss_node)->out;
 

@@ -93,24 +93,15 @@ take_for (const NlGraph *g, BlockList *blocks, int v, int64_t need)
   return nl_graph_value_is_persistent (g, v) ? blocks_add (blocks, need) : blocks_take (blocks, need);
 }
 
-NlMemoryPlan *
-nl_memory_plan_new (const NlGraph *g, gboolean naive)
+/* Each value's first writing and last reading step: values bound before
+ * the step (data, labels, the head gradient) start at -1; persistent ones
+ * never end. */
+static void
+plan_lifetimes (const NlGraph *g, NlMemoryPlan *plan)
 {
-  NlMemoryPlan *plan = g_new0 (NlMemoryPlan, 1);
   int nv = g->values->len, ns = g->steps->len;
   int reads[NL_GRAPH_MAX_ACCESS], writes[NL_GRAPH_MAX_ACCESS], nr, nw;
-  g_autofree gboolean *moved = g_new0 (gboolean, nv);
-  BlockList blocks = { g_array_new (FALSE, FALSE, sizeof (int64_t)), g_array_new (FALSE, FALSE, sizeof (int)) };
-  g_autoptr (GPtrArray) dying = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
 
-  plan->n_values = nv;
-  plan->offset = g_new0 (int64_t, nv);
-  plan->block = g_new0 (int, nv);
-  plan->first = g_new0 (int, nv);
-  plan->last = g_new0 (int, nv);
-
-  /* lifetimes: values bound before the step (data, labels, the head
-   * gradient) start at -1; persistent ones never end */
   for (int v = 0; v < nv; v++)
     {
       NlValueKind k = nl_graph_value (g, v)->kind;
@@ -135,6 +126,89 @@ nl_memory_plan_new (const NlGraph *g, gboolean naive)
       if (nl_graph_value_is_persistent (g, v))
         plan->last[v] = INT_MAX;
     }
+}
+
+/* Blocks shared between values whose lifetimes do not overlap, and
+ * outputs written over an input that dies at their step (in place). */
+static void
+plan_shared (const NlGraph *g, NlMemoryPlan *plan, BlockList *blocks)
+{
+  int nv = g->values->len, ns = g->steps->len;
+  int reads[NL_GRAPH_MAX_ACCESS], writes[NL_GRAPH_MAX_ACCESS], nr, nw;
+  g_autofree gboolean *moved = g_new0 (gboolean, nv);
+  g_autoptr (GPtrArray) dying = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+
+  /* values freed after each step (index ns+1 holds those ending at -1) */
+  for (int s = 0; s <= ns + 1; s++)
+    g_ptr_array_add (dying, g_array_new (FALSE, FALSE, sizeof (int)));
+  for (int v = 0; v < nv; v++)
+    if (plan->last[v] != INT_MAX)
+      g_array_append_val (g_ptr_array_index (dying, plan->last[v] < 0 ? ns + 1 : plan->last[v]), v);
+
+  for (int v = 0; v < nv; v++)
+    if (plan->first[v] < 0)
+      plan->block[v] = take_for (g, blocks, v, value_bytes (g, v));
+
+  for (int s = 0; s < ns; s++)
+    {
+      const NlStep *st = &g_array_index (g->steps, NlStep, s);
+      GArray *ends = g_ptr_array_index (dying, s);
+      nl_graph_step_access (g, s, reads, &nr, writes, &nw);
+      for (int i = 0; i < nw; i++)
+        {
+          int w = writes[i];
+          if (plan->first[w] != s || plan->block[w] >= 0)
+            continue;
+          if (i == 0 && st->kind != NL_STEP_GRAD_SUM)
+            {
+              const NlGraphNode *n = nl_graph_node (g, st->node);
+              gboolean fwd = st->kind == NL_STEP_FORWARD;
+              /* forward: output over data input 0; backward: gradient
+               * of input 0 over the output's gradient */
+              int src = fwd ? (n->n_data > 0 ? n->in[0] : -1) : n->out_grad;
+              gboolean allowed = fwd ? n->def->inplace : n->def->backward_inplace && n->in_grad[0] == w;
+              gboolean read_twice = FALSE;
+              for (int p = 1; fwd && p < n->n_data; p++)
+                read_twice = read_twice || n->in[p] == src;
+              if (allowed && src >= 0 && plan->last[src] == s && !moved[src] && !read_twice
+                  && !nl_graph_value_is_persistent (g, w) && !nl_graph_value_is_persistent (g, src)
+                  && value_bytes (g, src) == value_bytes (g, w))
+                {
+                  plan->block[w] = plan->block[src];
+                  moved[src] = TRUE;
+                  plan->n_inplace++;
+                  continue;
+                }
+            }
+          plan->block[w] = take_for (g, blocks, w, value_bytes (g, w));
+        }
+      for (guint i = 0; i < ends->len; i++)
+        {
+          int v = g_array_index (ends, int, i);
+          if (!moved[v] && plan->block[v] >= 0)
+            g_array_append_val (blocks->free_ids, plan->block[v]);
+        }
+    }
+  /* anything never reached (unused values) still gets memory */
+  for (int v = 0; v < nv; v++)
+    if (plan->block[v] < 0)
+      plan->block[v] = take_for (g, blocks, v, value_bytes (g, v));
+}
+
+NlMemoryPlan *
+nl_memory_plan_new (const NlGraph *g, gboolean naive)
+{
+  NlMemoryPlan *plan = g_new0 (NlMemoryPlan, 1);
+  int nv = g->values->len;
+  BlockList blocks = { g_array_new (FALSE, FALSE, sizeof (int64_t)), g_array_new (FALSE, FALSE, sizeof (int)) };
+
+  plan->n_values = nv;
+  plan->offset = g_new0 (int64_t, nv);
+  plan->block = g_new0 (int, nv);
+  plan->first = g_new0 (int, nv);
+  plan->last = g_new0 (int, nv);
+
+  plan_lifetimes (g, plan);
 
   if (naive)
     {
@@ -146,63 +220,7 @@ nl_memory_plan_new (const NlGraph *g, gboolean naive)
         }
     }
   else
-    {
-      /* values freed after each step (index ns+1 holds those ending at -1) */
-      for (int s = 0; s <= ns + 1; s++)
-        g_ptr_array_add (dying, g_array_new (FALSE, FALSE, sizeof (int)));
-      for (int v = 0; v < nv; v++)
-        if (plan->last[v] != INT_MAX)
-          g_array_append_val (g_ptr_array_index (dying, plan->last[v] < 0 ? ns + 1 : plan->last[v]), v);
-
-      for (int v = 0; v < nv; v++)
-        if (plan->first[v] < 0)
-          plan->block[v] = take_for (g, &blocks, v, value_bytes (g, v));
-
-      for (int s = 0; s < ns; s++)
-        {
-          const NlStep *st = &g_array_index (g->steps, NlStep, s);
-          GArray *ends = g_ptr_array_index (dying, s);
-          nl_graph_step_access (g, s, reads, &nr, writes, &nw);
-          for (int i = 0; i < nw; i++)
-            {
-              int w = writes[i];
-              if (plan->first[w] != s || plan->block[w] >= 0)
-                continue;
-              if (i == 0 && st->kind != NL_STEP_GRAD_SUM)
-                {
-                  const NlGraphNode *n = nl_graph_node (g, st->node);
-                  gboolean fwd = st->kind == NL_STEP_FORWARD;
-                  /* forward: output over data input 0; backward: gradient
-                   * of input 0 over the output's gradient */
-                  int src = fwd ? (n->n_data > 0 ? n->in[0] : -1) : n->out_grad;
-                  gboolean allowed = fwd ? n->def->inplace : n->def->backward_inplace && n->in_grad[0] == w;
-                  gboolean read_twice = FALSE;
-                  for (int p = 1; fwd && p < n->n_data; p++)
-                    read_twice = read_twice || n->in[p] == src;
-                  if (allowed && src >= 0 && plan->last[src] == s && !moved[src] && !read_twice
-                      && !nl_graph_value_is_persistent (g, w) && !nl_graph_value_is_persistent (g, src)
-                      && value_bytes (g, src) == value_bytes (g, w))
-                    {
-                      plan->block[w] = plan->block[src];
-                      moved[src] = TRUE;
-                      plan->n_inplace++;
-                      continue;
-                    }
-                }
-              plan->block[w] = take_for (g, &blocks, w, value_bytes (g, w));
-            }
-          for (guint i = 0; i < ends->len; i++)
-            {
-              int v = g_array_index (ends, int, i);
-              if (!moved[v] && plan->block[v] >= 0)
-                g_array_append_val (blocks.free_ids, plan->block[v]);
-            }
-        }
-      /* anything never reached (unused values) still gets memory */
-      for (int v = 0; v < nv; v++)
-        if (plan->block[v] < 0)
-          plan->block[v] = take_for (g, &blocks, v, value_bytes (g, v));
-    }
+    plan_shared (g, plan, &blocks);
 
   plan->n_blocks = blocks.size->len;
   plan->block_size = (int64_t *) g_array_free (blocks.size, FALSE);

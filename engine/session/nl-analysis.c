@@ -95,7 +95,7 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
     weights[k] = aux[k] = saved[k] = NL_SHAPE_ABSENT;
   ic = (NlInferCtx) { .p = node->params, .training = TRUE, .n_data = n_data, .in = in, .weights = weights,
                       .aux = aux, .saved = saved, .out = out };
-  if (!node->def->infer_shape (&ic, &error))
+  if (!nl_op_infer_shape (node->def, &ic, &error))
     {
       node_error (a, i, g_strdup (error->message));
       return;

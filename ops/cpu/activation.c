@@ -1,4 +1,5 @@
-/* activation.c — Activation (relu, sigmoid, tanh, softrelu) and LeakyReLU.
+/* activation.c — the CPU kernels of Activation (relu, sigmoid, tanh,
+ * softrelu) and LeakyReLU (definitions: ops/defs/activation.c).
  *
  * Every backward here is written in terms of the output, so both ops declare
  * NL_NEEDS_OUTPUTS only and may run in place: sigmoid and tanh have the usual
@@ -9,37 +10,6 @@
  * applies to the simd part, and GCC then runs small sizes unvectorised. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-activation.h"
-
-static gboolean
-infer_unary (NlInferCtx *c, const char *op, GError **error)
-{
-  if (c->n_data != 1)
-    return nl_op_shape_error (error, "%s takes exactly one input, but %d are connected", op, c->n_data);
-  c->out[0] = c->in[0];
-  return TRUE;
-}
-
-/* ---- Activation ---- */
-
-static const char *const act_types[] = { "relu", "sigmoid", "tanh", "softrelu", NULL };
-
-static const NlParamSpec act_params[P_ACT_N] = {
-  [P_ACT_TYPE] = { "act_type", NL_PARAM_ENUM, ACT_RELU, 1, 0, act_types, FALSE,
-                   "Nonlinearity: relu, sigmoid, tanh or softrelu (log(1 + exp(x)))" },
-};
-
-static void
-act_resolve (const NlParamValue *p, void *args)
-{
-  NlActivationArgs *a = args;
-  a->act_type = NL_P_ENUM (p, P_ACT_TYPE);
-}
-
-static gboolean
-act_infer (NlInferCtx *c, GError **error)
-{
-  return infer_unary (c, "Activation", error);
-}
 
 static gboolean
 act_forward (NlOpCtx *c, GError **error)
@@ -111,47 +81,6 @@ act_backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
-static const char *const data_input[] = { "data" };
-
-const NlOpDef nl_op_activation = {
-  .name = "Activation",
-  .category = "Activation",
-  .doc = "Elementwise nonlinearity (relu, sigmoid, tanh, softrelu)",
-  .params = act_params,
-  .n_params = P_ACT_N,
-  .inputs = data_input,
-  .n_inputs = 1,
-  .n_outputs = 1,
-  .needs = NL_NEEDS_OUTPUTS,
-  .inplace = TRUE,
-  .backward_inplace = TRUE,
-  .args_size = sizeof (NlActivationArgs),
-  .resolve_args = act_resolve,
-  .infer_shape = act_infer,
-  .forward = act_forward,
-  .backward = act_backward,
-};
-
-/* ---- LeakyReLU ---- */
-
-static const NlParamSpec leaky_params[P_LEAKY_N] = {
-  [P_ALPHA] = { "alpha", NL_PARAM_FLOAT, 0.01, 0, 1e18, NULL, FALSE,
-                "Slope for negative inputs: y = alpha * x when x < 0" },
-};
-
-static void
-leaky_resolve (const NlParamValue *p, void *args)
-{
-  NlLeakyReluArgs *a = args;
-  a->alpha = NL_P_FLOAT (p, P_ALPHA);
-}
-
-static gboolean
-leaky_infer (NlInferCtx *c, GError **error)
-{
-  return infer_unary (c, "LeakyReLU", error);
-}
-
 static gboolean
 leaky_forward (NlOpCtx *c, GError **error)
 {
@@ -184,21 +113,5 @@ leaky_backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
-const NlOpDef nl_op_leaky_relu = {
-  .name = "LeakyReLU",
-  .category = "Activation",
-  .doc = "ReLU with a small slope alpha for negative inputs",
-  .params = leaky_params,
-  .n_params = P_LEAKY_N,
-  .inputs = data_input,
-  .n_inputs = 1,
-  .n_outputs = 1,
-  .needs = NL_NEEDS_OUTPUTS,
-  .inplace = TRUE,
-  .backward_inplace = TRUE,
-  .args_size = sizeof (NlLeakyReluArgs),
-  .resolve_args = leaky_resolve,
-  .infer_shape = leaky_infer,
-  .forward = leaky_forward,
-  .backward = leaky_backward,
-};
+const NlOpKernels nl_op_cpu_activation = { .forward = act_forward, .backward = act_backward };
+const NlOpKernels nl_op_cpu_leaky_relu = { .forward = leaky_forward, .backward = leaky_backward };

@@ -1,4 +1,5 @@
-/* dropout.c — Dropout: in training, zero each element with probability
+/* dropout.c — the CPU kernels of Dropout (definition: ops/defs/dropout.c):
+ * in training, zero each element with probability
  * `rate` and scale the rest by 1 / (1 - rate); in prediction, identity.
  *
  * The mask comes from the counter-based nl_rand_uniform keyed by
@@ -7,29 +8,6 @@
  * both forward and backward a single multiply. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-dropout.h"
-
-static const NlParamSpec params[DROPOUT_N] = {
-  [DROPOUT_RATE] = { "rate", NL_PARAM_FLOAT, 0.5, 0, 0.999, NULL, FALSE,
-                     "Fraction of elements dropped during training" },
-};
-
-static void
-resolve (const NlParamValue *p, void *args)
-{
-  NlDropoutArgs *a = args;
-  a->rate = NL_P_FLOAT (p, DROPOUT_RATE);
-}
-
-static gboolean
-infer (NlInferCtx *c, GError **error)
-{
-  if (c->n_data != 1)
-    return nl_op_shape_error (error, "Dropout takes exactly one input, but %d are connected", c->n_data);
-  c->out[0] = c->in[0];
-  /* the mask; allocated in predict mode too, so one plan serves both modes */
-  c->saved[0] = c->in[0];
-  return TRUE;
-}
 
 static gboolean
 forward (NlOpCtx *c, GError **error)
@@ -85,24 +63,4 @@ backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
-static const char *const inputs[] = { "data" };
-
-const NlOpDef nl_op_dropout = {
-  .name = "Dropout",
-  .category = "Core",
-  .doc = "Randomly zero elements during training (inverted dropout)",
-  .params = params,
-  .n_params = DROPOUT_N,
-  .inputs = inputs,
-  .n_inputs = 1,
-  .n_saved = 1,
-  .n_outputs = 1,
-  .needs = NL_NEEDS_NOTHING,
-  .inplace = TRUE,
-  .backward_inplace = TRUE,
-  .args_size = sizeof (NlDropoutArgs),
-  .resolve_args = resolve,
-  .infer_shape = infer,
-  .forward = forward,
-  .backward = backward,
-};
+const NlOpKernels nl_op_cpu_dropout = { .forward = forward, .backward = backward };

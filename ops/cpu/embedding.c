@@ -1,4 +1,5 @@
-/* embedding.c — Embedding: look up one row of a (input_dim, output_dim)
+/* embedding.c — the CPU kernels of Embedding (definition:
+ * ops/defs/embedding.c): look up one row of a (input_dim, output_dim)
  * weight per integer index. Indices arrive as floats holding integers (as in
  * MXNet); anything else is a data error reported with the offending value and
  * where it sits. The indices take no gradient; the weight gradient is a
@@ -7,40 +8,6 @@
 #include "ops/nl-embedding.h"
 
 #include <stdio.h>
-
-static const NlParamSpec params[EMB_N] = {
-  [EMB_INPUT_DIM] = { "input_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                      "Vocabulary size: indices must lie in [0, input_dim)" },
-  [EMB_OUTPUT_DIM] = { "output_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
-                       "Length of each embedding vector" },
-};
-
-static void
-resolve (const NlParamValue *p, void *args)
-{
-  NlEmbeddingArgs *a = args;
-  a->input_dim = NL_P_INT (p, EMB_INPUT_DIM);
-  a->output_dim = NL_P_INT (p, EMB_OUTPUT_DIM);
-}
-
-static gboolean
-infer (NlInferCtx *c, GError **error)
-{
-  const NlShape *in = &c->in[0];
-  char buf[96];
-
-  if (c->n_data != 1)
-    return nl_op_shape_error (error, "Embedding takes exactly one input (the indices), but %d are connected",
-                              c->n_data);
-  if (in->ndim + 1 > NL_MAX_DIMS)
-    return nl_op_shape_error (error, "Embedding adds a dimension to its input %s, which would exceed the "
-                              "limit of %d dimensions", nl_shape_format (in, buf, sizeof buf), NL_MAX_DIMS);
-  c->weights[0] = nl_shape_of (2, NL_P_INT (c->p, EMB_INPUT_DIM), NL_P_INT (c->p, EMB_OUTPUT_DIM));
-  c->out[0] = *in;
-  c->out[0].d[in->ndim] = NL_P_INT (c->p, EMB_OUTPUT_DIM);
-  c->out[0].ndim = in->ndim + 1;
-  return TRUE;
-}
 
 /* Index i of the flat input as a position in its shape: "(2, 7)". */
 static void
@@ -138,27 +105,4 @@ backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
-static const char *const inputs[] = { "data" };
-static const char *const weights[] = { "weight" };
-static const NlInitHint weight_init[] = { NL_INIT_NORMAL };
-
-const NlOpDef nl_op_embedding = {
-  .name = "Embedding",
-  .category = "Core",
-  .doc = "Map integer indices to learned vectors",
-  .params = params,
-  .n_params = EMB_N,
-  .inputs = inputs,
-  .n_inputs = 1,
-  .weights = weights,
-  .weight_init = weight_init,
-  .n_weights = 1,
-  .n_outputs = 1,
-  .needs = NL_NEEDS_INPUTS,
-  .no_grad_inputs = TRUE,
-  .args_size = sizeof (NlEmbeddingArgs),
-  .resolve_args = resolve,
-  .infer_shape = infer,
-  .forward = forward,
-  .backward = backward,
-};
+const NlOpKernels nl_op_cpu_embedding = { .forward = forward, .backward = backward };

@@ -1,31 +1,9 @@
-/* gelu.c — GELU, x * Phi(x), exact (erf) or with the tanh approximation.
+/* gelu.c — the CPU kernels of GELU (definition: ops/defs/gelu.c),
+ * x * Phi(x), exact (erf) or with the tanh approximation.
  * Backward needs the input: GELU is not monotone, so the output alone does
  * not determine the slope. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-gelu.h"
-
-static const char *const approximations[] = { "erf", "tanh", NULL };
-
-static const NlParamSpec params[GELU_N] = {
-  [GELU_APPROX] = { "approximation", NL_PARAM_ENUM, APPROX_ERF, 1, 0, approximations, FALSE,
-                    "erf: exact x * Phi(x); tanh: the faster approximation used by BERT and GPT" },
-};
-
-static void
-resolve (const NlParamValue *p, void *args)
-{
-  NlGeluArgs *a = args;
-  a->approx = NL_P_ENUM (p, GELU_APPROX);
-}
-
-static gboolean
-infer (NlInferCtx *c, GError **error)
-{
-  if (c->n_data != 1)
-    return nl_op_shape_error (error, "GELU takes exactly one input, but %d are connected", c->n_data);
-  c->out[0] = c->in[0];
-  return TRUE;
-}
 
 static gboolean
 forward (NlOpCtx *c, GError **error)
@@ -75,25 +53,4 @@ backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
-static const char *const inputs[] = { "data" };
-
-const NlOpDef nl_op_gelu = {
-  .name = "GELU",
-  .category = "Activation",
-  .doc = "Gaussian error linear unit, x * Phi(x)",
-  .params = params,
-  .n_params = GELU_N,
-  .inputs = inputs,
-  .n_inputs = 1,
-  .n_outputs = 1,
-  .needs = NL_NEEDS_INPUTS,
-  /* forward alone could run in place; a planner must not do so while the
-     input is still needed for backward */
-  .inplace = TRUE,
-  .backward_inplace = TRUE,
-  .args_size = sizeof (NlGeluArgs),
-  .resolve_args = resolve,
-  .infer_shape = infer,
-  .forward = forward,
-  .backward = backward,
-};
+const NlOpKernels nl_op_cpu_gelu = { .forward = forward, .backward = backward };

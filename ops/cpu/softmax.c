@@ -1,4 +1,5 @@
-/* softmax.c — Softmax and LogSoftmax over any axis.
+/* softmax.c — the CPU kernels of Softmax and LogSoftmax over any axis
+ * (definitions: ops/defs/softmax.c).
  *
  * The tensor is viewed as (outer, len, inner) around the axis. For the last
  * axis (inner == 1) rows are contiguous; otherwise a block of up to CHUNK
@@ -7,29 +8,11 @@
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-softmax.h"
 
-static const NlParamSpec params[SOFTMAX_N] = {
-  [SOFTMAX_AXIS] = { "axis", NL_PARAM_INT, -1, -NL_MAX_DIMS, NL_MAX_DIMS - 1, NULL, FALSE,
-                     "Axis to normalise over; negative counts from the end (-1 = last)" },
-};
-
 #define CHUNK 64
 
 typedef struct {
   int64_t outer, len, inner;
 } Geom;
-
-static void
-resolve (const NlParamValue *p, void *args)
-{
-  NlSoftmaxArgs *a = args;
-  a->axis = (int) NL_P_INT (p, SOFTMAX_AXIS);
-}
-
-static int
-norm_axis (int a, int ndim)
-{
-  return a < 0 ? a + ndim : a;
-}
 
 static Geom
 geom_of (const NlTensor *t, int axis)
@@ -40,35 +23,6 @@ geom_of (const NlTensor *t, int axis)
   for (int i = axis + 1; i < t->ndim; i++)
     g.inner *= t->shape[i];
   return g;
-}
-
-static gboolean
-infer_common (NlInferCtx *c, const char *op, GError **error)
-{
-  int axis;
-  char buf[96];
-
-  if (c->n_data != 1)
-    return nl_op_shape_error (error, "%s takes exactly one input, but %d are connected", op, c->n_data);
-  axis = norm_axis ((int) NL_P_INT (c->p, SOFTMAX_AXIS), c->in[0].ndim);
-  if (axis < 0 || axis >= c->in[0].ndim)
-    return nl_op_shape_error (error, "%s over axis %d, but the input %s has %d dimensions", op,
-                              (int) NL_P_INT (c->p, SOFTMAX_AXIS), nl_shape_format (&c->in[0], buf, sizeof buf),
-                              c->in[0].ndim);
-  c->out[0] = c->in[0];
-  return TRUE;
-}
-
-static gboolean
-softmax_infer (NlInferCtx *c, GError **error)
-{
-  return infer_common (c, "Softmax", error);
-}
-
-static gboolean
-log_softmax_infer (NlInferCtx *c, GError **error)
-{
-  return infer_common (c, "LogSoftmax", error);
 }
 
 /* One (outer index, column block) unit of work: columns k0 .. k0 + w of
@@ -195,7 +149,7 @@ static void
 run_forward (NlOpCtx *c, gboolean logp)
 {
   const NlTensor *x = c->in[0];
-  Geom g = geom_of (x, norm_axis (((const NlSoftmaxArgs *) c->args)->axis, x->ndim));
+  Geom g = geom_of (x, nl_softmax_axis (((const NlSoftmaxArgs *) c->args)->axis, x->ndim));
   int64_t units = n_units (g);
   const float *xp = nl_tensor_f32 (x);
   float *yp = nl_tensor_f32 (c->out[0]);
@@ -211,7 +165,7 @@ static void
 run_backward (NlOpCtx *c, gboolean logp)
 {
   const NlTensor *y = c->out[0];
-  Geom g = geom_of (y, norm_axis (((const NlSoftmaxArgs *) c->args)->axis, y->ndim));
+  Geom g = geom_of (y, nl_softmax_axis (((const NlSoftmaxArgs *) c->args)->axis, y->ndim));
   int64_t units = n_units (g);
   const float *yp = nl_tensor_f32 (y), *dyp = nl_tensor_f32 (c->out_grad[0]);
   float *dxp;
@@ -252,40 +206,5 @@ log_softmax_backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
-static const char *const inputs[] = { "data" };
-
-const NlOpDef nl_op_softmax = {
-  .name = "Softmax",
-  .category = "Activation",
-  .doc = "exp(x) normalised to sum to 1 along an axis",
-  .params = params,
-  .n_params = SOFTMAX_N,
-  .inputs = inputs,
-  .n_inputs = 1,
-  .n_outputs = 1,
-  .needs = NL_NEEDS_OUTPUTS,
-  .inplace = TRUE,
-  .args_size = sizeof (NlSoftmaxArgs),
-  .resolve_args = resolve,
-  .infer_shape = softmax_infer,
-  .forward = softmax_forward,
-  .backward = softmax_backward,
-};
-
-const NlOpDef nl_op_log_softmax = {
-  .name = "LogSoftmax",
-  .category = "Activation",
-  .doc = "Logarithm of Softmax, computed stably (x - max - log(sum(exp(x - max))))",
-  .params = params,
-  .n_params = SOFTMAX_N,
-  .inputs = inputs,
-  .n_inputs = 1,
-  .n_outputs = 1,
-  .needs = NL_NEEDS_OUTPUTS,
-  .inplace = TRUE,
-  .args_size = sizeof (NlSoftmaxArgs),
-  .resolve_args = resolve,
-  .infer_shape = log_softmax_infer,
-  .forward = log_softmax_forward,
-  .backward = log_softmax_backward,
-};
+const NlOpKernels nl_op_cpu_softmax = { .forward = softmax_forward, .backward = softmax_backward };
+const NlOpKernels nl_op_cpu_log_softmax = { .forward = log_softmax_forward, .backward = log_softmax_backward };

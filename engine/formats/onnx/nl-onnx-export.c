@@ -436,6 +436,36 @@ static const struct {
   { "Embedding", export_embedding },
 };
 
+/* Ops that never reach an ONNX file, and why. */
+static const struct {
+  const char *op;
+  const char *why;
+} not_exportable[] = {
+  { "SoftmaxCrossEntropy", "a loss: the inference graph leaves it out" },
+  { "SigmoidBinaryCrossEntropy", "a loss: the inference graph leaves it out" },
+  { "L2Loss", "a loss: the inference graph leaves it out" },
+  { "L1Loss", "a loss: the inference graph leaves it out" },
+  { "HuberLoss", "a loss: the inference graph leaves it out" },
+};
+
+NlOnnxOpForm
+nl_onnx_op_form (const char *op_name, const char **why)
+{
+  if (why)
+    *why = NULL;
+  for (gsize e = 0; e < G_N_ELEMENTS (exporters); e++)
+    if (!strcmp (exporters[e].op, op_name))
+      return NL_ONNX_OP_EXPORTED;
+  for (gsize e = 0; e < G_N_ELEMENTS (not_exportable); e++)
+    if (!strcmp (not_exportable[e].op, op_name))
+      {
+        if (why)
+          *why = not_exportable[e].why;
+        return NL_ONNX_OP_NOT_EXPORTABLE;
+      }
+  return NL_ONNX_OP_UNMAPPED;
+}
+
 /* ---- the graph ---- */
 
 static const char *

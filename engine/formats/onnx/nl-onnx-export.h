@@ -39,6 +39,19 @@ typedef struct {
 /* TRUE when this build reads and writes ONNX. */
 gboolean nl_onnx_available (void);
 
+/* How an op of the registry (ops/nl-op-list.h) reaches an ONNX file. The
+ * op definitions know nothing of ONNX, so the export keeps this; every op
+ * has an exporter or a not-exportable mark (tests/test-op-cases checks). */
+typedef enum {
+  NL_ONNX_OP_UNMAPPED,       /* neither (or a build without ONNX) */
+  NL_ONNX_OP_EXPORTED,       /* written as ONNX ops */
+  NL_ONNX_OP_NOT_EXPORTABLE, /* marked: never in an exported graph; *why says so */
+} NlOnnxOpForm;
+
+/* The form of the op named op_name ("Conv2D"); why (may be NULL) gets the
+ * mark's reason for NL_ONNX_OP_NOT_EXPORTABLE, else NULL. */
+NlOnnxOpForm nl_onnx_op_form (const char *op_name, const char **why);
+
 /* The serialised ModelProto of m (its CPU tensors: sync first). Errors name
  * the node whose op or parameter has no ONNX form. */
 GBytes *nl_onnx_export (const NlModel *m, const NlOnnxExportOptions *o, GError **error);

@@ -14,6 +14,15 @@ unavailable (GError **error)
   return FALSE;
 }
 
+/* nothing is exported by this build */
+NlOnnxOpForm
+nl_onnx_op_form (const char *op_name, const char **why)
+{
+  if (why)
+    *why = NULL;
+  return NL_ONNX_OP_UNMAPPED;
+}
+
 gboolean
 nl_onnx_available (void)
 {

@@ -1,0 +1,78 @@
+/* activation.c — Activation's and LeakyReLU's definitions (kernels:
+ * ops/cpu/activation.c, ops/cuda/activation.cu; the formulas:
+ * ops/nl-activation.h). */
+#include "ops/nl-activation.h"
+
+/* elementwise: the output is shaped like the input */
+static gboolean
+infer_unary (NlInferCtx *c, GError **error)
+{
+  c->out[0] = c->in[0];
+  return TRUE;
+}
+
+/* ---- Activation ---- */
+
+static const char *const act_types[] = { "relu", "sigmoid", "tanh", "softrelu", NULL };
+
+static const NlParamSpec act_params[P_ACT_N] = {
+  [P_ACT_TYPE] = { "act_type", NL_PARAM_ENUM, ACT_RELU, 1, 0, act_types, FALSE,
+                   "Nonlinearity: relu, sigmoid, tanh or softrelu (log(1 + exp(x)))" },
+};
+
+static void
+act_resolve (const NlParamValue *p, void *args)
+{
+  NlActivationArgs *a = args;
+  a->act_type = NL_P_ENUM (p, P_ACT_TYPE);
+}
+
+static const char *const data_input[] = { "data" };
+
+const NlOpDef nl_op_activation = {
+  .name = "Activation",
+  .category = "Activation",
+  .doc = "Elementwise nonlinearity (relu, sigmoid, tanh, softrelu)",
+  .params = act_params,
+  .n_params = P_ACT_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_OUTPUTS,
+  .inplace = TRUE,
+  .backward_inplace = TRUE,
+  .args_size = sizeof (NlActivationArgs),
+  .resolve_args = act_resolve,
+  .infer_shape = infer_unary,
+};
+
+/* ---- LeakyReLU ---- */
+
+static const NlParamSpec leaky_params[P_LEAKY_N] = {
+  [P_ALPHA] = { "alpha", NL_PARAM_FLOAT, 0.01, 0, 1e18, NULL, FALSE,
+                "Slope for negative inputs: y = alpha * x when x < 0" },
+};
+
+static void
+leaky_resolve (const NlParamValue *p, void *args)
+{
+  NlLeakyReluArgs *a = args;
+  a->alpha = NL_P_FLOAT (p, P_ALPHA);
+}
+
+const NlOpDef nl_op_leaky_relu = {
+  .name = "LeakyReLU",
+  .category = "Activation",
+  .doc = "ReLU with a small slope alpha for negative inputs",
+  .params = leaky_params,
+  .n_params = P_LEAKY_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_OUTPUTS,
+  .inplace = TRUE,
+  .backward_inplace = TRUE,
+  .args_size = sizeof (NlLeakyReluArgs),
+  .resolve_args = leaky_resolve,
+  .infer_shape = infer_unary,
+};

@@ -242,6 +242,17 @@ test_typed_members (void)
   g_assert_true (nl_json_string_member (o, "s", &s));
   g_assert_cmpstr (s, ==, "x");
   g_assert_false (nl_json_string_member (o, "a", &s));
+  /* the same reads of one node (an array's element) */
+  g_assert_cmpstr (nl_json_node_string (json_object_get_member (o, "s")), ==, "x");
+  g_assert_null (nl_json_node_string (json_object_get_member (o, "i")));
+  g_assert_null (nl_json_node_string (json_object_get_member (o, "n")));
+  g_assert_null (nl_json_node_string (NULL));
+  g_assert_true (nl_json_node_int (json_array_get_element (json_object_get_array_member (o, "a"), 0), &i));
+  g_assert_cmpint (i, ==, 1);
+  g_assert_false (nl_json_node_int (json_object_get_member (o, "d"), &i));
+  g_assert_false (nl_json_node_int (json_object_get_member (o, "a"), &i));
+  g_assert_false (nl_json_node_int (NULL, &i));
+  g_assert_cmpint (i, ==, 1);
 }
 
 /* Empty records, written from NULL and read into a fresh buffer first:

@@ -353,13 +353,10 @@ static gboolean
 pipeline_member_ok (JsonObject *o, const char *name, GType type, GError **error)
 {
   JsonNode *n = json_object_get_member (o, name);
-  const char *s;
-  double d;
-  gint64 i;
+  union { const char *s; double d; gint64 i; } v; /* only the type matters */
   if (!n || JSON_NODE_HOLDS_NULL (n)
-      || (type == G_TYPE_STRING   ? nl_json_string_member (o, name, &s)
-          : type == G_TYPE_INT64 ? nl_json_int_member (o, name, &i)
-                                 : nl_json_number_member (o, name, &d)))
+      || (type == G_TYPE_STRING  ? nl_json_string_member (o, name, &v.s)
+          : type == G_TYPE_INT64 ? nl_json_int_member (o, name, &v.i) : nl_json_number_member (o, name, &v.d)))
     return TRUE;
   g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "the pipeline's \"%s\" must be %s", name,
                type == G_TYPE_STRING ? "a string" : type == G_TYPE_INT64 ? "a whole number" : "a number");

@@ -93,8 +93,9 @@ main (int argc, char **argv)
   nl_loss_scale_init (&scaler, precision, 0);
   NlCompileOptions opts = { .batch = batch, .training = TRUE, .loss = "SoftmaxCrossEntropy", .device = device,
                             .precision = precision, .loss_scale = scaler.scale };
-  g_autoptr (NlModel) model = nl_model_new (net, &sample, 1, &error);
-  if (!model || !nl_model_set_device (model, device, &error) || !nl_model_prepare_optimizer (model, &optim, &error))
+  g_autoptr (NlModel) model
+    = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 1, .device = device, .optim = &optim }, &error);
+  if (!model)
     {
       g_printerr ("bench-resnet20: %s\n", error->message);
       return 1;

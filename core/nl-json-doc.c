@@ -21,6 +21,8 @@ typedef struct {
   GArray *values;
   char *strings, *out; /* the decoded strings, and where the next one goes */
   GError **error;
+  NlJsonFault fault;
+  gsize fault_at;
 } Parser;
 
 void
@@ -33,10 +35,13 @@ nl_json_doc_free (NlJsonDoc *doc)
   g_free (doc);
 }
 
+/* The message names the line and column of p->i; the fault keeps at. */
 static gboolean
-fail (Parser *p, const char *what)
+fail_at (Parser *p, gsize at, NlJsonFault fault, const char *what)
 {
   int line = 1, column = 1;
+  p->fault = fault;
+  p->fault_at = at;
   for (gsize k = 0; k < p->i && k < p->n; k++)
     {
       if (p->text[k] == '\n')
@@ -46,6 +51,12 @@ fail (Parser *p, const char *what)
     }
   g_set_error (p->error, NL_JSON_DOC_ERROR, NL_JSON_DOC_ERROR_INVALID, "line %d, column %d: %s", line, column, what);
   return FALSE;
+}
+
+static gboolean
+fail (Parser *p, NlJsonFault fault, const char *what)
+{
+  return fail_at (p, p->i, fault, what);
 }
 
 static void
@@ -90,19 +101,20 @@ parse_string (Parser *p)
     {
       guchar c;
       if (p->i >= p->n)
-        return fail (p, "a string is not closed");
+        return fail (p, NL_JSON_FAULT_STRING_END, "a string is not closed");
       c = (guchar) p->text[p->i++];
       if (c == '"')
         break;
       if (c < 0x20)
-        return fail (p, "a control character in a string (write it as an escape)");
+        /* the message has always named the column after it */
+        return fail_at (p, p->i - 1, NL_JSON_FAULT_CONTROL, "a control character in a string (write it as an escape)");
       if (c != '\\')
         {
           *p->out++ = (char) c;
           continue;
         }
       if (p->i >= p->n)
-        return fail (p, "a string is not closed");
+        return fail (p, NL_JSON_FAULT_STRING_END, "a string is not closed");
       switch (p->text[p->i++])
         {
         case '"': *p->out++ = '"'; break;
@@ -117,34 +129,34 @@ parse_string (Parser *p)
           {
             int u = hex4 (p);
             if (u < 0)
-              return fail (p, "\\u needs four hex digits");
+              return fail (p, NL_JSON_FAULT_HEX, "\\u needs four hex digits");
             if (u >= 0xdc00 && u <= 0xdfff)
-              return fail (p, "a \\u escape holds half a surrogate pair");
+              return fail (p, NL_JSON_FAULT_LONE_LOW, "a \\u escape holds half a surrogate pair");
             if (u >= 0xd800 && u <= 0xdbff)
               {
                 int lo;
                 if (p->n - p->i < 2 || p->text[p->i] != '\\' || p->text[p->i + 1] != 'u')
-                  return fail (p, "a \\u escape holds half a surrogate pair");
+                  return fail (p, NL_JSON_FAULT_MISSING_LOW, "a \\u escape holds half a surrogate pair");
                 p->i += 2;
                 lo = hex4 (p);
                 if (lo < 0xdc00 || lo > 0xdfff)
-                  return fail (p, "a \\u escape holds half a surrogate pair");
+                  return fail (p, NL_JSON_FAULT_MISSING_LOW, "a \\u escape holds half a surrogate pair");
                 u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
               }
             if (u == 0)
-              return fail (p, "a string holds \\u0000");
+              return fail (p, NL_JSON_FAULT_NUL, "a string holds \\u0000");
             /* at most 4 bytes from 6 or 12 written: the buffer holds it */
             p->out += g_unichar_to_utf8 ((gunichar) u, p->out);
             break;
           }
         default:
           p->i--;
-          return fail (p, "an unknown escape in a string");
+          return fail (p, NL_JSON_FAULT_ESCAPE, "an unknown escape in a string");
         }
     }
   *p->out++ = '\0';
   if (!g_utf8_validate (start, p->out - 1 - start, NULL))
-    return fail (p, "a string is not UTF-8");
+    return fail (p, NL_JSON_FAULT_UTF8, "a string is not UTF-8");
   /* the text of a string is an offset until the buffer is complete */
   add (p, NL_JSON_STRING)->i = start - p->strings;
   return TRUE;
@@ -172,13 +184,13 @@ parse_number (Parser *p)
   if (p->i < p->n && p->text[p->i] == '0')
     p->i++;
   else if (digits (p) == 0)
-    return fail (p, "a number needs a digit");
+    return fail (p, NL_JSON_FAULT_NUMBER, "a number needs a digit");
   if (p->i < p->n && p->text[p->i] == '.')
     {
       p->i++;
       whole = FALSE;
       if (digits (p) == 0)
-        return fail (p, "a number needs a digit after '.'");
+        return fail (p, NL_JSON_FAULT_NUMBER, "a number needs a digit after '.'");
     }
   if (p->i < p->n && (p->text[p->i] == 'e' || p->text[p->i] == 'E'))
     {
@@ -187,13 +199,13 @@ parse_number (Parser *p)
       if (p->i < p->n && (p->text[p->i] == '+' || p->text[p->i] == '-'))
         p->i++;
       if (digits (p) == 0)
-        return fail (p, "a number needs a digit in its exponent");
+        return fail (p, NL_JSON_FAULT_NUMBER, "a number needs a digit in its exponent");
     }
   if (p->i - start >= sizeof buf)
     {
       /* g_ascii_strto* need a NUL; no number netloom reads is that long */
       p->i = start;
-      return fail (p, "a number of more than 63 characters");
+      return fail (p, NL_JSON_FAULT_NUMBER_RANGE, "a number of more than 63 characters");
     }
   memcpy (buf, p->text + start, p->i - start);
   buf[p->i - start] = '\0';
@@ -204,7 +216,7 @@ parse_number (Parser *p)
       if (errno == ERANGE)
         {
           p->i = start;
-          return fail (p, "a whole number past 64 bits");
+          return fail (p, NL_JSON_FAULT_INT_RANGE, "a whole number past 64 bits");
         }
       add (p, NL_JSON_INT)->i = v;
     }
@@ -214,7 +226,7 @@ parse_number (Parser *p)
       if (!isfinite (v))
         {
           p->i = start;
-          return fail (p, "a number past a double's range");
+          return fail (p, NL_JSON_FAULT_NUMBER_RANGE, "a number past a double's range");
         }
       add (p, NL_JSON_DOUBLE)->d = v;
     }
@@ -226,7 +238,7 @@ parse_literal (Parser *p, const char *word, NlJsonType type, gboolean b)
 {
   gsize len = strlen (word);
   if (p->n - p->i < len || memcmp (p->text + p->i, word, len) != 0)
-    return fail (p, "expected a value");
+    return fail (p, NL_JSON_FAULT_VALUE, "expected a value");
   p->i += len;
   add (p, type)->b = b;
   return TRUE;
@@ -239,7 +251,7 @@ parse_value (Parser *p, GArray *open)
   guint32 at = p->values->len;
   skip_ws (p);
   if (p->i >= p->n)
-    return fail (p, "expected a value, found the end");
+    return fail (p, NL_JSON_FAULT_VALUE, "expected a value, found the end");
   switch (p->text[p->i])
     {
     case '{':
@@ -259,7 +271,7 @@ parse_value (Parser *p, GArray *open)
     default:
       if (p->text[p->i] == '-' || g_ascii_isdigit (p->text[p->i]))
         return parse_number (p);
-      return fail (p, "expected a value");
+      return fail (p, NL_JSON_FAULT_NUMBER, "expected a value");
     }
 }
 
@@ -269,12 +281,12 @@ parse_key (Parser *p)
 {
   skip_ws (p);
   if (p->i >= p->n || p->text[p->i] != '"')
-    return fail (p, "expected a member name in quotes");
+    return fail (p, NL_JSON_FAULT_KEY, "expected a member name in quotes");
   if (!parse_string (p))
     return FALSE;
   skip_ws (p);
   if (p->i >= p->n || p->text[p->i] != ':')
-    return fail (p, "expected ':' after a member name");
+    return fail (p, NL_JSON_FAULT_COLON, "expected ':' after a member name");
   p->i++;
   return TRUE;
 }
@@ -306,11 +318,12 @@ parse (Parser *p)
       if (!fresh)
         {
           if (p->i >= p->n || p->text[p->i] != ',')
-            return fail (p, c->type == NL_JSON_OBJECT ? "expected ',' or '}'" : "expected ',' or ']'");
+            return c->type == NL_JSON_OBJECT ? fail (p, NL_JSON_FAULT_OBJECT_COMMA, "expected ',' or '}'")
+                                             : fail (p, NL_JSON_FAULT_ARRAY_COMMA, "expected ',' or ']'");
           p->i++;
         }
       if (p->values->len >= G_MAXUINT32 / 2)
-        return fail (p, "too many values");
+        return fail (p, NL_JSON_FAULT_TOO_MANY, "too many values");
       c->count++;
       if (c->type == NL_JSON_OBJECT && !parse_key (p))
         return FALSE;
@@ -322,16 +335,32 @@ parse (Parser *p)
     }
   skip_ws (p);
   if (p->i < p->n)
-    return fail (p, "more after the end of the document");
+    return fail (p, NL_JSON_FAULT_TRAILING, "more after the end of the document");
   return TRUE;
 }
 
 NlJsonDoc *
 nl_json_doc_parse (const char *text, gssize length, GError **error)
 {
+  return nl_json_doc_parse_full (text, length, NULL, NULL, error);
+}
+
+static NlJsonDoc *
+doc_failed (const Parser *p, NlJsonFault *fault, gsize *offset)
+{
+  if (fault)
+    *fault = p->fault;
+  if (offset)
+    *offset = p->fault_at;
+  return NULL;
+}
+
+NlJsonDoc *
+nl_json_doc_parse_full (const char *text, gssize length, NlJsonFault *fault, gsize *offset, GError **error)
+{
   gsize n = !text ? 0 : length < 0 ? strlen (text) : (gsize) length;
   g_autoptr (NlJsonDoc) doc = g_new0 (NlJsonDoc, 1);
-  Parser p = { text, n, 0, NULL, NULL, NULL, error };
+  Parser p = { text, n, 0, NULL, NULL, NULL, error, NL_JSON_FAULT_NONE, 0 };
 
   doc->values = g_array_sized_new (FALSE, FALSE, sizeof (NlJsonValue), (guint) MIN (n / 16 + 16, 1u << 20));
   doc->strings = g_malloc (n + 1);
@@ -341,10 +370,12 @@ nl_json_doc_parse (const char *text, gssize length, GError **error)
   if (p.i >= n)
     {
       g_set_error (error, NL_JSON_DOC_ERROR, NL_JSON_DOC_ERROR_EMPTY, "the document is empty");
-      return NULL;
+      p.fault = NL_JSON_FAULT_EMPTY;
+      p.fault_at = p.i;
+      return doc_failed (&p, fault, offset);
     }
   if (!parse (&p))
-    return NULL;
+    return doc_failed (&p, fault, offset);
   /* the strings' offsets become pointers now that the buffer is whole */
   for (guint k = 0; k < doc->values->len; k++)
     {

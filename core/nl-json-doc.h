@@ -4,7 +4,9 @@
  * of work; this reads it in a tenth of that. Strict RFC 8259 JSON, parsed
  * without recursion; numbers JSON cannot hold (1e999, integers past 64 bits)
  * and strings that are not UTF-8 or hold NUL are refused with the line and
- * column. Everything smaller goes on using json-glib. */
+ * column. Safetensors headers are read with it too, for its strictness
+ * (json-glib takes comments, octal escapes and hex numbers); other small
+ * files go on using json-glib. */
 #pragma once
 
 #include <glib.h>
@@ -48,6 +50,38 @@ typedef enum {
 
 /* length < 0: up to the NUL */
 NlJsonDoc *nl_json_doc_parse (const char *text, gssize length, GError **error);
+
+/* What a failed parse found wrong, for a reader that words its own errors
+ * (safetensors names the byte and what it expected there). Anything that
+ * starts no other value is read as a number, hence FAULT_NUMBER for it. */
+typedef enum {
+  NL_JSON_FAULT_NONE,
+  NL_JSON_FAULT_EMPTY,        /* nothing but white space */
+  NL_JSON_FAULT_VALUE,        /* the end of the text, or a word not true, false or null */
+  NL_JSON_FAULT_NUMBER,       /* a character no value starts with, or a number missing a digit */
+  NL_JSON_FAULT_INT_RANGE,    /* a whole number past 64 bits */
+  NL_JSON_FAULT_NUMBER_RANGE, /* past a double's range, or longer than 63 characters */
+  NL_JSON_FAULT_KEY,          /* no member name in quotes */
+  NL_JSON_FAULT_COLON,
+  NL_JSON_FAULT_OBJECT_COMMA, /* no ',' or '}' */
+  NL_JSON_FAULT_ARRAY_COMMA,  /* no ',' or ']' */
+  NL_JSON_FAULT_TRAILING,     /* more after the end */
+  NL_JSON_FAULT_STRING_END,
+  NL_JSON_FAULT_CONTROL,      /* a raw control character in a string */
+  NL_JSON_FAULT_ESCAPE,
+  NL_JSON_FAULT_HEX,          /* \u without four hex digits */
+  NL_JSON_FAULT_LONE_LOW,     /* a low surrogate with no high one before it */
+  NL_JSON_FAULT_MISSING_LOW,  /* a high surrogate with no low one after it */
+  NL_JSON_FAULT_NUL,          /* \u0000 */
+  NL_JSON_FAULT_UTF8,
+  NL_JSON_FAULT_TOO_MANY,     /* more values than the index holds */
+  NL_JSON_FAULT_COUNT
+} NlJsonFault;
+
+/* nl_json_doc_parse, and on failure the fault in *fault and the byte where
+ * it was found in *offset (either may be NULL). */
+NlJsonDoc *nl_json_doc_parse_full (const char *text, gssize length, NlJsonFault *fault, gsize *offset,
+                                   GError **error);
 void nl_json_doc_free (NlJsonDoc *doc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlJsonDoc, nl_json_doc_free)
 

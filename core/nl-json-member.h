@@ -18,4 +18,10 @@ gboolean nl_json_number_member (JsonObject *o, const char *name, double *value);
 /* The same for a whole number. */
 gboolean nl_json_int_member (JsonObject *o, const char *name, gint64 *value);
 
+/* The same reads of one node, an array's element say (n may be NULL): the
+ * string, or NULL when n is not one; */
+const char *nl_json_node_string (JsonNode *n);
+/* the whole number in *value, or FALSE when n is not one. */
+gboolean nl_json_node_int (JsonNode *n, gint64 *value);
+
 G_END_DECLS

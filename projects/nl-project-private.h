@@ -1,7 +1,7 @@
 /* nl-project-private.h — the NlProject struct and SQL helpers shared by
- * nl-project.c (open, schema, migrations), nl-project-tables.c (networks,
- * pipelines, runs, tags, notes) and nl-project-run-data.c (metrics,
- * checkpoints). */
+ * nl-project.c (open, schema, migrations), nl-project-check.c (integrity
+ * check, copies), nl-project-tables.c (networks, pipelines, runs, tags,
+ * notes) and nl-project-run-data.c (metrics, checkpoints). */
 #pragma once
 
 #include <sqlite3.h>

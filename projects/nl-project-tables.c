@@ -5,6 +5,7 @@
  * transaction. */
 #include "projects/nl-project-private.h"
 #include "core/nl-json-guard.h"
+#include "core/nl-json-member.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -352,8 +353,10 @@ static gboolean
 pipeline_member_ok (JsonObject *o, const char *name, GType type, GError **error)
 {
   JsonNode *n = json_object_get_member (o, name);
-  GType t = n && JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : G_TYPE_INVALID;
-  if (!n || JSON_NODE_HOLDS_NULL (n) || t == type || (type == G_TYPE_DOUBLE && t == G_TYPE_INT64))
+  union { const char *s; double d; gint64 i; } v; /* only the type matters */
+  if (!n || JSON_NODE_HOLDS_NULL (n)
+      || (type == G_TYPE_STRING  ? nl_json_string_member (o, name, &v.s)
+          : type == G_TYPE_INT64 ? nl_json_int_member (o, name, &v.i) : nl_json_number_member (o, name, &v.d)))
     return TRUE;
   g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID, "the pipeline's \"%s\" must be %s", name,
                type == G_TYPE_STRING ? "a string" : type == G_TYPE_INT64 ? "a whole number" : "a number");

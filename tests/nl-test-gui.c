@@ -204,9 +204,8 @@ nl_test_add_checkpoint (NlProject *p, gint64 run, const char *net_json, const Nl
 
   g_assert_no_error (error);
   nl_optim_config_init (&sgd, NL_OPTIM_SGD);
-  model = nl_model_new (net, sample, seed, &error);
+  model = nl_model_new_full (net, sample, &(NlModelOptions) { .seed = seed, .optim = &sgd }, &error);
   g_assert_no_error (error);
-  g_assert_true (nl_model_prepare_optimizer (model, &sgd, &error));
   blob = nl_checkpoint_save (model, &pos, &error);
   g_assert_no_error (error);
   g_assert_cmpint (nl_project_add_checkpoint (p, run, epoch, 10 * epoch, g_bytes_get_data (blob, NULL),

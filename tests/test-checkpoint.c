@@ -38,10 +38,9 @@ make_model_shape (const NlNetwork *net, const NlShape *sample, guint64 seed, NlO
 {
   g_autoptr (GError) error = NULL;
   NlOptimConfig cfg;
-  NlModel *m = nl_model_new (net, sample, seed, &error);
-  g_assert_no_error (error);
+  NlModel *m;
   nl_optim_config_init (&cfg, kind);
-  g_assert_true (nl_model_prepare_optimizer (m, &cfg, &error));
+  m = nl_model_new_full (net, sample, &(NlModelOptions) { .seed = seed, .optim = &cfg }, &error);
   g_assert_no_error (error);
   return m;
 }
@@ -290,8 +289,8 @@ test_resume_bit_exact (void)
 
   nl_optim_config_init (&cfg, NL_OPTIM_ADAM);
   set_input_shape (net, "[1,12,12]");
-  a = make_model_shape (net, &sample, 5, NL_OPTIM_ADAM);
-  nl_model_set_scheduler_workers (a, 2);
+  a = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 5, .scheduler_workers = 2, .optim = &cfg }, &error);
+  g_assert_no_error (error);
   pa = nl_program_new (a, &opts, &error);
   g_assert_no_error (error);
   train_steps (a, pa, &cfg, 1, 3);
@@ -969,10 +968,11 @@ test_corrupt (void)
     NlOptimConfig cfg;
     rms = make_model (net, 2, NL_OPTIM_RMSPROP);  /* square avg + momentum: 2 states, like Adam */
     rms_blob = save (rms, 0, 0, NULL);
-    centered = make_model (net, 3, NL_OPTIM_RMSPROP);
     nl_optim_config_init (&cfg, NL_OPTIM_RMSPROP);
     cfg.centered = TRUE; /* 3 states */
-    g_assert_true (nl_model_prepare_optimizer (centered, &cfg, NULL));
+    NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28); /* make_model's */
+    centered = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 3, .optim = &cfg }, NULL);
+    g_assert_nonnull (centered);
     expect_load_error (centered, rms_blob, FALSE, MISMATCH, "lacks tensor 'optimizer/conv1.weight/2'");
   }
 }

@@ -80,9 +80,8 @@ reference_of (gint64 run, const char *network, int output, const char *which, Re
   g_assert_cmpint (ds->length, ==, N_TEST);
   nl_run_config_init (&defaults); /* the run used the default mean and std */
   nl_optim_config_init (&sgd, NL_OPTIM_SGD);
-  model = nl_model_new (net, &ds->sample_shape, 0, &error);
+  model = nl_model_new_full (net, &ds->sample_shape, &(NlModelOptions) { .optim = &sgd }, &error);
   g_assert_no_error (error);
-  g_assert_true (nl_model_prepare_optimizer (model, &sgd, &error));
   ckpt = nl_project_find_checkpoint (project, run, which, &error);
   g_assert_no_error (error);
   blob = nl_project_load_checkpoint (project, ckpt, NULL, NULL, NULL, &error);

@@ -38,7 +38,7 @@ test_structure (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (residual_json, -1, &error);
   NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 6, (int64_t) 6);
-  g_autoptr (NlModel) model = nl_model_new (net, &sample, 3, &error);
+  g_autoptr (NlModel) model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 3 }, &error);
   g_autoptr (NlProgram) train = NULL, infer = NULL;
   const NlGraph *g;
   int sums = 0, backwards = 0;
@@ -94,7 +94,7 @@ test_whole_network_gradient (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (residual_json, -1, &error);
   NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 6, (int64_t) 6);
-  g_autoptr (NlModel) model = nl_model_new (net, &sample, 11, &error);
+  g_autoptr (NlModel) model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 11 }, &error);
   g_autoptr (NlProgram) p = make_program (model, 3, TRUE, "SoftmaxCrossEntropy");
   float *labels = nl_tensor_f32 (nl_program_label (p));
   int checked = 0;
@@ -146,7 +146,7 @@ test_loss_in_network (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
   NlShape sample = nl_shape_of (1, (int64_t) 5);
-  g_autoptr (NlModel) model = nl_model_new (net, &sample, 1, &error);
+  g_autoptr (NlModel) model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 1 }, &error);
   g_autoptr (NlProgram) train = NULL, infer = NULL;
 
   g_assert_no_error (error);

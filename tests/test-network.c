@@ -21,7 +21,7 @@ test_templates (void)
       g_autoptr (NlNetwork) net = nl_test_load_template (names[i]);
       NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
       g_autoptr (GError) error = NULL;
-      g_autoptr (NlModel) model = nl_model_new (net, &sample, 1, &error);
+      g_autoptr (NlModel) model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 1 }, &error);
       g_assert_no_error (error);
       g_assert_cmpstr (net->name, ==, names[i]);
       if (params[i] > 0)
@@ -146,7 +146,7 @@ test_bad_networks (void)
       g_autoptr (NlModel) model = NULL;
       if (net)
         {
-          model = nl_model_new (net, &sample, 0, &error);
+          model = nl_model_new_full (net, &sample, NULL, &error);
           g_assert_null (model);
         }
       g_test_message ("case %zu: %s", i, error ? error->message : "(no error)");

@@ -140,7 +140,7 @@ run_node_test (const char *dir, char **why)
           *why = g_strdup_printf ("%s%s%s", before ? before : "", before ? " / " : "", error->message);
           continue;
         }
-      if (!(m = nl_onnx_import_new_model (imp, &error)) || !(prog = nl_program_new (m, &opts, &error)))
+      if (!(m = nl_onnx_import_new_model (imp, NULL, &error)) || !(prog = nl_program_new (m, &opts, &error)))
         {
           g_autofree char *before = *why;
           *why = g_strdup_printf ("%s%s%s", before ? before : "", before ? " / " : "", error->message);
@@ -231,7 +231,7 @@ test_malformed (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
   NlShape s = nl_shape_of (3, (int64_t) 1, (int64_t) 6, (int64_t) 6);
-  g_autoptr (NlModel) m = nl_model_new (net, &s, 1, &error);
+  g_autoptr (NlModel) m = nl_model_new_full (net, &s, &(NlModelOptions) { .seed = 1 }, &error);
   g_autoptr (GBytes) bytes = nl_onnx_export (m, NULL, &error);
   gsize size;
   const guint8 *data = g_bytes_get_data (bytes, &size);
@@ -268,7 +268,7 @@ test_malformed (void)
       g_assert_true ((imp != NULL) == (e == NULL));
       if (imp)
         {
-          NlModel *mm = nl_onnx_import_new_model (imp, &e);
+          NlModel *mm = nl_onnx_import_new_model (imp, NULL, &e);
           g_clear_pointer (&mm, nl_model_free);
         }
       g_clear_pointer (&imp, nl_onnx_import_free);
@@ -374,7 +374,7 @@ check_round_trip (NlModel *m, int opset, const float *x, int n)
   data = g_bytes_get_data (bytes, &size);
   imp = nl_onnx_import_data (data, size, NULL, NULL, &error);
   g_assert_no_error (error);
-  back = nl_onnx_import_new_model (imp, &error);
+  back = nl_onnx_import_new_model (imp, NULL, &error);
   g_assert_no_error (error);
   pa = nl_program_new (m, &opts, &error);
   g_assert_no_error (error);
@@ -432,7 +432,7 @@ test_round_trip (void)
   float ids[3 * 6];
 
   g_assert_no_error (error);
-  m = nl_model_new (every, &image, 11, &error);
+  m = nl_model_new_full (every, &image, &(NlModelOptions) { .seed = 11 }, &error);
   g_assert_no_error (error);
   vary_constants (m);
   for (int k = 0; k < 3 * 28 * 28; k++)
@@ -441,7 +441,7 @@ test_round_trip (void)
    * at opset 13 too */
   for (int opset = 13; opset <= 17; opset += 4)
     g_free (check_round_trip (m, opset, x, 3));
-  me = nl_model_new (emb, &tokens, 12, &error);
+  me = nl_model_new_full (emb, &tokens, &(NlModelOptions) { .seed = 12 }, &error);
   g_assert_no_error (error);
   for (int k = 0; k < 3 * 6; k++)
     ids[k] = (float) ((k * 7) % 10);
@@ -477,7 +477,7 @@ test_round_trip_formulas (void)
   float x[4 * 6];
 
   g_assert_no_error (error);
-  m = nl_model_new (net, &s, 3, &error);
+  m = nl_model_new_full (net, &s, &(NlModelOptions) { .seed = 3 }, &error);
   g_assert_no_error (error);
   /* gamma and beta away from 1 and 0 */
   for (int i = 0; i < nl_network_n_nodes (m->net); i++)

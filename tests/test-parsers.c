@@ -142,6 +142,51 @@ test_json_doc (void)
 /* A trial's values are a project row: too deep, or a number of another
  * type, is a message (json_node_get_double read a string as 0); a grid
  * point of 1e-8 is stored so it reads back. */
+/* A failed parse says what it found and at which byte, so a reader can word
+ * its own error (safetensors names the byte); the message is unchanged. */
+static void
+test_json_doc_faults (void)
+{
+  static const struct {
+    const char *text;
+    NlJsonFault fault;
+    gsize at;
+  } cases[] = {
+    { " \n", NL_JSON_FAULT_EMPTY, 2 },
+    { "[tru]", NL_JSON_FAULT_VALUE, 1 },
+    { "[1,", NL_JSON_FAULT_VALUE, 3 },
+    { "[}", NL_JSON_FAULT_NUMBER, 1 },
+    { "[-x]", NL_JSON_FAULT_NUMBER, 2 },
+    { "[18446744073709551616]", NL_JSON_FAULT_INT_RANGE, 1 },
+    { "[1e999]", NL_JSON_FAULT_NUMBER_RANGE, 1 },
+    { "{1:2}", NL_JSON_FAULT_KEY, 1 },
+    { "{\"a\" 2}", NL_JSON_FAULT_COLON, 5 },
+    { "{\"a\":2]", NL_JSON_FAULT_OBJECT_COMMA, 6 },
+    { "[2}", NL_JSON_FAULT_ARRAY_COMMA, 2 },
+    { "[] x", NL_JSON_FAULT_TRAILING, 3 },
+    { "[\"ab", NL_JSON_FAULT_STRING_END, 4 },
+    { "[\"a\tb\"]", NL_JSON_FAULT_CONTROL, 3 },
+    { "[\"\\q\"]", NL_JSON_FAULT_ESCAPE, 3 },
+    { "[\"\\u12\"]", NL_JSON_FAULT_HEX, 4 },
+    { "[\"\\udc00\"]", NL_JSON_FAULT_LONE_LOW, 8 },
+    { "[\"\\ud800x\"]", NL_JSON_FAULT_MISSING_LOW, 8 },
+    { "[\"\\u0000\"]", NL_JSON_FAULT_NUL, 8 },
+    { "[\"\xff\"]", NL_JSON_FAULT_UTF8, 4 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GError) plain_error = NULL;
+      NlJsonFault fault = NL_JSON_FAULT_NONE;
+      gsize at = 0;
+      g_assert_null (nl_json_doc_parse_full (cases[i].text, -1, &fault, &at, &error));
+      g_assert_null (nl_json_doc_parse (cases[i].text, -1, &plain_error));
+      g_assert_cmpstr (error->message, ==, plain_error->message);
+      if (fault != cases[i].fault || at != cases[i].at)
+        g_error ("%s: fault %d at %zu, expected %d at %zu", cases[i].text, fault, at, cases[i].fault, cases[i].at);
+    }
+}
+
 static void
 test_sweep_point (void)
 {
@@ -197,6 +242,17 @@ test_typed_members (void)
   g_assert_true (nl_json_string_member (o, "s", &s));
   g_assert_cmpstr (s, ==, "x");
   g_assert_false (nl_json_string_member (o, "a", &s));
+  /* the same reads of one node (an array's element) */
+  g_assert_cmpstr (nl_json_node_string (json_object_get_member (o, "s")), ==, "x");
+  g_assert_null (nl_json_node_string (json_object_get_member (o, "i")));
+  g_assert_null (nl_json_node_string (json_object_get_member (o, "n")));
+  g_assert_null (nl_json_node_string (NULL));
+  g_assert_true (nl_json_node_int (json_array_get_element (json_object_get_array_member (o, "a"), 0), &i));
+  g_assert_cmpint (i, ==, 1);
+  g_assert_false (nl_json_node_int (json_object_get_member (o, "d"), &i));
+  g_assert_false (nl_json_node_int (json_object_get_member (o, "a"), &i));
+  g_assert_false (nl_json_node_int (NULL, &i));
+  g_assert_cmpint (i, ==, 1);
 }
 
 /* Empty records, written from NULL and read into a fresh buffer first:
@@ -332,6 +388,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/parsers/json-doc", test_json_doc);
+  g_test_add_func ("/parsers/json-doc-faults", test_json_doc_faults);
   g_test_add_func ("/parsers/fix-numbers", test_fix_numbers);
   g_test_add_func ("/parsers/control-characters", test_control_characters);
   g_test_add_func ("/parsers/sweep-point", test_sweep_point);

@@ -150,7 +150,7 @@ test_fuzz (void)
       g_autoptr (NlNetwork) net = random_network (r, g_rand_int_range (r, 3, 40));
       NlShape sample = nl_shape_of (1, (int64_t) 8);
       g_autoptr (GError) error = NULL;
-      g_autoptr (NlModel) model = nl_model_new (net, &sample, t, &error);
+      g_autoptr (NlModel) model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = t }, &error);
       NlCompileOptions planned = { .batch = 5, .training = TRUE, .loss = "SoftmaxCrossEntropy" };
       NlCompileOptions naive_opts = planned;
       g_autoptr (NlProgram) a = NULL, b = NULL;
@@ -227,14 +227,15 @@ test_training_identical (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = nl_network_load_file (path, &error);
   NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
-  g_autoptr (NlModel) ma = nl_model_new (net, &sample, 5, &error);
-  g_autoptr (NlModel) mb = nl_model_new (net, &sample, 5, &error);
   NlCompileOptions o = { .batch = 6, .training = TRUE, .loss = "SoftmaxCrossEntropy" };
   NlOptimConfig cfg;
+  g_autoptr (NlModel) ma = NULL, mb = NULL;
   g_autoptr (NlProgram) a = NULL, b = NULL;
 
   nl_optim_config_init (&cfg, NL_OPTIM_ADAM);
-  g_assert_true (nl_model_prepare_optimizer (ma, &cfg, &error) && nl_model_prepare_optimizer (mb, &cfg, &error));
+  ma = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 5, .optim = &cfg }, &error);
+  mb = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 5, .optim = &cfg }, &error);
+  g_assert_true (ma && mb);
   a = nl_program_new (ma, &o, &error);
   o.naive_memory = TRUE;
   b = nl_program_new (mb, &o, &error);

@@ -73,7 +73,7 @@ nl_cli_plan (int argc, char **argv)
         if (g_strcmp0 (n->def->name, "Input") == 0 && n->params[0].n > 0)
           sample = nl_shape_make (n->params[0].n, n->params[0].v);
       }
-  model = nl_model_new (net, &sample, 0, &error);
+  model = nl_model_new_full (net, &sample, NULL, &error);
   if (!model || !plan_bytes (model, batch, TRUE, &tp, &tn, &error) || !plan_bytes (model, batch, FALSE, &ip, &in, &error))
     return nl_cli_fail (error);
   if (json)

@@ -558,7 +558,7 @@ nl_cli_import_weights (int argc, char **argv)
         sample = nl_shape_make (n->params[0].n, n->params[0].v);
     }
   nl_optim_config_init (&sgd, NL_OPTIM_SGD);
-  if (!(model = nl_model_new (net, &sample, 0, &error)) || !nl_model_prepare_optimizer (model, &sgd, &error))
+  if (!(model = nl_model_new_full (net, &sample, &(NlModelOptions) { .optim = &sgd }, &error)))
     return nl_cli_fail (error);
   ok = nl_weights_import (model, in, allow_missing, ignore_extra, missing, extra, &error);
   print_names ("missing (kept their initial values)", missing);

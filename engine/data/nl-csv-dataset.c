@@ -135,36 +135,153 @@ column_name (char **names, guint k)
   return names ? g_strdup_printf ("column %u ('%s')", k, names[k]) : g_strdup_printf ("column %u", k);
 }
 
-NlDataset *
-nl_csv_dataset_open (const char *path, gboolean train, const NlDatasetOptions *opts, GError **error)
+/* What reading the file gathers, line by line */
+typedef struct {
+  const char *path;
+  const NlDatasetOptions *opts;
+  Cells c;
+  GArray *features, *labels; /* float */
+  char **names;              /* the header's cells, or NULL without one */
+  guint n_cols, label_col;
+  double max_label;
+} CsvRead;
+
+/* The label column: a header name first, then a 0-based index. */
+static gboolean
+find_label_column (CsvRead *r, GError **error)
 {
-  g_return_val_if_fail (path, NULL);
-  static const NlDatasetOptions defaults = { 0 };
-  if (!opts)
-    opts = &defaults;
-
-  g_autofree char *contents = NULL;
-  gsize size = 0;
-  g_autoptr (GError) read_error = NULL;
-  if (!g_file_get_contents (path, &contents, &size, &read_error))
+  const char *path = r->path;
+  const char *want = r->opts->label_column;
+  char **names = r->names;
+  guint n_cols = r->n_cols;
+  r->label_col = n_cols - 1;
+  if (want && *want)
     {
-      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND, "cannot open %s: %s", path,
-                   read_error->message);
-      return NULL;
+      gboolean found = FALSE;
+      for (guint k = 0; names && k < n_cols && !found; k++)
+        if (strcmp (names[k], want) == 0)
+          r->label_col = k, found = TRUE;
+      guint64 idx;
+      if (!found && g_ascii_string_to_unsigned (want, 10, 0, G_MAXUINT, &idx, NULL))
+        {
+          if (idx >= n_cols)
+            {
+              g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC,
+                           "%s: label column %s is out of range (the file has %u columns, 0..%u)",
+                           path, want, n_cols, n_cols - 1);
+              return FALSE;
+            }
+          r->label_col = (guint) idx, found = TRUE;
+        }
+      if (!found)
+        {
+          if (names)
+            {
+              g_autofree char *known = g_strjoinv ("', '", names);
+              g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC,
+                           "%s has no column named '%s' (columns: '%s')", path, want, known);
+            }
+          else
+            g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC,
+                         "%s has no header line, so the label column '%s' must be an index 0..%u",
+                         path, want, n_cols - 1);
+          return FALSE;
+        }
     }
+  return TRUE;
+}
 
-  Cells c = { g_string_new (NULL), g_array_new (FALSE, FALSE, sizeof (gsize)) };
-  GArray *features = g_array_new (FALSE, FALSE, sizeof (float));
-  GArray *labels = g_array_new (FALSE, FALSE, sizeof (float));
-  char **names = NULL;
-  NlCsvDataset *d = NULL;
-  int64_t *rows = NULL;
-  guint n_cols = 0, label_col = 0;
-  double max_label = -1;
+/* The first line sets the columns; *header when it names them (a cell
+ * that is not a number) rather than holding the first row. */
+static gboolean
+read_first_line (CsvRead *r, int64_t line, gboolean *header, GError **error)
+{
+  guint n_cols = r->n_cols = r->c.starts->len;
+  *header = FALSE;
+  for (guint k = 0; k < n_cols; k++)
+    {
+      double v;
+      *header |= !parse_number (cell (&r->c, k), &v);
+    }
+  if (*header)
+    {
+      r->names = g_new0 (char *, n_cols + 1);
+      for (guint k = 0; k < n_cols; k++)
+        r->names[k] = g_strdup (cell (&r->c, k));
+    }
+  if (n_cols < 2)
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
+                   "%s:%" G_GINT64_FORMAT ": only 1 column; a CSV dataset needs at least one "
+                   "feature column and a label column", r->path, line);
+      return FALSE;
+    }
+  return find_label_column (r, error);
+}
+
+/* One data row's cells (already split) into features and a label */
+static gboolean
+read_row (CsvRead *r, int64_t line, GError **error)
+{
+  const char *path = r->path;
+  char **names = r->names;
+  guint n_cols = r->n_cols;
+  if (r->c.starts->len != n_cols)
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s:%" G_GINT64_FORMAT ": %u columns, expected %u",
+                   path, line, r->c.starts->len, n_cols);
+      return FALSE;
+    }
+  for (guint k = 0; k < n_cols; k++)
+    {
+      double v;
+      const char *s = cell (&r->c, k);
+      if (!parse_number (s, &v))
+        {
+          g_autofree char *col = column_name (names, k);
+          g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s:%" G_GINT64_FORMAT ": %s is not a number: '%s'",
+                       path, line, col, s);
+          return FALSE;
+        }
+      /* samples are floats: 1e39 would silently become infinity */
+      if (fabs (v) > FLT_MAX)
+        {
+          g_autofree char *col = column_name (names, k);
+          g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
+                       "%s:%" G_GINT64_FORMAT ": %s holds '%s', beyond a 32-bit float's range (about ±3.4e38)",
+                       path, line, col, s);
+          return FALSE;
+        }
+      if (k != r->label_col)
+        {
+          float f = (float) v;
+          g_array_append_val (r->features, f);
+          continue;
+        }
+      if (!r->opts->regression && (v < 0 || v != floor (v) || v >= CSV_MAX_CLASSES))
+        {
+          g_autofree char *col = column_name (names, k);
+          g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
+                       "%s:%" G_GINT64_FORMAT ": the label in %s must be a whole number from 0 to %d for "
+                       "classification, not '%s' (real-valued labels need regression)",
+                       path, line, col, CSV_MAX_CLASSES - 1, s);
+          return FALSE;
+        }
+      r->max_label = MAX (r->max_label, v);
+      float f = (float) v;
+      g_array_append_val (r->labels, f);
+    }
+  return TRUE;
+}
+
+/* Every line of the file; *first stays TRUE when none held anything. */
+static gboolean
+read_lines (CsvRead *r, const char *contents, gsize size, gboolean *first, GError **error)
+{
+  const char *path = r->path;
   char delim = ',';
-  gboolean first = TRUE;
-
   const char *p = contents, *end = contents + size;
+  *first = TRUE;
   if (size >= 3 && memcmp (p, "\xef\xbb\xbf", 3) == 0)
     p += 3; /* UTF-8 byte order mark */
   for (int64_t line = 1; p < end; line++)
@@ -184,163 +301,68 @@ nl_csv_dataset_open (const char *path, gboolean train, const NlDatasetOptions *o
           continue;
         }
 
-      if (first && !memchr (p, ',', eol - p))
+      if (*first && !memchr (p, ',', eol - p))
         delim = memchr (p, '\t', eol - p) ? '\t' : memchr (p, ';', eol - p) ? ';' : ',';
       guint bad_col = 0;
-      if (!split_line (p, eol, delim, &c, &bad_col))
+      if (!split_line (p, eol, delim, &r->c, &bad_col))
         {
           g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
                        "%s:%" G_GINT64_FORMAT ": column %u has an opening quote but no closing one",
                        path, line, bad_col);
-          goto out;
+          return FALSE;
         }
 
-      if (first)
+      if (*first)
         {
-          first = FALSE;
-          n_cols = c.starts->len;
-          gboolean header = FALSE;
-          for (guint k = 0; k < n_cols; k++)
-            {
-              double v;
-              header |= !parse_number (cell (&c, k), &v);
-            }
-          if (header)
-            {
-              names = g_new0 (char *, n_cols + 1);
-              for (guint k = 0; k < n_cols; k++)
-                names[k] = g_strdup (cell (&c, k));
-            }
-          if (n_cols < 2)
-            {
-              g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
-                           "%s:%" G_GINT64_FORMAT ": only 1 column; a CSV dataset needs at least one "
-                           "feature column and a label column", path, line);
-              goto out;
-            }
-
-          /* The label column: a header name first, then a 0-based index. */
-          const char *want = opts->label_column;
-          label_col = n_cols - 1;
-          if (want && *want)
-            {
-              gboolean found = FALSE;
-              for (guint k = 0; names && k < n_cols && !found; k++)
-                if (strcmp (names[k], want) == 0)
-                  label_col = k, found = TRUE;
-              guint64 idx;
-              if (!found && g_ascii_string_to_unsigned (want, 10, 0, G_MAXUINT, &idx, NULL))
-                {
-                  if (idx >= n_cols)
-                    {
-                      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC,
-                                   "%s: label column %s is out of range (the file has %u columns, 0..%u)",
-                                   path, want, n_cols, n_cols - 1);
-                      goto out;
-                    }
-                  label_col = (guint) idx, found = TRUE;
-                }
-              if (!found)
-                {
-                  if (names)
-                    {
-                      g_autofree char *known = g_strjoinv ("', '", names);
-                      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC,
-                                   "%s has no column named '%s' (columns: '%s')", path, want, known);
-                    }
-                  else
-                    g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC,
-                                 "%s has no header line, so the label column '%s' must be an index 0..%u",
-                                 path, want, n_cols - 1);
-                  goto out;
-                }
-            }
+          gboolean header;
+          *first = FALSE;
+          if (!read_first_line (r, line, &header, error))
+            return FALSE;
           if (header)
             {
               p = next;
               continue;
             }
         }
-
-      if (c.starts->len != n_cols)
-        {
-          g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s:%" G_GINT64_FORMAT ": %u columns, expected %u",
-                       path, line, c.starts->len, n_cols);
-          goto out;
-        }
-      for (guint k = 0; k < n_cols; k++)
-        {
-          double v;
-          const char *s = cell (&c, k);
-          if (!parse_number (s, &v))
-            {
-              g_autofree char *col = column_name (names, k);
-              g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s:%" G_GINT64_FORMAT ": %s is not a number: '%s'",
-                           path, line, col, s);
-              goto out;
-            }
-          /* samples are floats: 1e39 would silently become infinity */
-          if (fabs (v) > FLT_MAX)
-            {
-              g_autofree char *col = column_name (names, k);
-              g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
-                           "%s:%" G_GINT64_FORMAT ": %s holds '%s', beyond a 32-bit float's range (about ±3.4e38)",
-                           path, line, col, s);
-              goto out;
-            }
-          if (k != label_col)
-            {
-              float f = (float) v;
-              g_array_append_val (features, f);
-              continue;
-            }
-          if (!opts->regression && (v < 0 || v != floor (v) || v >= CSV_MAX_CLASSES))
-            {
-              g_autofree char *col = column_name (names, k);
-              g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
-                           "%s:%" G_GINT64_FORMAT ": the label in %s must be a whole number from 0 to %d for "
-                           "classification, not '%s' (real-valued labels need regression)",
-                           path, line, col, CSV_MAX_CLASSES - 1, s);
-              goto out;
-            }
-          max_label = MAX (max_label, v);
-          float f = (float) v;
-          g_array_append_val (labels, f);
-        }
+      if (!read_row (r, line, error))
+        return FALSE;
       p = next;
     }
+  return TRUE;
+}
 
-  if (first)
-    {
-      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s is empty (no CSV lines)", path);
-      goto out;
-    }
-  int64_t n = labels->len;
+/* The dataset of the rows on this side of the split */
+static NlCsvDataset *
+csv_dataset_new (CsvRead *r, gboolean train, GError **error)
+{
+  const char *path = r->path;
+  const NlDatasetOptions *opts = r->opts;
+  int64_t n = r->labels->len;
   if (n == 0)
     {
       g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s has a header line but no data rows", path);
-      goto out;
+      return NULL;
     }
 
   int64_t m;
-  rows = nl_dataset_split (n, opts->val_fraction, train, path, &m, error);
+  g_autofree int64_t *rows = nl_dataset_split (n, opts->val_fraction, train, path, &m, error);
   if (!rows)
-    goto out;
-  int64_t nf = n_cols - 1;
-  d = g_new0 (NlCsvDataset, 1);
+    return NULL;
+  int64_t nf = r->n_cols - 1;
+  NlCsvDataset *d = g_new0 (NlCsvDataset, 1);
   d->base.klass = &csv_class;
   d->base.length = m;
   d->base.sample_shape = nl_shape_of (1, nf);
-  d->base.n_classes = opts->regression ? 0 : (int) max_label + 1;
+  d->base.n_classes = opts->regression ? 0 : (int) r->max_label + 1;
   d->n_features = nf;
   d->features = g_new (float, m * nf);
   d->labels = g_new (float, m);
   for (int64_t i = 0; i < m; i++)
     {
-      memcpy (d->features + i * nf, &g_array_index (features, float, rows[i] * nf), nf * sizeof (float));
-      d->labels[i] = g_array_index (labels, float, rows[i]);
+      memcpy (d->features + i * nf, &g_array_index (r->features, float, rows[i] * nf), nf * sizeof (float));
+      d->labels[i] = g_array_index (r->labels, float, rows[i]);
     }
-  char *label_name = column_name (names, label_col);
+  char *label_name = column_name (r->names, r->label_col);
   if (opts->val_fraction > 0)
     d->base.description = g_strdup_printf ("CSV %s (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
                                            " rows, %" G_GINT64_FORMAT " features, label %s) from %s",
@@ -349,13 +371,49 @@ nl_csv_dataset_open (const char *path, gboolean train, const NlDatasetOptions *o
     d->base.description = g_strdup_printf ("CSV (%" G_GINT64_FORMAT " rows, %" G_GINT64_FORMAT
                                            " features, label %s) from %s", n, nf, label_name, path);
   g_free (label_name);
+  return d;
+}
 
-out:
-  g_free (rows);
-  g_strfreev (names);
-  g_string_free (c.text, TRUE);
-  g_array_free (c.starts, TRUE);
-  g_array_free (features, TRUE);
-  g_array_free (labels, TRUE);
+NlDataset *
+nl_csv_dataset_open (const char *path, gboolean train, const NlDatasetOptions *opts, GError **error)
+{
+  g_return_val_if_fail (path, NULL);
+  static const NlDatasetOptions defaults = { 0 };
+  if (!opts)
+    opts = &defaults;
+
+  g_autofree char *contents = NULL;
+  gsize size = 0;
+  g_autoptr (GError) read_error = NULL;
+  if (!g_file_get_contents (path, &contents, &size, &read_error))
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND, "cannot open %s: %s", path,
+                   read_error->message);
+      return NULL;
+    }
+
+  CsvRead r = {
+    .path = path,
+    .opts = opts,
+    .c = { g_string_new (NULL), g_array_new (FALSE, FALSE, sizeof (gsize)) },
+    .features = g_array_new (FALSE, FALSE, sizeof (float)),
+    .labels = g_array_new (FALSE, FALSE, sizeof (float)),
+    .max_label = -1,
+  };
+  NlCsvDataset *d = NULL;
+  gboolean first;
+
+  if (read_lines (&r, contents, size, &first, error))
+    {
+      if (first)
+        g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT, "%s is empty (no CSV lines)", path);
+      else
+        d = csv_dataset_new (&r, train, error);
+    }
+  g_strfreev (r.names);
+  g_string_free (r.c.text, TRUE);
+  g_array_free (r.c.starts, TRUE);
+  g_array_free (r.features, TRUE);
+  g_array_free (r.labels, TRUE);
   return d ? &d->base : NULL;
 }

@@ -463,11 +463,8 @@ nl_loader_free (NlLoader *l)
   g_free (l);
 }
 
-static NlLoader *
-config_error (NlLoader *l, GError **error, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-static NlLoader *
-config_error (NlLoader *l, GError **error, const char *fmt, ...)
+static gboolean G_GNUC_PRINTF (2, 3)
+spec_error (GError **error, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
@@ -475,44 +472,42 @@ config_error (NlLoader *l, GError **error, const char *fmt, ...)
   va_end (ap);
   g_set_error_literal (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC, msg);
   g_free (msg);
-  nl_loader_free (l);
-  return NULL;
+  return FALSE;
 }
 
-NlLoader *
-nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
+/* The settings that need no dataset; *std is the one to divide by. */
+static gboolean
+check_config (const NlLoaderConfig *cfg, float *std_out, GError **error)
 {
-  g_return_val_if_fail (ds != NULL && ds->length >= 0 && cfg != NULL, NULL);
-
-  NlLoader *l = g_new0 (NlLoader, 1);
-  g_mutex_init (&l->lock);
-  g_cond_init (&l->work_cond);
-  g_cond_init (&l->done_cond);
-  l->ds = ds;
-  l->error_batch = G_MAXINT64;
-
   if (cfg->batch_size <= 0)
-    return config_error (l, error, "loader batch size must be positive, not %d", cfg->batch_size);
+    return spec_error (error, "loader batch size must be positive, not %d", cfg->batch_size);
   if (cfg->num_workers < 0 || cfg->num_workers > NL_LOADER_MAX_WORKERS)
-    return config_error (l, error, "loader workers must be 0 to %d, not %d", NL_LOADER_MAX_WORKERS,
-                         cfg->num_workers);
+    return spec_error (error, "loader workers must be 0 to %d, not %d", NL_LOADER_MAX_WORKERS,
+                       cfg->num_workers);
   if ((guint) cfg->last_batch > NL_LAST_BATCH_ROLLOVER)
-    return config_error (l, error, "unknown last-batch policy %d", (int) cfg->last_batch);
+    return spec_error (error, "unknown last-batch policy %d", (int) cfg->last_batch);
   float std = cfg->std == 0.0f ? 1.0f : cfg->std;
   if (!(std > 0) || !isfinite (std) || !isfinite (cfg->mean))
-    return config_error (l, error, "loader normalisation needs a finite mean and a positive std (got %g, %g)",
-                         cfg->mean, cfg->std);
+    return spec_error (error, "loader normalisation needs a finite mean and a positive std (got %g, %g)",
+                       cfg->mean, cfg->std);
+  *std_out = std;
+  return TRUE;
+}
 
+/* Batch size, this process's share of it, and the order of samples */
+static gboolean
+set_batches (NlLoader *l, const NlLoaderConfig *cfg, GError **error)
+{
   l->batch_size = l->global_batch = cfg->batch_size;
   if (cfg->shard_count > 1)
     {
       int64_t start, n;
       if (cfg->shard_index < 0 || cfg->shard_index >= cfg->shard_count || cfg->last_batch != NL_LAST_BATCH_KEEP)
-        return config_error (l, error, "loader shard %d of %d (a shard needs the kept last batch)",
-                             cfg->shard_index, cfg->shard_count);
+        return spec_error (error, "loader shard %d of %d (a shard needs the kept last batch)",
+                           cfg->shard_index, cfg->shard_count);
       if (cfg->batch_size < cfg->shard_count)
-        return config_error (l, error, "a batch of %d cannot be shared by %d processes: each needs a sample",
-                             cfg->batch_size, cfg->shard_count);
+        return spec_error (error, "a batch of %d cannot be shared by %d processes: each needs a sample",
+                           cfg->batch_size, cfg->shard_count);
       l->shard_index = cfg->shard_index;
       l->shard_count = cfg->shard_count;
       l->shard_drop_short = cfg->shard_drop_short;
@@ -522,12 +517,18 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
   l->shuffle = cfg->shuffle;
   l->seed = cfg->seed;
   l->last_batch = cfg->last_batch;
+  return TRUE;
+}
 
+/* The samples read: the whole dataset or the subset asked for */
+static gboolean
+set_subset (NlLoader *l, NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
+{
   l->n = ds->length;
   if (cfg->indices)
     {
       if (cfg->n_indices < 0)
-        return config_error (l, error, "negative subset size %" G_GINT64_FORMAT, cfg->n_indices);
+        return spec_error (error, "negative subset size %" G_GINT64_FORMAT, cfg->n_indices);
       for (int64_t p = 0; p < cfg->n_indices; p++)
         if (cfg->indices[p] < 0 || cfg->indices[p] >= ds->length)
           {
@@ -535,49 +536,38 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
                          "subset entry %" G_GINT64_FORMAT " is sample %" G_GINT64_FORMAT
                          ", out of range for a dataset of %" G_GINT64_FORMAT,
                          p, cfg->indices[p], ds->length);
-            nl_loader_free (l);
-            return NULL;
+            return FALSE;
           }
       l->subset = g_new (int64_t, MAX (cfg->n_indices, 1));
       memcpy (l->subset, cfg->indices, cfg->n_indices * sizeof (int64_t));
       l->n = cfg->n_indices;
     }
+  return TRUE;
+}
 
+/* The sample's shape as read, and as the transform leaves it */
+static gboolean
+set_shapes (NlLoader *l, NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
+{
   l->in_shape = ds->sample_shape;
   l->in_numel = nl_shape_numel (&l->in_shape);
   l->out_shape = l->in_shape;
   if (cfg->transform && !nl_transform_is_identity (cfg->transform))
     {
       if (!nl_transform_check (cfg->transform, &l->in_shape, error))
-        {
-          nl_loader_free (l);
-          return NULL;
-        }
+        return FALSE;
       l->transform = cfg->transform;
       l->out_shape = nl_transform_output_shape (l->transform, &l->in_shape);
       l->scratch_floats = nl_transform_scratch_size (l->transform, &l->in_shape);
     }
   l->out_numel = nl_shape_numel (&l->out_shape);
+  return TRUE;
+}
 
-  l->mean = cfg->mean;
-  l->std = std;
-  l->normalise = (l->mean != 0.0f || l->std != 1.0f) && !nl_transform_has_normalize (l->transform);
-  for (int k = 0; k < 256; k++)
-    {
-      l->lut01[k] = (float) k / 255.0f;
-      l->lut[k] = l->normalise ? (l->lut01[k] - l->mean) / l->std : l->lut01[k];
-    }
-
-  l->seq = build_sequence (l, 0, &l->seq_len);
-  l->n_batches = batches_for (l, l->seq_len);
-
-  l->n_workers = cfg->num_workers;
-  if (l->n_workers == 0)
-    {
-      init_buffers (l, &l->buf);
-      return l;
-    }
-
+/* The prefetch slots and the worker threads (num_workers > 0) */
+static gboolean
+start_workers (NlLoader *l, const NlLoaderConfig *cfg, GError **error)
+{
   l->n_slots = cfg->prefetch > 0 ? cfg->prefetch : 2 * l->n_workers;
   l->slots = g_new0 (NlLoaderSlot, l->n_slots);
   for (int i = 0; i < l->n_slots; i++)
@@ -585,8 +575,8 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
       l->slots[i].data = g_try_new (float, l->batch_size * l->out_numel);
       l->slots[i].labels = g_new (float, l->batch_size);
       if (!l->slots[i].data)
-        return config_error (l, error, "cannot allocate %d prefetch buffers of %" G_GINT64_FORMAT " floats",
-                             l->n_slots, l->batch_size * l->out_numel);
+        return spec_error (error, "cannot allocate %d prefetch buffers of %" G_GINT64_FORMAT " floats",
+                           l->n_slots, l->batch_size * l->out_numel);
     }
   l->workers = g_new0 (NlLoaderWorker, l->n_workers);
   for (int i = 0; i < l->n_workers; i++)
@@ -606,9 +596,51 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
           g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC, "cannot start loader thread %d: %s", i,
                        err->message);
           g_error_free (err);
-          nl_loader_free (l);
-          return NULL;
+          return FALSE;
         }
+    }
+  return TRUE;
+}
+
+NlLoader *
+nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
+{
+  g_return_val_if_fail (ds != NULL && ds->length >= 0 && cfg != NULL, NULL);
+
+  NlLoader *l = g_new0 (NlLoader, 1);
+  float std = 1.0f;
+  g_mutex_init (&l->lock);
+  g_cond_init (&l->work_cond);
+  g_cond_init (&l->done_cond);
+  l->ds = ds;
+  l->error_batch = G_MAXINT64;
+
+  if (!check_config (cfg, &std, error) || !set_batches (l, cfg, error) || !set_subset (l, ds, cfg, error)
+      || !set_shapes (l, ds, cfg, error))
+    {
+      nl_loader_free (l);
+      return NULL;
+    }
+
+  l->mean = cfg->mean;
+  l->std = std;
+  l->normalise = (l->mean != 0.0f || l->std != 1.0f) && !nl_transform_has_normalize (l->transform);
+  for (int k = 0; k < 256; k++)
+    {
+      l->lut01[k] = (float) k / 255.0f;
+      l->lut[k] = l->normalise ? (l->lut01[k] - l->mean) / l->std : l->lut01[k];
+    }
+
+  l->seq = build_sequence (l, 0, &l->seq_len);
+  l->n_batches = batches_for (l, l->seq_len);
+
+  l->n_workers = cfg->num_workers;
+  if (l->n_workers == 0)
+    init_buffers (l, &l->buf);
+  else if (!start_workers (l, cfg, error))
+    {
+      nl_loader_free (l);
+      return NULL;
     }
   return l;
 }

@@ -155,14 +155,11 @@ meta_error (GError **error, const char *path, const char *what)
   return FALSE;
 }
 
+/* A whole number member, present and within [lo, hi] */
 static gboolean
 json_int (JsonObject *o, const char *name, int64_t lo, int64_t hi, int64_t *v)
 {
-  JsonNode *n = json_object_get_member (o, name);
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
-    return FALSE;
-  *v = json_node_get_int (n);
-  return *v >= lo && *v <= hi;
+  return nl_json_node_int (json_object_get_member (o, name), v) && *v >= lo && *v <= hi;
 }
 
 /* Parse the metadata record into d's fields. */
@@ -221,9 +218,8 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
   int64_t numel = 1;
   for (guint k = 0; k < ndim; k++)
     {
-      JsonNode *n = json_array_get_element (shape, k);
-      if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64
-          || (dims[k] = json_node_get_int (n)) <= 0 || dims[k] > G_MAXUINT32 || numel > G_MAXINT64 / 4 / dims[k])
+      if (!nl_json_node_int (json_array_get_element (shape, k), &dims[k]) || dims[k] <= 0 || dims[k] > G_MAXUINT32
+          || numel > G_MAXINT64 / 4 / dims[k])
         return meta_error (error, path, "\"sample_shape\" holds a size that is not a positive count");
       numel *= dims[k];
     }
@@ -238,13 +234,13 @@ parse_metadata (NlPackedDataset *d, const GByteArray *meta, int64_t *length, GEr
       names = g_new0 (char *, n + 1);
       for (guint c = 0; c < n; c++)
         {
-          JsonNode *e = json_array_get_element (a, c);
-          if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
+          const char *name = nl_json_node_string (json_array_get_element (a, c));
+          if (!name)
             {
               g_strfreev (names);
               return meta_error (error, path, "\"class_names\" holds something other than a string");
             }
-          names[c] = g_strdup (json_node_get_string (e));
+          names[c] = g_strdup (name);
         }
     }
   d->base.sample_shape = nl_shape_make ((int) ndim, dims);

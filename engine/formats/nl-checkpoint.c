@@ -293,28 +293,16 @@ meta_int (const NlSafetensors *st, const char *key, gboolean is_unsigned, gint64
   return TRUE;
 }
 
-gboolean
-nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTrainPosition *pos_out,
-                    GError **error)
+/* The training position in the metadata, the optimizer and extra aside */
+static gboolean
+read_position (NlSafetensors *st, NlTrainPosition *pos, GError **error)
 {
-  g_autoptr (NlSafetensors) st = NULL;
-  g_autoptr (GArray) entries = NULL;
-  g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autofree const NlStTensor **found = NULL;
-  const char *optimizer, *hash;
   gint64 epoch, updates, skipped = 0, good = 0, bad = 0;
   guint64 seed;
   double loss_scale = 0;
   NlTrainPosition within = { 0 };
 
-  if (!nl_model_sync (m, error))
-    return FALSE;
-  st = nl_safetensors_parse (blob, error);
-  if (!st)
-    {
-      g_prefix_error (error, "invalid checkpoint: ");
-      return FALSE;
-    }
+
   if (!check_format (st, NL_CHECKPOINT_FORMAT, error)
       || !meta_int (st, "epoch", FALSE, 0, G_MAXINT, &epoch, NULL, error)
       || !meta_int (st, "updates", FALSE, 0, G_MAXINT64, &updates, NULL, error)
@@ -349,25 +337,28 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
           || !meta_double (st, "epoch_seconds", &within.epoch_seconds, error))
         return FALSE;
     }
-  optimizer = nl_safetensors_metadata (st, "optimizer");
-  if (!optimizer)
-    return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "checkpoint metadata 'optimizer' is missing");
-  hash = nl_safetensors_metadata (st, "network_hash");
-  if (!hash)
-    return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "checkpoint metadata 'network_hash' is missing");
-  if (!allow_other_network)
-    {
-      g_autofree char *ours = nl_checkpoint_network_hash (m->net);
-      if (strcmp (ours, hash) != 0)
-        return format_error (error, NL_CHECKPOINT_ERROR_NETWORK,
-                             "the checkpoint was saved from another network (network hash %.12s, this network's is "
-                             "%.12s): nodes, parameters or edges differ",
-                             hash, ours);
-    }
+  pos->epoch = (int) epoch;
+  pos->updates = updates;
+  pos->seed = seed;
+  pos->loss_scale = loss_scale;
+  pos->skipped = skipped;
+  pos->good_steps = (int) good;
+  pos->bad_steps = (int) bad;
+  pos->batch = within.batch;
+  pos->epoch_loss = within.epoch_loss;
+  pos->epoch_seen = within.epoch_seen;
+  pos->epoch_correct = within.epoch_correct;
+  pos->epoch_counted = within.epoch_counted;
+  pos->epoch_seconds = within.epoch_seconds;
+  return TRUE;
+}
 
-  /* everything the model holds must be there, fitting, and nothing else */
-  entries = model_entries (m, TRUE);
-  found = g_new0 (const NlStTensor *, MAX (entries->len, 1));
+/* Everything the model holds must be there, fitting, and nothing else;
+ * found[i] is the checkpoint's tensor for entries[i]. */
+static gboolean
+match_tensors (NlSafetensors *st, GArray *entries, const NlStTensor **found, const char *optimizer, GError **error)
+{
+  g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < entries->len; i++)
     {
       const Entry *e = &g_array_index (entries, Entry, i);
@@ -393,6 +384,49 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
                                state ? optimizer : "", state ? "': prepare the model's optimizer the same way)" : "");
         }
     }
+  return TRUE;
+}
+
+gboolean
+nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTrainPosition *pos_out,
+                    GError **error)
+{
+  g_autoptr (NlSafetensors) st = NULL;
+  g_autoptr (GArray) entries = NULL;
+  g_autofree const NlStTensor **found = NULL;
+  const char *optimizer, *hash;
+  NlTrainPosition read = { 0 };
+
+  if (!nl_model_sync (m, error))
+    return FALSE;
+  st = nl_safetensors_parse (blob, error);
+  if (!st)
+    {
+      g_prefix_error (error, "invalid checkpoint: ");
+      return FALSE;
+    }
+  if (!read_position (st, &read, error))
+    return FALSE;
+  optimizer = nl_safetensors_metadata (st, "optimizer");
+  if (!optimizer)
+    return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "checkpoint metadata 'optimizer' is missing");
+  hash = nl_safetensors_metadata (st, "network_hash");
+  if (!hash)
+    return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "checkpoint metadata 'network_hash' is missing");
+  if (!allow_other_network)
+    {
+      g_autofree char *ours = nl_checkpoint_network_hash (m->net);
+      if (strcmp (ours, hash) != 0)
+        return format_error (error, NL_CHECKPOINT_ERROR_NETWORK,
+                             "the checkpoint was saved from another network (network hash %.12s, this network's is "
+                             "%.12s): nodes, parameters or edges differ",
+                             hash, ours);
+    }
+
+  entries = model_entries (m, TRUE);
+  found = g_new0 (const NlStTensor *, MAX (entries->len, 1));
+  if (!match_tensors (st, entries, found, optimizer, error))
+    return FALSE;
 
   /* last: the checks above name a file that does not fit more precisely */
   if (!check_crc (st, blob, error))
@@ -405,21 +439,9 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
   nl_model_host_changed (m);
   if (pos_out)
     {
-      pos_out->epoch = (int) epoch;
-      pos_out->updates = updates;
-      pos_out->seed = seed;
+      *pos_out = read;
       pos_out->optimizer = g_strdup (optimizer);
       pos_out->extra_json = g_strdup (nl_safetensors_metadata (st, "extra"));
-      pos_out->loss_scale = loss_scale;
-      pos_out->skipped = skipped;
-      pos_out->good_steps = (int) good;
-      pos_out->bad_steps = (int) bad;
-      pos_out->batch = within.batch;
-      pos_out->epoch_loss = within.epoch_loss;
-      pos_out->epoch_seen = within.epoch_seen;
-      pos_out->epoch_correct = within.epoch_correct;
-      pos_out->epoch_counted = within.epoch_counted;
-      pos_out->epoch_seconds = within.epoch_seconds;
     }
   return TRUE;
 }

@@ -2,6 +2,7 @@
  * writer (in memory, then atomically to a file). */
 #include "engine/formats/nl-safetensors.h"
 #include "core/nl-atomic-file.h"
+#include "core/nl-json-doc.h"
 #include "core/nl-json-guard.h"
 
 #include <json-glib/json-glib.h>
@@ -14,8 +15,7 @@ G_STATIC_ASSERT (G_BYTE_ORDER == G_LITTLE_ENDIAN);
 G_DEFINE_QUARK (nl-safetensors-error-quark, nl_safetensors_error)
 
 #define METADATA_KEY "__metadata__"
-/* Our headers nest 3 deep; the limit keeps json-glib's recursive parser
- * off a hostile file's million '[' (a stack overflow, not an error). */
+/* Our headers nest 3 deep; deeper ones have always been refused. */
 #define MAX_JSON_DEPTH 32
 
 static const struct {
@@ -121,290 +121,118 @@ fail (GError **error, const char *fmt, ...)
   return FALSE;
 }
 
-/* A strict RFC 8259 syntax check of the header before json-glib sees it:
- * json-glib's scanner is lenient (comments, octal escapes that yield bytes
- * that are not UTF-8, hex numbers) and recursive (a hostile file's million
- * '[' would overflow the stack). The shared nesting guard runs first, so
- * recursion here stops at MAX_JSON_DEPTH.
- * Counts object members, so duplicate keys (which json-glib folds into one)
- * can be caught after parsing. */
-typedef struct {
-  const char *s;
-  size_t n, i;
-  guint64 members;
-  const char *what;  /* what was expected at byte i */
-} JsonCheck;
+/* What the header should have held where the shared reader found a fault,
+ * in the words this reader has always used (its messages name the byte). */
+static const char *const json_expected[NL_JSON_FAULT_COUNT] = {
+  [NL_JSON_FAULT_NONE] = "valid JSON",
+  [NL_JSON_FAULT_EMPTY] = "a value",
+  [NL_JSON_FAULT_VALUE] = "a value",
+  [NL_JSON_FAULT_NUMBER] = "a digit",
+  [NL_JSON_FAULT_INT_RANGE] = "an integer that fits 64 bits",
+  [NL_JSON_FAULT_NUMBER_RANGE] = "a number of at most 63 characters within a double's range",
+  [NL_JSON_FAULT_KEY] = "a string",
+  [NL_JSON_FAULT_COLON] = "':'",
+  [NL_JSON_FAULT_OBJECT_COMMA] = "',' or '}'",
+  [NL_JSON_FAULT_ARRAY_COMMA] = "',' or ']'",
+  [NL_JSON_FAULT_TRAILING] = "the end of the header",
+  [NL_JSON_FAULT_STRING_END] = "the end of a string",
+  [NL_JSON_FAULT_CONTROL] = "no control character in a string",
+  [NL_JSON_FAULT_ESCAPE] = "a valid escape",
+  [NL_JSON_FAULT_HEX] = "four hex digits after \\u",
+  [NL_JSON_FAULT_LONE_LOW] = "no lone low surrogate",
+  [NL_JSON_FAULT_MISSING_LOW] = "a low surrogate after a high one",
+  [NL_JSON_FAULT_NUL] = "no \\u0000 in a string",
+  [NL_JSON_FAULT_UTF8] = "UTF-8",
+  [NL_JSON_FAULT_TOO_MANY] = "fewer values",
+};
 
-static gboolean check_value (JsonCheck *c);
-
-static void
-skip_ws (JsonCheck *c)
-{
-  while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\t' || c->s[c->i] == '\n' || c->s[c->i] == '\r'))
-    c->i++;
-}
-
+/* A key twice in one object, anywhere: json-glib used to fold them into
+ * one, so a second "dtype" or a tensor named twice went unseen. */
 static gboolean
-expect (JsonCheck *c, const char *what)
+has_duplicate_key (const NlJsonValue *root)
 {
-  c->what = what;
+  g_autoptr (GHashTable) keys = g_hash_table_new (g_str_hash, g_str_equal);
+  for (const NlJsonValue *v = root; v < root + root->size; v++)
+    {
+      if (v->type != NL_JSON_OBJECT)
+        continue;
+      g_hash_table_remove_all (keys);
+      for (const NlJsonValue *k = nl_json_first (v); k; k = nl_json_next (v, k))
+        if (!g_hash_table_add (keys, (gpointer) k->s))
+          return TRUE;
+    }
   return FALSE;
 }
 
-static int
-hex4 (JsonCheck *c)
+/* The header (n bytes, UTF-8, opening with '{') read by the shared strict
+ * reader, which does not recurse; the nesting limit stays because files
+ * deeper than it have always been refused. */
+static NlJsonDoc *
+parse_header_json (const char *header, size_t n, GError **error)
 {
-  int v = 0;
-  if (c->i + 4 > c->n)
-    return -1;
-  for (int k = 0; k < 4; k++)
+  g_autoptr (NlJsonDoc) doc = NULL;
+  NlJsonFault fault = NL_JSON_FAULT_NONE;
+  gsize at = 0;
+  gssize too_deep = nl_json_find_too_deep (header, (gssize) n, MAX_JSON_DEPTH);
+
+  if (too_deep >= 0)
     {
-      int d = g_ascii_xdigit_value (c->s[c->i + k]);
-      if (d < 0)
-        return -1;
-      v = v << 4 | d;
+      fail (error, "header is not valid JSON: expected less nesting (at most " G_STRINGIFY (MAX_JSON_DEPTH)
+            " levels) at byte %zu", (size_t) too_deep + 8);
+      return NULL;
     }
-  c->i += 4;
-  return v;
+  doc = nl_json_doc_parse_full (header, (gssize) n, &fault, &at, NULL);
+  if (!doc)
+    {
+      fail (error, "header is not valid JSON: expected %s at byte %zu", json_expected[fault], (size_t) at + 8);
+      return NULL;
+    }
+  if (has_duplicate_key (nl_json_doc_root (doc)))
+    {
+      fail (error, "header has a key twice in one object (a tensor name or an entry's field)");
+      return NULL;
+    }
+  return g_steal_pointer (&doc);
 }
 
 static gboolean
-check_string (JsonCheck *c)
+get_uint (const NlJsonValue *v, int64_t *out)
 {
-  if (c->i >= c->n || c->s[c->i] != '"')
-    return expect (c, "a string");
-  c->i++;
-  while (c->i < c->n)
-    {
-      guint8 ch = (guint8) c->s[c->i];
-      if (ch == '"')
-        {
-          c->i++;
-          return TRUE;
-        }
-      if (ch < 0x20)
-        return expect (c, "no control character in a string");
-      if (ch != '\\')
-        {
-          c->i++;
-          continue;
-        }
-      if (++c->i >= c->n)
-        break;
-      ch = (guint8) c->s[c->i++];
-      if (ch == 'u')
-        {
-          int u = hex4 (c);
-          if (u < 0)
-            return expect (c, "four hex digits after \\u");
-          if (u == 0) /* json-glib would cut the string there */
-            return expect (c, "no \\u0000 in a string");
-          if (u >= 0xDC00 && u <= 0xDFFF)
-            return expect (c, "no lone low surrogate");
-          if (u >= 0xD800 && u <= 0xDBFF)
-            {
-              int lo;
-              if (c->i + 2 > c->n || c->s[c->i] != '\\' || c->s[c->i + 1] != 'u')
-                return expect (c, "a low surrogate after a high one");
-              c->i += 2;
-              lo = hex4 (c);
-              if (lo < 0xDC00 || lo > 0xDFFF)
-                return expect (c, "a low surrogate after a high one");
-            }
-        }
-      else if (!strchr ("\"\\/bfnrt", ch) || !ch)
-        {
-          c->i--;
-          return expect (c, "a valid escape");
-        }
-    }
-  return expect (c, "the end of a string");
-}
-
-static gboolean
-digits (JsonCheck *c)
-{
-  size_t from = c->i;
-  while (c->i < c->n && g_ascii_isdigit (c->s[c->i]))
-    c->i++;
-  return c->i > from;
-}
-
-static gboolean
-check_number (JsonCheck *c)
-{
-  size_t from;
-  if (c->i < c->n && c->s[c->i] == '-')
-    c->i++;
-  from = c->i;
-  if (c->i < c->n && c->s[c->i] == '0')
-    c->i++;
-  else if (!(c->i < c->n && c->s[c->i] >= '1' && c->s[c->i] <= '9') || !digits (c))
-    return expect (c, "a digit");
-  /* json-glib wraps integers past 64 bits around silently */
-  if ((c->i - from > 19 || (c->i - from == 19 && memcmp (c->s + from, "9223372036854775807", 19) > 0))
-      && !(c->i < c->n && strchr (".eE", c->s[c->i])))
-    {
-      c->i = from;
-      return expect (c, "an integer that fits 64 bits");
-    }
-  if (c->i < c->n && c->s[c->i] == '.')
-    {
-      c->i++;
-      if (!digits (c))
-        return expect (c, "a digit");
-    }
-  if (c->i < c->n && (c->s[c->i] == 'e' || c->s[c->i] == 'E'))
-    {
-      c->i++;
-      if (c->i < c->n && (c->s[c->i] == '+' || c->s[c->i] == '-'))
-        c->i++;
-      if (!digits (c))
-        return expect (c, "a digit");
-    }
-  return TRUE;
-}
-
-/* '{' or '[' at c->i */
-static gboolean
-check_container (JsonCheck *c)
-{
-  gboolean object = c->s[c->i] == '{';
-  char close = object ? '}' : ']';
-  c->i++;
-  skip_ws (c);
-  if (c->i < c->n && c->s[c->i] == close)
-    {
-      c->i++;
-      return TRUE;
-    }
-  for (;;)
-    {
-      if (object)
-        {
-          if (!check_string (c))
-            return FALSE;
-          skip_ws (c);
-          if (c->i >= c->n || c->s[c->i] != ':')
-            return expect (c, "':'");
-          c->i++;
-          skip_ws (c);
-          c->members++;
-        }
-      if (!check_value (c))
-        return FALSE;
-      skip_ws (c);
-      if (c->i < c->n && c->s[c->i] == ',')
-        {
-          c->i++;
-          skip_ws (c);
-          continue;
-        }
-      if (c->i < c->n && c->s[c->i] == close)
-        {
-          c->i++;
-          return TRUE;
-        }
-      return expect (c, object ? "',' or '}'" : "',' or ']'");
-    }
-}
-
-static gboolean
-check_literal (JsonCheck *c, const char *word)
-{
-  size_t len = strlen (word);
-  if (c->i + len > c->n || memcmp (c->s + c->i, word, len) != 0)
-    return expect (c, "a value");
-  c->i += len;
-  return TRUE;
-}
-
-static gboolean
-check_value (JsonCheck *c)
-{
-  if (c->i >= c->n)
-    return expect (c, "a value");
-  switch (c->s[c->i])
-    {
-    case '{':
-    case '[':
-      return check_container (c);
-    case '"':
-      return check_string (c);
-    case 't':
-      return check_literal (c, "true");
-    case 'f':
-      return check_literal (c, "false");
-    case 'n':
-      return check_literal (c, "null");
-    default:
-      return check_number (c);
-    }
-}
-
-/* Object members in a json-glib tree (whose depth the check bounded). */
-static guint64
-count_members (JsonNode *node)
-{
-  guint64 n = 0;
-  if (JSON_NODE_HOLDS_OBJECT (node))
-    {
-      JsonObject *o = json_node_get_object (node);
-      g_autoptr (GList) values = json_object_get_values (o);
-      n += json_object_get_size (o);
-      for (GList *l = values; l; l = l->next)
-        n += count_members (l->data);
-    }
-  else if (JSON_NODE_HOLDS_ARRAY (node))
-    {
-      JsonArray *a = json_node_get_array (node);
-      for (guint i = 0; i < json_array_get_length (a); i++)
-        n += count_members (json_array_get_element (a, i));
-    }
-  return n;
-}
-
-static gboolean
-get_uint (JsonNode *node, int64_t *out)
-{
-  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+  if (v->type != NL_JSON_INT)
     return FALSE;
-  *out = json_node_get_int (node);
+  *out = v->i;
   return *out >= 0;
 }
 
 static gboolean
-parse_entry (const char *name, JsonNode *node, NlStTensor *t, GError **error)
+parse_entry (const char *name, const NlJsonValue *o, NlStTensor *t, GError **error)
 {
-  JsonObject *o;
-  JsonNode *dtype, *shape, *offsets;
-  JsonArray *a;
+  const NlJsonValue *dtype, *shape, *offsets, *e;
   int64_t begin, end;
   size_t nbytes;
 
   t->name = g_strdup (name);
-  if (!JSON_NODE_HOLDS_OBJECT (node))
+  if (o->type != NL_JSON_OBJECT)
     return fail (error, "tensor '%s': header entry is not an object", name);
-  o = json_node_get_object (node);
-  dtype = json_object_get_member (o, "dtype");
-  shape = json_object_get_member (o, "shape");
-  offsets = json_object_get_member (o, "data_offsets");
+  dtype = nl_json_member (o, "dtype");
+  shape = nl_json_member (o, "shape");
+  offsets = nl_json_member (o, "data_offsets");
   if (!dtype || !shape || !offsets)
     return fail (error, "tensor '%s': header entry lacks \"%s\"", name,
                  !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
-  if (!JSON_NODE_HOLDS_VALUE (dtype) || json_node_get_value_type (dtype) != G_TYPE_STRING)
+  if (dtype->type != NL_JSON_STRING)
     return fail (error, "tensor '%s': dtype is not a string", name);
-  if (!nl_st_dtype_parse (json_node_get_string (dtype), &t->dtype))
-    return fail (error, "tensor '%s': unknown dtype '%s'", name, json_node_get_string (dtype));
+  if (!nl_st_dtype_parse (dtype->s, &t->dtype))
+    return fail (error, "tensor '%s': unknown dtype '%s'", name, dtype->s);
 
-  if (!JSON_NODE_HOLDS_ARRAY (shape))
+  if (shape->type != NL_JSON_ARRAY)
     return fail (error, "tensor '%s': shape is not an array", name);
-  a = json_node_get_array (shape);
-  t->ndim = (int) json_array_get_length (a);
+  t->ndim = (int) shape->count;
   t->shape = g_new0 (int64_t, MAX (t->ndim, 1));
   t->numel = 1;
-  for (int i = 0; i < t->ndim; i++)
-    if (!get_uint (json_array_get_element (a, i), &t->shape[i]))
+  e = nl_json_first (shape);
+  for (int i = 0; i < t->ndim; i++, e = nl_json_next (shape, e))
+    if (!get_uint (e, &t->shape[i]))
       return fail (error, "tensor '%s': shape entry %d is not a non-negative integer", name, i);
   for (int i = 0; i < t->ndim; i++)
     if (t->shape[i] == 0)
@@ -413,10 +241,10 @@ parse_entry (const char *name, JsonNode *node, NlStTensor *t, GError **error)
     if (__builtin_mul_overflow (t->numel, t->shape[i], &t->numel))
       return fail (error, "tensor '%s': shape overflows", name);
 
-  if (!JSON_NODE_HOLDS_ARRAY (offsets) || json_array_get_length (json_node_get_array (offsets)) != 2)
+  if (offsets->type != NL_JSON_ARRAY || offsets->count != 2)
     return fail (error, "tensor '%s': data_offsets is not an array of two integers", name);
-  a = json_node_get_array (offsets);
-  if (!get_uint (json_array_get_element (a, 0), &begin) || !get_uint (json_array_get_element (a, 1), &end))
+  e = nl_json_first (offsets);
+  if (!get_uint (e, &begin) || !get_uint (nl_json_next (offsets, e), &end))
     return fail (error, "tensor '%s': data_offsets are not non-negative integers", name);
   if (begin > end)
     return fail (error, "tensor '%s': data_offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] end before they begin",
@@ -446,51 +274,26 @@ cmp_offsets (gconstpointer a, gconstpointer b)
 }
 
 static gboolean
-parse_metadata (NlSafetensors *st, JsonNode *node, GError **error)
+parse_metadata (NlSafetensors *st, const NlJsonValue *o, GError **error)
 {
-  JsonObject *o;
-  g_autoptr (GList) members = NULL;
-  if (!JSON_NODE_HOLDS_OBJECT (node))
+  if (o->type != NL_JSON_OBJECT)
     return fail (error, "__metadata__ is not an object");
-  o = json_node_get_object (node);
-  members = json_object_get_members (o);
-  for (GList *l = members; l; l = l->next)
+  for (const NlJsonValue *k = nl_json_first (o); k; k = nl_json_next (o, k))
     {
-      JsonNode *v = json_object_get_member (o, l->data);
-      if (!JSON_NODE_HOLDS_VALUE (v) || json_node_get_value_type (v) != G_TYPE_STRING)
-        return fail (error, "__metadata__ value of '%s' is not a string", (const char *) l->data);
-      g_hash_table_insert (st->metadata, g_strdup (l->data), g_strdup (json_node_get_string (v)));
+      if (k[1].type != NL_JSON_STRING)
+        return fail (error, "__metadata__ value of '%s' is not a string", k->s);
+      g_hash_table_insert (st->metadata, g_strdup (k->s), g_strdup (k[1].s));
     }
   return TRUE;
 }
 
-NlSafetensors *
-nl_safetensors_parse (GBytes *bytes, GError **error)
+/* The 8-byte little-endian length of the header, which must fit the file */
+static gboolean
+read_header_length (const guint8 *data, gsize size, guint64 *length, GError **error)
 {
-  g_autoptr (NlSafetensors) st = g_new0 (NlSafetensors, 1);
-  g_autoptr (JsonParser) parser = NULL;
-  g_autoptr (GError) json_error = NULL;
-  g_autoptr (GList) members = NULL;
-  JsonObject *root;
-  gsize size;
-  const guint8 *data = g_bytes_get_data (bytes, &size);
-  const char *header, *bad_utf8;
   guint64 n = 0;
-  size_t data_len, expected = 0;
-  JsonCheck check = { 0 };
-  gssize too_deep;
-
-  st->bytes = g_bytes_ref (bytes);
-  st->tensors = g_array_new (FALSE, TRUE, sizeof (NlStTensor));
-  g_array_set_clear_func (st->tensors, st_tensor_clear);
-  st->by_name = g_hash_table_new (g_str_hash, g_str_equal);
-  st->metadata = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-
   if (size < 8)
-    {
-      fail (error, "file is %zu bytes, too short for the 8-byte header length", size);
-      return NULL;
-    }
+    return fail (error, "file is %zu bytes, too short for the 8-byte header length", size);
   for (int i = 7; i >= 0; i--)
     n = n << 8 | data[i];
   if (n < 2 || n > size - 8 || n > NL_SAFETENSORS_MAX_HEADER)
@@ -501,10 +304,95 @@ nl_safetensors_parse (GBytes *bytes, GError **error)
             : "past the end of the file");
       if (n >= 2 && n <= NL_SAFETENSORS_MAX_HEADER)
         g_prefix_error (error, "file is %zu bytes: ", size);
-      return NULL;
+      return FALSE;
     }
+  *length = n;
+  return TRUE;
+}
+
+/* One tensor per member of the header's object, __metadata__ aside */
+static gboolean
+add_tensors (NlSafetensors *st, const NlJsonValue *root, size_t data_len, GError **error)
+{
+  for (const NlJsonValue *k = nl_json_first (root); k; k = nl_json_next (root, k))
+    {
+      const char *name = k->s;
+      NlStTensor t = { 0 };
+      if (strcmp (name, METADATA_KEY) == 0)
+        {
+          if (!parse_metadata (st, k + 1, error))
+            return FALSE;
+          continue;
+        }
+      if (!parse_entry (name, k + 1, &t, error))
+        {
+          st_tensor_clear (&t);
+          return FALSE;
+        }
+      if (t.end > data_len)
+        {
+          fail (error, "tensor '%s': data_offsets [%zu, %zu] run past the %zu-byte data section", name,
+                t.begin, t.end, data_len);
+          st_tensor_clear (&t);
+          return FALSE;
+        }
+      g_array_append_val (st->tensors, t);
+    }
+  return TRUE;
+}
+
+/* The tensors contiguous, in order, no gaps or overlaps, every byte of the
+ * data section used; then each one's bytes and its name's index. */
+static gboolean
+place_tensors (NlSafetensors *st, const guint8 *data, size_t data_len, GError **error)
+{
+  size_t expected = 0;
+  g_array_sort (st->tensors, cmp_offsets);
+  for (guint i = 0; i < st->tensors->len; i++)
+    {
+      NlStTensor *t = &g_array_index (st->tensors, NlStTensor, i);
+      if (t->begin < expected)
+        {
+          NlStTensor *prev = &g_array_index (st->tensors, NlStTensor, i - 1);
+          return fail (error, "tensor '%s' (data bytes %zu to %zu) overlaps tensor '%s' (data bytes %zu to %zu)",
+                       t->name, t->begin, t->end, prev->name, prev->begin, prev->end);
+        }
+      if (t->begin > expected)
+        return fail (error, "data bytes %zu to %zu belong to no tensor (gap before tensor '%s')", expected, t->begin,
+                     t->name);
+      expected = t->end;
+      t->data = data + t->begin;
+    }
+  if (expected != data_len)
+    return fail (error, "data bytes %zu to %zu belong to no tensor (the data section is %zu bytes)", expected,
+                 data_len, data_len);
+  for (guint i = 0; i < st->tensors->len; i++)
+    {
+      NlStTensor *t = &g_array_index (st->tensors, NlStTensor, i);
+      g_hash_table_insert (st->by_name, t->name, GUINT_TO_POINTER (i + 1));
+    }
+  return TRUE;
+}
+
+NlSafetensors *
+nl_safetensors_parse (GBytes *bytes, GError **error)
+{
+  g_autoptr (NlSafetensors) st = g_new0 (NlSafetensors, 1);
+  g_autoptr (NlJsonDoc) doc = NULL;
+  gsize size;
+  const guint8 *data = g_bytes_get_data (bytes, &size);
+  const char *header, *bad_utf8;
+  guint64 n = 0;
+
+  st->bytes = g_bytes_ref (bytes);
+  st->tensors = g_array_new (FALSE, TRUE, sizeof (NlStTensor));
+  g_array_set_clear_func (st->tensors, st_tensor_clear);
+  st->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  st->metadata = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+
+  if (!read_header_length (data, size, &n, error))
+    return NULL;
   header = (const char *) data + 8;
-  data_len = size - 8 - n;
   if (!g_utf8_validate_len (header, n, &bad_utf8))
     {
       fail (error, "header is not UTF-8 at byte %zu", (size_t) (bad_utf8 - (const char *) data));
@@ -515,101 +403,10 @@ nl_safetensors_parse (GBytes *bytes, GError **error)
       fail (error, "header at byte 8 does not start with '{'");
       return NULL;
     }
-  check.s = header;
-  check.n = n;
-  too_deep = nl_json_find_too_deep (header, (gssize) n, MAX_JSON_DEPTH);
-  if (too_deep >= 0)
-    {
-      check.i = (size_t) too_deep;
-      expect (&check, "less nesting (at most " G_STRINGIFY (MAX_JSON_DEPTH) " levels)");
-    }
-  else if (check_value (&check))
-    {
-      skip_ws (&check);
-      if (check.i < n)
-        expect (&check, "the end of the header");
-    }
-  if (check.what)
-    {
-      fail (error, "header is not valid JSON: expected %s at byte %zu", check.what, (size_t) check.i + 8);
-      return NULL;
-    }
-  parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, header, (gssize) n, &json_error))
-    {
-      fail (error, "header (bytes 8 to %" G_GUINT64_FORMAT ") is not valid JSON: %s", n + 8, json_error->message);
-      return NULL;
-    }
-  if (!json_parser_get_root (parser) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      fail (error, "header is not a JSON object");
-      return NULL;
-    }
-  if (count_members (json_parser_get_root (parser)) != check.members)
-    {
-      fail (error, "header has a key twice in one object (a tensor name or an entry's field)");
-      return NULL;
-    }
-  root = json_node_get_object (json_parser_get_root (parser));
-  members = json_object_get_members (root);
-  for (GList *l = members; l; l = l->next)
-    {
-      const char *name = l->data;
-      JsonNode *v = json_object_get_member (root, name);
-      NlStTensor t = { 0 };
-      if (strcmp (name, METADATA_KEY) == 0)
-        {
-          if (!parse_metadata (st, v, error))
-            return NULL;
-          continue;
-        }
-      if (!parse_entry (name, v, &t, error))
-        {
-          st_tensor_clear (&t);
-          return NULL;
-        }
-      if (t.end > data_len)
-        {
-          fail (error, "tensor '%s': data_offsets [%zu, %zu] run past the %zu-byte data section", name,
-                t.begin, t.end, data_len);
-          st_tensor_clear (&t);
-          return NULL;
-        }
-      g_array_append_val (st->tensors, t);
-    }
-
-  /* contiguous, in order, no gaps or overlaps, every byte used */
-  g_array_sort (st->tensors, cmp_offsets);
-  for (guint i = 0; i < st->tensors->len; i++)
-    {
-      NlStTensor *t = &g_array_index (st->tensors, NlStTensor, i);
-      if (t->begin < expected)
-        {
-          NlStTensor *prev = &g_array_index (st->tensors, NlStTensor, i - 1);
-          fail (error, "tensor '%s' (data bytes %zu to %zu) overlaps tensor '%s' (data bytes %zu to %zu)", t->name,
-                t->begin, t->end, prev->name, prev->begin, prev->end);
-          return NULL;
-        }
-      if (t->begin > expected)
-        {
-          fail (error, "data bytes %zu to %zu belong to no tensor (gap before tensor '%s')", expected, t->begin,
-                t->name);
-          return NULL;
-        }
-      expected = t->end;
-      t->data = data + 8 + n + t->begin;
-    }
-  if (expected != data_len)
-    {
-      fail (error, "data bytes %zu to %zu belong to no tensor (the data section is %zu bytes)", expected, data_len,
-            data_len);
-      return NULL;
-    }
-  for (guint i = 0; i < st->tensors->len; i++)
-    {
-      NlStTensor *t = &g_array_index (st->tensors, NlStTensor, i);
-      g_hash_table_insert (st->by_name, t->name, GUINT_TO_POINTER (i + 1));
-    }
+  doc = parse_header_json (header, n, error);
+  if (!doc || !add_tensors (st, nl_json_doc_root (doc), size - 8 - n, error)
+      || !place_tensors (st, data + 8 + n, size - 8 - n, error))
+    return NULL;
   return g_steal_pointer (&st);
 }
 

@@ -13,20 +13,10 @@ G_DEFINE_QUARK (nl-initializer-error-quark, nl_initializer_error)
 
 static const char *const factor_names[] = { "avg", "in", "out" };
 
-static gboolean
-bad (GError **error, const char *spec, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-static gboolean
-bad (GError **error, const char *spec, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, NL_INITIALIZER_ERROR, NL_INITIALIZER_ERROR_INVALID,
-               "initializer \"%s\": %s", spec, msg);
-  return FALSE;
-}
+/* initializer "SPEC": what is wrong */
+static const NlSpecErrors spec_errors = {
+  nl_initializer_error_quark, NL_INITIALIZER_ERROR_INVALID, "initializer \"", "\"",
+};
 
 /* A whole-string finite number; positive when asked. */
 static gboolean
@@ -66,7 +56,8 @@ nl_initializer_parse (const char *spec, NlInitializer *init, GError **error)
 
   g_return_val_if_fail (init != NULL, FALSE);
   if (spec == NULL || *spec == '\0')
-    return bad (error, "", "empty spec (try xavier, msra, normal, uniform, zeros, ones or constant:V)");
+    return nl_spec_fail (error, &spec_errors,
+                         "", "empty spec (try xavier, msra, normal, uniform, zeros, ones or constant:V)");
   parts = g_strsplit (spec, ":", -1);
   for (int i = 0; parts[i]; i++)
     g_strstrip (parts[i]);
@@ -76,10 +67,12 @@ nl_initializer_parse (const char *spec, NlInitializer *init, GError **error)
     if (g_ascii_strcasecmp (name, kinds[k].name) == 0)
       break;
   if (k == G_N_ELEMENTS (kinds))
-    return bad (error, spec, "unknown initializer '%s' (valid: xavier, msra, normal, uniform, zeros, ones, constant)",
-                name);
+    return nl_spec_fail (error, &spec_errors, spec,
+                         "unknown initializer '%s' (valid: xavier, msra, normal, uniform, zeros, ones, constant)",
+                         name);
   if (n_opts > kinds[k].max_opts)
-    return bad (error, spec, "unexpected '%s' (usage: %s)", parts[kinds[k].max_opts + 1], kinds[k].usage);
+    return nl_spec_fail (error, &spec_errors, spec,
+                         "unexpected '%s' (usage: %s)", parts[kinds[k].max_opts + 1], kinds[k].usage);
   r.kind = kinds[k].kind;
 
   switch (r.kind)
@@ -90,7 +83,7 @@ nl_initializer_parse (const char *spec, NlInitializer *init, GError **error)
           if (g_ascii_strcasecmp (parts[1], "gaussian") == 0)
             r.gaussian = TRUE;
           else if (g_ascii_strcasecmp (parts[1], "uniform") != 0)
-            return bad (error, spec, "rnd_type '%s' is not uniform or gaussian", parts[1]);
+            return nl_spec_fail (error, &spec_errors, spec, "rnd_type '%s' is not uniform or gaussian", parts[1]);
         }
       if (n_opts >= 2)
         {
@@ -99,33 +92,33 @@ nl_initializer_parse (const char *spec, NlInitializer *init, GError **error)
             if (g_ascii_strcasecmp (parts[2], factor_names[f]) == 0)
               break;
           if (f == 3)
-            return bad (error, spec, "factor_type '%s' is not avg, in or out", parts[2]);
+            return nl_spec_fail (error, &spec_errors, spec, "factor_type '%s' is not avg, in or out", parts[2]);
           r.factor_type = f;
         }
       if (n_opts >= 3 && !parse_number (parts[3], TRUE, &r.magnitude))
-        return bad (error, spec, "magnitude '%s' is not a positive number", parts[3]);
+        return nl_spec_fail (error, &spec_errors, spec, "magnitude '%s' is not a positive number", parts[3]);
       break;
     case NL_INITIALIZER_MSRA:
       /* PyTorch kaiming_normal_: gaussian, fan_in */
       r.gaussian = TRUE;
       r.factor_type = 1;
       if (n_opts >= 1 && !parse_number (parts[1], FALSE, &r.slope))
-        return bad (error, spec, "slope '%s' is not a number", parts[1]);
+        return nl_spec_fail (error, &spec_errors, spec, "slope '%s' is not a number", parts[1]);
       r.magnitude = 2.0f / (1.0f + r.slope * r.slope);
       break;
     case NL_INITIALIZER_NORMAL:
       if (n_opts >= 1 && !parse_number (parts[1], TRUE, &r.sigma))
-        return bad (error, spec, "sigma '%s' is not a positive number", parts[1]);
+        return nl_spec_fail (error, &spec_errors, spec, "sigma '%s' is not a positive number", parts[1]);
       break;
     case NL_INITIALIZER_UNIFORM:
       if (n_opts >= 1 && !parse_number (parts[1], TRUE, &r.scale))
-        return bad (error, spec, "scale '%s' is not a positive number", parts[1]);
+        return nl_spec_fail (error, &spec_errors, spec, "scale '%s' is not a positive number", parts[1]);
       break;
     case NL_INITIALIZER_CONSTANT:
       if (n_opts < 1)
-        return bad (error, spec, "constant needs a value (usage: constant:VALUE)");
+        return nl_spec_fail (error, &spec_errors, spec, "constant needs a value (usage: constant:VALUE)");
       if (!parse_number (parts[1], FALSE, &r.value))
-        return bad (error, spec, "value '%s' is not a number", parts[1]);
+        return nl_spec_fail (error, &spec_errors, spec, "value '%s' is not a number", parts[1]);
       break;
     case NL_INITIALIZER_ZEROS:
     case NL_INITIALIZER_ONES:

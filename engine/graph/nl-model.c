@@ -151,8 +151,13 @@ make_all_on_device (NlModel *m, GError **error)
   return nl_backend_synchronize (m->backend, error);
 }
 
-gboolean
-nl_model_set_device (NlModel *m, NlDevice device, GError **error)
+static void set_scheduler_workers (NlModel *m, int n_workers);
+
+/* Moves the model from the CPU to device, once, before any program exists:
+ * makes the device copies (optimizer state too, once prepared) and uploads
+ * them; on failure the model stays on the CPU. */
+static gboolean
+set_device (NlModel *m, NlDevice device, GError **error)
 {
   NlBackend *b = nl_backend_get (device, error);
   if (!b)
@@ -173,7 +178,7 @@ nl_model_set_device (NlModel *m, NlDevice device, GError **error)
   /* a backend that runs its work in order on one queue takes the programs'
    * ops in push order */
   if (b->iface->in_order)
-    nl_model_set_scheduler_workers (m, 0);
+    set_scheduler_workers (m, 0);
   return TRUE;
 }
 
@@ -212,8 +217,10 @@ nl_model_state_for_device (NlModel *m, int slot, int s)
   return m->on_device[2 * m->n_nodes * NL_GRAPH_MAX_SLOTS + slot * 4 + s];
 }
 
-NlModel *
-nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GError **error)
+/* Infers weight shapes and allocates weights initialised from seed
+ * (Xavier uniform for weights, the op's hints for the rest). */
+static NlModel *
+model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GError **error)
 {
   g_autoptr (NlModel) m = g_new0 (NlModel, 1);
   g_autoptr (NlGraph) g = NULL;
@@ -234,7 +241,7 @@ nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, G
     return NULL;
   m->weight_var = g_new0 (NlVar *, slots);
   m->aux_var = g_new0 (NlVar *, slots);
-  nl_model_set_scheduler_workers (m, 0);
+  set_scheduler_workers (m, 0);
   for (guint i = 0; i < g->nodes->len; i++)
     {
       NlGraphNode *n = nl_graph_node (g, i);
@@ -277,8 +284,9 @@ nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, G
   return g_steal_pointer (&m);
 }
 
-gboolean
-nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error)
+/* Allocates optimizer state for every weight (zeros). */
+static gboolean
+prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error)
 {
   int n_states = nl_optim_n_states (cfg);
   g_return_val_if_fail (n_states <= 4, FALSE);
@@ -305,8 +313,9 @@ nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error
   return TRUE;
 }
 
-void
-nl_model_set_scheduler_workers (NlModel *m, int n_workers)
+/* Before any program exists */
+static void
+set_scheduler_workers (NlModel *m, int n_workers)
 {
   if (m->scheduler)
     nl_scheduler_free (m->scheduler);
@@ -316,6 +325,23 @@ nl_model_set_scheduler_workers (NlModel *m, int n_workers)
       m->weight_var[i] = nl_scheduler_new_var (m->scheduler, "weight");
       m->aux_var[i] = nl_scheduler_new_var (m->scheduler, "running statistics");
     }
+}
+
+NlModel *
+nl_model_new_full (const NlNetwork *net, const NlShape *sample_shape, const NlModelOptions *opts, GError **error)
+{
+  static const NlModelOptions defaults = { 0 };
+  g_autoptr (NlModel) m = NULL;
+  if (!opts)
+    opts = &defaults;
+  m = model_new (net, sample_shape, opts->seed, error);
+  if (!m)
+    return NULL;
+  if (opts->scheduler_workers > 0)
+    set_scheduler_workers (m, opts->scheduler_workers);
+  if (!set_device (m, opts->device, error) || (opts->optim && !prepare_optimizer (m, opts->optim, error)))
+    return NULL;
+  return g_steal_pointer (&m);
 }
 
 gboolean

@@ -29,7 +29,7 @@ typedef struct {
   NlScheduler *scheduler;
   NlVar **weight_var;             /* [n_nodes * NL_GRAPH_MAX_SLOTS] (also covers optimizer state) */
   NlVar **aux_var;
-  /* Where the programs run (nl_model_set_device; the CPU's by default), and
+  /* Where the programs run (NlModelOptions.device; the CPU's by default), and
    * the tensors they read and update there: per slot, weights, then aux,
    * then the 4 optimizer states, as in the arrays above. On a host-visible
    * backend they are the CPU tensors themselves; elsewhere device copies,
@@ -44,27 +44,32 @@ typedef struct {
 
 #define NL_MODEL_SLOT(node, k) ((node) * NL_GRAPH_MAX_SLOTS + (k))
 
-/* Infers weight shapes and allocates weights initialised from seed
- * (Xavier uniform for weights, the op's hints for the rest). */
-NlModel *nl_model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GError **error);
+/* How a model is built; all zeros (or NULL options) is a model for
+ * evaluation on the CPU with seed 0. */
+typedef struct {
+  guint64 seed;            /* weights initialised from it (Xavier uniform, or the op's hints) */
+  /* Scheduler workers: 0 runs ops inline in push order; N > 0 lets
+   * independent branches run at once on N threads (a device that runs its
+   * work in order on one queue takes 0). */
+  int scheduler_workers;
+  /* Where the programs run (zeros: the CPU). An unavailable device or too
+   * little memory is an error naming it. */
+  NlDevice device;
+  const NlOptimConfig *optim; /* optimizer state for every weight (zeros); NULL: none */
+} NlModelOptions;
+
+/* Infers weight shapes and builds the model in one go, so no half-built
+ * model is seen: weights, scheduler, device, then optimizer state. */
+NlModel *nl_model_new_full (const NlNetwork *net, const NlShape *sample_shape, const NlModelOptions *opts,
+                            GError **error);
 void nl_model_free (NlModel *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlModel, nl_model_free)
-/* Allocates optimizer state for every weight (zeros). */
-gboolean nl_model_prepare_optimizer (NlModel *m, const NlOptimConfig *cfg, GError **error);
 /* "conv1.weight" for slot k of node i; NULL when absent. */
 char *nl_model_weight_name (const NlModel *m, int node, int k);
-/* Scheduler workers: 0 (default) runs ops inline in push order; N > 0 lets
- * independent branches run at once on N threads. Before any program exists. */
-void nl_model_set_scheduler_workers (NlModel *m, int n_workers);
 /* Wait for every pushed op (updates included); the first failure, once.
  * Then copies what the device changed back into the CPU tensors (nothing
  * to copy on a host-visible backend). */
 gboolean nl_model_sync (NlModel *m, GError **error);
-/* Moves the model from the CPU to device, once, before any program exists:
- * makes the device copies (optimizer state too, once prepared) and uploads
- * them. An unavailable device or too little memory is an error naming it,
- * and the model stays on the CPU. */
-gboolean nl_model_set_device (NlModel *m, NlDevice device, GError **error);
 /* The CPU tensors were written (checkpoint, import): upload before the next step. */
 void nl_model_host_changed (NlModel *m);
 /* Uploads the CPU tensors when they are newer (nothing to copy on a

@@ -92,8 +92,9 @@ nl_run_model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, c
     }
 
   /* the optimizer state is prepared as saved: the checkpoint holds it too */
-  l->model = nl_model_new (l->net, &l->sample_shape, l->rc.seed, &local);
-  if (!l->model || !nl_model_prepare_optimizer (l->model, &l->rc.optim, &local))
+  l->model = nl_model_new_full (l->net, &l->sample_shape,
+                               &(NlModelOptions) { .seed = l->rc.seed, .optim = &l->rc.optim }, &local);
+  if (!l->model)
     return prefix_error (error, g_steal_pointer (&local),
                          "run %" G_GINT64_FORMAT "'s network snapshot no longer builds", run);
   if (!nl_checkpoint_load (l->model, blob, FALSE, &pos, &local))

@@ -127,8 +127,7 @@ nl_run_import_onnx_arranged (NlProject *p, const char *path, const char *name, N
       return 0;
     }
   nl_optim_config_init (&sgd, NL_OPTIM_SGD);
-  if (!(model = nl_onnx_import_new_model (imp, &local)) || !nl_model_prepare_optimizer (model, &sgd, &local)
-      || !(blob = nl_checkpoint_save (model, &pos, &local)))
+  if (!(model = nl_onnx_import_new_model (imp, &sgd, &local)) || !(blob = nl_checkpoint_save (model, &pos, &local)))
     {
       g_propagate_prefixed_error (error, g_steal_pointer (&local), "%s: ", path);
       return 0;

@@ -3,6 +3,7 @@
 #include "engine/train/nl-lr-schedule.h"
 #include "engine/data/nl-transform.h"
 #include "core/nl-json-guard.h"
+#include "core/nl-spec.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -35,20 +36,10 @@ nl_sweep_space_free (NlSweepSpace *s)
   g_free (s);
 }
 
-static gboolean
-bad (GError **error, const char *key, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-static gboolean
-bad (GError **error, const char *key, const char *fmt, ...)
-{
-  va_list ap;
-  g_autofree char *msg = NULL;
-  va_start (ap, fmt);
-  msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "--space: %s: %s", key, msg);
-  return FALSE;
-}
+/* --space: KEY: what is wrong */
+static const NlSpecErrors spec_errors = {
+  nl_train_error_quark, NL_TRAIN_ERROR_CONFIG, "--space: ", "",
+};
 
 static gboolean
 parse_number (const char *text, double *v)
@@ -77,13 +68,14 @@ parse_range (NlSweepParam *p, const char *text, GError **error)
   len = g_strv_length (parts);
   if ((len != 3 && len != 4) || !parse_number (parts[1], &p->lo) || !parse_number (parts[2], &p->hi)
       || (len == 4 && (!parse_number (parts[3], &n) || n < 1 || n > 1000 || n != floor (n))))
-    return bad (error, p->key, "'%s' is not %s:LO:HI[:N] (N: grid points, 1 to 1000)", text, parts[0]);
+    return nl_spec_fail (error, &spec_errors, p->key,
+                         "'%s' is not %s:LO:HI[:N] (N: grid points, 1 to 1000)", text, parts[0]);
   if (p->lo > p->hi)
-    return bad (error, p->key, "the range %s is empty (LO > HI)", text);
+    return nl_spec_fail (error, &spec_errors, p->key, "the range %s is empty (LO > HI)", text);
   if (p->kind == NL_SWEEP_LOG && p->lo <= 0)
-    return bad (error, p->key, "a log range needs LO > 0, not %g", p->lo);
+    return nl_spec_fail (error, &spec_errors, p->key, "a log range needs LO > 0, not %g", p->lo);
   if (p->kind == NL_SWEEP_INT && (p->lo != floor (p->lo) || p->hi != floor (p->hi)))
-    return bad (error, p->key, "an int range needs integer ends, not %s", text);
+    return nl_spec_fail (error, &spec_errors, p->key, "an int range needs integer ends, not %s", text);
   p->grid = (int) n;
   return TRUE;
 }
@@ -108,11 +100,11 @@ check_setting (const NlSweepParam *p, GError **error)
   g_autoptr (GError) local = NULL;
 
   if (p->kind != NL_SWEEP_CHOICE && !numeric)
-    return bad (error, p->key, "takes a choice list (a|b|c), not a range");
+    return nl_spec_fail (error, &spec_errors, p->key, "takes a choice list (a|b|c), not a range");
   if (p->kind != NL_SWEEP_CHOICE)
     {
       if (!nl_run_field_check (f, NULL, p->lo, &local) || !nl_run_field_check (f, NULL, p->hi, &local))
-        return bad (error, p->key, "%s", local->message);
+        return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
       return TRUE;
     }
   for (int i = 0; i < p->n_choices; i++)
@@ -121,21 +113,21 @@ check_setting (const NlSweepParam *p, GError **error)
       const char *v = p->choices[i];
       nl_run_config_init (&rc);
       if (!nl_run_field_set_text (f, &rc, v, &local))
-        return bad (error, p->key, "%s", local->message);
+        return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
       if (numeric && !nl_run_field_check (f, NULL, nl_run_field_get_number (f, &rc), &local))
-        return bad (error, p->key, "%s", local->message);
+        return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
       if (!strcmp (f->name, "lr_schedule"))
         {
           g_autoptr (NlLrSchedule) s = nl_lr_schedule_new (v, 0.1f, 1000, &local);
           if (!s)
-            return bad (error, p->key, "%s", local->message);
+            return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
         }
       /* a bad transform list would fail every trial that draws it */
       if (!strcmp (f->name, "augment"))
         {
           g_autoptr (NlTransform) t = nl_transform_parse (v, &local);
           if (!t)
-            return bad (error, p->key, "%s", local->message);
+            return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
         }
     }
   return TRUE;
@@ -153,21 +145,22 @@ parse_param (const char *item, GError **error)
   p->key = g_strstrip (g_strndup (item, eq - item));
   value = eq + 1;
   if (!*p->key)
-    return bad (error, item, "a key is missing before '='"), NULL;
+    return nl_spec_fail (error, &spec_errors, item, "a key is missing before '='"), NULL;
   if (!*value)
-    return bad (error, p->key, "no values after '='"), NULL;
+    return nl_spec_fail (error, &spec_errors, p->key, "no values after '='"), NULL;
   if (strchr (p->key, '.'))
     {
       const char *dot = strrchr (p->key, '.');
       p->node = g_strndup (p->key, dot - p->key);
       p->param = g_strdup (dot + 1);
       if (!*p->node || !*p->param)
-        return bad (error, p->key, "a network parameter is written node.param"), NULL;
+        return nl_spec_fail (error, &spec_errors, p->key, "a network parameter is written node.param"), NULL;
     }
   else if (!(p->field = find_field (p->key)) || !(p->field->flags & NL_RUN_FIELD_STORED)
            || !strcmp (p->field->name, "dataset"))
-    return bad (error, p->key, "unknown setting (a training setting such as lr, momentum, wd, optimizer, "
-                "batch_size, lr_schedule, epochs, seed, augment, precision, or a network parameter node.param)"),
+    return nl_spec_fail (error, &spec_errors, p->key,
+                         "unknown setting (a training setting such as lr, momentum, wd, optimizer, batch_size, "
+                         "lr_schedule, epochs, seed, augment, precision, or a network parameter node.param)"),
            NULL;
   if (g_str_has_prefix (value, "uniform:") || g_str_has_prefix (value, "log:") || g_str_has_prefix (value, "int:"))
     {
@@ -181,7 +174,7 @@ parse_param (const char *item, GError **error)
       p->n_choices = (int) g_strv_length (p->choices);
       for (int i = 0; i < p->n_choices; i++)
         if (!*p->choices[i])
-          return bad (error, p->key, "an empty choice in '%s'", value), NULL;
+          return nl_spec_fail (error, &spec_errors, p->key, "an empty choice in '%s'", value), NULL;
     }
   if (p->field && !check_setting (p, error))
     return NULL;
@@ -239,7 +232,7 @@ nl_sweep_space_parse (const char *text, GError **error)
           const NlSweepParam *q = g_ptr_array_index (s->params, j);
           if ((p->field && p->field == q->field) || !strcmp (p->key, q->key))
             {
-              bad (error, p->key, "given twice");
+              nl_spec_fail (error, &spec_errors, p->key, "given twice");
               param_free (p);
               return NULL;
             }
@@ -321,12 +314,13 @@ nl_sweep_space_check_network (const NlSweepSpace *s, const NlNetwork *net, GErro
         continue;
       node = nl_network_find (net, p->node);
       if (node < 0)
-        return bad (error, p->key, "the network %s has no node '%s'", net->name, p->node);
+        return nl_spec_fail (error, &spec_errors, p->key, "the network %s has no node '%s'", net->name, p->node);
       for (int k = 0; k < nl_network_node (net, node)->def->n_params; k++)
         known = known || !strcmp (nl_network_node (net, node)->def->params[k].name, p->param);
       if (!known)
-        return bad (error, p->key, "node %s (%s) has no parameter '%s'", p->node, nl_network_node (net, node)->def->name,
-                    p->param);
+        return nl_spec_fail (error, &spec_errors, p->key,
+                             "node %s (%s) has no parameter '%s'", p->node, nl_network_node (net, node)->def->name,
+                             p->param);
       /* the ends of a range, or each choice, on a scratch copy */
       for (int k = 0; k < (p->kind == NL_SWEEP_CHOICE ? p->n_choices : 2); k++)
         {
@@ -335,7 +329,7 @@ nl_sweep_space_check_network (const NlSweepSpace *s, const NlNetwork *net, GErro
           g_autofree char *text = nl_sweep_space_value_text (s, i, p->kind == NL_SWEEP_CHOICE ? k : k ? p->hi : p->lo);
           /* set_param parses; validate checks the limits */
           if (!nl_network_set_param (copy, node, p->param, text, &local) || !nl_network_validate (copy, NULL, &local))
-            return bad (error, p->key, "%s", local->message);
+            return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
         }
     }
   return TRUE;
@@ -361,15 +355,15 @@ nl_sweep_space_apply (const NlSweepSpace *s, const double *point, NlRunConfig *r
             if (p->kind != NL_SWEEP_CHOICE)
               nl_run_field_set_number (p->field, rc, p->kind == NL_SWEEP_INT ? round (point[i]) : point[i]);
             else if (!nl_run_field_set_text (p->field, rc, text, &local))
-              return bad (error, p->key, "%s", local->message);
+              return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
           }
         else if (p->node && net)
           {
             int node = nl_network_find (net, p->node);
             if (node < 0)
-              return bad (error, p->key, "the network %s has no node '%s'", net->name, p->node);
+              return nl_spec_fail (error, &spec_errors, p->key, "the network %s has no node '%s'", net->name, p->node);
             if (!nl_network_set_param (net, node, p->param, text, &local))
-              return bad (error, p->key, "%s", local->message);
+              return nl_spec_fail (error, &spec_errors, p->key, "%s", local->message);
           }
       }
   return TRUE;
@@ -409,14 +403,14 @@ nl_sweep_space_point_from_json (const NlSweepSpace *s, const char *json, double 
   if (!nl_json_check_depth (json, -1, "the trial's values", error) || !json_parser_load_from_data (parser, json, -1, error))
     return FALSE;
   if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    return bad (error, "point", "not a JSON object");
+    return nl_spec_fail (error, &spec_errors, "point", "not a JSON object");
   o = json_node_get_object (json_parser_get_root (parser));
   for (int i = 0; i < nl_sweep_space_dim (s); i++)
     {
       const NlSweepParam *p = nl_sweep_space_param (s, i);
       JsonNode *m = json_object_get_member (o, p->key);
       if (!m || !JSON_NODE_HOLDS_VALUE (m))
-        return bad (error, p->key, "missing from the trial's values");
+        return nl_spec_fail (error, &spec_errors, p->key, "missing from the trial's values");
       if (p->kind == NL_SWEEP_CHOICE)
         {
           const char *v = json_node_get_value_type (m) == G_TYPE_STRING ? json_node_get_string (m) : NULL;
@@ -424,13 +418,13 @@ nl_sweep_space_point_from_json (const NlSweepSpace *s, const char *json, double 
           while (k < p->n_choices && g_strcmp0 (v, p->choices[k]) != 0)
             k++;
           if (k == p->n_choices)
-            return bad (error, p->key, "the trial's value is not one of the choices");
+            return nl_spec_fail (error, &spec_errors, p->key, "the trial's value is not one of the choices");
           point[i] = k;
         }
       else if (json_node_get_value_type (m) == G_TYPE_INT64 || json_node_get_value_type (m) == G_TYPE_DOUBLE)
         point[i] = json_node_get_double (m);
       else
-        return bad (error, p->key, "the trial's value is not a number");
+        return nl_spec_fail (error, &spec_errors, p->key, "the trial's value is not a number");
     }
   return TRUE;
 }

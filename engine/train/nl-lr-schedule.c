@@ -34,20 +34,10 @@ struct NlLrSchedule {
   char *desc;
 };
 
-static gboolean
-bad (GError **error, const char *spec, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-static gboolean
-bad (GError **error, const char *spec, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, NL_LR_SCHEDULE_ERROR, NL_LR_SCHEDULE_ERROR_INVALID,
-               "learning-rate schedule \"%s\": %s", spec, msg);
-  return FALSE;
-}
+/* learning-rate schedule "SPEC": what is wrong */
+static const NlSpecErrors spec_errors = {
+  nl_lr_schedule_error_quark, NL_LR_SCHEDULE_ERROR_INVALID, "learning-rate schedule \"", "\"",
+};
 
 static gboolean
 parse_count (const char *s, int64_t min, int64_t *out)
@@ -80,7 +70,7 @@ parse_main (NlLrSchedule *s, const char *spec, char *main, GError **error)
 
 #define TOO_MANY(max, usage)                                                              \
   if (n_opts > (max))                                                                     \
-    return bad (error, spec, "unexpected '%s' (usage: %s)", p[(max) + 1], usage)
+    return nl_spec_fail (error, &spec_errors, spec, "unexpected '%s' (usage: %s)", p[(max) + 1], usage)
 
   if (g_ascii_strcasecmp (name, "constant") == 0)
     {
@@ -94,13 +84,13 @@ parse_main (NlLrSchedule *s, const char *spec, char *main, GError **error)
       s->kind = SCHED_FACTOR;
       s->stop = 1e-8;
       if (n_opts < 2)
-        return bad (error, spec, "factor needs STEP and FACTOR (usage: %s)", usage);
+        return nl_spec_fail (error, &spec_errors, spec, "factor needs STEP and FACTOR (usage: %s)", usage);
       if (!parse_count (p[1], 1, &s->step))
-        return bad (error, spec, "STEP '%s' is not a whole number >= 1", p[1]);
+        return nl_spec_fail (error, &spec_errors, spec, "STEP '%s' is not a whole number >= 1", p[1]);
       if (!nl_parse_double (p[2], &s->factor) || !(s->factor > 0 && s->factor <= 1))
-        return bad (error, spec, "FACTOR '%s' is not a number in (0, 1]", p[2]);
+        return nl_spec_fail (error, &spec_errors, spec, "FACTOR '%s' is not a number in (0, 1]", p[2]);
       if (n_opts >= 3 && (!nl_parse_double (p[3], &s->stop) || s->stop < 0))
-        return bad (error, spec, "STOP_LR '%s' is not a number >= 0", p[3]);
+        return nl_spec_fail (error, &spec_errors, spec, "STOP_LR '%s' is not a number >= 0", p[3]);
     }
   else if (g_ascii_strcasecmp (name, "multifactor") == 0)
     {
@@ -109,22 +99,23 @@ parse_main (NlLrSchedule *s, const char *spec, char *main, GError **error)
       TOO_MANY (2, usage);
       s->kind = SCHED_MULTIFACTOR;
       if (n_opts < 2)
-        return bad (error, spec, "multifactor needs steps and FACTOR (usage: %s)", usage);
+        return nl_spec_fail (error, &spec_errors, spec, "multifactor needs steps and FACTOR (usage: %s)", usage);
       steps = g_strsplit (p[1], ",", -1);
       s->n_steps = (int) g_strv_length (steps);
       s->steps = g_new (int64_t, MAX (s->n_steps, 1));
       if (s->n_steps == 0)
-        return bad (error, spec, "no steps given (usage: %s)", usage);
+        return nl_spec_fail (error, &spec_errors, spec, "no steps given (usage: %s)", usage);
       for (int i = 0; i < s->n_steps; i++)
         {
           g_strstrip (steps[i]);
           if (!parse_count (steps[i], 1, &s->steps[i]))
-            return bad (error, spec, "step '%s' is not a whole number >= 1", steps[i]);
+            return nl_spec_fail (error, &spec_errors, spec, "step '%s' is not a whole number >= 1", steps[i]);
           if (i > 0 && s->steps[i] <= s->steps[i - 1])
-            return bad (error, spec, "steps must increase, but %s follows %s", steps[i], steps[i - 1]);
+            return nl_spec_fail (error, &spec_errors, spec,
+                                 "steps must increase, but %s follows %s", steps[i], steps[i - 1]);
         }
       if (!nl_parse_double (p[2], &s->factor) || !(s->factor > 0 && s->factor <= 1))
-        return bad (error, spec, "FACTOR '%s' is not a number in (0, 1]", p[2]);
+        return nl_spec_fail (error, &spec_errors, spec, "FACTOR '%s' is not a number in (0, 1]", p[2]);
     }
   else if (g_ascii_strcasecmp (name, "cosine") == 0 || g_ascii_strcasecmp (name, "poly") == 0)
     {
@@ -135,17 +126,18 @@ parse_main (NlLrSchedule *s, const char *spec, char *main, GError **error)
       s->kind = cosine ? SCHED_COSINE : SCHED_POLY;
       s->power = 2;
       if (!cosine && n_opts >= 1 && (!nl_parse_double (p[1], &s->power) || !(s->power > 0)))
-        return bad (error, spec, "POWER '%s' is not a positive number", p[1]);
+        return nl_spec_fail (error, &spec_errors, spec, "POWER '%s' is not a positive number", p[1]);
       if (n_opts >= fi)
         {
           if (!nl_parse_double (p[fi], &s->final) || s->final < 0)
-            return bad (error, spec, "FINAL_LR '%s' is not a number >= 0", p[fi]);
+            return nl_spec_fail (error, &spec_errors, spec, "FINAL_LR '%s' is not a number >= 0", p[fi]);
           if (s->final > s->base)
-            return bad (error, spec, "FINAL_LR %s is above the base rate %g", p[fi], s->base);
+            return nl_spec_fail (error, &spec_errors, spec, "FINAL_LR %s is above the base rate %g", p[fi], s->base);
         }
     }
   else
-    return bad (error, spec, "unknown schedule '%s' (valid: constant, factor, multifactor, cosine, poly)", name);
+    return nl_spec_fail (error, &spec_errors, spec,
+                         "unknown schedule '%s' (valid: constant, factor, multifactor, cosine, poly)", name);
 #undef TOO_MANY
   return TRUE;
 }
@@ -161,15 +153,15 @@ parse_warmup (NlLrSchedule *s, const char *spec, char *part, GError **error)
     g_strstrip (p[i]);
   n_opts = (int) g_strv_length (p) - 1;
   if (g_ascii_strcasecmp (p[0], "warmup") != 0)
-    return bad (error, spec, "unknown modifier '+%s' (only %s)", p[0], usage);
+    return nl_spec_fail (error, &spec_errors, spec, "unknown modifier '+%s' (only %s)", p[0], usage);
   if (s->warmup > 0)
-    return bad (error, spec, "warm-up given twice");
+    return nl_spec_fail (error, &spec_errors, spec, "warm-up given twice");
   if (n_opts < 1 || n_opts > 2)
-    return bad (error, spec, "'+%s' should be %s", part, usage);
+    return nl_spec_fail (error, &spec_errors, spec, "'+%s' should be %s", part, usage);
   if (!parse_count (p[1], 0, &s->warmup))
-    return bad (error, spec, "warm-up STEPS '%s' is not a whole number >= 0", p[1]);
+    return nl_spec_fail (error, &spec_errors, spec, "warm-up STEPS '%s' is not a whole number >= 0", p[1]);
   if (n_opts >= 2 && (!nl_parse_double (p[2], &s->warmup_begin) || s->warmup_begin < 0))
-    return bad (error, spec, "warm-up BEGIN_LR '%s' is not a number >= 0", p[2]);
+    return nl_spec_fail (error, &spec_errors, spec, "warm-up BEGIN_LR '%s' is not a number >= 0", p[2]);
   return TRUE;
 }
 
@@ -222,12 +214,13 @@ nl_lr_schedule_new (const char *spec, float base_lr, int64_t total_updates, GErr
 
   if (spec == NULL || *spec == '\0')
     {
-      bad (error, "", "empty spec (try constant, factor:STEP:FACTOR, multifactor:S1,S2:FACTOR, cosine or poly)");
+      nl_spec_fail (error, &spec_errors,
+                    "", "empty spec (try constant, factor:STEP:FACTOR, multifactor:S1,S2:FACTOR, cosine or poly)");
       return NULL;
     }
   if (!isfinite (base_lr) || base_lr < 0)
     {
-      bad (error, spec, "the base rate %g is not a number >= 0", base_lr);
+      nl_spec_fail (error, &spec_errors, spec, "the base rate %g is not a number >= 0", base_lr);
       return NULL;
     }
   s->base = base_lr;
@@ -242,11 +235,11 @@ nl_lr_schedule_new (const char *spec, float base_lr, int64_t total_updates, GErr
     {
       const char *name = s->kind == SCHED_COSINE ? "cosine" : "poly";
       if (s->warmup > 0)
-        bad (error, spec, "%s needs the run to be longer than the warm-up: %" G_GINT64_FORMAT
-             " updates in all, %" G_GINT64_FORMAT " of warm-up", name, total_updates, s->warmup);
+        nl_spec_fail (error, &spec_errors, spec, "%s needs the run to be longer than the warm-up: %" G_GINT64_FORMAT
+                      " updates in all, %" G_GINT64_FORMAT " of warm-up", name, total_updates, s->warmup);
       else
-        bad (error, spec, "%s needs the run's length, but it is %" G_GINT64_FORMAT " updates",
-             name, total_updates);
+        nl_spec_fail (error, &spec_errors, spec, "%s needs the run's length, but it is %" G_GINT64_FORMAT " updates",
+                      name, total_updates);
       return NULL;
     }
   s->desc = describe (s);

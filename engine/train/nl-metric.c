@@ -408,154 +408,182 @@ update_fbeta (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
   m->count += n;
 }
 
+/* preds of class scores, or class indices already */
+static void
+update_accuracy (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
+{
+  const float *l = nl_tensor_f32 (labels), *p = nl_tensor_f32 (preds);
+  int64_t nl = nl_tensor_numel (labels), np = nl_tensor_numel (preds);
+  int64_t C, correct = 0;
+  if (np == nl) /* preds are class indices already */
+    {
+      for (int64_t i = 0; i < nl; i++)
+        correct += nearbyintf (p[i]) == l[i];
+    }
+  else
+    {
+      if (!class_layout (m, labels, preds, &C))
+        return;
+      for (int64_t i = 0; i < nl; i++)
+        correct += (float) argmax (p + i * C, C) == l[i];
+    }
+  m->sum += (double) correct;
+  m->count += nl;
+}
+
+/* the label among the top_k scores */
+static void
+update_top_k (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
+{
+  const float *l = nl_tensor_f32 (labels), *p = nl_tensor_f32 (preds);
+  int64_t nl = nl_tensor_numel (labels);
+  int64_t C, correct = 0;
+  if (!class_layout (m, labels, preds, &C))
+    return;
+  for (int64_t i = 0; i < nl; i++)
+    {
+      const float *x = p + i * C;
+      int64_t y = (int64_t) l[i], rank = 0;
+      if (!is_class (l[i], C))
+        continue; /* not a class of these preds: never correct */
+      /* classes ranked before y: higher score, or equal with a lower index */
+      for (int64_t j = 0; j < C && rank < m->top_k; j++)
+        rank += x[j] > x[y] || (x[j] == x[y] && j < y);
+      correct += rank < m->top_k;
+    }
+  m->sum += (double) correct;
+  m->count += nl;
+}
+
+/* cross entropy, and perplexity its exponential */
+static void
+update_cross_entropy (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
+{
+  const float *l = nl_tensor_f32 (labels), *p = nl_tensor_f32 (preds);
+  int64_t nl = nl_tensor_numel (labels);
+  int64_t C;
+  double s = 0;
+  if (!class_layout (m, labels, preds, &C) || !check_class_labels (m, l, nl, C))
+    return;
+  for (int64_t i = 0; i < nl; i++)
+    s -= log ((double) p[i * C + (int64_t) l[i]] + CE_EPS);
+  m->sum += s;
+  m->count += nl;
+}
+
+/* one probability per label, against a threshold */
+static void
+update_binary_accuracy (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
+{
+  const float *l = nl_tensor_f32 (labels), *p = nl_tensor_f32 (preds);
+  int64_t nl = nl_tensor_numel (labels), np = nl_tensor_numel (preds);
+  int64_t correct = 0;
+  if (np != nl)
+    {
+      reject_shapes (m, labels, preds, "expected one probability per label");
+      return;
+    }
+  for (int64_t i = 0; i < nl; i++)
+    correct += (p[i] > m->arg) == (l[i] > 0.5f);
+  m->sum += (double) correct;
+  m->count += nl;
+}
+
+/* mean absolute or squared error per sample, or its p-norm (pairwise) */
+static void
+update_distance (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
+{
+  const float *l = nl_tensor_f32 (labels), *p = nl_tensor_f32 (preds);
+  int64_t nl = nl_tensor_numel (labels), np = nl_tensor_numel (preds);
+  int64_t N, D;
+  double s = 0;
+  if (np != nl || labels->ndim < 1 || preds->ndim < 1 || labels->shape[0] != preds->shape[0]
+      || nl == 0)
+    {
+      reject_shapes (m, labels, preds, "expected the same number of values and samples");
+      return;
+    }
+  N = labels->shape[0];
+  D = nl / N;
+  for (int64_t n = 0; n < N; n++)
+    {
+      double acc = 0;
+      for (int64_t i = n * D; i < (n + 1) * D; i++)
+        {
+          double d = fabs ((double) p[i] - (double) l[i]);
+          acc += m->kind == K_MAE ? d
+                 : m->kind != K_PAIRWISE || m->arg == 2 ? d * d
+                 : pow (d, m->arg);
+        }
+      if (m->kind == K_PAIRWISE)
+        s += m->arg == 2 ? sqrt (acc) : pow (acc, 1.0 / m->arg);
+      else
+        s += acc / (double) D;
+    }
+  m->sum += s;
+  m->count += N;
+}
+
+/* cosine similarity along the last dimension, per row */
+static void
+update_cosine (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
+{
+  const float *l = nl_tensor_f32 (labels), *p = nl_tensor_f32 (preds);
+  int64_t nl = nl_tensor_numel (labels), np = nl_tensor_numel (preds);
+  int64_t D = preds->ndim >= 1 ? preds->shape[preds->ndim - 1] : 0;
+  double s = 0;
+  if (np != nl || D < 1 || labels->ndim < 1 || labels->shape[labels->ndim - 1] != D)
+    {
+      reject_shapes (m, labels, preds, "expected the same shape");
+      return;
+    }
+  for (int64_t r = 0; r < nl / D; r++)
+    {
+      double dot = 0, ll = 0, pp = 0;
+      for (int64_t i = r * D; i < (r + 1) * D; i++)
+        {
+          dot += (double) l[i] * p[i];
+          ll += (double) l[i] * l[i];
+          pp += (double) p[i] * p[i];
+        }
+      s += dot / fmax (sqrt (ll) * sqrt (pp), COSINE_EPS);
+    }
+  m->sum += s;
+  m->count += nl / D;
+}
+
 void
 nl_metric_update (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
 {
-  const float *l, *p;
-  int64_t nl, np;
-
   g_return_if_fail (m != NULL && labels != NULL && preds != NULL);
   g_return_if_fail (labels->dtype == NL_DTYPE_F32 && preds->dtype == NL_DTYPE_F32);
   g_return_if_fail (nl_tensor_is_contiguous (labels) && nl_tensor_is_contiguous (preds));
-  l = nl_tensor_f32 (labels);
-  p = nl_tensor_f32 (preds);
-  nl = nl_tensor_numel (labels);
-  np = nl_tensor_numel (preds);
-
   switch (m->kind)
     {
     case K_ACCURACY:
-      {
-        int64_t C, correct = 0;
-        if (np == nl) /* preds are class indices already */
-          {
-            for (int64_t i = 0; i < nl; i++)
-              correct += nearbyintf (p[i]) == l[i];
-          }
-        else
-          {
-            if (!class_layout (m, labels, preds, &C))
-              return;
-            for (int64_t i = 0; i < nl; i++)
-              correct += (float) argmax (p + i * C, C) == l[i];
-          }
-        m->sum += (double) correct;
-        m->count += nl;
-      }
+      update_accuracy (m, labels, preds);
       break;
-
     case K_TOP_K:
-      {
-        int64_t C, correct = 0;
-        if (!class_layout (m, labels, preds, &C))
-          return;
-        for (int64_t i = 0; i < nl; i++)
-          {
-            const float *x = p + i * C;
-            int64_t y = (int64_t) l[i], rank = 0;
-            if (!is_class (l[i], C))
-              continue; /* not a class of these preds: never correct */
-            /* classes ranked before y: higher score, or equal with a lower index */
-            for (int64_t j = 0; j < C && rank < m->top_k; j++)
-              rank += x[j] > x[y] || (x[j] == x[y] && j < y);
-            correct += rank < m->top_k;
-          }
-        m->sum += (double) correct;
-        m->count += nl;
-      }
+      update_top_k (m, labels, preds);
       break;
-
     case K_CROSS_ENTROPY:
     case K_PERPLEXITY:
-      {
-        int64_t C;
-        double s = 0;
-        if (!class_layout (m, labels, preds, &C) || !check_class_labels (m, l, nl, C))
-          return;
-        for (int64_t i = 0; i < nl; i++)
-          s -= log ((double) p[i * C + (int64_t) l[i]] + CE_EPS);
-        m->sum += s;
-        m->count += nl;
-      }
+      update_cross_entropy (m, labels, preds);
       break;
-
     case K_BINARY_ACCURACY:
-      {
-        int64_t correct = 0;
-        if (np != nl)
-          {
-            reject_shapes (m, labels, preds, "expected one probability per label");
-            return;
-          }
-        for (int64_t i = 0; i < nl; i++)
-          correct += (p[i] > m->arg) == (l[i] > 0.5f);
-        m->sum += (double) correct;
-        m->count += nl;
-      }
+      update_binary_accuracy (m, labels, preds);
       break;
-
     case K_FBETA:
       update_fbeta (m, labels, preds);
       break;
-
     case K_MAE:
     case K_MSE:
     case K_RMSE:
     case K_PAIRWISE:
-      {
-        int64_t N, D;
-        double s = 0;
-        if (np != nl || labels->ndim < 1 || preds->ndim < 1 || labels->shape[0] != preds->shape[0]
-            || nl == 0)
-          {
-            reject_shapes (m, labels, preds, "expected the same number of values and samples");
-            return;
-          }
-        N = labels->shape[0];
-        D = nl / N;
-        for (int64_t n = 0; n < N; n++)
-          {
-            double acc = 0;
-            for (int64_t i = n * D; i < (n + 1) * D; i++)
-              {
-                double d = fabs ((double) p[i] - (double) l[i]);
-                acc += m->kind == K_MAE ? d
-                       : m->kind != K_PAIRWISE || m->arg == 2 ? d * d
-                       : pow (d, m->arg);
-              }
-            if (m->kind == K_PAIRWISE)
-              s += m->arg == 2 ? sqrt (acc) : pow (acc, 1.0 / m->arg);
-            else
-              s += acc / (double) D;
-          }
-        m->sum += s;
-        m->count += N;
-      }
+      update_distance (m, labels, preds);
       break;
-
     case K_COSINE:
-      {
-        int64_t D = preds->ndim >= 1 ? preds->shape[preds->ndim - 1] : 0;
-        double s = 0;
-        if (np != nl || D < 1 || labels->ndim < 1 || labels->shape[labels->ndim - 1] != D)
-          {
-            reject_shapes (m, labels, preds, "expected the same shape");
-            return;
-          }
-        for (int64_t r = 0; r < nl / D; r++)
-          {
-            double dot = 0, ll = 0, pp = 0;
-            for (int64_t i = r * D; i < (r + 1) * D; i++)
-              {
-                dot += (double) l[i] * p[i];
-                ll += (double) l[i] * l[i];
-                pp += (double) p[i] * p[i];
-              }
-            s += dot / fmax (sqrt (ll) * sqrt (pp), COSINE_EPS);
-          }
-        m->sum += s;
-        m->count += nl / D;
-      }
+      update_cosine (m, labels, preds);
       break;
     }
 }

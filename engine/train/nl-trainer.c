@@ -208,12 +208,15 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
                      nl_shape_format (&es, b, sizeof b));
         return NULL;
       }
-    t->model = nl_model_new (net, &ts, cfg->seed, error);
+    NlModelOptions mo = {
+      .seed = cfg->seed,
+      .scheduler_workers = cfg->scheduler_workers,
+      .device = cfg->device,
+      .optim = &cfg->optim,
+    };
+    t->model = nl_model_new_full (net, &ts, &mo, error);
   }
-  if (t->model && cfg->scheduler_workers > 0)
-    nl_model_set_scheduler_workers (t->model, cfg->scheduler_workers);
-  if (!t->model || !nl_model_set_device (t->model, cfg->device, error)
-      || !nl_model_prepare_optimizer (t->model, &cfg->optim, error))
+  if (!t->model)
     return NULL;
   t->train_prog = nl_program_new (t->model, &train_opts, error);
   if (!t->train_prog || !nl_program_set_comm (t->train_prog, comm, error))

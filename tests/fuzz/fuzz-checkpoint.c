@@ -22,8 +22,8 @@ small_model (void)
   NlOptimConfig cfg;
   nl_optim_config_init (&cfg, NL_OPTIM_ADAM);
   if (net)
-    model = nl_model_new (net, &sample, 1, &error);
-  if (!model || !nl_model_prepare_optimizer (model, &cfg, &error))
+    model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 1, .optim = &cfg }, &error);
+  if (!model)
     {
       fprintf (stderr, "fuzz-checkpoint: the small model: %s\n", error->message);
       abort ();

@@ -62,7 +62,7 @@ compile_and_plan (NlNetwork *net, const NlShape *sample, gboolean training)
     }
   if (!training || weight_bytes (g) > MAX_MODEL_BYTES || plan->planned_bytes > MAX_MODEL_BYTES)
     return;
-  g_autoptr (NlModel) model = nl_model_new (net, sample, 1, &error);
+  g_autoptr (NlModel) model = nl_model_new_full (net, sample, &(NlModelOptions) { .seed = 1 }, &error);
   if (!model)
     return;
   g_autoptr (NlProgram) program = nl_program_new (model, &opts, &error);

@@ -30,6 +30,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       abort ();
     }
   nl_onnx_import_get_metadata (imp, "class_names");
-  G_GNUC_UNUSED g_autoptr (NlModel) model = nl_onnx_import_new_model (imp, &error);
+  G_GNUC_UNUSED g_autoptr (NlModel) model = nl_onnx_import_new_model (imp, NULL, &error);
   return 0;
 }

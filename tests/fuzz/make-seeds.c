@@ -233,9 +233,10 @@ small_model (NlNetwork **net_out)
   NlNetwork *net = nl_network_load_data (NL_FUZZ_SMALL_NETWORK, -1, &error);
   NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 4, (int64_t) 4);
   NlOptimConfig cfg;
-  NlModel *m = net ? nl_model_new (net, &sample, 7, &error) : NULL;
+  NlModel *m;
   nl_optim_config_init (&cfg, NL_OPTIM_ADAM);
-  if (!m || !nl_model_prepare_optimizer (m, &cfg, &error))
+  m = net ? nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 7, .optim = &cfg }, &error) : NULL;
+  if (!m)
     die (error, "the small model");
   *net_out = net;
   return m;

@@ -608,6 +608,81 @@ draw_labels (NlPlot *self, cairo_t *cr, PangoLayout *layout, const Frame *f, con
     }
 }
 
+/* The y range and ticks, and a left margin (*left) that fits their
+ * labels; FALSE when the plot area is too small to draw.
+ * The left margin fits the y labels, which depend on the y range, which
+ * comes from the reductions, whose width depends on the margin. The y
+ * range does not depend on that width, so start from last frame's
+ * margin and redo the reductions at most once when it was wrong. */
+static gboolean
+fit_frame (NlPlot *self, PangoLayout *layout, Frame *frame, const NlPlotReduction **reds, int width, double scale,
+           int line_h, Ticks *yt, double *left_out, gboolean *have_y)
+{
+  Frame f = *frame;
+  double left, lo, hi;
+  guint cols;
+
+  left = self->left_margin > 0 ? self->left_margin : 56;
+  f.ax = left;
+  f.aw = floor (width - left - RIGHT);
+  if (f.aw < 8 || f.ah < 8)
+    return FALSE;
+  cols = (guint) (f.aw * scale);
+  reduce_all (self, &f, cols, reds);
+  *have_y = y_range (self, &f, reds, &lo, &hi);
+  if (!*have_y)
+    {
+      lo = 0;
+      hi = 1;
+    }
+  if (hi - lo <= fabs (hi) * 1e-12)
+    {
+      double d = fabs (hi) > 0 ? fabs (hi) * 0.1 : 0.5;
+      lo -= d;
+      hi += d;
+    }
+  f.y0 = lo - (hi - lo) * 0.05;
+  f.y1 = hi + (hi - lo) * 0.05;
+  if (f.log_y)
+    log_ticks (f.y0, f.y1, f.ah, yt);
+  else
+    linear_ticks (f.y0, f.y1, f.ah, 40, 0, yt);
+  {
+    double needed = ceil (PAD + ((self->y_label && *self->y_label) ? line_h + 6 : 0)
+                          + y_labels_width (layout, &f, yt) + 8);
+    if (needed != left)
+      {
+        left = needed;
+        f.ax = left;
+        f.aw = floor (width - left - RIGHT);
+        if (f.aw < 8)
+          return FALSE;
+        cols = (guint) (f.aw * scale);
+        reduce_all (self, &f, cols, reds);
+      }
+  }
+  *frame = f;
+  *left_out = left;
+  return TRUE;
+}
+
+/* Why nothing is drawn, in the middle of the plot area */
+static void
+draw_empty_note (NlPlot *self, cairo_t *cr, PangoLayout *layout, const Frame *f, const GdkRGBA *fg)
+{
+  guint n = self->series->len;
+  int tw, th;
+  set_rgba (cr, fg, 0.5);
+  gboolean any = FALSE;
+  for (guint i = 0; i < n; i++)
+    any |= nl_plot_series_get_length (g_ptr_array_index (self->series, i)) > 0;
+  text_size (layout, n == 0 ? _("No series") : !any ? _("No data yet")
+             : f->log_y ? _("No positive values to show on a log scale") : _("No values in this range"),
+             FALSE, &tw, &th);
+  cairo_move_to (cr, f->ax + (f->aw - tw) / 2, f->ay + (f->ah - th) / 2);
+  pango_cairo_show_layout (cr, layout);
+}
+
 void
 _nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean background,
                    gboolean widget)
@@ -619,9 +694,8 @@ _nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean b
   Frame f = { 0 };
   Ticks xt, yt;
   int line_h, w, top, rows;
-  double left, bottom, lo, hi;
+  double left, bottom;
   gboolean have_y;
-  guint cols;
   double scale = 1, sy;
 
   /* one column per device pixel: the window's scale, or the target's */
@@ -649,50 +723,8 @@ _nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean b
   f.ah = floor (height - top - bottom);
   f.log_y = self->log_y;
   _nl_plot_compute_x_range (self, &f.x0, &f.x1);
-
-  /* The left margin fits the y labels, which depend on the y range, which
-   * comes from the reductions, whose width depends on the margin. The y
-   * range does not depend on that width, so start from last frame's
-   * margin and redo the reductions at most once when it was wrong. */
-  left = self->left_margin > 0 ? self->left_margin : 56;
-  f.ax = left;
-  f.aw = floor (width - left - RIGHT);
-  if (f.aw < 8 || f.ah < 8)
+  if (!fit_frame (self, layout, &f, reds, width, scale, line_h, &yt, &left, &have_y))
     return;
-  cols = (guint) (f.aw * scale);
-  reduce_all (self, &f, cols, reds);
-  have_y = y_range (self, &f, reds, &lo, &hi);
-  if (!have_y)
-    {
-      lo = 0;
-      hi = 1;
-    }
-  if (hi - lo <= fabs (hi) * 1e-12)
-    {
-      double d = fabs (hi) > 0 ? fabs (hi) * 0.1 : 0.5;
-      lo -= d;
-      hi += d;
-    }
-  f.y0 = lo - (hi - lo) * 0.05;
-  f.y1 = hi + (hi - lo) * 0.05;
-  if (f.log_y)
-    log_ticks (f.y0, f.y1, f.ah, &yt);
-  else
-    linear_ticks (f.y0, f.y1, f.ah, 40, 0, &yt);
-  {
-    double needed = ceil (PAD + ((self->y_label && *self->y_label) ? line_h + 6 : 0)
-                          + y_labels_width (layout, &f, &yt) + 8);
-    if (needed != left)
-      {
-        left = needed;
-        f.ax = left;
-        f.aw = floor (width - left - RIGHT);
-        if (f.aw < 8)
-          return;
-        cols = (guint) (f.aw * scale);
-        reduce_all (self, &f, cols, reds);
-      }
-  }
   linear_ticks (f.x0, f.x1, f.aw, 90, self->integer_x ? 1 : 0, &xt);
 
   if (widget)
@@ -724,18 +756,7 @@ _nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gboolean b
     }
 
   if (!have_y)
-    {
-      int tw, th;
-      set_rgba (cr, &fg, 0.5);
-      gboolean any = FALSE;
-      for (guint i = 0; i < n; i++)
-        any |= nl_plot_series_get_length (g_ptr_array_index (self->series, i)) > 0;
-      text_size (layout, n == 0 ? _("No series") : !any ? _("No data yet")
-                 : f.log_y ? _("No positive values to show on a log scale") : _("No values in this range"),
-                 FALSE, &tw, &th);
-      cairo_move_to (cr, f.ax + (f.aw - tw) / 2, f.ay + (f.ah - th) / 2);
-      pango_cairo_show_layout (cr, layout);
-    }
+    draw_empty_note (self, cr, layout, &f, &fg);
   if (widget && self->hovering)
     draw_hover (self, cr, layout, &f, &fg, &bg, line_h);
 }

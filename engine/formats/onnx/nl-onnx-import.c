@@ -330,9 +330,9 @@ nl_onnx_import_get_metadata (NlOnnxImport *imp, const char *key)
 }
 
 NlModel *
-nl_onnx_import_new_model (NlOnnxImport *imp, GError **error)
+nl_onnx_import_new_model (NlOnnxImport *imp, const NlOptimConfig *optim, GError **error)
 {
-  g_autoptr (NlModel) m = nl_model_new (imp->net, &imp->sample, 0, error);
+  g_autoptr (NlModel) m = nl_model_new_full (imp->net, &imp->sample, &(NlModelOptions) { .optim = optim }, error);
   char a[96], b[96];
   if (!m)
     return NULL;

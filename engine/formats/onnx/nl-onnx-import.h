@@ -42,8 +42,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlOnnxImport, nl_onnx_import_free)
 NlNetwork *nl_onnx_import_get_network (NlOnnxImport *imp);
 NlShape nl_onnx_import_get_sample_shape (NlOnnxImport *imp);
 /* A model of the network holding the imported weights and running
- * statistics. */
-NlModel *nl_onnx_import_new_model (NlOnnxImport *imp, GError **error);
+ * statistics, and zeros of optim's state (NULL: none). */
+NlModel *nl_onnx_import_new_model (NlOnnxImport *imp, const NlOptimConfig *optim, GError **error);
 /* The value of metadata key (NULL when absent): a netloom export's
  * input_mean, input_std, class_names ... */
 const char *nl_onnx_import_get_metadata (NlOnnxImport *imp, const char *key);

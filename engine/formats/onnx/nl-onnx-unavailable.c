@@ -75,7 +75,7 @@ nl_onnx_import_get_sample_shape (NlOnnxImport *imp)
 }
 
 NlModel *
-nl_onnx_import_new_model (NlOnnxImport *imp, GError **error)
+nl_onnx_import_new_model (NlOnnxImport *imp, const NlOptimConfig *optim, GError **error)
 {
   unavailable (error);
   return NULL;

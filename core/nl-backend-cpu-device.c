@@ -3,6 +3,7 @@
 #include "core/nl-backend-cpu.h"
 #include "core/nl-backend-reg.h"
 
+#include <sched.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -29,6 +30,20 @@ proc_field (const char *contents, const char *const *keys)
           }
       }
   return NULL;
+}
+
+/* The processors this process may run on: under `taskset` or a
+ * container's cpuset fewer than the machine has (GLib 2.74's
+ * g_get_num_processors counts the machine's). */
+static int
+usable_cores (void)
+{
+#ifdef CPU_COUNT
+  cpu_set_t set;
+  if (sched_getaffinity (0, sizeof set, &set) == 0 && CPU_COUNT (&set) > 0)
+    return CPU_COUNT (&set);
+#endif
+  return (int) g_get_num_processors ();
 }
 
 /* "MemTotal:  24684084 kB" -> bytes; 0 when absent. */
@@ -72,7 +87,7 @@ cpu_device_info (int index, NlDeviceInfo *d, GError **error)
       if (!d->free_bytes) /* kernels before 3.14 */
         d->free_bytes = meminfo_bytes (meminfo, "MemFree");
     }
-  d->cores = (int) g_get_num_processors ();
+  d->cores = usable_cores ();
   return TRUE;
 }
 

@@ -19,11 +19,6 @@ make_mnist "$tmp/d" 1200 100
 settings=(--dataset "mnist:$tmp/d" --network "$src/data/networks/lenet.json" --epochs 6 --batch-size 32
           --threads 1 --workers 2 --seed 7 --optimizer adam --lr 0.002 --checkpoint-interval 0.2)
 
-sql() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
-points() {
-  "$cli" metrics --project "$1" --run 1 --csv | awk -F, 'NR > 1 && $4 != "images_per_s" && $4 != "epoch_seconds" \
-    { print $1, $2, $3, $4, $5 }'
-}
 # (the moments: NETLOOM_TEST_STOP_AT_STEP and wait_stopped, cli-lib.sh; the sleeps below only
 # let wall-clock time pass while a process is stopped: 0.6 s of silence marks a run interrupted)
 
@@ -38,8 +33,8 @@ same_as_ref() {
   cmp -s "$tmp/ref.safetensors" "$tmp/$2.safetensors" \
     && ok "$2: the weights are byte-identical to the run never stopped" \
     || not_ok "$2: the weights differ from the run never stopped's" "$out"
-  diff <(points "$tmp/ref.netloom") <(points "$1") >"$tmp/points.diff" \
-    && ok "$2: the same metric points, none lost or repeated ($(points "$1" | wc -l))" \
+  diff <(run1_points "$tmp/ref.netloom") <(run1_points "$1") >"$tmp/points.diff" \
+    && ok "$2: the same metric points, none lost or repeated ($(run1_points "$1" | wc -l))" \
     || not_ok "$2: the metric points differ" "$(head -20 "$tmp/points.diff")"
   info=$("$cli" project info "$1" 2>&1)
   grep -q "integrity ok" <<<"$info" && ok "$2: integrity ok" || not_ok "$2: integrity" "$info"
@@ -165,8 +160,8 @@ else
     [ $s -eq 0 ] && "$cli" runs --project "$tmp/m.netloom" | grep -Eq '^ +1 +finished .*epochs 6/6' \
       && ok "mpirun: the resumed run finished, 6/6 epochs" || not_ok "mpirun: the resume did not finish" "$(cat "$tmp/mr.err")"
     dup=$(sql "$tmp/m.netloom" "select count(*) from (select 1 from metrics group by step, split, name having count(*) > 1)")
-    [ "$dup" = 0 ] && [ "$(points "$tmp/m.netloom" | wc -l)" = "$(points "$tmp/ref.netloom" | wc -l)" ] \
-      && ok "mpirun: no metric point repeated or lost" || not_ok "mpirun: $dup points repeated" "$(points "$tmp/m.netloom" | wc -l)"
+    [ "$dup" = 0 ] && [ "$(run1_points "$tmp/m.netloom" | wc -l)" = "$(run1_points "$tmp/ref.netloom" | wc -l)" ] \
+      && ok "mpirun: no metric point repeated or lost" || not_ok "mpirun: $dup points repeated" "$(run1_points "$tmp/m.netloom" | wc -l)"
   fi
 fi
 

@@ -208,21 +208,19 @@ S="$tmp/s.netloom"
 "${mpi[@]}" -x NETLOOM_COLLECTIVE_TIMEOUT=10 "$cli" train --project "$S" --dataset "$D" \
   --network "$src/data/networks/mlp.json" --epochs 100000 --batch-size 16 --threads 1 >"$tmp/pause.out" 2>&1 &
 job=$!
+ranks=($(rank_pids $job 2))
 for i in $(seq 300); do "$cli" runs --project "$S" 2>/dev/null | grep -q 'epochs 1/' && break; sleep 0.2; done
 kill -TSTP $job
-# until mpirun has passed the stop on to every rank (a bound of 60 s against a hang)
-for i in $(seq 600); do
-  states=$(for p in $(pgrep -f "^[^ ]*netloom-cli train --project $S"); do ps -o stat= -p "$p"; done | cut -c1 | sort -u | tr -d '\n')
-  [ "$states" = T ] && break
-  sleep 0.1
-done
+# until mpirun has passed the stop on to every rank
+stopped=no
+[ ${#ranks[@]} = 2 ] && wait_stopped "${ranks[@]}" && stopped=yes
 sleep 12   # stopped for longer than the collective timeout: wall-clock time only
 kill -CONT $job
 sleep 3
-if [ "$states" = T ] && kill -0 $job 2>/dev/null; then
+if [ $stopped = yes ] && kill -0 $job 2>/dev/null; then
   ok "SIGTSTP to mpirun stops every rank; 12 s stopped (timeout 10 s), the job goes on after SIGCONT"
 else
-  not_ok "pause of the job (rank states '$states')" "$(cat "$tmp/pause.out")"
+  not_ok "pause of the job (every rank stopped: $stopped)" "$(cat "$tmp/pause.out")"
 fi
 kill -TERM $job
 for i in $(seq 150); do kill -0 $job 2>/dev/null || break; sleep 0.2; done
@@ -286,7 +284,7 @@ if [ ${#ranks[@]} = 2 ] && wait_stopped "${ranks[@]}"; then
   sleep 0.5   # wall-clock time only: the ranks are stopped
   kill -CONT "${ranks[@]}"
   wait_stopped "${ranks[@]}" \
-    && inside=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(interval_checkpoint) from runs where id = 2").fetchone()[0])' "$T" 2>/dev/null)
+    && inside=$(sql "$T" "select count(interval_checkpoint) from runs where id = 2" 2>/dev/null)
 fi
 kill -9 "${ranks[@]}" 2>/dev/null
 wait $job 2>/dev/null

@@ -19,11 +19,6 @@ settings=(--dataset "mnist:$tmp/d" --network "$src/data/networks/lenet.json" --e
           --threads 1 --workers 2 --augment random-crop:28:2,flip --seed 7 --optimizer adam --lr 0.002
           --lr-schedule cosine ${NETLOOM_RESUME_KILL_ARGS:-})
 
-# the points a run leaves, without the clock's (wall time, speed)
-points() {
-  "$cli" metrics --project "$1" --run 1 --csv | awk -F, 'NR > 1 && $4 != "images_per_s" && $4 != "epoch_seconds" \
-    { print $1, $2, $3, $4, $5 }'
-}
 
 "$cli" project new "$tmp/ref.netloom" >/dev/null
 out=$("$cli" train --project "$tmp/ref.netloom" "${settings[@]}" --checkpoint-interval 0 --json 2>&1) \
@@ -45,7 +40,7 @@ while [ ${#targets[@]} -lt 8 ]; do
   [ $((s % 38)) -le 34 ] && [[ " ${targets[*]} " != *" $s "* ]] && targets+=($s)
 done
 targets=($(printf '%s\n' "${targets[@]}" | sort -n))
-count() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$tmp/k.netloom" "$1"; }
+count() { sql "$tmp/k.netloom" "$1"; }
 kills=0 before_first=0 inside=0 finished=0
 for attempt in $(seq 20); do
   stop=
@@ -100,8 +95,8 @@ out=$("$cli" export --project "$tmp/k.netloom" --run 1 --safetensors "$tmp/k.saf
 cmp -s "$tmp/ref.safetensors" "$tmp/k.safetensors" \
   && ok "the weights are byte-identical to the uninterrupted run's ($(sha256sum <"$tmp/k.safetensors" | cut -c1-16))" \
   || not_ok "the weights differ from the uninterrupted run's" "$out"
-diff <(points "$tmp/ref.netloom") <(points "$tmp/k.netloom") >"$tmp/points.diff" \
-  && ok "the same metric points, none lost or repeated ($(points "$tmp/k.netloom" | wc -l))" \
+diff <(run1_points "$tmp/ref.netloom") <(run1_points "$tmp/k.netloom") >"$tmp/points.diff" \
+  && ok "the same metric points, none lost or repeated ($(run1_points "$tmp/k.netloom" | wc -l))" \
   || not_ok "the metric points differ" "$(head -20 "$tmp/points.diff")"
 info=$("$cli" project info "$tmp/k.netloom" 2>&1)
 grep -q "integrity ok" <<<"$info" && ok "integrity ok" || not_ok "integrity" "$info"

@@ -317,6 +317,35 @@ gint64 nl_project_find_checkpoint (NlProject *p, gint64 run, const char *which, 
 GArray *nl_project_list_checkpoints (NlProject *p, gint64 run, GError **error);
 gboolean nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError **error);
 
+/* ---- INT8 models (engine/session/nl-run-quantize.h) ----
+ * A quantized model of a run: the blob (format "netloom.int8": the source
+ * checkpoint's fp32 weights and the calibration table) and what was
+ * measured when it was made. Deleting the run or its source checkpoint
+ * deletes it. */
+typedef struct {
+  gint64 id, run, checkpoint;  /* checkpoint: the fp32 one it was made from */
+  int epoch;
+  const char *method;          /* interned: "naive", "entropy" */
+  int calibration_samples;
+  double fp32_test_acc, int8_test_acc, fp32_images_per_s, int8_images_per_s; /* NaN when unknown */
+  gint64 size;                 /* bytes of the blob */
+  double created;
+} NlInt8ModelInfo;
+
+/* Stores it in one transaction; info->id and info->size are ignored. */
+gint64 nl_project_add_int8_model (NlProject *p, const NlInt8ModelInfo *info, const void *blob, gsize size,
+                                  GError **error);
+/* run may be NULL. */
+GBytes *nl_project_load_int8_model (NlProject *p, gint64 id, gint64 *run, GError **error);
+/* NlInt8ModelInfo of RUN, oldest first (no blobs are read). */
+GArray *nl_project_list_int8_models (NlProject *p, gint64 run, GError **error);
+/* The newest INT8 model of RUN (which NULL) or the newest made from the
+ * checkpoint `which` names ("best", "last", an epoch). 0 with an error
+ * naming the run when there is none ("run 3 has no INT8 model: run
+ * netloom-cli quantize first"). */
+gint64 nl_project_find_int8_model (NlProject *p, gint64 run, const char *which, GError **error);
+gboolean nl_project_delete_int8_model (NlProject *p, gint64 id, GError **error);
+
 /* ---- metric writer: batches metrics off the training thread ----
  * nl_metric_writer_add copies the point and returns at once; a background
  * thread writes what has queued up in one transaction every flush_ms or as

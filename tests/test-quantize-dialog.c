@@ -7,7 +7,7 @@
  * result, fp32 agreeing with an independent evaluation of the checkpoint,
  * the INT8 model stored and listed), and an error (more calibration
  * samples than the training split has) shown in the dialog with nothing
- * stored. Runs under Xvfb.
+ * stored. The runs table then shows the INT8 accuracy. Runs under Xvfb.
  *
  * NL_TEST_SCREENSHOT_DIR=DIR saves the finished dialog as
  * DIR/quantize-dialog.png. */
@@ -22,6 +22,7 @@
 #include "ui/experiments/nl-confusion-matrix.h"
 #include "ui/experiments/nl-experiments-page.h"
 #include "ui/experiments/nl-quantize-dialog.h"
+#include "ui/experiments/nl-run-row.h"
 #include "ui/nl-screenshot.h"
 #include "ui/widgets/nl-range-plot.h"
 
@@ -142,6 +143,21 @@ close_page (NlExperimentsPage *page, GtkWindow *win)
   nl_test_pump (20);
 }
 
+typedef struct {
+  NlExperimentsPage *page;
+  double want;
+} RowWait;
+
+/* The runs table's row shows the INT8 model (after the refresh its
+ * notification started). */
+static gboolean
+row_shows_int8 (gpointer data)
+{
+  RowWait *w = data;
+  g_autoptr (NlRunRow) row = g_list_model_get_item (G_LIST_MODEL (nl_experiments_page_get_model (w->page)), 0);
+  return row && nl_run_row_get_int8_accuracy (row) == w->want;
+}
+
 static void
 check_accuracy_label (NlQuantizeDialog *dlg, gboolean int8, double acc)
 {
@@ -244,6 +260,7 @@ test_result (void)
   g_assert_cmpint (stored->id, ==, r->int8_id);
   g_assert_cmpfloat (stored->int8_test_acc, ==, r->int8_test_acc);
   g_assert_cmpuint (n_list_rows (nl_quantize_dialog_get_models_list (dlg)), ==, before + 1);
+  g_assert_true (nl_test_wait_until (row_shows_int8, &(RowWait) { page, r->int8_test_acc }, WAIT_MS));
 
   maybe_screenshot (GTK_WIDGET (dlg));
   gtk_window_destroy (GTK_WINDOW (dlg));

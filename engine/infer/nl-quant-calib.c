@@ -3,6 +3,7 @@
  * _get_optimal_threshold in mxnet/contrib/quantization.py, over |x|). */
 #include "engine/infer/nl-quant-calib.h"
 
+#include <gio/gio.h>
 #include <math.h>
 
 #define N_BINS 8001

@@ -274,7 +274,7 @@ test_error (void)
   NlExperimentsPage *page = show_page (&win);
   NlQuantizeDialog *dlg = open_dialog (page);
   guint before = n_int8_models ();
-  g_autofree char *count = g_strdup_printf ("%d", N_TRAIN);
+  g_autofree char *count = g_strdup_printf ("has %d", N_TRAIN);
   const char *msg;
 
   nl_quantize_dialog_set_calibration_samples (dlg, N_TRAIN + 1);

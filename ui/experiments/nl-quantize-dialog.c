@@ -137,9 +137,6 @@ quantize_thread (GTask *task, gpointer source, gpointer data, GCancellable *canc
   g_autofree char *epoch = NULL;
   g_autoptr (NlEvaluation) ev = NULL;
 
-  /* a run that measured nothing (an import) has no best: its last then */
-  if (g_str_equal (j->which, "best") && nl_project_find_checkpoint (p, j->run, "best", NULL) <= 0)
-    j->opts.which = "last";
   if (!nl_run_quantize (p, j->run, &j->opts, on_progress, j->progress, &j->result, cancellable, &error))
     {
       g_task_return_error (task, error);
@@ -161,17 +158,32 @@ set_running (NlQuantizeDialog *self, gboolean running)
   gtk_stack_set_visible_child_name (self->stack, running ? "running" : "form");
 }
 
+/* The engine's phases (nl_run_quantize's progress), as the user reads them. */
+static const char *
+phase_text (const char *phase)
+{
+  static const char *const phases[][2] = {
+    { "starting", N_("Starting…") },
+    { "loading", N_("Loading the checkpoint and the data…") },
+    { "calibrating", N_("Calibrating…") },
+    { "evaluating fp32", N_("Evaluating fp32…") },
+    { "evaluating int8", N_("Evaluating INT8…") },
+    { "timing fp32", N_("Timing fp32…") },
+    { "timing int8", N_("Timing INT8…") },
+    { "saving", N_("Saving the INT8 model…") },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (phases); i++)
+    if (g_strcmp0 (phase, phases[i][0]) == 0)
+      return _(phases[i][1]);
+  return phase; /* a phase added later: the engine's words */
+}
+
 static void
 show_progress (NlQuantizeDialog *self, const char *phase, double fraction)
 {
   g_autofree char *pct = g_strdup_printf ("%.0f %%", CLAMP (fraction, 0, 1) * 100);
-  /* the engine's phase ("calibrating", "evaluating fp32"), capitalised */
   if (phase && *phase)
-    {
-      g_autofree char *first = g_utf8_substring (phase, 0, 1), *upper = g_utf8_strup (first, -1);
-      g_autofree char *text = g_strconcat (upper, g_utf8_offset_to_pointer (phase, 1), "…", NULL);
-      gtk_label_set_text (self->phase_label, text);
-    }
+    gtk_label_set_text (self->phase_label, phase_text (phase));
   gtk_progress_bar_set_fraction (self->progress_bar, CLAMP (fraction, 0, 1));
   gtk_progress_bar_set_text (self->progress_bar, pct);
 }
@@ -275,7 +287,8 @@ nl_quantize_dialog_start (NlQuantizeDialog *self)
   j->ws = g_object_ref (self->ws);
   j->run = self->run;
   j->which = g_strdup (nl_quantize_dialog_get_checkpoint (self));
-  j->opts.which = j->which;
+  /* NULL: the best, or the last of a run that measured nothing (an import) */
+  j->opts.which = g_str_equal (j->which, "best") ? NULL : j->which;
   j->opts.calibration_samples = nl_quantize_dialog_get_calibration_samples (self);
   j->opts.method = nl_quantize_dialog_get_method (self);
   j->progress = g_atomic_rc_box_new0 (Progress);
@@ -284,7 +297,7 @@ nl_quantize_dialog_start (NlQuantizeDialog *self)
   j->progress->cancel = g_object_ref (self->cancel);
 
   show_error (self, NULL);
-  show_progress (self, _("starting"), 0);
+  show_progress (self, "starting", 0);
   set_running (self, TRUE);
   task = g_task_new (self, self->cancel, quantize_done, NULL);
   g_task_set_source_tag (task, nl_quantize_dialog_start);

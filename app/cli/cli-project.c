@@ -461,16 +461,21 @@ nl_cli_export (int argc, char **argv)
   g_autofree char *path = NULL, *which = NULL, *out = NULL, *onnx = NULL;
   gint64 run = 0;
   int opset = 0;
-  gboolean softmax = FALSE;
+  gboolean softmax = FALSE, int8 = FALSE;
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
-    { "checkpoint", 'c', 0, G_OPTION_ARG_STRING, &which, "best, last (default) or a checkpoint id", "ID" },
+    { "checkpoint", 'c', 0, G_OPTION_ARG_STRING, &which,
+      "best, last (default) or a checkpoint id; with --int8: the INT8 model made from it (default: the newest)",
+      "ID" },
     { "safetensors", 0, 0, G_OPTION_ARG_FILENAME, &out, "Write the weights to this safetensors file", "OUT" },
     { "onnx", 0, 0, G_OPTION_ARG_FILENAME, &onnx, "Write the inference graph with its weights to this ONNX file",
       "OUT" },
     { "opset", 0, 0, G_OPTION_ARG_INT, &opset, "ONNX opset, 13 to 17 (default 17)", "N" },
     { "softmax", 0, 0, G_OPTION_ARG_NONE, &softmax, "ONNX: end in a Softmax, so the output is probabilities", NULL },
+    { "int8", 0, 0, G_OPTION_ARG_NONE, &int8,
+      "ONNX: the run's INT8 model (netloom-cli quantize) in QDQ form: QuantizeLinear/DequantizeLinear around "
+      "int8 weights and activations", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- export a run's weights (safetensors) or model (ONNX)");
@@ -485,6 +490,8 @@ nl_cli_export (int argc, char **argv)
     return nl_cli_usage_error ("--run ID and --safetensors OUT or --onnx OUT are required");
   if (opset != 0 && (opset < NL_ONNX_OPSET_MIN || opset > NL_ONNX_OPSET_MAX))
     return nl_cli_usage_error ("--opset must be 13 to 17");
+  if (int8 && (!onnx || out))
+    return nl_cli_usage_error ("--int8 exports an INT8 model to ONNX: give --onnx OUT, without --safetensors");
   if (!(p = nl_cli_open_project (path, &status)))
     return status;
   if (out)
@@ -493,7 +500,14 @@ nl_cli_export (int argc, char **argv)
         return nl_cli_fail (error);
       printf ("wrote checkpoint %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s\n", ckpt, run, out);
     }
-  if (onnx)
+  if (onnx && int8)
+    {
+      if (!nl_run_export_onnx_int8 (p, run, which, onnx, opset, softmax, &ckpt, &error))
+        return nl_cli_fail (error);
+      printf ("wrote INT8 model %" G_GINT64_FORMAT " of run %" G_GINT64_FORMAT " to %s (ONNX opset %d, QDQ)\n", ckpt,
+              run, onnx, opset ? opset : NL_ONNX_OPSET_MAX);
+    }
+  else if (onnx)
     {
       if (!nl_run_export_onnx (p, run, which ? which : "last", onnx, opset, softmax, &ckpt, &error))
         return nl_cli_fail (error);

@@ -7,13 +7,15 @@
  * result, fp32 agreeing with an independent evaluation of the checkpoint,
  * the INT8 model stored and listed), and an error (more calibration
  * samples than the training split has) shown in the dialog with nothing
- * stored. The runs table then shows the INT8 accuracy. Runs under Xvfb.
+ * stored; the runs table's INT8 column; a stored model's export as QDQ
+ * ONNX from its row. Runs under Xvfb.
  *
  * NL_TEST_SCREENSHOT_DIR=DIR saves the finished dialog as
  * DIR/quantize-dialog.png. */
 #include <math.h>
 #include <string.h>
 
+#include "engine/formats/onnx/nl-onnx-export.h"
 #include "engine/infer/nl-infer-net.h"
 #include "engine/session/nl-evaluate.h"
 #include "engine/session/nl-run-model.h"
@@ -24,6 +26,7 @@
 #include "ui/experiments/nl-quantize-dialog.h"
 #include "ui/experiments/nl-run-row.h"
 #include "ui/nl-screenshot.h"
+#include "ui/widgets/nl-onnx-export-dialog.h"
 #include "ui/widgets/nl-range-plot.h"
 
 /* generous: the machine may be busy */
@@ -293,6 +296,115 @@ test_error (void)
   close_page (page, win);
 }
 
+/* The button under w with this tooltip, or NULL. */
+static GtkWidget *
+find_tooltip_button (GtkWidget *w, const char *tooltip)
+{
+  if (GTK_IS_BUTTON (w) && g_strcmp0 (gtk_widget_get_tooltip_text (w), tooltip) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_tooltip_button (c, tooltip);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+has_message (gpointer data)
+{
+  return nl_quantize_dialog_get_message (data) != NULL && !nl_workspace_is_busy (workspace);
+}
+
+/* A QDQ ONNX file: the op types are strings in the protobuf. */
+static void
+check_qdq_file (const char *path)
+{
+  g_autofree char *bytes = NULL;
+  gsize len = 0;
+  g_assert_true (g_file_get_contents (path, &bytes, &len, NULL));
+  g_assert_nonnull (g_strstr_len (bytes, (gssize) len, "QuantizeLinear"));
+  g_assert_nonnull (g_strstr_len (bytes, (gssize) len, "DequantizeLinear"));
+}
+
+static void
+on_toast (NlWorkspace *ws, const char *msg, char **last)
+{
+  g_free (*last);
+  *last = g_strdup (msg);
+}
+
+static gboolean
+is_set (gpointer data)
+{
+  return *(char **) data != NULL;
+}
+
+/* Export ONNX on the page offers INT8 for a run that has an INT8 model. */
+static void
+export_from_page (NlExperimentsPage *page)
+{
+  g_autofree char *path = g_build_filename (work_dir, "page-int8.onnx", NULL), *toast = NULL;
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  NlOnnxExportDialog *dlg;
+  GtkFileChooser *chooser;
+  gulong id = g_signal_connect (workspace, "toast", G_CALLBACK (on_toast), &toast);
+
+  nl_experiments_page_select_runs (page, &run_id, 1);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "exp.export-onnx", NULL));
+  g_assert_nonnull (dlg = NL_ONNX_EXPORT_DIALOG (nl_test_find_message_dialog (WAIT_MS)));
+  g_assert_false (nl_onnx_export_dialog_get_int8 (dlg));
+  nl_onnx_export_dialog_set_int8 (dlg, TRUE);
+  g_assert_true (nl_onnx_export_dialog_get_int8 (dlg));
+  adw_message_dialog_response (ADW_MESSAGE_DIALOG (dlg), "export");
+  gtk_window_destroy (GTK_WINDOW (dlg));
+  chooser = nl_test_wait_chooser ("Export ONNX", WAIT_MS);
+  nl_test_pump (200);
+  nl_test_choose_file (chooser, file);
+  g_assert_true (nl_test_wait_until (is_set, &toast, WAIT_MS));
+  g_test_message ("%s", toast);
+  g_assert_true (g_str_has_prefix (toast, "Exported INT8 model"));
+  check_qdq_file (path);
+  g_signal_handler_disconnect (workspace, id);
+}
+
+/* The stored INT8 model's export from its row: a QDQ ONNX file. */
+static void
+test_export_onnx (void)
+{
+  GtkWindow *win;
+  NlExperimentsPage *page;
+  NlQuantizeDialog *dlg;
+  GtkWidget *button;
+  GtkFileChooser *chooser;
+  g_autofree char *path = g_build_filename (work_dir, "int8.onnx", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+
+  if (!nl_onnx_available ())
+    {
+      g_test_skip ("built without ONNX support");
+      return;
+    }
+  page = show_page (&win);
+  dlg = open_dialog (page);
+  g_assert_cmpuint (n_int8_models (), >, 0);
+  button = find_tooltip_button (nl_quantize_dialog_get_models_list (dlg),
+                                "Export this INT8 model as ONNX (QDQ form)…");
+  g_assert_nonnull (button);
+  g_signal_emit_by_name (button, "clicked");
+  chooser = nl_test_wait_chooser ("Export INT8 ONNX", WAIT_MS);
+  nl_test_pump (200);
+  nl_test_choose_file (chooser, file);
+  g_assert_true (nl_test_wait_until (has_message, dlg, WAIT_MS));
+  g_test_message ("%s", nl_quantize_dialog_get_message (dlg));
+  g_assert_null (nl_quantize_dialog_get_error (dlg));
+  check_qdq_file (path);
+  gtk_window_destroy (GTK_WINDOW (dlg));
+  export_from_page (page);
+  close_page (page, win);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -314,6 +426,7 @@ main (int argc, char **argv)
   /* the error first: nothing is stored before the quantization that works */
   g_test_add_func ("/quantize-dialog/error-nothing-stored", test_error);
   g_test_add_func ("/quantize-dialog/result", test_result);
+  g_test_add_func ("/quantize-dialog/export-onnx", test_export_onnx);
   status = g_test_run ();
 
   g_clear_object (&workspace);

@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "engine/session/nl-evaluate.h"
+#include "engine/formats/onnx/nl-onnx-export.h"
 #include "ui/experiments/nl-confusion-matrix.h"
+#include "ui/widgets/nl-file-chooser.h"
+#include "ui/widgets/nl-onnx-export-dialog.h"
 #include "ui/widgets/nl-range-plot.h"
 
 struct _NlQuantizeDialog {
@@ -29,6 +32,7 @@ struct _NlQuantizeDialog {
 
   NlWorkspace *ws;
   gint64 run;
+  char *run_name;
   GCancellable *cancel;       /* the running job's; NULL when idle */
   NlQuantizeResult result;
   gboolean has_result;
@@ -188,11 +192,22 @@ show_progress (NlQuantizeDialog *self, const char *phase, double fraction)
   gtk_progress_bar_set_text (self->progress_bar, pct);
 }
 
+/* A message above the pages: an error (red), or a note (an export's). */
 static void
-show_error (NlQuantizeDialog *self, const char *message)
+show_message (NlQuantizeDialog *self, const char *message, gboolean is_error)
 {
   gtk_label_set_text (self->error_label, message ? message : "");
   gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
+  if (is_error)
+    gtk_widget_add_css_class (GTK_WIDGET (self->error_label), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->error_label), "error");
+}
+
+static void
+show_error (NlQuantizeDialog *self, const char *message)
+{
+  show_message (self, message, TRUE);
 }
 
 static char *
@@ -360,8 +375,48 @@ delete_clicked (GtkButton *button, NlQuantizeDialog *self)
   nl_quantize_dialog_refresh_models (self);
 }
 
+static void
+export_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (NlQuantizeDialog) self = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *msg = nl_onnx_export_finish (res, &error);
+  if (self->ws)
+    nl_workspace_busy_pop (self->ws);
+  if (msg)
+    show_message (self, msg, FALSE);
+  else
+    show_error (self, error->message);
+}
+
+static void
+export_chosen (GtkWidget *owner, const char *path, gpointer data)
+{
+  NlQuantizeDialog *self = NL_QUANTIZE_DIALOG (owner);
+  g_autofree char *full = g_str_has_suffix (path, ".onnx") ? g_strdup (path) : g_strconcat (path, ".onnx", NULL);
+  if (!self->ws)
+    return;
+  nl_workspace_busy_push (self->ws);
+  /* the newest INT8 model made from the checkpoint of that epoch: this row's */
+  nl_onnx_export_async (self->ws, self->run, NULL, data, NL_ONNX_OPSET_MAX, TRUE, TRUE, full, export_done,
+                        g_object_ref (self));
+}
+
+static void
+export_clicked (GtkButton *button, NlQuantizeDialog *self)
+{
+  const char *epoch = g_object_get_data (G_OBJECT (button), "nl-epoch");
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  g_autofree char *name = g_strdup_printf ("%s-int8-epoch%s.onnx", self->run_name ? self->run_name : "run", epoch);
+  g_strdelimit (name, "/\\", '-');
+  gtk_file_filter_set_name (filter, _("ONNX models"));
+  gtk_file_filter_add_pattern (filter, "*.onnx");
+  nl_choose_file (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_SAVE, _("Export INT8 ONNX"), _("_Export"), name, filter,
+                  export_chosen, g_strdup (epoch), g_free);
+}
+
 static GtkWidget *
-model_row (NlQuantizeDialog *self, const NlInt8ModelInfo *m)
+model_row (NlQuantizeDialog *self, const NlInt8ModelInfo *m, gboolean newest_of_checkpoint)
 {
   GtkWidget *row = adw_action_row_new (), *del = gtk_button_new_from_icon_name ("user-trash-symbolic");
   g_autofree char *fp32 = format_acc (m->fp32_test_acc), *int8 = format_acc (m->int8_test_acc);
@@ -380,6 +435,17 @@ model_row (NlQuantizeDialog *self, const NlInt8ModelInfo *m)
   gtk_widget_set_tooltip_text (del, _("Delete this INT8 model"));
   g_object_set_data_full (G_OBJECT (del), "nl-int8-id", g_memdup2 (&m->id, sizeof m->id), g_free);
   g_signal_connect_object (del, "clicked", G_CALLBACK (delete_clicked), self, 0);
+  /* the ONNX export finds a model by its checkpoint: the newest of each */
+  if (newest_of_checkpoint && nl_onnx_available ())
+    {
+      GtkWidget *exp = gtk_button_new_from_icon_name ("document-save-as-symbolic");
+      gtk_widget_set_valign (exp, GTK_ALIGN_CENTER);
+      gtk_widget_add_css_class (exp, "flat");
+      gtk_widget_set_tooltip_text (exp, _("Export this INT8 model as ONNX (QDQ form)…"));
+      g_object_set_data_full (G_OBJECT (exp), "nl-epoch", g_strdup_printf ("%d", m->epoch), g_free);
+      g_signal_connect_object (exp, "clicked", G_CALLBACK (export_clicked), self, 0);
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row), exp);
+    }
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), del);
   return row;
 }
@@ -398,7 +464,13 @@ nl_quantize_dialog_refresh_models (NlQuantizeDialog *self)
   /* a run has a handful: read them here */
   models = nl_project_list_int8_models (nl_workspace_get_project (self->ws), self->run, &error);
   for (guint i = 0; models && i < models->len; i++)
-    gtk_list_box_append (self->models_list, model_row (self, &g_array_index (models, NlInt8ModelInfo, i)));
+    {
+      const NlInt8ModelInfo *m = &g_array_index (models, NlInt8ModelInfo, i);
+      gboolean newest = TRUE;
+      for (guint k = i + 1; k < models->len; k++)
+        newest &= g_array_index (models, NlInt8ModelInfo, k).epoch != m->epoch;
+      gtk_list_box_append (self->models_list, model_row (self, m, newest));
+    }
   if (!models || models->len == 0)
     {
       GtkWidget *row = adw_action_row_new ();
@@ -466,6 +538,14 @@ const char *
 nl_quantize_dialog_get_error (NlQuantizeDialog *self)
 {
   g_return_val_if_fail (NL_IS_QUANTIZE_DIALOG (self), NULL);
+  return gtk_widget_has_css_class (GTK_WIDGET (self->error_label), "error") ? nl_quantize_dialog_get_message (self)
+                                                                             : NULL;
+}
+
+const char *
+nl_quantize_dialog_get_message (NlQuantizeDialog *self)
+{
+  g_return_val_if_fail (NL_IS_QUANTIZE_DIALOG (self), NULL);
   return gtk_widget_get_visible (GTK_WIDGET (self->error_label)) ? gtk_label_get_text (self->error_label) : NULL;
 }
 
@@ -510,6 +590,7 @@ nl_quantize_dialog_new (GtkWidget *owner, NlWorkspace *ws, gint64 run, const cha
                        NULL);
   self->ws = g_object_ref (ws);
   self->run = run;
+  self->run_name = g_strdup (run_name);
   adw_window_title_set_subtitle (self->window_title, run_name ? run_name : "");
   nl_quantize_dialog_refresh_models (self);
   return self;
@@ -530,6 +611,7 @@ static void
 nl_quantize_dialog_finalize (GObject *object)
 {
   nl_quantize_result_clear (&NL_QUANTIZE_DIALOG (object)->result);
+  g_free (NL_QUANTIZE_DIALOG (object)->run_name);
   G_OBJECT_CLASS (nl_quantize_dialog_parent_class)->finalize (object);
 }
 

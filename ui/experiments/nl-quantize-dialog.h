@@ -4,7 +4,8 @@
  * samples, method, checkpoint), its progress, then the per-point dynamic
  * ranges (ui/widgets/nl-range-plot.h) and fp32 and INT8 side by side: test
  * accuracy, images/s and their ratio, the two confusion matrices. Below the
- * options it lists the run's INT8 models. The work runs in a GTask thread
+ * options it lists the run's INT8 models (each can be deleted, and the
+ * newest of each checkpoint exported as ONNX in QDQ form). The work runs in a GTask thread
  * with the workspace busy; an error is shown in the dialog, and then
  * nothing was stored. */
 #pragma once
@@ -45,6 +46,8 @@ gboolean nl_quantize_dialog_is_running (NlQuantizeDialog *self);
  * first, or one placeholder row). */
 const NlQuantizeResult *nl_quantize_dialog_get_result (NlQuantizeDialog *self);
 const char *nl_quantize_dialog_get_error (NlQuantizeDialog *self);
+/* The message shown, an error or a note ("Exported …"); NULL when none. */
+const char *nl_quantize_dialog_get_message (NlQuantizeDialog *self);
 GtkWidget *nl_quantize_dialog_get_range_plot (NlQuantizeDialog *self);
 GtkWidget *nl_quantize_dialog_get_matrix (NlQuantizeDialog *self, gboolean int8);
 const char *nl_quantize_dialog_get_accuracy_text (NlQuantizeDialog *self, gboolean int8);

@@ -276,7 +276,9 @@ quantize_done (GObject *source, GAsyncResult *res, gpointer data)
   set_running (self, FALSE);
   if (!ok)
     {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        show_message (self, _("Cancelled: nothing was stored."), FALSE);
+      else
         show_error (self, error->message);
       return;
     }
@@ -375,14 +377,22 @@ delete_clicked (GtkButton *button, NlQuantizeDialog *self)
   nl_quantize_dialog_refresh_models (self);
 }
 
+/* An export under way: the dialog to tell, the workspace it keeps busy. */
+typedef struct {
+  NlQuantizeDialog *self;
+  NlWorkspace *ws;
+} Export;
+
 static void
 export_done (GObject *source, GAsyncResult *res, gpointer data)
 {
-  g_autoptr (NlQuantizeDialog) self = data;
+  Export *e = data;
+  g_autoptr (NlQuantizeDialog) self = e->self;
   g_autoptr (GError) error = NULL;
   g_autofree char *msg = nl_onnx_export_finish (res, &error);
-  if (self->ws)
-    nl_workspace_busy_pop (self->ws);
+  nl_workspace_busy_pop (e->ws);
+  g_object_unref (e->ws);
+  g_free (e);
   if (msg)
     show_message (self, msg, FALSE);
   else
@@ -394,12 +404,15 @@ export_chosen (GtkWidget *owner, const char *path, gpointer data)
 {
   NlQuantizeDialog *self = NL_QUANTIZE_DIALOG (owner);
   g_autofree char *full = g_str_has_suffix (path, ".onnx") ? g_strdup (path) : g_strconcat (path, ".onnx", NULL);
+  Export *e;
   if (!self->ws)
     return;
-  nl_workspace_busy_push (self->ws);
+  e = g_new0 (Export, 1);
+  e->self = g_object_ref (self);
+  e->ws = g_object_ref (self->ws);
+  nl_workspace_busy_push (e->ws);
   /* the newest INT8 model made from the checkpoint of that epoch: this row's */
-  nl_onnx_export_async (self->ws, self->run, NULL, data, NL_ONNX_OPSET_MAX, TRUE, TRUE, full, export_done,
-                        g_object_ref (self));
+  nl_onnx_export_async (e->ws, self->run, NULL, data, NL_ONNX_OPSET_MAX, TRUE, TRUE, full, export_done, e);
 }
 
 static void

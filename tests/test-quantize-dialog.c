@@ -242,6 +242,12 @@ test_result (void)
       g_assert_cmpstr (row->point, ==, g_ptr_array_index (points, i));
       g_assert_true (row->threshold > 0 && row->min <= row->max);
       g_assert_true (row->is_unsigned == (row->min >= 0));
+      /* its tooltip says which kind of 8 bits */
+      {
+        g_autofree char *says = nl_range_plot_describe_row (NL_RANGE_PLOT (plot), (int) i);
+        g_assert_nonnull (strstr (says, row->point));
+        g_assert_nonnull (strstr (says, row->is_unsigned ? "(u8)" : "(s8)"));
+      }
     }
   g_assert_cmpfloat (nl_test_drawn_fraction (plot), >, 0.01);
 

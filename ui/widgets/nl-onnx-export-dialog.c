@@ -223,7 +223,8 @@ gboolean
 nl_onnx_export_dialog_get_int8 (NlOnnxExportDialog *self)
 {
   g_return_val_if_fail (NL_IS_ONNX_EXPORT_DIALOG (self), FALSE);
-  return gtk_widget_get_visible (GTK_WIDGET (self->precision_row)) && adw_combo_row_get_selected (self->precision_row) == 1;
+  return gtk_widget_get_visible (GTK_WIDGET (self->precision_row))
+         && adw_combo_row_get_selected (self->precision_row) == 1;
 }
 
 void

@@ -230,7 +230,8 @@ nl_range_plot_describe_row (NlRangePlot *plot, int i)
 static gboolean
 on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip, gpointer data)
 {
-  g_autofree char *text = nl_range_plot_describe_row (NL_RANGE_PLOT (widget), nl_range_plot_row_at (NL_RANGE_PLOT (widget), y));
+  NlRangePlot *p = NL_RANGE_PLOT (widget);
+  g_autofree char *text = nl_range_plot_describe_row (p, nl_range_plot_row_at (p, y));
   if (!text)
     return FALSE;
   gtk_tooltip_set_text (tooltip, text);

@@ -20,7 +20,7 @@ D="mnist:$tmp/data"
 P="$tmp/p.netloom"
 rows() { sql "$P" "SELECT count (*) FROM int8_models"; }
 
-out=$("$cli" project new "$P" 2>&1) || not_ok "project new" "$out"
+out=$("$cli" project new --sample "$P" 2>&1) || not_ok "project new" "$out"
 out=$("$cli" train --project "$P" --network lenet --dataset "$D" --epochs 1 --threads 2 --json 2>&1) \
   || not_ok "train lenet" "$out"
 

@@ -222,16 +222,26 @@ time_net (NlInferNet *net, const Batches *b, const char *phase, const Progress *
   return TRUE;
 }
 
+/* Whether RUN's network snapshot has a Conv2D or Dense, before its
+ * checkpoint is read; a snapshot that does not load passes, for
+ * nl_run_model_load to name. */
 static gboolean
-has_quantizable (const NlNetwork *net)
+check_quantizable (NlProject *p, gint64 run, GError **error)
 {
-  for (int i = 0; i < nl_network_n_nodes (net); i++)
+  g_autoptr (NlRunInfo) info = nl_project_get_run (p, run, error);
+  g_autoptr (NlNetwork) net = info ? nl_network_load_data (info->network_json, -1, NULL) : NULL;
+  if (!info)
+    return FALSE;
+  for (int i = 0; net && i < nl_network_n_nodes (net); i++)
     {
       const char *op = nl_network_node (net, i)->def->name;
       if (!strcmp (op, "Conv2D") || !strcmp (op, "Dense"))
         return TRUE;
     }
-  return FALSE;
+  if (net)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                 "run %" G_GINT64_FORMAT "'s network has no Conv2D or Dense layer: there is nothing to quantize", run);
+  return !net;
 }
 
 /* The run's training split, with at least `samples` samples. */
@@ -315,16 +325,9 @@ nl_run_quantize (NlProject *p, gint64 run, const NlQuantizeOptions *opts, NlQuan
                    samples);
       return FALSE;
     }
-  if (!report (&pr, "loading", 0, error) || !nl_run_model_load (&l, p, run, opts ? opts->which : NULL, NULL, TRUE,
-                                                                 error))
+  if (!report (&pr, "loading", 0, error) || !check_quantizable (p, run, error)
+      || !nl_run_model_load (&l, p, run, opts ? opts->which : NULL, NULL, TRUE, error))
     return FALSE;
-  if (!has_quantizable (l.net))
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
-                   "run %" G_GINT64_FORMAT "'s network has no Conv2D or Dense layer: there is nothing to quantize",
-                   run);
-      return FALSE;
-    }
   if (!(train = open_calibration_split (&l, run, samples, error)) || !load_batches (train, &l.rc, samples, &calib, error)
       || !load_batches (l.ds, &l.rc, -1, &test, error))
     return FALSE;

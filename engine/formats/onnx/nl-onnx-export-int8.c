@@ -2,13 +2,13 @@
  * nl-onnx-export-int8.h): the fp32 export's graph walk with hooks that add
  * the quantization.
  *
- * Which values are quantized is the table's to say: the export puts
- * QuantizeLinear/DequantizeLinear after every node the table names, so it
- * follows however the executor grouped its steps. The grouping itself is
- * needed only for the weights: a Conv2D/Dense folds the BatchNorm that
- * alone reads its output, and holds int8 weights when a point ends its
- * step (the first point on its chain of folded BatchNorm, residual Add and
- * ReLU). */
+ * The graph computes what the INT8 executor (engine/infer/nl-infer-net.c)
+ * computes, so its plan is the executor's: the same steps (a Conv2D or
+ * Dense with the BatchNorm, residual Add and ReLU after it), the same heads
+ * in INT8, the same values held in 8 bits. Where the executor holds a
+ * value in 8 bits, QuantizeLinear -> DequantizeLinear follows its
+ * producer; where an INT8 step reads a float value (the network input,
+ * a value fp32 ops read too), the pair sits on that step's input alone. */
 #include "engine/formats/onnx/nl-onnx-export-int8.h"
 #include "engine/formats/onnx/nl-onnx-export-private.h"
 
@@ -19,12 +19,16 @@
 #include "engine/graph/nl-graph.h"
 #include "ops/nl-activation.h"
 #include "ops/nl-batch-norm.h"
+#include "ops/nl-pool2d.h"
 
 typedef struct {
   const NlQuantTable *t;
-  int *fold;        /* per graph node: the BatchNorm folded into this Conv2D/Dense, -1: none */
-  gboolean *folded; /* per graph node: a BatchNorm folded into the Conv2D/Dense before it */
-  gboolean *int8;   /* per graph node: a Conv2D/Dense with int8 weights */
+  int *bn;                    /* per node: the BatchNorm a head folds, -1: none */
+  const NlGraphNode **last;   /* per node: a head's step's last node; NULL: no head */
+  gboolean *absorbed;         /* per node: taken into a step (BatchNorm, Add, ReLU) */
+  gboolean *int8;             /* per node: a head with int8 weights and input */
+  gboolean *folded;           /* per node: a BatchNorm folded into an INT8 head */
+  gboolean *held8;            /* per value: held in 8 bits from its producer on */
 } Int8;
 
 static gboolean
@@ -34,16 +38,24 @@ is_op (const NlGraphNode *gn, const char *op)
 }
 
 static gboolean
-is_gemm (const NlGraphNode *gn)
+is_pool (const NlGraphNode *gn)
 {
-  return is_op (gn, "Conv2D") || is_op (gn, "Dense");
+  return is_op (gn, "MaxPool2D") || is_op (gn, "AvgPool2D") || is_op (gn, "GlobalAvgPool2D");
 }
 
-/* The one node that reads value v, -1 when none or several do. */
 static int
-sole_reader (const NlGraph *g, int v)
+node_index (const NlGraph *g, const NlGraphNode *gn)
+{
+  return (int) (gn - nl_graph_node (g, 0));
+}
+
+/* The one node that reads value v (not the prediction), else -1. */
+static int
+only_reader (const NlGraph *g, int v)
 {
   int reader = -1;
+  if (v == g->pred_value)
+    return -1;
   for (guint i = 0; i < g->nodes->len; i++)
     {
       const NlGraphNode *gn = nl_graph_node (g, i);
@@ -58,84 +70,94 @@ sole_reader (const NlGraph *g, int v)
   return reader;
 }
 
-/* A BatchNorm of the channel axis of a Conv2D/Dense output that nothing
- * else reads: the executor folds it into the weights. */
-static int
-foldable_batch_norm (const NlGraph *g, int node)
+/* The executor's step of head h: a BatchNorm over its channels, an Add
+ * whose other input was computed before h, a ReLU (plan_chain there). */
+static void
+plan_step (const NlGraph *g, Int8 *q, int h)
 {
-  int r = sole_reader (g, nl_graph_node (g, node)->out);
-  const NlGraphNode *bn = r >= 0 ? nl_graph_node (g, r) : NULL;
-  int64_t axis;
-  if (!bn || !is_op (bn, "BatchNorm"))
-    return -1;
-  axis = NL_P_INT (bn->params, BN_AXIS);
-  if (axis < 0)
-    axis += nl_graph_value (g, bn->in[0])->shape.ndim;
-  return axis == 1 ? r : -1;
-}
-
-/* Does a point end the step of Conv2D/Dense `node`? Its chain: the folded
- * BatchNorm, then an Add, a ReLU (and Dropouts, which inference drops). */
-static gboolean
-step_has_point (const NlGraph *g, const Int8 *q, int node)
-{
-  int cur = node;
-  for (int hops = 0; cur >= 0 && hops < 8; hops++)
+  const NlGraphNode *head = nl_graph_node (g, h), *k;
+  int cur = head->out, r = only_reader (g, cur);
+  q->last[h] = head;
+  k = r >= 0 ? nl_graph_node (g, r) : NULL;
+  if (k && is_op (k, "BatchNorm") && NL_P_INT (k->params, BN_AXIS) == 1
+      && nl_graph_value (g, cur)->shape.ndim == (is_op (head, "Conv2D") ? 4 : 2))
     {
-      const NlGraphNode *gn = nl_graph_node (g, cur);
-      int next;
-      const NlGraphNode *nx;
-      if (nl_quant_table_find (q->t, gn->id))
-        return TRUE;
-      if ((next = sole_reader (g, gn->out)) < 0)
-        return FALSE;
-      nx = nl_graph_node (g, next);
-      if (!((is_op (nx, "BatchNorm") && q->fold[node] == next) || is_op (nx, "Add") || is_op (nx, "Dropout")
-            || (is_op (nx, "Activation") && NL_P_ENUM (nx->params, P_ACT_TYPE) == ACT_RELU)))
-        return FALSE;
-      cur = next;
+      q->bn[h] = r;
+      q->absorbed[r] = TRUE;
+      q->last[h] = k;
+      cur = k->out;
+      k = (r = only_reader (g, cur)) >= 0 ? nl_graph_node (g, r) : NULL;
     }
-  return FALSE;
-}
-
-/* Every point names a node of the network; the steps' folds and weights. */
-static gboolean
-plan (const NlGraph *g, Int8 *q, GError **error)
-{
-  for (guint r = 0; r < q->t->ranges->len; r++)
+  if (k && is_op (k, "Add") && k->n_data == 2)
     {
-      const char *point = g_array_index (q->t->ranges, NlQuantRange, r).point;
-      gboolean found = FALSE;
-      for (guint i = 0; i < g->nodes->len && !found; i++)
-        found = !strcmp (nl_graph_node (g, i)->id, point);
-      if (!found)
+      int other = k->in[0] == cur ? k->in[1] : k->in[0];
+      if (other != cur && nl_graph_value (g, other)->node < h
+          && nl_shape_equal (&nl_graph_value (g, other)->shape, &nl_graph_value (g, cur)->shape))
         {
-          g_set_error (error, NL_ONNX_ERROR, NL_ONNX_ERROR_UNSUPPORTED,
-                       "the quantization table has a range for “%s”, which is no node of network “%s”", point,
-                       g->net->name ? g->net->name : "");
-          return FALSE;
+          q->absorbed[r] = TRUE;
+          q->last[h] = k;
+          cur = k->out;
+          k = (r = only_reader (g, cur)) >= 0 ? nl_graph_node (g, r) : NULL;
         }
     }
-  q->fold = g_new (int, g->nodes->len);
-  q->folded = g_new0 (gboolean, g->nodes->len);
-  q->int8 = g_new0 (gboolean, g->nodes->len);
-  for (guint i = 0; i < g->nodes->len; i++)
-    q->fold[i] = -1;
-  for (guint i = 0; i < g->nodes->len; i++)
-    if (is_gemm (nl_graph_node (g, i)) && (q->fold[i] = foldable_batch_norm (g, i)) >= 0)
-      q->folded[q->fold[i]] = TRUE;
-  for (guint i = 0; i < g->nodes->len; i++)
-    q->int8[i] = is_gemm (nl_graph_node (g, i)) && step_has_point (g, q, i);
-  /* a BatchNorm stays a node of its own unless its Conv2D/Dense is INT8 */
-  for (guint i = 0; i < g->nodes->len; i++)
-    if (q->fold[i] >= 0 && !q->int8[i])
-      q->folded[q->fold[i]] = FALSE;
-  return TRUE;
+  if (k && is_op (k, "Activation") && NL_P_ENUM (k->params, P_ACT_TYPE) == ACT_RELU)
+    {
+      q->absorbed[r] = TRUE;
+      q->last[h] = k;
+    }
 }
 
-/* The range value v is held in 8 bits with: its producer's point, or (for
- * ops that move 8-bit values without new rounding, and pooling) its
- * input's; NULL for a float value. */
+/* The executor runs a Conv2D of one input channel (LeNet's first) in fp32
+ * (int8_head there: faster so); every other head can run in INT8. */
+static gboolean
+int8_capable (const NlGraph *g, const NlGraphNode *head)
+{
+  return !(is_op (head, "Conv2D") && nl_graph_value (g, head->in[0])->shape.d[1] == 1);
+}
+
+/* An average over windows past the padding counts as the executor's
+ * kernel does not: such a pooling stays fp32 (nl_infer_pool_ok there). */
+static gboolean
+pool_int8 (const NlGraph *g, const NlGraphNode *gn)
+{
+  NlPool2dArgs a;
+  const NlShape *is = &nl_graph_value (g, gn->in[0])->shape, *os = &nl_graph_value (g, gn->out)->shape;
+  if (!is_op (gn, "AvgPool2D"))
+    return TRUE;
+  gn->def->resolve_args (gn->params, &a);
+  return (os->d[2] - 1) * a.strides[0] + a.pool_size[0] <= is->d[2] + 2 * a.padding[0]
+         && (os->d[3] - 1) * a.strides[1] + a.pool_size[1] <= is->d[3] + 2 * a.padding[1];
+}
+
+/* Whether every reader of value v takes it in 8 bits (wants_int8 there). */
+static gboolean
+wants8 (const NlGraph *g, const Int8 *q, int v)
+{
+  gboolean any = FALSE;
+  if (v == g->pred_value)
+    return FALSE;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const NlGraphNode *gn = nl_graph_node (g, i);
+      gboolean reads = FALSE;
+      for (int k = 0; k < gn->n_data && !gn->def->is_loss; k++)
+        reads = reads || gn->in[k] == v;
+      if (!reads)
+        continue;
+      any = TRUE;
+      if (q->absorbed[i]) /* the residual branch of a fused sum */
+        continue;
+      if (q->last[i] ? !int8_capable (g, gn)
+                     : is_pool (gn) ? !pool_int8 (g, gn) || !wants8 (g, q, gn->out)
+                     : is_op (gn, "Flatten") || is_op (gn, "Dropout") ? !wants8 (g, q, gn->out) : TRUE)
+        return FALSE;
+    }
+  return any;
+}
+
+/* The range value v is quantized with when an INT8 step reads it: its
+ * producer's point, or through the ops that move values unchanged and
+ * the poolings, its input's; NULL: none. */
 static const NlQuantRange *
 value_range (const NlGraph *g, const Int8 *q, int v)
 {
@@ -156,12 +178,90 @@ value_range (const NlGraph *g, const Int8 *q, int v)
       gn = nl_graph_node (g, node);
       if ((r = nl_quant_table_find (q->t, gn->id)))
         return r;
-      if (!(is_op (gn, "Input") || is_op (gn, "Dropout") || is_op (gn, "Flatten") || is_op (gn, "Reshape")
-            || is_op (gn, "MaxPool2D") || is_op (gn, "AvgPool2D") || is_op (gn, "GlobalAvgPool2D")))
+      if (!(is_op (gn, "Input") || is_op (gn, "Dropout") || is_op (gn, "Flatten") || is_pool (gn)))
         return NULL;
       v = gn->in[0];
     }
   return NULL;
+}
+
+/* Whether value v is already on its 8-bit grid: its source (through
+ * unchanged moves and poolings) is held in 8 bits. */
+static gboolean
+rounded (const NlGraph *g, const Int8 *q, int v)
+{
+  for (int hops = 0; hops < 64; hops++)
+    {
+      int node = nl_graph_value (g, v)->node;
+      const NlGraphNode *gn = node >= 0 ? nl_graph_node (g, node) : NULL;
+      if (q->held8[v])
+        return TRUE;
+      if (!gn || !(is_op (gn, "Input") || is_op (gn, "Dropout") || is_op (gn, "Flatten") || is_pool (gn)))
+        return FALSE;
+      v = gn->in[0];
+    }
+  return FALSE;
+}
+
+static gboolean
+no_range (const char *point, GError **error)
+{
+  g_set_error (error, NL_ONNX_ERROR, NL_ONNX_ERROR_UNSUPPORTED,
+               "the quantization table has no range for the calibration point “%s”", point);
+  return FALSE;
+}
+
+/* Every point of the table is a node, every point of the executor has a
+ * range (as the executor checks); then the steps and what they hold. */
+static gboolean
+plan (const NlGraph *g, Int8 *q, GError **error)
+{
+  guint nn = g->nodes->len;
+  for (guint r = 0; r < q->t->ranges->len; r++)
+    {
+      const char *point = g_array_index (q->t->ranges, NlQuantRange, r).point;
+      gboolean found = FALSE;
+      for (guint i = 0; i < nn && !found; i++)
+        found = !strcmp (nl_graph_node (g, i)->id, point);
+      if (!found)
+        {
+          g_set_error (error, NL_ONNX_ERROR, NL_ONNX_ERROR_UNSUPPORTED,
+                       "the quantization table has a range for “%s”, which is no node of network “%s”", point,
+                       g->net->name ? g->net->name : "");
+          return FALSE;
+        }
+    }
+  q->bn = g_new (int, nn);
+  q->last = g_new0 (const NlGraphNode *, nn);
+  q->absorbed = g_new0 (gboolean, nn);
+  q->int8 = g_new0 (gboolean, nn);
+  q->folded = g_new0 (gboolean, nn);
+  q->held8 = g_new0 (gboolean, g->values->len);
+  for (guint i = 0; i < nn; i++)
+    q->bn[i] = -1;
+  for (guint i = 0; i < nn; i++)
+    {
+      const NlGraphNode *gn = nl_graph_node (g, i);
+      if (!q->absorbed[i] && !gn->def->is_loss && (is_op (gn, "Conv2D") || is_op (gn, "Dense")))
+        plan_step (g, q, (int) i);
+    }
+  for (guint i = 0; i < nn; i++)
+    {
+      const NlGraphNode *gn = nl_graph_node (g, i), *point = q->last[i] ? q->last[i] : is_op (gn, "Input") ? gn : NULL;
+      if (point && !nl_quant_table_find (q->t, point->id))
+        return no_range (point->id, error);
+    }
+  q->held8[g->input_value] = wants8 (g, q, g->input_value);
+  for (guint i = 0; i < nn; i++)
+    if (q->last[i])
+      {
+        const NlGraphNode *gn = nl_graph_node (g, i);
+        q->int8[i] = int8_capable (g, gn) && value_range (g, q, gn->in[0]);
+        q->held8[q->last[i]->out] = q->int8[i] && wants8 (g, q, q->last[i]->out);
+        if (q->int8[i] && q->bn[i] >= 0)
+          q->folded[q->bn[i]] = TRUE;
+      }
+  return TRUE;
 }
 
 /* x -> QuantizeLinear -> DequantizeLinear -> out at r's scale; nodes
@@ -187,46 +287,49 @@ hook_input (NlOnnxCtx *c, gpointer data, GError **error)
 {
   Int8 *q = data;
   const NlGraph *g = c->g;
+  const char *x = c->vname[g->input_value];
   if (!plan (g, q, error))
     return FALSE;
-  for (guint i = 0; i < g->nodes->len; i++)
+  if (q->held8[g->input_value])
     {
-      const NlGraphNode *gn = nl_graph_node (g, i);
-      const NlQuantRange *r = is_op (gn, "Input") ? nl_quant_table_find (q->t, gn->id) : NULL;
-      if (r)
-        {
-          const char *x = c->vname[g->input_value];
-          c->vname[g->input_value] = nl_onnx_builder_unique (c->b, "%s/dequantized", x);
-          qdq (c, x, x, r, c->vname[g->input_value]);
-        }
+      c->vname[g->input_value] = nl_onnx_builder_unique (c->b, "%s/dequantized", x);
+      qdq (c, x, x, value_range (g, q, g->input_value), c->vname[g->input_value]);
     }
   return TRUE;
 }
 
-/* A point's node writes a float value that the QDQ pair turns into the
- * value its readers see (and the graph output, when it is that). */
+/* A value held in 8 bits: its producer writes a float value that the QDQ
+ * pair turns into the one its readers see (the graph output, when it is
+ * that). An INT8 head reading a float value rounds it on its input. */
 static gboolean
 hook_node (NlOnnxCtx *c, NlOnnxNode *n, gpointer data, GError **error)
 {
   Int8 *q = data;
+  const NlGraph *g = c->g;
   const NlGraphNode *gn = n->gn;
-  const NlQuantRange *r = nl_quant_table_find (q->t, gn->id);
+  int node = node_index (g, gn);
+  const NlQuantRange *r = q->held8[gn->out] ? nl_quant_table_find (q->t, gn->id) : NULL;
   const char *out = n->out;
-  int node = nl_graph_value (c->g, gn->out)->node;
 
   if (q->folded[node])
     {
       if (r)
         qdq (c, gn->id, n->in[0], r, out);
-      else if (gn->out == c->g->pred_value)
+      else if (gn->out == g->pred_value)
         nl_onnx_builder_node (c->b, "Identity", gn->id, n->in, 1, out);
       else
-        c->vname[gn->out] = n->in[0]; /* the Conv2D/Dense wrote it */
+        c->vname[gn->out] = n->in[0]; /* the head wrote it */
       return TRUE;
     }
-  /* 8-bit average pooling rounds to its input's scale */
-  if (!r && (is_op (gn, "AvgPool2D") || is_op (gn, "GlobalAvgPool2D")))
-    r = value_range (c->g, q, gn->in[0]);
+  if (q->int8[node] && !rounded (g, q, gn->in[0]))
+    {
+      const char *x = nl_onnx_export_temp (c, n, "input");
+      qdq (c, x, n->in[0], value_range (g, q, gn->in[0]), x);
+      n->in[0] = x;
+    }
+  /* an average of 8-bit values is rounded to their scale */
+  if (!r && is_pool (gn) && !is_op (gn, "MaxPool2D") && rounded (g, q, gn->in[0]))
+    r = value_range (g, q, gn->in[0]);
   if (r)
     n->out = nl_onnx_export_temp (c, n, "float");
   if (!nl_onnx_export_node (c, n, error))
@@ -254,9 +357,9 @@ folded (NlOnnxCtx *c, const Int8 *q, const NlOnnxNode *n, float **w, float **bia
   *bias = bt ? g_memdup2 (nl_tensor_f32 (bt), sizeof (float) * C) : NULL;
   *channels = C;
   *per = P;
-  if (q->fold[node] >= 0)
+  if (q->bn[node] >= 0)
     {
-      const NlGraphNode *bn = nl_graph_node (c->g, q->fold[node]);
+      const NlGraphNode *bn = nl_graph_node (c->g, q->bn[node]);
       const NlTensor *gamma = m->weights[NL_MODEL_SLOT (bn->net_index, BN_GAMMA)];
       const NlTensor *beta = m->weights[NL_MODEL_SLOT (bn->net_index, BN_BETA)];
       const float *mean = nl_tensor_f32 (m->aux[NL_MODEL_SLOT (bn->net_index, BN_RUNNING_MEAN)]);
@@ -342,9 +445,12 @@ nl_onnx_export_int8 (const NlModel *m, const NlQuantTable *t, const NlOnnxExport
   GBytes *bytes;
   g_return_val_if_fail (m != NULL && t != NULL, NULL);
   bytes = nl_onnx_export_hooked (m, o, &hooks, &q, error);
-  g_free (q.fold);
-  g_free (q.folded);
+  g_free (q.bn);
+  g_free (q.last);
+  g_free (q.absorbed);
   g_free (q.int8);
+  g_free (q.folded);
+  g_free (q.held8);
   return bytes;
 }
 

@@ -323,6 +323,17 @@ has_message (gpointer data)
   return nl_quantize_dialog_get_message (data) != NULL && !nl_workspace_is_busy (workspace);
 }
 
+/* Whether NEEDLE occurs in the LEN bytes at HAY (binary: NULs included). */
+static gboolean
+bytes_contain (const char *hay, gsize len, const char *needle)
+{
+  gsize n = strlen (needle);
+  for (gsize i = 0; i + n <= len; i++)
+    if (memcmp (hay + i, needle, n) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 /* A QDQ ONNX file: the op types are strings in the protobuf. */
 static void
 check_qdq_file (const char *path)
@@ -330,8 +341,8 @@ check_qdq_file (const char *path)
   g_autofree char *bytes = NULL;
   gsize len = 0;
   g_assert_true (g_file_get_contents (path, &bytes, &len, NULL));
-  g_assert_nonnull (g_strstr_len (bytes, (gssize) len, "QuantizeLinear"));
-  g_assert_nonnull (g_strstr_len (bytes, (gssize) len, "DequantizeLinear"));
+  g_assert_true (bytes_contain (bytes, len, "QuantizeLinear"));
+  g_assert_true (bytes_contain (bytes, len, "DequantizeLinear"));
 }
 
 static void

@@ -8,7 +8,8 @@
  * the INT8 model stored and listed), and an error (more calibration
  * samples than the training split has) shown in the dialog with nothing
  * stored; the runs table's INT8 column; a stored model's export as QDQ
- * ONNX from its row. Runs under Xvfb.
+ * ONNX from its row, and its evaluation in the evaluation window (INT8 and
+ * fp32). Runs under Xvfb.
  *
  * NL_TEST_SCREENSHOT_DIR=DIR saves the finished dialog as
  * DIR/quantize-dialog.png. */
@@ -22,6 +23,8 @@
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
 #include "ui/experiments/nl-confusion-matrix.h"
+#include "ui/experiments/nl-evaluation-view.h"
+#include "ui/experiments/nl-evaluation-window.h"
 #include "ui/experiments/nl-experiments-page.h"
 #include "ui/experiments/nl-quantize-dialog.h"
 #include "ui/experiments/nl-run-row.h"
@@ -422,6 +425,73 @@ test_export_onnx (void)
   close_page (page, win);
 }
 
+/* The shown evaluation window, or NULL. */
+static gpointer
+find_evaluation_window (void)
+{
+  GListModel *tops = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (tops, i);
+      const char *title = gtk_window_get_title (w);
+      if (gtk_widget_get_visible (GTK_WIDGET (w)) && title && g_str_has_prefix (title, "Evaluation of"))
+        return w;
+    }
+  return NULL;
+}
+
+static gboolean
+evaluation_shown (gpointer data)
+{
+  *(GtkWindow **) data = find_evaluation_window ();
+  return *(GtkWindow **) data != NULL;
+}
+
+static gboolean
+evaluated (gpointer view)
+{
+  return !nl_evaluation_view_is_loading (view) && !nl_workspace_is_busy (workspace)
+         && (nl_evaluation_view_get_evaluation (view) || nl_evaluation_view_get_error (view));
+}
+
+/* Evaluate on a model row: the INT8 model in the evaluation window, as
+ * accurate as quantizing measured; its fp32 choice, the checkpoint. */
+static void
+test_evaluate_int8 (void)
+{
+  GtkWindow *win, *eval = NULL;
+  NlExperimentsPage *page = show_page (&win);
+  NlQuantizeDialog *dlg = open_dialog (page);
+  g_autoptr (GArray) models = nl_project_list_int8_models (nl_workspace_get_project (workspace), run_id, NULL);
+  const NlInt8ModelInfo *m = &g_array_index (models, NlInt8ModelInfo, models->len - 1);
+  GtkWidget *button = find_tooltip_button (nl_quantize_dialog_get_models_list (dlg),
+                                           "Evaluate this INT8 model in its own window");
+  NlEvaluationView *view;
+  const NlEvaluation *ev;
+
+  g_assert_nonnull (button);
+  g_signal_emit_by_name (button, "clicked");
+  g_assert_true (nl_test_wait_until (evaluation_shown, &eval, WAIT_MS));
+  view = NL_EVALUATION_VIEW (nl_evaluation_window_get_view (eval));
+  g_assert_true (nl_test_wait_until (evaluated, view, WAIT_MS));
+  g_assert_null (nl_evaluation_view_get_error (view));
+  ev = nl_evaluation_view_get_evaluation (view);
+  g_assert_cmpint (ev->int8_model, ==, m->id);
+  g_assert_cmpint (ev->n_samples, ==, N_TEST);
+  /* its own batches: one borderline sample may round the other way */
+  g_assert_cmpfloat (fabs (ev->accuracy - m->int8_test_acc), <=, 1.0 / N_TEST + 1e-9);
+  g_assert_true (gtk_widget_get_visible (nl_evaluation_window_get_precision (eval)));
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (nl_evaluation_window_get_precision (eval)), 0);
+  g_assert_true (nl_test_wait_until (evaluated, view, WAIT_MS));
+  ev = nl_evaluation_view_get_evaluation (view);
+  g_assert_cmpint (ev->int8_model, ==, 0);
+  g_assert_cmpint (ev->epoch, ==, m->epoch);
+  g_assert_cmpfloat (fabs (ev->accuracy - m->fp32_test_acc), <=, 1.0 / N_TEST + 1e-9);
+  gtk_window_destroy (eval);
+  gtk_window_destroy (GTK_WINDOW (dlg));
+  close_page (page, win);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -444,6 +514,7 @@ main (int argc, char **argv)
   g_test_add_func ("/quantize-dialog/error-nothing-stored", test_error);
   g_test_add_func ("/quantize-dialog/result", test_result);
   g_test_add_func ("/quantize-dialog/export-onnx", test_export_onnx);
+  g_test_add_func ("/quantize-dialog/evaluate-int8", test_evaluate_int8);
   status = g_test_run ();
 
   g_clear_object (&workspace);

@@ -65,6 +65,7 @@ typedef struct {
   gint *progress;
   gint64 run;
   char *which;
+  gboolean int8;
 } LoadData;
 
 typedef struct {
@@ -104,8 +105,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *unu
 {
   LoadData *d = task_data;
   GError *error = NULL;
-  NlEvaluation *ev = nl_evaluate_run (d->project, d->run, d->which, GALLERY_MAX, d->cancel,
-                                      on_progress, d->progress, &error);
+  NlEvaluation *ev = nl_evaluate_run_full (d->project, d->run, d->which, NULL, d->int8, GALLERY_MAX, d->cancel,
+                                           on_progress, d->progress, &error);
   LoadResult *r;
   g_autofree float *x = NULL;
 
@@ -273,8 +274,9 @@ static void
 show_result (NlEvaluationView *v, LoadResult *r, const char *which)
 {
   const NlEvaluation *ev = r->holder->ev;
-  g_autofree char *title = g_ascii_isdigit (*which)
-    ? g_strdup_printf (_("Run %" PRId64 " · epoch %d"), ev->run, ev->epoch)
+  g_autofree char *title = ev->int8_model > 0
+    ? g_strdup_printf (_("Run %" PRId64 " · INT8 model %" PRId64 " (epoch %d)"), ev->run, ev->int8_model, ev->epoch)
+    : g_ascii_isdigit (*which) ? g_strdup_printf (_("Run %" PRId64 " · epoch %d"), ev->run, ev->epoch)
     : g_strdup_printf (_("Run %" PRId64 " · %s checkpoint (epoch %d)"), ev->run, which, ev->epoch);
   g_autofree char *sub = g_strdup_printf ("Checkpoint %" G_GINT64_FORMAT " on %s · %" G_GINT64_FORMAT
                                           " samples in %.2f s", ev->checkpoint, ev->dataset ? ev->dataset : "?",
@@ -343,6 +345,12 @@ load_done (GObject *source, GAsyncResult *res, gpointer user)
 void
 nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const char *which)
 {
+  nl_evaluation_view_load_full (v, ws, run, which, FALSE);
+}
+
+void
+nl_evaluation_view_load_full (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const char *which, gboolean int8)
+{
   g_autoptr (GTask) task = NULL;
   g_autofree char *label = NULL;
   LoadData *d;
@@ -364,7 +372,9 @@ nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const
   d->progress = g_atomic_rc_box_acquire (v->progress);
   d->run = run;
   d->which = g_strdup (which ? which : "best");
-  label = g_strdup_printf (_("Evaluating the %s checkpoint of run %" PRId64 "…"), d->which, run);
+  d->int8 = int8;
+  label = int8 ? g_strdup_printf (_("Evaluating the INT8 model of run %" PRId64 "…"), run)
+               : g_strdup_printf (_("Evaluating the %s checkpoint of run %" PRId64 "…"), d->which, run);
   gtk_label_set_text (GTK_LABEL (v->progress_label), label);
   gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (v->progress_bar), 0);
   gtk_stack_set_visible_child_name (GTK_STACK (v->stack), "loading");
@@ -374,7 +384,7 @@ nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const
     v->progress_id = g_timeout_add (100, update_progress, v);
 
   task = g_task_new (v, NULL, load_done, NULL);
-  g_task_set_source_tag (task, nl_evaluation_view_load);
+  g_task_set_source_tag (task, nl_evaluation_view_load_full);
   g_task_set_task_data (task, d, load_data_free);
   g_task_run_in_thread (task, load_thread);
 }

@@ -9,6 +9,7 @@
 #include "engine/session/nl-evaluate.h"
 #include "engine/formats/onnx/nl-onnx-export.h"
 #include "ui/experiments/nl-confusion-matrix.h"
+#include "ui/experiments/nl-evaluation-window.h"
 #include "ui/widgets/nl-file-chooser.h"
 #include "ui/widgets/nl-onnx-export-dialog.h"
 #include "ui/widgets/nl-range-plot.h"
@@ -428,6 +429,28 @@ export_clicked (GtkButton *button, NlQuantizeDialog *self)
                   export_chosen, g_strdup (epoch), g_free);
 }
 
+static void
+evaluate_clicked (GtkButton *button, NlQuantizeDialog *self)
+{
+  if (self->ws)
+    nl_evaluation_window_new (GTK_WINDOW (self), self->ws, self->run, g_object_get_data (G_OBJECT (button), "nl-epoch"),
+                              TRUE);
+}
+
+/* A button of a model row: the model is found by its checkpoint's epoch. */
+static GtkWidget *
+row_button (NlQuantizeDialog *self, const char *icon, const char *label, const char *tooltip, int epoch,
+            GCallback clicked)
+{
+  GtkWidget *b = label ? gtk_button_new_with_mnemonic (label) : gtk_button_new_from_icon_name (icon);
+  gtk_widget_set_valign (b, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (b, "flat");
+  gtk_widget_set_tooltip_text (b, tooltip);
+  g_object_set_data_full (G_OBJECT (b), "nl-epoch", g_strdup_printf ("%d", epoch), g_free);
+  g_signal_connect_object (b, "clicked", clicked, self, 0);
+  return b;
+}
+
 static GtkWidget *
 model_row (NlQuantizeDialog *self, const NlInt8ModelInfo *m, gboolean newest_of_checkpoint)
 {
@@ -448,17 +471,16 @@ model_row (NlQuantizeDialog *self, const NlInt8ModelInfo *m, gboolean newest_of_
   gtk_widget_set_tooltip_text (del, _("Delete this INT8 model"));
   g_object_set_data_full (G_OBJECT (del), "nl-int8-id", g_memdup2 (&m->id, sizeof m->id), g_free);
   g_signal_connect_object (del, "clicked", G_CALLBACK (delete_clicked), self, 0);
-  /* the ONNX export finds a model by its checkpoint: the newest of each */
+  /* evaluation and ONNX export find a model by its checkpoint: the newest of each */
+  if (newest_of_checkpoint)
+    adw_action_row_add_suffix (ADW_ACTION_ROW (row),
+                               row_button (self, NULL, _("_Evaluate"), _("Evaluate this INT8 model in its own window"),
+                                           m->epoch, G_CALLBACK (evaluate_clicked)));
   if (newest_of_checkpoint && nl_onnx_available ())
-    {
-      GtkWidget *exp = gtk_button_new_from_icon_name ("document-save-as-symbolic");
-      gtk_widget_set_valign (exp, GTK_ALIGN_CENTER);
-      gtk_widget_add_css_class (exp, "flat");
-      gtk_widget_set_tooltip_text (exp, _("Export this INT8 model as ONNX (QDQ form)…"));
-      g_object_set_data_full (G_OBJECT (exp), "nl-epoch", g_strdup_printf ("%d", m->epoch), g_free);
-      g_signal_connect_object (exp, "clicked", G_CALLBACK (export_clicked), self, 0);
-      adw_action_row_add_suffix (ADW_ACTION_ROW (row), exp);
-    }
+    adw_action_row_add_suffix (ADW_ACTION_ROW (row),
+                               row_button (self, "document-save-as-symbolic", NULL,
+                                           _("Export this INT8 model as ONNX (QDQ form)…"), m->epoch,
+                                           G_CALLBACK (export_clicked)));
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), del);
   return row;
 }

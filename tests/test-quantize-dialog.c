@@ -11,8 +11,9 @@
  * ONNX from its row, and its evaluation in the evaluation window (INT8 and
  * fp32). Runs under Xvfb.
  *
- * NL_TEST_SCREENSHOT_DIR=DIR saves the finished dialog as
- * DIR/quantize-dialog.png. */
+ * NL_TEST_SCREENSHOT_DIR=DIR saves the finished dialog, its list of INT8
+ * models and the INT8 evaluation window as DIR/quantize-dialog.png,
+ * quantize-dialog-models.png and evaluation-int8.png. */
 #include <math.h>
 #include <string.h>
 
@@ -189,14 +190,15 @@ check_matrix (NlQuantizeDialog *dlg, gboolean int8, const NlQuantizeResult *r)
 }
 
 static void
-maybe_screenshot (GtkWidget *w)
+maybe_screenshot (GtkWidget *w, const char *name)
 {
   const char *dir = g_getenv ("NL_TEST_SCREENSHOT_DIR");
-  g_autofree char *path = dir ? g_build_filename (dir, "quantize-dialog.png", NULL) : NULL;
+  g_autofree char *path = dir ? g_build_filename (dir, name, NULL) : NULL;
   g_autoptr (GError) error = NULL;
   if (!path)
     return;
-  nl_test_pump (200);
+  /* past the stacks' crossfades */
+  nl_test_pump (600);
   if (!nl_widget_save_png (w, path, &error))
     g_test_message ("screenshot %s: %s", path, error->message);
 }
@@ -274,7 +276,7 @@ test_result (void)
   g_assert_cmpuint (n_list_rows (nl_quantize_dialog_get_models_list (dlg)), ==, before + 1);
   g_assert_true (nl_test_wait_until (row_shows_int8, &(RowWait) { page, r->int8_test_acc }, WAIT_MS));
 
-  maybe_screenshot (GTK_WIDGET (dlg));
+  maybe_screenshot (GTK_WIDGET (dlg), "quantize-dialog.png");
   gtk_window_destroy (GTK_WINDOW (dlg));
   close_page (page, win);
 }
@@ -470,6 +472,7 @@ test_evaluate_int8 (void)
   const NlEvaluation *ev;
 
   g_assert_nonnull (button);
+  maybe_screenshot (GTK_WIDGET (dlg), "quantize-dialog-models.png");
   g_signal_emit_by_name (button, "clicked");
   g_assert_true (nl_test_wait_until (evaluation_shown, &eval, WAIT_MS));
   view = NL_EVALUATION_VIEW (nl_evaluation_window_get_view (eval));
@@ -481,6 +484,7 @@ test_evaluate_int8 (void)
   /* its own batches: one borderline sample may round the other way */
   g_assert_cmpfloat (fabs (ev->accuracy - m->int8_test_acc), <=, 1.0 / N_TEST + 1e-9);
   g_assert_true (gtk_widget_get_visible (nl_evaluation_window_get_precision (eval)));
+  maybe_screenshot (GTK_WIDGET (eval), "evaluation-int8.png");
   gtk_drop_down_set_selected (GTK_DROP_DOWN (nl_evaluation_window_get_precision (eval)), 0);
   g_assert_true (nl_test_wait_until (evaluated, view, WAIT_MS));
   ev = nl_evaluation_view_get_evaluation (view);

@@ -155,7 +155,8 @@ wants8 (const NlGraph *g, const Int8 *q, int v)
         continue;
       if (q->last[i] ? !int8_capable (g, gn)
                      : is_pool (gn) ? !pool_int8 (g, gn) || !wants8 (g, q, gn->out)
-                     : is_op (gn, "Flatten") || is_op (gn, "Dropout") ? !wants8 (g, q, gn->out) : TRUE)
+                     : is_op (gn, "Flatten") || is_op (gn, "Dropout") || is_op (gn, "Input") ? !wants8 (g, q, gn->out)
+                                                                                           : TRUE)
         return FALSE;
     }
   return any;

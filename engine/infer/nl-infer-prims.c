@@ -290,8 +290,9 @@ nl_infer_build_fused (NlInferNet *n, const FusedSpec *f, GError **error)
     {
       IStep *s = nl_infer_add_step (
         n, STEP_PRIM,
-        g_strdup_printf ("%s %s %s %s->%s", fused_ids (f, ids, sizeof ids), f->int8 ? "int8" : "fp32",
-                         fg.conv ? "conv" : "dense", nl_infer_dt_name (fg.in_dt), nl_infer_dt_name (fg.out_dt)));
+        g_strdup_printf ("%s %s %s %s->%s%s", fused_ids (f, ids, sizeof ids), f->int8 ? "int8" : "fp32",
+                         fg.conv ? "conv" : "dense", nl_infer_dt_name (fg.in_dt), nl_infer_dt_name (fg.out_dt),
+                         f->fp32_why ? f->fp32_why : ""));
       nl_infer_step_read (n, s, DNNL_ARG_SRC, in);
       nl_infer_step_write (n, s, DNNL_ARG_DST, out);
       if (!fused_weights (n, f, &fg, pd, s, w, b, q, error) || !nl_infer_prim_new (&s->prim, pd, ids, error))

@@ -58,6 +58,7 @@ struct NlInferNet {
   GArray *vals;          /* IVal */
   GArray *bufs;          /* IBuf */
   GPtrArray *steps;      /* IStep* */
+  GArray *reorders;      /* int pairs: value, its reorder placed by want */
   int *gv;               /* graph value -> IVal id */
   NlTensor *input, *output;
   int input_val, output_val;
@@ -68,6 +69,10 @@ struct NlInferNet {
   NlStorage **blocks;
   int n_blocks;
   size_t bytes;
+  gboolean *fp32_head;   /* per graph node: a Conv2D kept in fp32 in INT8 mode */
+  gboolean profile;      /* NETLOOM_PROFILE=1: time every step, report at free */
+  double *step_us;
+  guint64 runs;
 };
 
 static inline IVal *
@@ -116,6 +121,7 @@ typedef struct {
   float out_scale;           /* INT8 output: real->int */
   gboolean out_unsigned;
   gboolean in_place;         /* the residual branch's buffer may be overwritten */
+  const char *fp32_why;      /* INT8 mode, step kept fp32: why, for describe */
 } FusedSpec;
 
 int nl_infer_build_fused (NlInferNet *n, const FusedSpec *f, GError **error);

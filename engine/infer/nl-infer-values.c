@@ -135,6 +135,20 @@ same_dims (const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b)
   return a->ndims == b->ndims && memcmp (a->dims, b->dims, a->ndims * sizeof a->dims[0]) == 0;
 }
 
+/* A reorder of v already placed into md at scale, or -1: every consumer
+ * of a value that wants it dequantized (or blocked, or plain) shares one. */
+static int
+placed (NlInferNet *n, int v, const dnnl_memory_desc_t *md, float scale)
+{
+  for (guint i = 0; i < n->reorders->len; i += 2)
+    {
+      int from = g_array_index (n->reorders, int, i), to = g_array_index (n->reorders, int, i + 1);
+      if (from == v && ival (n, to)->scale == scale && dnnl_memory_desc_equal (&ival (n, to)->md, md))
+        return to;
+    }
+  return -1;
+}
+
 /* A reorder of v (same dims) into md at `scale`, as a new step. */
 static int
 reorder (NlInferNet *n, int v, const dnnl_memory_desc_t *md, float scale, GError **error)
@@ -165,6 +179,8 @@ reorder (NlInferNet *n, int v, const dnnl_memory_desc_t *md, float scale, GError
   nl_infer_step_write (n, st, DNNL_ARG_TO, out);
   ok = nl_infer_prim_new (&st->prim, pd, "reorder", error);
   dnnl_primitive_desc_destroy (pd);
+  g_array_append_val (n->reorders, v);
+  g_array_append_val (n->reorders, out);
   return ok ? out : -1;
 }
 
@@ -198,8 +214,13 @@ nl_infer_want (NlInferNet *n, int v, const dnnl_memory_desc_t *md, float scale, 
   if ((v = reshape_to (n, v, md, error)) < 0)
     return -1;
   IVal *s = ival (n, v);
+  int r;
   if (s->scale == scale && dnnl_memory_desc_equal (&s->md, md))
     return v;
+  /* a later reader of the shared copy is safe: a sum in place into it
+   * happens only where nothing reads the branch afterwards */
+  if ((r = placed (n, v, md, scale)) >= 0)
+    return r;
   return reorder (n, v, md, scale, error);
 }
 

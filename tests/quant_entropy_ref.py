@@ -2,7 +2,8 @@
 """quant_entropy_ref.py FILE — the entropy (KL) calibration threshold of
 the float32 values in FILE, in numpy: MXNet's _get_optimal_threshold over
 a histogram of |x| (8001 bins up to max |x|), candidates clipping at bin
-128 (127 levels, signed data) or 255 (255 levels, data >= 0) and up. An
+128 (127 levels, signed data) or 255 (255 levels, data >= 0) and up, the
+first bin counted as the second. An
 independent reference for test-quant-calib (nl-quant-calib.c): prints the
 threshold and max |x|."""
 import sys
@@ -35,6 +36,9 @@ def threshold(x):
     levels, first = (255, 255) if unsigned else (127, 128)
     hist, edges = np.histogram(np.abs(x), bins=BINS, range=(0, amax))
     hist = hist.astype(np.float64)
+    # a ReLU's spike of exact zeros counts as its neighbour bin
+    # (pytorch-quantization's entropy calibrator: bins[0] = bins[1])
+    hist[0] = hist[1]
     best, best_kl = BINS, np.inf
     for i in range(first, BINS + 1):
         sliced = hist[:i]

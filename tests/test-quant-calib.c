@@ -1,6 +1,7 @@
 /* test-quant-calib.c — calibration of INT8 activation ranges: naive
  * min/max exact over several batches and points; entropy (KL) clips rare
- * outliers well below the maximum, and its threshold is the one an
+ * outliers well below the maximum, keeps a ReLU's zeros from pulling the
+ * clip down, and its threshold is the one an
  * independent numpy implementation of MXNet's algorithm finds
  * (tests/quant_entropy_ref.py), within one histogram bin. */
 #include <glib/gstdio.h>
@@ -10,9 +11,10 @@
 #include "engine/infer/nl-quant-calib.h"
 
 /* n values from a fixed seed: |N(0, 1)| (unsigned) or N(0, 1), with
- * `outliers` of them at +-50 spread through the data. */
+ * `outliers` of them at +-50 spread through the data and, unsigned, a
+ * fraction `zeros` of exact zeros (what a ReLU leaves). */
 static float *
-make_data (int n, gboolean is_unsigned, int outliers, guint32 seed)
+make_data (int n, gboolean is_unsigned, int outliers, double zeros, guint32 seed)
 {
   g_autoptr (GRand) r = g_rand_new_with_seed (seed);
   float *x = g_new (float, n);
@@ -21,6 +23,8 @@ make_data (int n, gboolean is_unsigned, int outliers, guint32 seed)
       double u1 = g_rand_double_range (r, 1e-12, 1), u2 = g_rand_double (r);
       double z = sqrt (-2 * log (u1)) * cos (2 * G_PI * u2);
       x[i] = (float) (is_unsigned ? fabs (z) : z);
+      if (is_unsigned && g_rand_double (r) < zeros)
+        x[i] = 0;
     }
   for (int k = 0; k < outliers; k++)
     x[(gint64) k * n / outliers] = is_unsigned || k % 2 == 0 ? 50.0f : -50.0f;
@@ -135,10 +139,22 @@ reference_threshold (const float *x, int n, double *amax)
   return t;
 }
 
+typedef struct {
+  gboolean is_unsigned;
+  int outliers;
+  double zeros;
+} EntropyCase;
+
+static const EntropyCase cases[] = {
+  { TRUE, 12, 0 },     /* rare outliers at 50, the bulk within 5: clipped */
+  { FALSE, 12, 0 },
+  { TRUE, 0, 0.6 },    /* a ReLU's output: the zeros must not pull the clip down */
+};
+
 static void
 test_entropy (gconstpointer data)
 {
-  gboolean is_unsigned = GPOINTER_TO_INT (data);
+  const EntropyCase *c = data;
   const int n = 60000;
   double amax = 0;
   if (!g_getenv ("NETLOOM_SOURCE_DIR") || !g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
@@ -146,20 +162,24 @@ test_entropy (gconstpointer data)
       g_test_skip ("no /usr/bin/python3 (with numpy) for the reference");
       return;
     }
-  g_autofree float *x = make_data (n, is_unsigned, 12, is_unsigned ? 7 : 8);
+  g_autofree float *x = make_data (n, c->is_unsigned, c->outliers, c->zeros, 7 + (c - cases));
   g_autoptr (NlQuantTable) t = calibrate (NL_QUANT_ENTROPY, x, n, 1000);
   g_autoptr (NlQuantTable) naive = calibrate (NL_QUANT_NAIVE, x, n, 1000);
   const NlQuantRange *r = nl_quant_table_find (t, "x");
   g_assert_cmpint (t->method, ==, NL_QUANT_ENTROPY);
-  g_assert_true (r->is_unsigned == is_unsigned);
-  g_assert_cmpfloat (r->max, ==, 50.0f);
-  g_assert_cmpfloat (nl_quant_table_find (naive, "x")->threshold, ==, 50.0f);
-  /* the 12 outliers at 50 are clipped: the bulk lies within 5 */
-  g_assert_cmpfloat (r->threshold, <, 0.2 * r->max);
-  g_assert_cmpfloat (r->threshold, >, 2.0);
+  g_assert_true (r->is_unsigned == c->is_unsigned);
+  g_assert_cmpfloat (nl_quant_table_find (naive, "x")->threshold, ==, r->max);
+  if (c->outliers)
+    {
+      g_assert_cmpfloat (r->max, ==, 50.0f);
+      g_assert_cmpfloat (r->threshold, <, 0.2 * r->max);
+      g_assert_cmpfloat (r->threshold, >, 2.0);
+    }
+  else
+    g_assert_cmpfloat (r->threshold, >, 0.5 * r->max);
   double want = reference_threshold (x, n, &amax);
-  g_assert_cmpfloat (amax, ==, 50.0);
-  g_test_message ("threshold %.6f, numpy %.6f (bin %.6f)", r->threshold, want, amax / 8001);
+  g_assert_cmpfloat ((float) amax, ==, r->max);
+  g_test_message ("threshold %.6f of max %.6f, numpy %.6f (bin %.6f)", r->threshold, r->max, want, amax / 8001);
   g_assert_cmpfloat (fabs (r->threshold - want), <=, amax / 8001 * 1.001);
 }
 
@@ -170,7 +190,8 @@ main (int argc, char **argv)
   g_test_add_func ("/quant-calib/naive", test_naive);
   g_test_add_func ("/quant-calib/refused", test_refused);
   g_test_add_func ("/quant-calib/all-zero", test_all_zero);
-  g_test_add_data_func ("/quant-calib/entropy-unsigned", GINT_TO_POINTER (TRUE), test_entropy);
-  g_test_add_data_func ("/quant-calib/entropy-signed", GINT_TO_POINTER (FALSE), test_entropy);
+  g_test_add_data_func ("/quant-calib/entropy-outliers-unsigned", &cases[0], test_entropy);
+  g_test_add_data_func ("/quant-calib/entropy-outliers-signed", &cases[1], test_entropy);
+  g_test_add_data_func ("/quant-calib/entropy-relu-zeros", &cases[2], test_entropy);
   return g_test_run ();
 }

@@ -15,12 +15,29 @@ tmp=$(mktemp -d)
 . "$(dirname "$0")/cli-lib.sh"
 trap 'rm -rf "$tmp"' EXIT
 
-make_mnist "$tmp/data" 1024 300
-D="mnist:$tmp/data"
+# Fashion-MNIST's first 4096 training and 300 test images (synthetic bands without the package)
+fm=/usr/share/datasets/fashion-mnist
+if [ -f "$fm/train-images-idx3-ubyte.gz" ]; then
+  python3 - "$fm" "$tmp/data" <<'PY'
+import gzip, os, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+os.makedirs(dst)
+for name, n, header in (("train-images-idx3-ubyte", 4096, 16), ("train-labels-idx1-ubyte", 4096, 8),
+                        ("t10k-images-idx3-ubyte", 300, 16), ("t10k-labels-idx1-ubyte", 300, 8)):
+    d = gzip.open(os.path.join(src, name + ".gz")).read()
+    size = 784 if header == 16 else 1
+    open(os.path.join(dst, name), "wb").write(d[:4] + struct.pack(">I", n) + d[8:header] + d[header:header + n * size])
+PY
+  D="fashion-mnist:$tmp/data"
+else
+  echo "# $fm is absent (Debian dataset-fashion-mnist): synthetic images instead"
+  make_mnist "$tmp/data" 4096 300
+  D="mnist:$tmp/data"
+fi
 P="$tmp/p.netloom"
 rows() { sql "$P" "SELECT count (*) FROM int8_models"; }
 
-out=$("$cli" project new "$P" 2>&1) || not_ok "project new" "$out"
+out=$("$cli" project new --sample "$P" 2>&1) || not_ok "project new" "$out"
 out=$("$cli" train --project "$P" --network lenet --dataset "$D" --epochs 1 --threads 2 --json 2>&1) \
   || not_ok "train lenet" "$out"
 
@@ -35,7 +52,7 @@ for k in ("fp32_test_acc", "int8_test_acc", "fp32_images_per_s", "int8_images_pe
           "method", "calibration_samples"):
     assert k in q, "no key " + k
 assert q["method"] == sys.argv[2] and q["calibration_samples"] == 256 and q["run"] == 1 and q["epoch"] == 1, q
-assert q["fp32_test_acc"] > 0.5, "fp32 did not learn: %s" % q
+assert q["fp32_test_acc"] > 0.3, "fp32 did not learn: %s" % q
 assert abs(q["int8_test_acc"] - q["fp32_test_acc"]) <= 0.02, q
 assert q["fp32_images_per_s"] > 0 and q["int8_images_per_s"] > 0, q
 assert len(q["points"]) >= 4 and all(0 < p["threshold"] <= max(abs(p["min"]), abs(p["max"])) * 1.0001
@@ -44,8 +61,9 @@ row = sqlite3.connect(sys.argv[3]).execute(
     "SELECT run, epoch, method, calibration_samples, fp32_test_acc, int8_test_acc, fp32_images_per_s,"
     " int8_images_per_s, size, length (blob) FROM int8_models WHERE id = ?", (q["int8_model"],)).fetchone()
 assert row[:4] == (1, 1, sys.argv[2], 256), row
-assert all(abs(a - b) <= 1e-6 * max(1, abs(b)) for a, b in zip(row[4:8], (q["fp32_test_acc"], q["int8_test_acc"],
-                                                                        q["fp32_images_per_s"], q["int8_images_per_s"]))), row
+# as printed: accuracies with 6 decimals, speeds with 1
+assert abs(row[4] - q["fp32_test_acc"]) <= 5e-7 and abs(row[5] - q["int8_test_acc"]) <= 5e-7, row
+assert abs(row[6] - q["fp32_images_per_s"]) <= 0.05 and abs(row[7] - q["int8_images_per_s"]) <= 0.05, row
 assert row[8] == row[9] > 0, row
 print("fp32 %.4f, int8 %.4f, %.0f / %.0f images/s" % (q["fp32_test_acc"], q["int8_test_acc"],
                                                       q["fp32_images_per_s"], q["int8_images_per_s"]))
@@ -148,7 +166,7 @@ bad() { # bad WHAT EXPECTED-WORDS ARGS...
 }
 bad "of a run without checkpoint" "checkpoint" --run 2
 bad "of a network without Conv2D or Dense" "no Conv2D or Dense" --run 3
-bad "with more calibration samples than the training split" "has 1024" --run 1 --calibration 5000
+bad "with more calibration samples than the training split" "has 4096" --run 1 --calibration 5000
 bad "with an unknown method" "naive or entropy" --run 1 --method kl
 bad "of a run that does not exist" "run" --run 99
 out=$("$cli" evaluate --project "$P" --run 3 --int8 2>&1); s=$?

@@ -185,11 +185,17 @@ entropy_threshold (const Point *pt, gboolean is_unsigned)
   double best_kl = INFINITY;
   g_autofree double *p = g_new (double, N_BINS), *q = g_new (double, N_BINS);
   g_autofree guint64 *above = g_new0 (guint64, N_BINS + 1);
+  g_autofree guint64 *hist = g_memdup2 (pt->hist, sizeof (guint64) * N_BINS);
+  /* the spike of exact zeros a ReLU leaves in bin 0 would otherwise rule
+   * the divergence (merging it with its neighbours costs more than any
+   * clip), pulling every threshold down to the first candidates: it counts
+   * as its neighbour, as pytorch-quantization's entropy calibrator does */
+  hist[0] = hist[1];
   for (int k = N_BINS - 1; k >= 0; k--)
-    above[k] = above[k + 1] + pt->hist[k];
+    above[k] = above[k + 1] + hist[k];
   for (int i = first; i <= N_BINS; i++)
     {
-      double kl = divergence_at (pt->hist, above, i, levels, p, q);
+      double kl = divergence_at (hist, above, i, levels, p, q);
       if (kl < best_kl)
         {
           best_kl = kl;

@@ -113,12 +113,15 @@ plan_step (const NlGraph *g, Int8 *q, int h)
     }
 }
 
-/* The executor runs a Conv2D of one input channel (LeNet's first) in fp32
- * (int8_head there: faster so); every other head can run in INT8. */
+/* The executor runs a Conv2D of one input channel whose step only a
+ * pooling reads (LeNet's first) in fp32, quantizing after the pool
+ * (plan_fp32_heads there: faster so); every other head in INT8. */
 static gboolean
-int8_capable (const NlGraph *g, const NlGraphNode *head)
+int8_capable (const NlGraph *g, const Int8 *q, const NlGraphNode *head)
 {
-  return !(is_op (head, "Conv2D") && nl_graph_value (g, head->in[0])->shape.d[1] == 1);
+  int h = node_index (g, head), k = q->last[h] ? only_reader (g, q->last[h]->out) : -1;
+  return !(k >= 0 && is_op (head, "Conv2D") && nl_graph_value (g, head->in[0])->shape.d[1] == 1
+           && (is_op (nl_graph_node (g, k), "MaxPool2D") || is_op (nl_graph_node (g, k), "AvgPool2D")));
 }
 
 /* An average over windows past the padding counts as the executor's
@@ -153,7 +156,7 @@ wants8 (const NlGraph *g, const Int8 *q, int v)
       any = TRUE;
       if (q->absorbed[i]) /* the residual branch of a fused sum */
         continue;
-      if (q->last[i] ? !int8_capable (g, gn)
+      if (q->last[i] ? !int8_capable (g, q, gn)
                      : is_pool (gn) ? !pool_int8 (g, gn) || !wants8 (g, q, gn->out)
                      : is_op (gn, "Flatten") || is_op (gn, "Dropout") || is_op (gn, "Input") ? !wants8 (g, q, gn->out)
                                                                                            : TRUE)
@@ -265,7 +268,7 @@ plan (const NlGraph *g, Int8 *q, GError **error)
     if (q->last[i])
       {
         const NlGraphNode *gn = nl_graph_node (g, i);
-        q->int8[i] = int8_capable (g, gn) && value_range (g, q, gn->in[0]);
+        q->int8[i] = int8_capable (g, q, gn) && value_range (g, q, gn->in[0]);
         q->held8[q->last[i]->out] = q->int8[i] && wants8 (g, q, q->last[i]->out);
         if (q->int8[i] && q->bn[i] >= 0)
           q->folded[q->bn[i]] = TRUE;

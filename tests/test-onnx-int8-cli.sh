@@ -148,6 +148,29 @@ PY
       not_ok "onnxruntime failed on int8-$r.onnx" "$out $(cat "$tmp/ev.err")"
     fi
   done
+  # opset 13 (the first with per-axis DequantizeLinear) ending in probabilities: the same classes
+  if out=$("$cli" export --project "$P" --run 3 --onnx "$tmp/int8-3-13.onnx" --int8 --opset 13 --softmax 2>&1) \
+     && out=$(node "$src/tests/onnx_run.js" "$ort" "$tmp/int8-3-13.onnx" "$tmp/data/t10k-images-idx3-ubyte" $N_TEST $meta \
+              2>&1 >"$tmp/ort3-13.txt") \
+     && out=$(python3 - "$tmp/int8-3-13.onnx" "$tmp/ort3-13.txt" "$tmp/ort3.txt" <<'PY' 2>&1
+import json, sys
+import onnx
+from onnx import checker
+m = onnx.load(sys.argv[1])
+checker.check_model(m, full_check=True)
+assert m.opset_import[0].version == 13 and m.graph.output[0].name == "probabilities", m.graph.output
+assert m.graph.node[-1].op_type == "Softmax", m.graph.node[-1]
+a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[2:4])
+arg = lambda p: max(range(len(p)), key=p.__getitem__)
+same = sum(arg(x) == arg(y) for x, y in zip(a, b))
+print("%d of %d classes as at opset 17" % (same, len(a)))
+assert same == len(a) and len(a) == len(b)
+PY
+); then
+    ok "export --int8 --opset 13 --softmax: probabilities, the same classes ($out)"
+  else
+    not_ok "export --int8 --opset 13 --softmax" "$out"
+  fi
 else
   skip "onnxruntime-node not found (npm install --ignore-scripts onnxruntime-node into .npm-ort, or set NETLOOM_ORT_MODULE)"
 fi

@@ -74,18 +74,18 @@ def pool(x, op):
 
 
 def forward(x, quant):
-    """As the INT8 executor runs the fixture: conv1 (one input channel) in
-    fp32, so the input stays float and relu1 is rounded only where conv2
-    reads it (the residual Add reads it as it is); the logits stay float."""
+    """As the INT8 executor runs the fixture: conv1 (one input channel, then
+    a pool) in fp32, so the input stays float and so does pool0, rounded at
+    relu1's scale where conv2 and the residual sum of conv2's 8-bit step
+    read it; the logits stay float."""
     q = fq if quant else (lambda v, p: v)
     wq = qw if quant else (lambda w: w)
     relu = lambda v: np.maximum(v, 0)
     w1, b1 = fold(load("conv1.weight", (8, 1, 3, 3)), load("conv1.bias", (8,)), "bn1")
-    r1 = relu(conv(x, w1, b1, 1))
+    p0 = pool(relu(conv(x, w1, b1, 1)), "max")
     w2, b2 = fold(load("conv2.weight", (8, 8, 3, 3)), None, "bn2")
-    r2 = q(relu(conv(q(r1, "relu1"), wq(w2), b2, 1) + r1), "relu2")
-    p1 = pool(r2, "max")
-    r3 = q(relu(conv(p1, wq(load("conv3.weight", (16, 8, 3, 3))), load("conv3.bias", (16,)), 1)), "relu3")
+    r2 = q(relu(conv(q(p0, "relu1"), wq(w2), b2, 1) + q(p0, "relu1")), "relu2")
+    r3 = q(relu(conv(r2, wq(load("conv3.weight", (16, 8, 3, 3))), load("conv3.bias", (16,)), 1)), "relu3")
     p2 = pool(r3, "avg")
     p2 = q(p2, "relu3")  # averaged in 8 bits, at its input's scale
     w4, b4 = fold(load("fc1.weight", (32, 16 * 3 * 3)), load("fc1.bias", (32,)), "bn3")
@@ -104,12 +104,12 @@ def check_graph():
     inits = {t.name: t for t in m.graph.initializer}
     # bn1 stays: conv1 runs in fp32
     assert ops.count("BatchNormalization") == 1 and inits["conv1.weight"].data_type == TensorProto.FLOAT, ops
-    # pairs after relu2, relu3, relu4 and the average pooling, and on conv2's input (relu1, which
-    # the Add reads as it is); one DequantizeLinear per int8 weight (4); the logits stay float
-    assert ops.count("QuantizeLinear") == 5 and ops.count("DequantizeLinear") == 9, ops
+    # pairs after relu2, relu3, relu4 and the average pooling, and where conv2 and the residual
+    # sum read pool0 (relu1's range); one DequantizeLinear per int8 weight (4); the logits stay float
+    assert ops.count("QuantizeLinear") == 6 and ops.count("DequantizeLinear") == 10, ops
     assert g.node[-1].op_type == "Gemm", g.node[-1]
     add = [n for n in g.node if n.op_type == "Add"][0]
-    assert "relu1" in add.input and "conv2/input" in [n.input[0] for n in g.node if n.op_type == "Conv"][1], add
+    assert "add/residual" in add.input and [n for n in g.node if n.op_type == "Conv"][1].input[0] == "conv2/input", add
     for n in m.graph.node:
         if n.op_type == "QuantizeLinear":
             zp = inits[n.input[2]]

@@ -26,6 +26,8 @@ typedef struct {
   int *bn;                    /* per node: the BatchNorm a head folds, -1: none */
   const NlGraphNode **last;   /* per node: a head's step's last node; NULL: no head */
   gboolean *absorbed;         /* per node: taken into a step (BatchNorm, Add, ReLU) */
+  int *head;                  /* per node: the head of the step that took it, -1 */
+  int *other;                 /* per node: a head's residual branch (the value its Add sums), -1 */
   gboolean *int8;             /* per node: a head with int8 weights and input */
   gboolean *folded;           /* per node: a BatchNorm folded into an INT8 head */
   gboolean *held8;            /* per value: held in 8 bits from its producer on */
@@ -84,6 +86,7 @@ plan_step (const NlGraph *g, Int8 *q, int h)
     {
       q->bn[h] = r;
       q->absorbed[r] = TRUE;
+      q->head[r] = h;
       q->last[h] = k;
       cur = k->out;
       k = (r = only_reader (g, cur)) >= 0 ? nl_graph_node (g, r) : NULL;
@@ -95,6 +98,8 @@ plan_step (const NlGraph *g, Int8 *q, int h)
           && nl_shape_equal (&nl_graph_value (g, other)->shape, &nl_graph_value (g, cur)->shape))
         {
           q->absorbed[r] = TRUE;
+          q->head[r] = h;
+          q->other[h] = other;
           q->last[h] = k;
           cur = k->out;
           k = (r = only_reader (g, cur)) >= 0 ? nl_graph_node (g, r) : NULL;
@@ -103,16 +108,20 @@ plan_step (const NlGraph *g, Int8 *q, int h)
   if (k && is_op (k, "Activation") && NL_P_ENUM (k->params, P_ACT_TYPE) == ACT_RELU)
     {
       q->absorbed[r] = TRUE;
+      q->head[r] = h;
       q->last[h] = k;
     }
 }
 
-/* The executor runs a Conv2D of one input channel (LeNet's first) in fp32
- * (int8_head there: faster so); every other head can run in INT8. */
+/* The executor runs a Conv2D of one input channel whose step only a
+ * pooling reads (LeNet's first) in fp32, quantizing after the pool
+ * (plan_fp32_heads there: faster so); every other head in INT8. */
 static gboolean
-int8_capable (const NlGraph *g, const NlGraphNode *head)
+int8_capable (const NlGraph *g, const Int8 *q, const NlGraphNode *head)
 {
-  return !(is_op (head, "Conv2D") && nl_graph_value (g, head->in[0])->shape.d[1] == 1);
+  int h = node_index (g, head), k = q->last[h] ? only_reader (g, q->last[h]->out) : -1;
+  return !(k >= 0 && is_op (head, "Conv2D") && nl_graph_value (g, head->in[0])->shape.d[1] == 1
+           && (is_op (nl_graph_node (g, k), "MaxPool2D") || is_op (nl_graph_node (g, k), "AvgPool2D")));
 }
 
 /* An average over windows past the padding counts as the executor's
@@ -147,9 +156,10 @@ wants8 (const NlGraph *g, const Int8 *q, int v)
       any = TRUE;
       if (q->absorbed[i]) /* the residual branch of a fused sum */
         continue;
-      if (q->last[i] ? !int8_capable (g, gn)
+      if (q->last[i] ? !int8_capable (g, q, gn)
                      : is_pool (gn) ? !pool_int8 (g, gn) || !wants8 (g, q, gn->out)
-                     : is_op (gn, "Flatten") || is_op (gn, "Dropout") ? !wants8 (g, q, gn->out) : TRUE)
+                     : is_op (gn, "Flatten") || is_op (gn, "Dropout") || is_op (gn, "Input") ? !wants8 (g, q, gn->out)
+                                                                                           : TRUE)
         return FALSE;
     }
   return any;
@@ -237,8 +247,10 @@ plan (const NlGraph *g, Int8 *q, GError **error)
   q->int8 = g_new0 (gboolean, nn);
   q->folded = g_new0 (gboolean, nn);
   q->held8 = g_new0 (gboolean, g->values->len);
+  q->head = g_new (int, nn);
+  q->other = g_new (int, nn);
   for (guint i = 0; i < nn; i++)
-    q->bn[i] = -1;
+    q->bn[i] = q->head[i] = q->other[i] = -1;
   for (guint i = 0; i < nn; i++)
     {
       const NlGraphNode *gn = nl_graph_node (g, i);
@@ -256,7 +268,7 @@ plan (const NlGraph *g, Int8 *q, GError **error)
     if (q->last[i])
       {
         const NlGraphNode *gn = nl_graph_node (g, i);
-        q->int8[i] = int8_capable (g, gn) && value_range (g, q, gn->in[0]);
+        q->int8[i] = int8_capable (g, q, gn) && value_range (g, q, gn->in[0]);
         q->held8[q->last[i]->out] = q->int8[i] && wants8 (g, q, q->last[i]->out);
         if (q->int8[i] && q->bn[i] >= 0)
           q->folded[q->bn[i]] = TRUE;
@@ -271,10 +283,9 @@ qdq (NlOnnxCtx *c, const char *base, const char *x, const NlQuantRange *r, const
 {
   guint8 zero = 0;
   int type = r->is_unsigned ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 : ONNX__TENSOR_PROTO__DATA_TYPE__INT8;
-  const char *scale = nl_onnx_builder_scalar (c->b, nl_onnx_builder_unique (c->b, "%s/scale", base),
-                                              r->threshold / (r->is_unsigned ? 255.0f : 127.0f));
-  const char *zp = nl_onnx_builder_bytes (c->b, nl_onnx_builder_unique (c->b, "%s/zero_point", base), type, NULL, 0,
-                                          &zero);
+  g_autofree char *sname = g_strdup_printf ("%s/scale", base), *zname = g_strdup_printf ("%s/zero_point", base);
+  const char *scale = nl_onnx_builder_scalar (c->b, sname, r->threshold / (r->is_unsigned ? 255.0f : 127.0f));
+  const char *zp = nl_onnx_builder_bytes (c->b, zname, type, NULL, 0, &zero);
   const char *q = nl_onnx_builder_unique (c->b, "%s/quantized", base);
   const char *qin[3] = { x, scale, zp }, *dqin[3] = { q, scale, zp };
   g_autofree char *qname = g_strdup_printf ("%s/quantize", base), *dqname = g_strdup_printf ("%s/dequantize", base);
@@ -296,6 +307,28 @@ hook_input (NlOnnxCtx *c, gpointer data, GError **error)
       qdq (c, x, x, value_range (g, q, g->input_value), c->vname[g->input_value]);
     }
   return TRUE;
+}
+
+/* The residual branch a step with an 8-bit output sums: in 8 bits at its
+ * own scale (the step's output's when it has none), as the executor sums
+ * it (fused_geom there); a float step sums it as it is. */
+static void
+residual_input (NlOnnxCtx *c, const Int8 *q, NlOnnxNode *n)
+{
+  const NlGraph *g = c->g;
+  int h = q->head[node_index (g, n->gn)], other = q->other[h];
+  const NlQuantRange *r;
+  if (other < 0 || !q->held8[q->last[h]->out] || rounded (g, q, other))
+    return;
+  if (!(r = value_range (g, q, other)))
+    r = nl_quant_table_find (q->t, q->last[h]->id);
+  for (int k = 0; k < n->gn->n_data; k++)
+    if (n->gn->in[k] == other)
+      {
+        const char *x = nl_onnx_export_temp (c, n, "residual");
+        qdq (c, x, n->in[k], r, x);
+        n->in[k] = x;
+      }
 }
 
 /* A value held in 8 bits: its producer writes a float value that the QDQ
@@ -327,6 +360,8 @@ hook_node (NlOnnxCtx *c, NlOnnxNode *n, gpointer data, GError **error)
       qdq (c, x, n->in[0], value_range (g, q, gn->in[0]), x);
       n->in[0] = x;
     }
+  if (q->head[node] >= 0 && is_op (gn, "Add"))
+    residual_input (c, q, n);
   /* an average of 8-bit values is rounded to their scale */
   if (!r && is_pool (gn) && !is_op (gn, "MaxPool2D") && rounded (g, q, gn->in[0]))
     r = value_range (g, q, gn->in[0]);
@@ -384,6 +419,7 @@ int8_weight (NlOnnxCtx *c, const NlOnnxNode *n, const float *w, int64_t C, int64
 {
   const NlTensor *wt = c->m->weights[NL_MODEL_SLOT (n->gn->net_index, 0)];
   g_autofree char *wname = nl_model_weight_name (c->m, n->gn->net_index, 0);
+  g_autofree char *tname = NULL, *sname = NULL, *zname = NULL, *dqname = NULL;
   g_autofree int8_t *qw = g_new (int8_t, C * P), *zeros = g_new0 (int8_t, C);
   g_autofree float *scales = g_new (float, C);
   int64_t dims[NL_MAX_DIMS], zdims = C;
@@ -403,14 +439,16 @@ int8_weight (NlOnnxCtx *c, const NlOnnxNode *n, const float *w, int64_t C, int64
       dims[0] = P;
       dims[1] = C;
     }
-  in[0] = nl_onnx_builder_bytes (c->b, transposed ? nl_onnx_export_temp (c, n, "weight.T") : wname,
-                                 ONNX__TENSOR_PROTO__DATA_TYPE__INT8, dims, wt->ndim, qw);
-  in[1] = nl_onnx_builder_floats (c->b, nl_onnx_builder_unique (c->b, "%s.scale", in[0]), &zdims, 1, scales);
-  in[2] = nl_onnx_builder_bytes (c->b, nl_onnx_builder_unique (c->b, "%s.zero_point", in[0]),
-                                 ONNX__TENSOR_PROTO__DATA_TYPE__INT8, &zdims, 1, zeros);
+  /* the builder makes initializer names unique: "fc1.weight", "fc1.weight.scale", "fc.weight.T" */
+  tname = transposed ? g_strdup_printf ("%s.T", wname) : g_strdup (wname);
+  in[0] = nl_onnx_builder_bytes (c->b, tname, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, dims, wt->ndim, qw);
+  sname = g_strdup_printf ("%s.scale", in[0]);
+  zname = g_strdup_printf ("%s.zero_point", in[0]);
+  dqname = g_strdup_printf ("%s/dequantize", in[0]);
+  in[1] = nl_onnx_builder_floats (c->b, sname, &zdims, 1, scales);
+  in[2] = nl_onnx_builder_bytes (c->b, zname, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, &zdims, 1, zeros);
   out = nl_onnx_builder_unique (c->b, "%s/dequantized", in[0]);
-  dq = nl_onnx_builder_node (c->b, "DequantizeLinear", nl_onnx_builder_unique (c->b, "%s/dequantize", in[0]), in,
-                             3, out);
+  dq = nl_onnx_builder_node (c->b, "DequantizeLinear", dqname, in, 3, out);
   nl_onnx_attr_int (c->b, dq, "axis", transposed ? 1 : 0);
   return out;
 }
@@ -451,6 +489,8 @@ nl_onnx_export_int8 (const NlModel *m, const NlQuantTable *t, const NlOnnxExport
   g_free (q.int8);
   g_free (q.folded);
   g_free (q.held8);
+  g_free (q.head);
+  g_free (q.other);
   return bytes;
 }
 

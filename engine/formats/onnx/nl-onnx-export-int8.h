@@ -18,7 +18,8 @@
  *  - where an INT8 step reads a float value (the network input, a value
  *    fp32 ops read too) the pair sits on that step's input alone;
  *  - the prediction stays float, as do the steps the executor runs in fp32
- *    (a Conv2D of one input channel) and every other op.
+ *    (a Conv2D of one input channel that only a pooling reads) and every
+ *    other op.
  * Needs opset 13 or newer (per-axis DequantizeLinear), which every opset
  * netloom writes is. */
 #pragma once

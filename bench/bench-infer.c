@@ -35,31 +35,17 @@ die (const char *what, GError *error)
   exit (1);
 }
 
-typedef struct {
-  GHashTable *min, *max; /* point -> float*, boxed */
-  GPtrArray *order;
-} Ranges;
-
+/* One run observes each point once: its range goes straight in the table. */
 static void
-observe_range (const char *point, const float *v, int64_t n, gpointer data)
+observe_range (const char *point, const float *v, int64_t n, gpointer table)
 {
-  Ranges *r = data;
-  float *lo = g_hash_table_lookup (r->min, point), *hi = g_hash_table_lookup (r->max, point);
-  if (!lo)
-    {
-      lo = g_new (float, 1);
-      hi = g_new (float, 1);
-      *lo = G_MAXFLOAT;
-      *hi = -G_MAXFLOAT;
-      g_hash_table_insert (r->min, g_strdup (point), lo);
-      g_hash_table_insert (r->max, g_strdup (point), hi);
-      g_ptr_array_add (r->order, g_strdup (point));
-    }
+  float lo = G_MAXFLOAT, hi = -G_MAXFLOAT;
   for (int64_t i = 0; i < n; i++)
     {
-      *lo = MIN (*lo, v[i]);
-      *hi = MAX (*hi, v[i]);
+      lo = MIN (lo, v[i]);
+      hi = MAX (hi, v[i]);
     }
+  nl_quant_table_add (table, point, lo, hi, MAX (MAX (fabsf (lo), fabsf (hi)), 1e-6f));
 }
 
 /* The naive table: one pass of the fp32 executor over x. */
@@ -67,25 +53,14 @@ static NlQuantTable *
 naive_table (NlModel *model, int batch, const float *x)
 {
   g_autoptr (GError) error = NULL;
-  Ranges r = { g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
-               g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free), g_ptr_array_new_with_free_func (g_free) };
-  NlInferOptions o = { .batch = batch, .mode = NL_INFER_FP32, .observe = observe_range, .observe_data = &r };
+  NlQuantTable *t = nl_quant_table_new (NL_QUANT_NAIVE, batch);
+  NlInferOptions o = { .batch = batch, .mode = NL_INFER_FP32, .observe = observe_range, .observe_data = t };
   g_autoptr (NlInferNet) fp = nl_infer_net_new (model, &o, &error);
   if (!fp)
     die ("calibration", error);
   memcpy (nl_tensor_f32 (nl_infer_net_input (fp)), x, nl_tensor_numel (nl_infer_net_input (fp)) * sizeof (float));
   if (!nl_infer_net_run (fp, batch, &error))
     die ("calibration", error);
-  NlQuantTable *t = nl_quant_table_new (NL_QUANT_NAIVE, batch);
-  for (guint i = 0; i < r.order->len; i++)
-    {
-      float lo = *(float *) g_hash_table_lookup (r.min, r.order->pdata[i]);
-      float hi = *(float *) g_hash_table_lookup (r.max, r.order->pdata[i]);
-      nl_quant_table_add (t, r.order->pdata[i], lo, hi, MAX (MAX (fabsf (lo), fabsf (hi)), 1e-6f));
-    }
-  g_hash_table_unref (r.min);
-  g_hash_table_unref (r.max);
-  g_ptr_array_unref (r.order);
   return t;
 }
 

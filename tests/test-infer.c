@@ -53,14 +53,43 @@ static const char *small_json =
   "\"edges\":[\"data -> c1\",\"c1 -> bn1\",\"bn1 -> r1\",\"r1 -> pool\",\"pool -> c2\",\"c2 -> add:0\","
   "\"pool -> add:1\",\"add -> r2\",\"r2 -> fc\"]}";
 
+/* strided conv without bias, BatchNorm, sigmoid on a blocked layout, an
+ * average pool with padding, Dropout, a grouped 1x1 conv, a ceil-mode max
+ * pool, GlobalAvgPool2D, Dense with a BatchNorm folded, LogSoftmax */
+static const char *misc_json =
+  "{\"format\":\"netloom.network\",\"version\":1,\"name\":\"misc\",\"nodes\":["
+  "{\"id\":\"data\",\"op\":\"Input\"},"
+  "{\"id\":\"c1\",\"op\":\"Conv2D\",\"params\":{\"channels\":6,\"kernel\":3,\"stride\":2,\"padding\":1,"
+  "\"use_bias\":false}},"
+  "{\"id\":\"bn1\",\"op\":\"BatchNorm\"},"
+  "{\"id\":\"sig\",\"op\":\"Activation\",\"params\":{\"act_type\":\"sigmoid\"}},"
+  "{\"id\":\"ap\",\"op\":\"AvgPool2D\",\"params\":{\"pool_size\":3,\"strides\":2,\"padding\":1,"
+  "\"ceil_mode\":true}},"
+  "{\"id\":\"drop\",\"op\":\"Dropout\"},"
+  "{\"id\":\"c2\",\"op\":\"Conv2D\",\"params\":{\"channels\":8,\"kernel\":1,\"groups\":2}},"
+  "{\"id\":\"r\",\"op\":\"Activation\",\"params\":{\"act_type\":\"relu\"}},"
+  "{\"id\":\"mp\",\"op\":\"MaxPool2D\",\"params\":{\"pool_size\":2,\"ceil_mode\":true}},"
+  "{\"id\":\"gap\",\"op\":\"GlobalAvgPool2D\"},"
+  "{\"id\":\"flat\",\"op\":\"Flatten\"},"
+  "{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":6}},"
+  "{\"id\":\"bn2\",\"op\":\"BatchNorm\"},"
+  "{\"id\":\"r2\",\"op\":\"Activation\",\"params\":{\"act_type\":\"relu\"}},"
+  "{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":3}},"
+  "{\"id\":\"lsm\",\"op\":\"LogSoftmax\"}],"
+  "\"edges\":[\"data -> c1\",\"c1 -> bn1\",\"bn1 -> sig\",\"sig -> ap\",\"ap -> drop\",\"drop -> c2\",\"c2 -> r\","
+  "\"r -> mp\",\"mp -> gap\",\"gap -> flat\",\"flat -> fc1\",\"fc1 -> bn2\",\"bn2 -> r2\",\"r2 -> fc2\",\"fc2 -> lsm\"]}";
+
 static NlNetwork *
 load_net (const char *name)
 {
   g_autoptr (GError) error = NULL;
   NlNetwork *net;
-  if (strcmp (name, "fallback") == 0 || strcmp (name, "res") == 0 || strcmp (name, "small") == 0)
+  const char *const names[] = { "fallback", "res", "small", "misc" };
+  const char *const jsons[] = { fallback_json, residual_json, small_json, misc_json };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (strcmp (name, names[i]) == 0)
     {
-      const char *json = name[0] == 'f' ? fallback_json : name[0] == 'r' ? residual_json : small_json;
+      const char *json = jsons[i];
       net = nl_network_load_data (json, -1, &error);
       nl_test_ok_or_die (net != NULL, error, name);
       return net;
@@ -77,8 +106,8 @@ sample_of (const char *name)
     return nl_shape_of (3, (int64_t) 1, (int64_t) 6, (int64_t) 6);
   if (strcmp (name, "small") == 0)
     return nl_shape_of (3, (int64_t) 3, (int64_t) 8, (int64_t) 8);
-  if (strcmp (name, "mlp") == 0)
-    return nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
+  if (strcmp (name, "misc") == 0)
+    return nl_shape_of (3, (int64_t) 3, (int64_t) 9, (int64_t) 9);
   return nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
 }
 
@@ -169,7 +198,7 @@ check_fp32 (const char *name, int batch, int rows)
 static void
 test_fp32 (void)
 {
-  const char *nets[] = { "mlp", "lenet", "resnet-small", "fallback", "res" };
+  const char *nets[] = { "mlp", "lenet", "resnet-small", "fallback", "res", "misc" };
   for (guint i = 0; i < G_N_ELEMENTS (nets); i++)
     {
       check_fp32 (nets[i], 128, 128);
@@ -499,24 +528,25 @@ test_int8_emulated (void)
 static void
 test_int8_lenet (void)
 {
-  const char *nets[] = { "lenet", "resnet-small" };
+  const char *nets[] = { "lenet", "resnet-small", "mlp", "misc" };
   for (guint k = 0; k < G_N_ELEMENTS (nets); k++)
     {
       g_autoptr (NlNetwork) net = load_net (nets[k]);
       NlShape sample = sample_of (nets[k]);
       g_autoptr (NlModel) m = make_model (net, &sample, 4);
       const int batch = 64;
-      g_autofree float *x = random_input (batch * 784, 23);
-      g_autoptr (NlQuantTable) t = observed_table (m, batch, x, 784, 1.0f);
+      int64_t per = nl_shape_numel (&sample);
+      g_autofree float *x = random_input (batch * per, 23);
+      g_autoptr (NlQuantTable) t = observed_table (m, batch, x, per, 1.0f);
       g_autoptr (NlInferNet) f = make_net (m, batch, NL_INFER_FP32, NULL, NULL, NULL);
       g_autoptr (NlInferNet) q = make_net (m, batch, NL_INFER_INT8, t, NULL, NULL);
       g_autoptr (GError) error = NULL;
-      memcpy (nl_tensor_f32 (nl_infer_net_input (f)), x, batch * 784 * sizeof (float));
-      memcpy (nl_tensor_f32 (nl_infer_net_input (q)), x, batch * 784 * sizeof (float));
+      memcpy (nl_tensor_f32 (nl_infer_net_input (f)), x, batch * per * sizeof (float));
+      memcpy (nl_tensor_f32 (nl_infer_net_input (q)), x, batch * per * sizeof (float));
       nl_test_ok_or_die (nl_infer_net_run (f, batch, &error) && nl_infer_net_run (q, batch, &error), error, "run");
       const float *a = nl_tensor_f32 (nl_infer_net_output (q)), *b = nl_tensor_f32 (nl_infer_net_output (f));
       double num = 0, den = 0;
-      for (int i = 0; i < batch * 10; i++)
+      for (int64_t i = 0; i < nl_tensor_numel (nl_infer_net_output (f)); i++)
         {
           num += (a[i] - b[i]) * (a[i] - b[i]);
           den += b[i] * b[i];

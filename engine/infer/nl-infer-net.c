@@ -231,6 +231,16 @@ build_node (NlInferNet *n, const Consumers *c, const gboolean *absorbed, FusedSp
       /* oneDNN pools plain NCHW fp32 slowly; the op's kernel is faster there */
       if (nl_infer_pool_ok (n, node) && in->md.ndims == 4 && !(nl_infer_is_plain (&in->md) && in->md.data_type == dnnl_f32))
         return nl_infer_build_pool (n, node, error);
+      /* pooling keeps within the input's range: its calibration holds */
+      float qscale = in->qscale;
+      gboolean qunsigned = in->qunsigned;
+      int v = nl_infer_build_kernel (n, node, error);
+      if (v >= 0)
+        {
+          ival (n, v)->qscale = qscale;
+          ival (n, v)->qunsigned = qunsigned;
+        }
+      return v;
     }
   if (is_op (node, "LeakyReLU") || is_op (node, "Activation"))
     return nl_infer_build_eltwise (n, node, error);

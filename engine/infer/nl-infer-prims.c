@@ -203,8 +203,15 @@ fused_pd (const FusedSpec *f, FusedGeom *fg, const float *oscales, dnnl_primitiv
     ok = nl_dnnl_check (dnnl_inner_product_forward_desc_init (&d.ip, dnnl_forward_inference, &fg->src, &fg->wei,
                                                               &fg->bias, &fg->dst),
                         "inner product", error);
-  ok = ok && nl_dnnl_check (dnnl_primitive_desc_create (pd, &d, attr, nl_dnnl_engine (), NULL),
-                            fg->conv ? "convolution" : "inner product", error);
+  dnnl_status_t status = ok ? dnnl_primitive_desc_create (pd, &d, attr, nl_dnnl_engine (), NULL) : dnnl_success;
+  if (ok && status != dnnl_success && !fg->conv && fg->src.ndims == 4)
+    {
+      /* a blocked input it has no kernel for: let it choose, a reorder goes before */
+      dnnl_memory_desc_init_by_tag (&fg->src, 4, fg->src.dims, fg->src.data_type, dnnl_format_tag_any);
+      dnnl_inner_product_forward_desc_init (&d.ip, dnnl_forward_inference, &fg->src, &fg->wei, &fg->bias, &fg->dst);
+      status = dnnl_primitive_desc_create (pd, &d, attr, nl_dnnl_engine (), NULL);
+    }
+  ok = ok && nl_dnnl_check (status, fg->conv ? "convolution" : "inner product", error);
   dnnl_post_ops_destroy (po);
   dnnl_primitive_attr_destroy (attr);
   return ok;

@@ -57,7 +57,7 @@ evaluation_json (const NlEvaluation *ev)
     json_builder_add_null_value (jb);
   json_builder_set_member_name (jb, "images_per_s");
   if (isfinite (ev->images_per_s))
-    json_builder_add_double_value (jb, round (ev->images_per_s * 10) / 10);
+    json_builder_add_double_value (jb, ev->images_per_s);
   else
     json_builder_add_null_value (jb);
   json_builder_set_member_name (jb, "dataset");
@@ -115,10 +115,11 @@ evaluation_text (const NlEvaluation *ev)
                                               : g_strdup ("");
   printf ("run %" G_GINT64_FORMAT ", checkpoint %" G_GINT64_FORMAT " (epoch %d)%s on %s\n", ev->run, ev->checkpoint,
           ev->epoch, int8, ev->dataset ? ev->dataset : "?");
-  printf ("accuracy %.4f (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT ")  macro F1 %.4f  weighted F1 %.4f\n\n",
+  printf ("accuracy %.4f (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT ")  macro F1 %.4f  weighted F1 %.4f\n",
           ev->accuracy, ev->n_correct, ev->n_samples, ev->macro_f1, ev->weighted_f1);
   if (isfinite (ev->images_per_s))
-    printf ("%.0f images/s\n\n", ev->images_per_s);
+    printf ("%.0f images/s in the model\n", ev->images_per_s);
+  printf ("\n");
   printf ("%-*s  precision  recall      F1  support\n", w, "class");
   for (int c = 0; c < n; c++)
     printf ("%-*s  %9.4f  %6.4f  %6.4f  %7" G_GINT64_FORMAT "\n", w, ev->class_names[c], ev->precision[c],
@@ -222,12 +223,12 @@ print_prediction (const NlEvaluation *ev, JsonNode *input, const char *label, co
       /* the model's time for this one input (batch 1), decoding aside */
       json_builder_set_member_name (jb, "latency_ms");
       if (timed)
-        json_builder_add_double_value (jb, round (ev->latency_ms * 1000) / 1000);
+        json_builder_add_double_value (jb, ev->latency_ms);
       else
         json_builder_add_null_value (jb);
       json_builder_set_member_name (jb, "images_per_s");
       if (timed)
-        json_builder_add_double_value (jb, round (1e4 / ev->latency_ms) / 10);
+        json_builder_add_double_value (jb, 1e3 / ev->latency_ms);
       else
         json_builder_add_null_value (jb);
       json_builder_end_object (jb);

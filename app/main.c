@@ -38,6 +38,8 @@ main (int argc, char **argv)
     { "size", 0, 0, G_OPTION_ARG_STRING, &size, N_("Window size, e.g. 1280x800"), N_("WxH") },
     { "train-for-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &opts.train_for_seconds,
       N_("With --screenshot: start a run on the training page and shoot after N seconds"), N_("N") },
+    { "quantize-run", 0, 0, G_OPTION_ARG_INT64, &opts.quantize_run,
+      N_("With --screenshot: quantize run ID from the experiments page and shoot the finished dialog"), N_("ID") },
     { NULL }
   };
   static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
@@ -66,6 +68,11 @@ main (int argc, char **argv)
   if (opts.train_for_seconds < 0 || (opts.train_for_seconds > 0 && !opts.screenshot))
     {
       fprintf (stderr, _("netloom: --train-for-seconds needs --screenshot and a positive number\n"));
+      return 2;
+    }
+  if (opts.quantize_run < 0 || (opts.quantize_run > 0 && !opts.screenshot))
+    {
+      fprintf (stderr, _("netloom: --quantize-run needs --screenshot and a run id\n"));
       return 2;
     }
   if (argc > 2)

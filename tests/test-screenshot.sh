@@ -35,7 +35,7 @@ print(w, h, len(set(rows)))
 PY
 }
 
-echo "1..7"
+echo "1..9"
 for page in network data training experiments; do
   out="$artifacts/$page.png"
   rm -f "$out"
@@ -68,5 +68,14 @@ if [ $rc -ne 0 ] && [ ! -f "$tmp/y.png" ] && [ "$(cat "$tmp/bad.netloom")" = "no
   ok "a file that is not a project: non-zero exit, file untouched"
 else
   not_ok "bad project: rc $rc" "$log"
+fi
+# --quantize-run shoots the Quantize dialog; alone, or for a run that is not there, it is refused
+log=$("$netloom" --quantize-run 1 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--quantize-run" <<<"$log"; then ok "--quantize-run needs --screenshot"; else not_ok "--quantize-run alone: rc $rc" "$log"; fi
+log=$("$netloom" --screenshot "$tmp/q.png" --quantize-run 9999 "$XDG_DATA_HOME/netloom/sample.netloom" 2>&1); rc=$?
+if [ $rc -ne 0 ] && [ ! -f "$tmp/q.png" ] && grep -q "quantize" <<<"$log"; then
+  ok "--quantize-run of a run that is not there: non-zero exit, no picture"
+else
+  not_ok "--quantize-run 9999: rc $rc" "$log"
 fi
 [ "$failed" -eq 0 ]

@@ -2,6 +2,8 @@
  * the first-start sample project, and the --screenshot mode. */
 #include "ui/nl-application.h"
 #include <glib/gi18n.h>
+#include "ui/experiments/nl-experiments-page.h"
+#include "ui/experiments/nl-quantize-dialog.h"
 #include "ui/nl-screenshot.h"
 #include "ui/nl-settings.h"
 #include "ui/training/nl-training-page.h"
@@ -19,6 +21,7 @@ struct _NlApplication {
   /* screenshot mode */
   guint shot_timeout;
   gint64 train_started;
+  NlQuantizeDialog *quantize; /* --quantize-run: the dialog, once started */
   int settle_frames;
   int exit_status;
 };
@@ -121,20 +124,56 @@ static void
 screenshot_finish (NlApplication *app, NlWindow *win, const char *failure)
 {
   g_autoptr (GError) error = NULL;
+  /* --quantize-run shoots the dialog, not the window under it */
+  GtkWidget *shot = app->quantize ? GTK_WIDGET (app->quantize) : GTK_WIDGET (win);
   g_clear_handle_id (&app->shot_timeout, g_source_remove);
   if (failure)
     {
       fprintf (stderr, "netloom: screenshot: %s\n", failure);
       app->exit_status = 1;
     }
-  else if (!nl_widget_save_png (GTK_WIDGET (win), app->opts.screenshot, &error))
+  else if (!nl_widget_save_png (shot, app->opts.screenshot, &error))
     {
       fprintf (stderr, "netloom: screenshot: %s\n", error->message);
       app->exit_status = 1;
     }
   else
     printf ("%s\n", app->opts.screenshot);
+  if (app->quantize)
+    gtk_window_destroy (GTK_WINDOW (app->quantize));
+  g_clear_object (&app->quantize);
   gtk_window_destroy (GTK_WINDOW (win));
+}
+
+/* --quantize-run: select the run, Quantize…, Start, as a person would.
+ * TRUE while the dialog has not finished. */
+static gboolean
+screenshot_quantize_pending (NlApplication *app, NlWindow *win, const char **failure)
+{
+  GtkWidget *page = nl_window_get_page (win, "experiments");
+  GListModel *toplevels; /* GTK's own */
+  if (app->quantize)
+    return nl_quantize_dialog_is_running (app->quantize);
+  if (nl_experiments_page_is_loading (NL_EXPERIMENTS_PAGE (page)))
+    return TRUE;
+  nl_window_show_page (win, "experiments");
+  nl_experiments_page_select_runs (NL_EXPERIMENTS_PAGE (page), &app->opts.quantize_run, 1);
+  /* a disabled action (no such run, no checkpoint) opens nothing */
+  gtk_widget_activate_action (page, "exp.quantize", NULL);
+  toplevels = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels) && !app->quantize; i++)
+    {
+      g_autoptr (GObject) w = g_list_model_get_item (toplevels, i);
+      if (NL_IS_QUANTIZE_DIALOG (w))
+        app->quantize = g_object_ref (NL_QUANTIZE_DIALOG (w));
+    }
+  if (!app->quantize)
+    {
+      *failure = "cannot quantize that run: no such run, or it has no checkpoint";
+      return FALSE;
+    }
+  nl_quantize_dialog_start (app->quantize);
+  return TRUE;
 }
 
 static gboolean
@@ -167,6 +206,20 @@ screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
       if (now - app->train_started < app->opts.train_for_seconds * G_USEC_PER_SEC)
         return G_SOURCE_CONTINUE;
     }
+  if (app->opts.quantize_run > 0)
+    {
+      const char *failure = NULL;
+      if (screenshot_quantize_pending (app, win, &failure))
+        {
+          app->settle_frames = 0;
+          return G_SOURCE_CONTINUE;
+        }
+      if (failure)
+        {
+          screenshot_finish (app, win, failure);
+          return G_SOURCE_REMOVE;
+        }
+    }
   /* a few quiet frames so that late layout and idle work have landed */
   if (++app->settle_frames < 4)
     return G_SOURCE_CONTINUE;
@@ -174,7 +227,8 @@ screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
    * until the next one: try again then (for a second at most) */
   if (app->settle_frames < 64)
     {
-      g_autoptr (GdkTexture) probe = nl_widget_render_texture (GTK_WIDGET (win), NULL);
+      g_autoptr (GdkTexture) probe
+          = nl_widget_render_texture (app->quantize ? GTK_WIDGET (app->quantize) : GTK_WIDGET (win), NULL);
       if (!probe)
         return G_SOURCE_CONTINUE;
     }

@@ -11,6 +11,7 @@ typedef struct {
   char *page;             /* network, data, training, experiments */
   int width, height;      /* window size, 0: remembered / default */
   double train_for_seconds; /* screenshot mid-training: start a run, shoot after N s */
+  gint64 quantize_run;    /* screenshot of the Quantize dialog: quantize this run, shoot the result */
 } NlLaunchOptions;
 
 void nl_launch_options_clear (NlLaunchOptions *o);

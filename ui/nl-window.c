@@ -1,7 +1,7 @@
 /* nl-window.c — the main window: pages, project opening, window state. */
 #include "ui/nl-window-private.h"
 #include <glib/gi18n.h>
-#include "ui/experiments/nl-evaluation-view.h"
+#include "ui/experiments/nl-evaluation-window.h"
 #include "ui/nl-settings.h"
 
 G_DEFINE_FINAL_TYPE (NlWindow, nl_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -226,21 +226,7 @@ on_open_network (NlWorkspace *ws, const char *name, int version, NlWindow *win)
 static void
 on_evaluate_run (NlWorkspace *ws, gint64 run, NlWindow *win)
 {
-  GtkWidget *w = adw_window_new ();
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *view = nl_evaluation_view_new ();
-  g_autoptr (NlRunInfo) info = nl_project_get_run (nl_workspace_get_project (ws), run, NULL);
-  g_autofree char *title = g_strdup_printf (_("Evaluation of %s"), info && info->name ? info->name : _("a run"));
-
-  gtk_box_append (GTK_BOX (box), adw_header_bar_new ());
-  gtk_widget_set_vexpand (view, TRUE);
-  gtk_box_append (GTK_BOX (box), view);
-  adw_window_set_content (ADW_WINDOW (w), box);
-  gtk_window_set_title (GTK_WINDOW (w), title);
-  gtk_window_set_transient_for (GTK_WINDOW (w), GTK_WINDOW (win));
-  gtk_window_set_default_size (GTK_WINDOW (w), 1100, 800);
-  gtk_window_present (GTK_WINDOW (w));
-  nl_evaluation_view_load (NL_EVALUATION_VIEW (view), ws, run, "best");
+  nl_evaluation_window_new (GTK_WINDOW (win), ws, run, "best", FALSE);
 }
 
 static void

@@ -2,7 +2,9 @@
  * consumer needs to feed it as netloom did. */
 #include "engine/session/nl-run-onnx.h"
 #include "engine/formats/nl-checkpoint.h"
+#include "engine/formats/nl-int8-model.h"
 #include "engine/formats/onnx/nl-onnx-export.h"
+#include "engine/formats/onnx/nl-onnx-export-int8.h"
 #include "engine/formats/onnx/nl-onnx-import.h"
 #include "engine/session/nl-run-model.h"
 
@@ -23,38 +25,126 @@ class_names_json (const NlDataset *ds)
   return json_to_string (root, FALSE);
 }
 
+/* What a consumer needs to feed the model as netloom did, in metadata
+ * pairs (key, value, ..., NULL; g_strfreev); extra pairs go last. */
+static char **
+run_metadata (const NlRunModel *l, gint64 run, const char *const *extra)
+{
+  GPtrArray *kv = g_ptr_array_new ();
+  char mean_s[G_ASCII_DTOSTR_BUF_SIZE], std_s[G_ASCII_DTOSTR_BUF_SIZE], buf[96];
+  g_ascii_dtostr (mean_s, sizeof mean_s, l->rc.mean);
+  g_ascii_dtostr (std_s, sizeof std_s, l->rc.std == 0.0f ? 1.0f : l->rc.std); /* 0: none, as the loader reads it */
+  g_ptr_array_add (kv, g_strdup ("netloom_run"));
+  g_ptr_array_add (kv, g_strdup_printf ("%" G_GINT64_FORMAT, run));
+  g_ptr_array_add (kv, g_strdup ("netloom_checkpoint"));
+  g_ptr_array_add (kv, g_strdup_printf ("%" G_GINT64_FORMAT, l->checkpoint));
+  g_ptr_array_add (kv, g_strdup ("netloom_epoch"));
+  g_ptr_array_add (kv, g_strdup_printf ("%d", l->epoch));
+  g_ptr_array_add (kv, g_strdup ("dataset"));
+  g_ptr_array_add (kv, g_strdup (l->rc.dataset ? l->rc.dataset : ""));
+  g_ptr_array_add (kv, g_strdup ("sample_shape"));
+  g_ptr_array_add (kv, g_strdup (nl_shape_format (&l->sample_shape, buf, sizeof buf)));
+  g_ptr_array_add (kv, g_strdup ("input_mean"));
+  g_ptr_array_add (kv, g_strdup (mean_s));
+  g_ptr_array_add (kv, g_strdup ("input_std"));
+  g_ptr_array_add (kv, g_strdup (std_s));
+  g_ptr_array_add (kv, g_strdup ("class_names"));
+  g_ptr_array_add (kv, class_names_json (l->ds));
+  for (int i = 0; extra && extra[i]; i++)
+    g_ptr_array_add (kv, g_strdup (extra[i]));
+  g_ptr_array_add (kv, NULL);
+  return (char **) g_ptr_array_free (kv, FALSE);
+}
+
 gboolean
 nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const char *path, int opset, gboolean softmax,
                     gint64 *checkpoint, GError **error)
 {
   g_auto (NlRunModel) l = { 0 };
-  g_autofree char *run_s = NULL, *ckpt_s = NULL, *epoch_s = NULL, *classes = NULL, *shape_s = NULL;
-  char mean_s[G_ASCII_DTOSTR_BUF_SIZE], std_s[G_ASCII_DTOSTR_BUF_SIZE], buf[96];
+  g_auto (GStrv) meta = NULL;
+  g_autofree char *doc = NULL;
   g_return_val_if_fail (p != NULL && path != NULL, FALSE);
 
   if (!nl_onnx_available ())
     return nl_onnx_export_file (NULL, NULL, path, error); /* says why */
   if (!nl_run_model_load (&l, p, run, which ? which : "last", NULL, FALSE, error))
     return FALSE;
-  run_s = g_strdup_printf ("%" G_GINT64_FORMAT, run);
-  ckpt_s = g_strdup_printf ("%" G_GINT64_FORMAT, l.checkpoint);
-  epoch_s = g_strdup_printf ("%d", l.epoch);
-  classes = class_names_json (l.ds);
-  shape_s = g_strdup (nl_shape_format (&l.sample_shape, buf, sizeof buf));
-  g_ascii_dtostr (mean_s, sizeof mean_s, l.rc.mean);
-  g_ascii_dtostr (std_s, sizeof std_s, l.rc.std == 0.0f ? 1.0f : l.rc.std); /* 0: none, as the loader reads it */
+  meta = run_metadata (&l, run, NULL);
+  doc = g_strdup_printf ("netloom run %" G_GINT64_FORMAT ", checkpoint %" G_GINT64_FORMAT " (epoch %d); input: "
+                         "pixels in [0, 1], then (x - input_mean) / input_std", run, l.checkpoint, l.epoch);
   {
-    const char *const meta[] = { "netloom_run", run_s, "netloom_checkpoint", ckpt_s, "netloom_epoch", epoch_s,
-                                 "dataset", l.rc.dataset ? l.rc.dataset : "", "sample_shape", shape_s,
-                                 "input_mean", mean_s, "input_std", std_s, "class_names", classes, NULL };
-    g_autofree char *doc = g_strdup_printf ("netloom run %s, checkpoint %s (epoch %s); input: pixels in [0, 1], "
-                                            "then (x - input_mean) / input_std", run_s, ckpt_s, epoch_s);
-    NlOnnxExportOptions o = { .opset = opset, .softmax = softmax, .metadata = meta, .doc = doc };
+    NlOnnxExportOptions o = { .opset = opset, .softmax = softmax, .metadata = (const char *const *) meta,
+                              .doc = doc };
     if (!nl_onnx_export_file (l.model, &o, path, error))
       return FALSE;
   }
   if (checkpoint)
     *checkpoint = l.checkpoint;
+  return TRUE;
+}
+
+/* The stored facts of INT8 model id of RUN. */
+static gboolean
+int8_info (NlProject *p, gint64 run, gint64 id, NlInt8ModelInfo *info, GError **error)
+{
+  g_autoptr (GArray) list = nl_project_list_int8_models (p, run, error);
+  for (guint i = 0; list && i < list->len; i++)
+    if (g_array_index (list, NlInt8ModelInfo, i).id == id)
+      {
+        *info = g_array_index (list, NlInt8ModelInfo, i);
+        return TRUE;
+      }
+  if (list)
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "run %" G_GINT64_FORMAT " has no INT8 model %"
+                 G_GINT64_FORMAT, run, id);
+  return FALSE;
+}
+
+gboolean
+nl_run_export_onnx_int8 (NlProject *p, gint64 run, const char *which, const char *path, int opset,
+                         gboolean softmax, gint64 *int8_model, GError **error)
+{
+  g_auto (NlRunModel) l = { 0 };
+  g_autoptr (GBytes) blob = NULL;
+  g_autoptr (NlQuantTable) table = NULL;
+  g_auto (GStrv) meta = NULL;
+  g_autofree char *id_s = NULL, *samples_s = NULL, *epoch_s = NULL, *doc = NULL;
+  NlInt8ModelInfo info;
+  gint64 id;
+  g_return_val_if_fail (p != NULL && path != NULL, FALSE);
+
+  if (!nl_onnx_available ())
+    return nl_onnx_export_file (NULL, NULL, path, error); /* says why */
+  if ((id = nl_project_find_int8_model (p, run, which, error)) <= 0 || !int8_info (p, run, id, &info, error)
+      || !(blob = nl_project_load_int8_model (p, id, NULL, error)))
+    return FALSE;
+  /* the source checkpoint's model, for its shape and the run's metadata;
+   * the INT8 model's blob then gives the weights it was calibrated with */
+  epoch_s = g_strdup_printf ("%d", info.epoch);
+  if (!nl_run_model_load (&l, p, run, epoch_s, NULL, FALSE, error)
+      || !nl_int8_model_read (blob, l.model, &table, error))
+    return FALSE;
+  l.checkpoint = info.checkpoint;
+  id_s = g_strdup_printf ("%" G_GINT64_FORMAT, id);
+  samples_s = g_strdup_printf ("%d", info.calibration_samples);
+  {
+    const char *const extra[] = { "netloom_int8_model", id_s, "quantization", "int8 qdq",
+                                  "calibration", info.method ? info.method : "", "calibration_samples", samples_s,
+                                  NULL };
+    meta = run_metadata (&l, run, extra);
+  }
+  doc = g_strdup_printf ("netloom run %" G_GINT64_FORMAT ", INT8 model %" G_GINT64_FORMAT " (%s calibration on %d "
+                         "samples) of checkpoint %" G_GINT64_FORMAT " (epoch %d), in QDQ form; input: pixels in "
+                         "[0, 1], then (x - input_mean) / input_std", run, id, info.method ? info.method : "?",
+                         info.calibration_samples, info.checkpoint, info.epoch);
+  {
+    NlOnnxExportOptions o = { .opset = opset, .softmax = softmax, .metadata = (const char *const *) meta,
+                              .doc = doc };
+    if (!nl_onnx_export_int8_file (l.model, table, &o, path, error))
+      return FALSE;
+  }
+  if (int8_model)
+    *int8_model = id;
   return TRUE;
 }
 

@@ -18,6 +18,17 @@ G_BEGIN_DECLS
 gboolean nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const char *path, int opset,
                              gboolean softmax, gint64 *checkpoint, GError **error);
 
+/* The INT8 model of RUN (engine/session/nl-run-quantize.h; the newest, or
+ * with `which` the newest made from that checkpoint: "best", "last", an
+ * epoch) as ONNX in QDQ form (engine/formats/onnx/nl-onnx-export-int8.h)
+ * to path. The metadata is the fp32 export's (its checkpoint: the source
+ * of the INT8 model) and netloom_int8_model, calibration (the method),
+ * calibration_samples. An error naming the run when it has no INT8 model
+ * ("run netloom-cli quantize first"). *int8_model (may be NULL) receives
+ * the id of what was exported. */
+gboolean nl_run_export_onnx_int8 (NlProject *p, gint64 run, const char *which, const char *path, int opset,
+                                  gboolean softmax, gint64 *int8_model, GError **error);
+
 /* Imports the ONNX model at path (engine/formats/onnx/nl-onnx-import.h) as the
  * project network `name` (NULL: the file's name without .onnx) and a
  * finished run holding its weights as its one checkpoint, ready to

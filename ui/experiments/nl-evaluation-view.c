@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include "ui/experiments/nl-confusion-matrix.h"
 #include "ui/widgets/nl-file-chooser.h"
+#include "ui/widgets/nl-sample-image.h"
 
 #include <math.h>
 
@@ -55,64 +56,6 @@ static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (NlEvaluationView, nl_evaluation_view, ADW_TYPE_BIN)
 
-/* ---- images from samples (worker threads) ---- */
-
-typedef struct {
-  GBytes *rgba;
-  int width, height;
-} Image;
-
-static void
-image_clear (Image *im)
-{
-  g_clear_pointer (&im->rgba, g_bytes_unref);
-}
-
-/* A (1 or 3, H, W) or (H, W) sample in [0, 1] as RGBA, each pixel a
- * scale x scale block (nearest: pixels stay crisp). FALSE for other shapes. */
-static gboolean
-image_from_sample (const float *x, const NlShape *s, int target, Image *out)
-{
-  int channels, h, w, scale;
-  guint8 *px;
-  int64_t plane;
-  if (s->ndim == 3 && (s->d[0] == 1 || s->d[0] == 3))
-    channels = (int) s->d[0], h = (int) s->d[1], w = (int) s->d[2];
-  else if (s->ndim == 2)
-    channels = 1, h = (int) s->d[0], w = (int) s->d[1];
-  else
-    return FALSE;
-  if (h < 1 || w < 1 || h > 4096 || w > 4096)
-    return FALSE;
-  scale = MAX (1, target / MAX (h, w));
-  plane = (int64_t) h * w;
-  out->width = w * scale;
-  out->height = h * scale;
-  px = g_malloc ((gsize) out->width * out->height * 4);
-  for (int y = 0; y < out->height; y++)
-    for (int xx = 0; xx < out->width; xx++)
-      {
-        int64_t k = (int64_t) (y / scale) * w + xx / scale;
-        guint8 *p = px + ((gsize) y * out->width + xx) * 4;
-        for (int c = 0; c < 3; c++)
-          {
-            float v = x[(channels == 3 ? c : 0) * plane + k];
-            p[c] = (guint8) lrintf (CLAMP (v, 0.0f, 1.0f) * 255.0f);
-          }
-        p[3] = 255;
-      }
-  out->rgba = g_bytes_new_take (px, (gsize) out->width * out->height * 4);
-  return TRUE;
-}
-
-static GdkTexture *
-image_texture (const Image *im)
-{
-  if (!im->rgba)
-    return NULL;
-  return gdk_memory_texture_new (im->width, im->height, GDK_MEMORY_R8G8B8A8, im->rgba, (gsize) im->width * 4);
-}
-
 /* ---- loading ---- */
 
 typedef struct {
@@ -122,11 +65,12 @@ typedef struct {
   gint *progress;
   gint64 run;
   char *which;
+  gboolean int8;
 } LoadData;
 
 typedef struct {
   Holder *holder;
-  GArray *thumbs;   /* Image per shown mistake */
+  GArray *thumbs;   /* NlSampleImage per shown mistake */
 } LoadResult;
 
 static void
@@ -161,8 +105,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *unu
 {
   LoadData *d = task_data;
   GError *error = NULL;
-  NlEvaluation *ev = nl_evaluate_run (d->project, d->run, d->which, GALLERY_MAX, d->cancel,
-                                      on_progress, d->progress, &error);
+  NlEvaluation *ev = nl_evaluate_run_full (d->project, d->run, d->which, NULL, d->int8, GALLERY_MAX, d->cancel,
+                                           on_progress, d->progress, &error);
   LoadResult *r;
   g_autofree float *x = NULL;
 
@@ -174,15 +118,15 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *unu
   r = g_new0 (LoadResult, 1);
   r->holder = g_atomic_rc_box_new0 (Holder);
   r->holder->ev = ev;
-  r->thumbs = g_array_new (FALSE, TRUE, sizeof (Image));
-  g_array_set_clear_func (r->thumbs, (GDestroyNotify) image_clear);
+  r->thumbs = g_array_new (FALSE, TRUE, sizeof (NlSampleImage));
+  g_array_set_clear_func (r->thumbs, (GDestroyNotify) nl_sample_image_clear);
   /* decoding samples may take a while (image folders): here, not on the main loop */
   x = g_new (float, nl_shape_numel (&ev->sample_shape));
   for (int i = 0; i < ev->n_misclassified; i++)
     {
-      Image im = { 0 };
+      NlSampleImage im = { 0 };
       if (nl_evaluation_get_sample (ev, ev->misclassified[i].index, x, NULL, NULL))
-        image_from_sample (x, &ev->sample_shape, THUMB_SIZE, &im);
+        nl_sample_image_from_sample (x, &ev->sample_shape, THUMB_SIZE, &im);
       g_array_append_val (r->thumbs, im);
     }
   g_task_return_pointer (task, r, load_result_free);
@@ -297,7 +241,7 @@ fill_table (NlEvaluationView *v, const NlEvaluation *ev)
 }
 
 static GtkWidget *
-mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const Image *im)
+mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const NlSampleImage *im)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
   g_autofree char *what = g_strdup_printf ("%s → %s", ev->class_names[m->truth], ev->class_names[m->predicted]);
@@ -305,7 +249,7 @@ mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const Image *im
   g_autofree char *tip = g_strdup_printf (_("Sample %" PRId64 ": a %s taken for a %s (%.1f %% sure)"),
                                           m->index, ev->class_names[m->truth], ev->class_names[m->predicted],
                                           100 * m->confidence);
-  g_autoptr (GdkTexture) tex = image_texture (im);
+  g_autoptr (GdkTexture) tex = nl_sample_image_texture (im);
   GtkWidget *l;
 
   if (tex)
@@ -330,8 +274,9 @@ static void
 show_result (NlEvaluationView *v, LoadResult *r, const char *which)
 {
   const NlEvaluation *ev = r->holder->ev;
-  g_autofree char *title = g_ascii_isdigit (*which)
-    ? g_strdup_printf (_("Run %" PRId64 " · epoch %d"), ev->run, ev->epoch)
+  g_autofree char *title = ev->int8_model > 0
+    ? g_strdup_printf (_("Run %" PRId64 " · INT8 model %" PRId64 " (epoch %d)"), ev->run, ev->int8_model, ev->epoch)
+    : g_ascii_isdigit (*which) ? g_strdup_printf (_("Run %" PRId64 " · epoch %d"), ev->run, ev->epoch)
     : g_strdup_printf (_("Run %" PRId64 " · %s checkpoint (epoch %d)"), ev->run, which, ev->epoch);
   g_autofree char *sub = g_strdup_printf ("Checkpoint %" G_GINT64_FORMAT " on %s · %" G_GINT64_FORMAT
                                           " samples in %.2f s", ev->checkpoint, ev->dataset ? ev->dataset : "?",
@@ -358,7 +303,7 @@ show_result (NlEvaluationView *v, LoadResult *r, const char *which)
   clear_children (v->gallery);
   for (int i = 0; i < ev->n_misclassified; i++)
     gtk_flow_box_append (GTK_FLOW_BOX (v->gallery),
-                         mistake_child (ev, &ev->misclassified[i], &g_array_index (r->thumbs, Image, i)));
+                         mistake_child (ev, &ev->misclassified[i], &g_array_index (r->thumbs, NlSampleImage, i)));
   caption = wrong == 0 ? g_strdup (_("No sample was misclassified."))
             : g_strdup_printf ("The %d most confident of %" G_GINT64_FORMAT " misclassified samples, "
                                "true → predicted (confidence)", ev->n_misclassified, wrong);
@@ -400,6 +345,12 @@ load_done (GObject *source, GAsyncResult *res, gpointer user)
 void
 nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const char *which)
 {
+  nl_evaluation_view_load_full (v, ws, run, which, FALSE);
+}
+
+void
+nl_evaluation_view_load_full (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const char *which, gboolean int8)
+{
   g_autoptr (GTask) task = NULL;
   g_autofree char *label = NULL;
   LoadData *d;
@@ -421,7 +372,9 @@ nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const
   d->progress = g_atomic_rc_box_acquire (v->progress);
   d->run = run;
   d->which = g_strdup (which ? which : "best");
-  label = g_strdup_printf (_("Evaluating the %s checkpoint of run %" PRId64 "…"), d->which, run);
+  d->int8 = int8;
+  label = int8 ? g_strdup_printf (_("Evaluating the INT8 model of run %" PRId64 "…"), run)
+               : g_strdup_printf (_("Evaluating the %s checkpoint of run %" PRId64 "…"), d->which, run);
   gtk_label_set_text (GTK_LABEL (v->progress_label), label);
   gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (v->progress_bar), 0);
   gtk_stack_set_visible_child_name (GTK_STACK (v->stack), "loading");
@@ -431,7 +384,7 @@ nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const
     v->progress_id = g_timeout_add (100, update_progress, v);
 
   task = g_task_new (v, NULL, load_done, NULL);
-  g_task_set_source_tag (task, nl_evaluation_view_load);
+  g_task_set_source_tag (task, nl_evaluation_view_load_full);
   g_task_set_task_data (task, d, load_data_free);
   g_task_run_in_thread (task, load_thread);
 }
@@ -446,7 +399,7 @@ typedef struct {
 
 typedef struct {
   double *probs;
-  Image seen;
+  NlSampleImage seen;
 } PredictResult;
 
 static void
@@ -464,7 +417,7 @@ predict_result_free (gpointer data)
 {
   PredictResult *r = data;
   g_free (r->probs);
-  image_clear (&r->seen);
+  nl_sample_image_clear (&r->seen);
   g_free (r);
 }
 
@@ -483,7 +436,7 @@ predict_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
       g_task_return_error (task, error);
       return;
     }
-  image_from_sample (seen, &ev->sample_shape, PREDICT_SIZE, &r->seen);
+  nl_sample_image_from_sample (seen, &ev->sample_shape, PREDICT_SIZE, &r->seen);
   g_task_return_pointer (task, r, predict_result_free);
 }
 
@@ -559,7 +512,7 @@ predict_done (GObject *source, GAsyncResult *res, gpointer user)
       return;
     }
   set_pred_message (v, NULL, FALSE);
-  tex = image_texture (&r->seen);
+  tex = nl_sample_image_texture (&r->seen);
   gtk_image_set_from_paintable (GTK_IMAGE (v->pred_picture), GDK_PAINTABLE (tex));
   if (tex)
     gtk_image_set_pixel_size (GTK_IMAGE (v->pred_picture), MIN (MAX (r->seen.width, r->seen.height), PREDICT_SIZE));

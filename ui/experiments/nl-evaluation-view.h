@@ -23,6 +23,10 @@ GtkWidget *nl_evaluation_view_new (void);
 /* Evaluates checkpoint `which` ("best", "last" or an epoch number; NULL:
  * "best") of RUN in the background. */
 void nl_evaluation_view_load (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const char *which);
+/* The same; int8: the run's INT8 model made from that checkpoint (the
+ * newest; Quantize…) instead of its fp32 weights (nl_evaluate_run_full). */
+void nl_evaluation_view_load_full (NlEvaluationView *v, NlWorkspace *ws, gint64 run, const char *which,
+                                   gboolean int8);
 /* Classifies the image at PATH with the loaded model in the background and
  * shows it in the prediction panel. FALSE (and a message in the panel)
  * when no evaluation is loaded yet. */

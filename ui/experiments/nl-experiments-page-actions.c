@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 #include <inttypes.h>
 #include "core/nl-json-guard.h"
+#include "ui/experiments/nl-quantize-dialog.h"
 #include "ui/widgets/nl-file-chooser.h"
 #include "ui/widgets/nl-onnx-export-dialog.h"
 
@@ -52,6 +53,7 @@ _nl_experiments_page_update_actions (NlExperimentsPage *page)
   gtk_widget_action_set_enabled (w, "exp.resume", ckpt && page->resume_func && !nl_run_row_is_active (one));
   gtk_widget_action_set_enabled (w, "exp.fork", one != NULL);
   gtk_widget_action_set_enabled (w, "exp.evaluate", ckpt);
+  gtk_widget_action_set_enabled (w, "exp.quantize", ckpt && page->ws);
   gtk_widget_action_set_enabled (w, "exp.open-network", one != NULL);
   gtk_widget_action_set_enabled (w, "exp.export-weights", ckpt);
   gtk_widget_action_set_enabled (w, "exp.export-onnx", ckpt);
@@ -568,6 +570,9 @@ action_simple (GtkWidget *widget, const char *name, GVariant *param)
     nl_workspace_request_fork_run (page->ws, nl_run_row_get_id (row));
   else if (strcmp (name, "exp.evaluate") == 0)
     nl_workspace_request_evaluate_run (page->ws, nl_run_row_get_id (row));
+  else if (strcmp (name, "exp.quantize") == 0)
+    gtk_window_present (GTK_WINDOW (nl_quantize_dialog_new (widget, page->ws, nl_run_row_get_id (row),
+                                                            nl_run_row_get_name (row))));
   else if (strcmp (name, "exp.open-network") == 0)
     nl_experiments_page_open_network (page, nl_run_row_get_id (row));
   else if (strcmp (name, "exp.export-weights") == 0)
@@ -581,7 +586,7 @@ void
 _nl_experiments_page_install_actions (NlExperimentsPageClass *klass)
 {
   GtkWidgetClass *wc = GTK_WIDGET_CLASS (klass);
-  static const char *const simple[] = { "exp.tags", "exp.notes", "exp.resume", "exp.fork", "exp.evaluate",
+  static const char *const simple[] = { "exp.tags", "exp.notes", "exp.resume", "exp.fork", "exp.evaluate", "exp.quantize",
                                         "exp.open-network", "exp.export-weights", "exp.export-onnx",
                                         "exp.export-metrics" };
   gtk_widget_class_install_action (wc, "exp.rename", NULL, action_rename);

@@ -10,7 +10,7 @@
 
 typedef enum {
   COL_STATUS, COL_NAME, COL_NETWORK, COL_OPTIMIZER, COL_LR, COL_BATCH, COL_EPOCHS,
-  COL_BEST, COL_LAST, COL_DURATION, COL_TAGS,
+  COL_BEST, COL_LAST, COL_INT8, COL_DURATION, COL_TAGS,
 } ColumnKind;
 
 typedef struct {
@@ -64,6 +64,8 @@ column_text (const ColumnSpec *c, NlRunRow *r)
       return nl_format_metric (nl_run_row_get_best (r, c->split, c->name));
     case COL_LAST:
       return nl_format_metric (nl_run_row_get_last (r, c->split, c->name));
+    case COL_INT8:
+      return nl_format_metric (nl_run_row_get_int8_accuracy (r));
     case COL_DURATION:
       return nl_format_duration (nl_run_row_get_duration (r));
     case COL_TAGS:
@@ -89,6 +91,8 @@ column_number (const ColumnSpec *c, NlRunRow *r)
       return nl_run_row_get_best (r, c->split, c->name);
     case COL_LAST:
       return nl_run_row_get_last (r, c->split, c->name);
+    case COL_INT8:
+      return nl_run_row_get_int8_accuracy (r);
     case COL_DURATION:
       return nl_run_row_get_duration (r);
     default:
@@ -213,7 +217,7 @@ add_column (NlExperimentsPage *page, ColumnKind kind, const char *title, const c
   g_autoptr (GtkColumnViewColumn) col = NULL;
   g_autoptr (GtkSorter) sorter = NULL;
   static const char *const ids[] = { "status", "name", "network", "optimizer", "lr", "batch", "epochs",
-                                     "best", "last", "duration", "tags" };
+                                     "best", "last", "int8", "duration", "tags" };
 
   c->kind = kind;
   c->split = g_intern_string (split);
@@ -255,6 +259,8 @@ _nl_experiments_page_setup_columns (NlExperimentsPage *page)
   add_column (page, COL_BATCH, _("Batch"), NULL, NULL, NULL);
   add_column (page, COL_EPOCHS, _("Epochs"), NULL, NULL, NULL);
   add_metric_columns (page, "test", "accuracy");
+  /* the run's INT8 models (Quantize…): the best one's test accuracy */
+  add_column (page, COL_INT8, _("INT8 test acc"), NULL, NULL, NULL);
   add_metric_columns (page, "train", "loss");
   add_metric_columns (page, "train", "accuracy");
   add_column (page, COL_DURATION, _("Duration"), NULL, NULL, NULL);

@@ -12,16 +12,25 @@ NlRunSnapshot *
 nl_run_snapshot_load (NlProject *p, NlRunInfo *info, GError **error)
 {
   g_autoptr (NlRunSnapshot) s = g_new0 (NlRunSnapshot, 1);
-  g_autoptr (GArray) ckpts = NULL;
+  g_autoptr (GArray) ckpts = NULL, int8 = NULL;
   g_autoptr (GPtrArray) notes = NULL;
 
   s->info = info;
   if (!(s->summaries = nl_project_list_metric_summaries (p, info->id, error))
       || !(s->tags = nl_project_list_tags (p, info->id, error))
       || !(ckpts = nl_project_list_checkpoints (p, info->id, error))
-      || !(notes = nl_project_list_notes (p, info->id, error)))
+      || !(notes = nl_project_list_notes (p, info->id, error))
+      || !(int8 = nl_project_list_int8_models (p, info->id, error)))
     return NULL;
   s->n_checkpoints = (int) ckpts->len;
+  s->n_int8_models = (int) int8->len;
+  s->int8_acc = NAN;
+  for (guint i = 0; i < int8->len; i++)
+    {
+      double acc = g_array_index (int8, NlInt8ModelInfo, i).int8_test_acc;
+      if (isfinite (acc) && !(acc <= s->int8_acc))
+        s->int8_acc = acc;
+    }
   s->n_notes = (int) notes->len;
   return g_steal_pointer (&s);
 }
@@ -186,7 +195,8 @@ same_snapshot (const NlRunSnapshot *a, const NlRunSnapshot *b)
   if (!same_str (x->name, y->name) || !same_str (x->status, y->status) || !same_str (x->error, y->error)
       || !same_str (x->hparams_json, y->hparams_json) || !same_str (x->network_name, y->network_name)
       || x->epochs_done != y->epochs_done || x->started != y->started || x->finished != y->finished
-      || a->n_checkpoints != b->n_checkpoints || a->n_notes != b->n_notes)
+      || a->n_checkpoints != b->n_checkpoints || a->n_notes != b->n_notes || a->n_int8_models != b->n_int8_models
+      || !(a->int8_acc == b->int8_acc || (isnan (a->int8_acc) && isnan (b->int8_acc))))
     return FALSE;
   if (g_strv_length (a->tags) != g_strv_length (b->tags) || !g_strv_equal ((const char *const *) a->tags,
                                                                             (const char *const *) b->tags))
@@ -333,6 +343,20 @@ nl_run_row_get_n_checkpoints (NlRunRow *row)
 {
   g_return_val_if_fail (NL_IS_RUN_ROW (row), 0);
   return row->snap->n_checkpoints;
+}
+
+int
+nl_run_row_get_n_int8_models (NlRunRow *row)
+{
+  g_return_val_if_fail (NL_IS_RUN_ROW (row), 0);
+  return row->snap->n_int8_models;
+}
+
+double
+nl_run_row_get_int8_accuracy (NlRunRow *row)
+{
+  g_return_val_if_fail (NL_IS_RUN_ROW (row), NAN);
+  return row->snap->int8_acc;
 }
 
 int

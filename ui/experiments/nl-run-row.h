@@ -16,6 +16,8 @@ typedef struct {
   GArray *summaries;   /* NlMetricSummary */
   char **tags;         /* sorted, NULL-terminated */
   int n_checkpoints;
+  int n_int8_models;   /* INT8 models made by quantizing its checkpoints */
+  double int8_acc;     /* the best of their test accuracies; NaN without one */
   int n_notes;
 } NlRunSnapshot;
 
@@ -65,6 +67,9 @@ double nl_run_row_get_duration (NlRunRow *row);
 const char *const *nl_run_row_get_tags (NlRunRow *row);
 gboolean nl_run_row_has_tag (NlRunRow *row, const char *tag);
 int nl_run_row_get_n_checkpoints (NlRunRow *row);
+int nl_run_row_get_n_int8_models (NlRunRow *row);
+/* The best test accuracy of its INT8 models; NaN without one. */
+double nl_run_row_get_int8_accuracy (NlRunRow *row);
 int nl_run_row_get_n_notes (NlRunRow *row);
 /* NlMetricSummary of every (name, split) of the run. */
 GArray *nl_run_row_get_summaries (NlRunRow *row);

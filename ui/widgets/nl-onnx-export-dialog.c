@@ -16,7 +16,7 @@ struct _NlOnnxExportDialog {
   NlWorkspace *ws;
   gint64 run;
   char *network, *suggested;
-  AdwComboRow *checkpoint_row, *opset_row;
+  AdwComboRow *checkpoint_row, *opset_row, *precision_row;
   GtkSwitch *softmax_switch;
 };
 
@@ -31,7 +31,7 @@ typedef struct {
   gint64 run;
   char *network, *which, *path;
   int opset;
-  gboolean softmax;
+  gboolean softmax, int8;
 } ExportJob;
 
 static void
@@ -46,7 +46,7 @@ export_job_free (ExportJob *j)
 
 static ExportJob *
 export_job_new (NlWorkspace *ws, gint64 run, const char *network, const char *which, int opset, gboolean softmax,
-                const char *path)
+                gboolean int8, const char *path)
 {
   ExportJob *j = g_new0 (ExportJob, 1);
   j->ws = g_object_ref (ws);
@@ -55,6 +55,7 @@ export_job_new (NlWorkspace *ws, gint64 run, const char *network, const char *wh
   j->which = g_strdup (which ? which : "best");
   j->opset = opset;
   j->softmax = softmax;
+  j->int8 = int8 && run > 0;
   j->path = g_strdup (path);
   return j;
 }
@@ -70,7 +71,7 @@ export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
   g_autoptr (NlRunInfo) info = NULL;
   g_autofree char *base = g_path_get_basename (j->path);
   char *msg;
-  gint64 ckpt = 0;
+  gint64 ckpt = 0, int8 = 0;
 
   if (run <= 0)
     {
@@ -80,13 +81,17 @@ export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
   /* a run that measured nothing (an import) has no best: its last then */
   if (g_str_equal (which, "best") && nl_project_find_checkpoint (p, run, "best", NULL) <= 0)
     which = "last";
-  if (!nl_run_export_onnx (p, run, which, j->path, j->opset, j->softmax, &ckpt, &error))
+  if (j->int8 ? !nl_run_export_onnx_int8 (p, run, which, j->path, j->opset, j->softmax, &int8, &error)
+              : !nl_run_export_onnx (p, run, which, j->path, j->opset, j->softmax, &ckpt, &error))
     {
       g_task_return_error (task, error);
       return;
     }
   info = nl_project_get_run (p, run, NULL);
-  if (j->run > 0)
+  if (j->int8)
+    msg = g_strdup_printf (_("Exported INT8 model %" PRId64 " of “%s” to “%s”"), int8,
+                           info ? info->name : _("the run"), base);
+  else if (j->run > 0)
     msg = g_strdup_printf (_("Exported checkpoint %" PRId64 " of “%s” to “%s”"), ckpt,
                            info ? info->name : _("the run"), base);
   else
@@ -97,14 +102,15 @@ export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
 
 void
 nl_onnx_export_async (NlWorkspace *ws, gint64 run, const char *network, const char *which, int opset,
-                      gboolean softmax, const char *path, GAsyncReadyCallback callback, gpointer user_data)
+                      gboolean softmax, gboolean int8, const char *path, GAsyncReadyCallback callback,
+                      gpointer user_data)
 {
   g_autoptr (GTask) task = NULL;
   g_return_if_fail (NL_IS_WORKSPACE (ws) && path != NULL);
   g_return_if_fail (run > 0 || network != NULL);
   task = g_task_new (NULL, NULL, callback, user_data);
   g_task_set_source_tag (task, nl_onnx_export_async);
-  g_task_set_task_data (task, export_job_new (ws, run, network, which, opset, softmax, path),
+  g_task_set_task_data (task, export_job_new (ws, run, network, which, opset, softmax, int8, path),
                         (GDestroyNotify) export_job_free);
   g_task_run_in_thread (task, export_thread);
 }
@@ -137,7 +143,8 @@ file_chosen (GtkWidget *owner, const char *path, gpointer data)
   ExportJob *j = data;
   g_autofree char *full = g_str_has_suffix (path, ".onnx") ? g_strdup (path) : g_strconcat (path, ".onnx", NULL);
   nl_workspace_busy_push (j->ws);
-  nl_onnx_export_async (j->ws, j->run, j->network, j->which, j->opset, j->softmax, full, export_done, NULL);
+  nl_onnx_export_async (j->ws, j->run, j->network, j->which, j->opset, j->softmax, j->int8, full, export_done,
+                        NULL);
 }
 
 static void
@@ -148,7 +155,7 @@ choose_file (NlOnnxExportDialog *self)
                                                                        : g_strconcat (self->suggested, ".onnx", NULL);
   ExportJob *j = export_job_new (self->ws, self->run, self->network, nl_onnx_export_dialog_get_checkpoint (self),
                                  nl_onnx_export_dialog_get_opset (self), nl_onnx_export_dialog_get_softmax (self),
-                                 NULL);
+                                 nl_onnx_export_dialog_get_int8 (self), NULL);
   gtk_file_filter_set_name (filter, "ONNX models");
   gtk_file_filter_add_pattern (filter, "*.onnx");
   g_strdelimit (name, "/\\", '-');
@@ -212,6 +219,29 @@ nl_onnx_export_dialog_set_softmax (NlOnnxExportDialog *self, gboolean softmax)
   gtk_switch_set_active (self->softmax_switch, softmax);
 }
 
+gboolean
+nl_onnx_export_dialog_get_int8 (NlOnnxExportDialog *self)
+{
+  g_return_val_if_fail (NL_IS_ONNX_EXPORT_DIALOG (self), FALSE);
+  return gtk_widget_get_visible (GTK_WIDGET (self->precision_row))
+         && adw_combo_row_get_selected (self->precision_row) == 1;
+}
+
+void
+nl_onnx_export_dialog_set_int8 (NlOnnxExportDialog *self, gboolean int8)
+{
+  g_return_if_fail (NL_IS_ONNX_EXPORT_DIALOG (self));
+  adw_combo_row_set_selected (self->precision_row, int8 ? 1 : 0);
+}
+
+/* The precision row is there for a run with INT8 models only. */
+static gboolean
+has_int8_models (NlWorkspace *ws, gint64 run)
+{
+  g_autoptr (GArray) models = run > 0 ? nl_project_list_int8_models (nl_workspace_get_project (ws), run, NULL) : NULL;
+  return models && models->len > 0;
+}
+
 NlOnnxExportDialog *
 nl_onnx_export_dialog_new (GtkWidget *owner, NlWorkspace *ws, gint64 run, const char *network, const char *suggested)
 {
@@ -231,6 +261,7 @@ nl_onnx_export_dialog_new (GtkWidget *owner, NlWorkspace *ws, gint64 run, const 
   self->run = run;
   self->network = g_strdup (network);
   self->suggested = g_strdup (suggested && *suggested ? suggested : "model.onnx");
+  gtk_widget_set_visible (GTK_WIDGET (self->precision_row), has_int8_models (ws, run));
   return self;
 }
 
@@ -267,6 +298,7 @@ nl_onnx_export_dialog_class_init (NlOnnxExportDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlOnnxExportDialog, checkpoint_row);
   gtk_widget_class_bind_template_child (widget_class, NlOnnxExportDialog, opset_row);
   gtk_widget_class_bind_template_child (widget_class, NlOnnxExportDialog, softmax_switch);
+  gtk_widget_class_bind_template_child (widget_class, NlOnnxExportDialog, precision_row);
 }
 
 static void

@@ -30,12 +30,17 @@ int nl_onnx_export_dialog_get_opset (NlOnnxExportDialog *self);
 void nl_onnx_export_dialog_set_opset (NlOnnxExportDialog *self, int opset);
 gboolean nl_onnx_export_dialog_get_softmax (NlOnnxExportDialog *self);
 void nl_onnx_export_dialog_set_softmax (NlOnnxExportDialog *self, gboolean softmax);
+/* INT8: the run's newest INT8 model made from that checkpoint (Quantize…),
+ * in QDQ form; offered only for a run that has INT8 models (fp32 at first). */
+gboolean nl_onnx_export_dialog_get_int8 (NlOnnxExportDialog *self);
+void nl_onnx_export_dialog_set_int8 (NlOnnxExportDialog *self, gboolean int8);
 
 /* The export itself on a worker thread, the workspace (and so the project)
  * kept alive until it is done; callback on the main loop. run and network
- * as above; which "best" or "last". */
+ * as above; which "best" or "last"; int8 (run > 0 only): its INT8 model. */
 void nl_onnx_export_async (NlWorkspace *ws, gint64 run, const char *network, const char *which, int opset,
-                           gboolean softmax, const char *path, GAsyncReadyCallback callback, gpointer user_data);
+                           gboolean softmax, gboolean int8, const char *path, GAsyncReadyCallback callback,
+                           gpointer user_data);
 /* A message for the user ("Exported … to “x.onnx”"), or NULL with error. */
 char *nl_onnx_export_finish (GAsyncResult *result, GError **error);
 

@@ -199,6 +199,15 @@ nl_onnx_builder_scalar (NlOnnxBuilder *b, const char *name, float v)
   return tensor (b, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, NULL, 0, &v, sizeof (float));
 }
 
+const char *
+nl_onnx_builder_bytes (NlOnnxBuilder *b, const char *name, int elem_type, const int64_t *dims, int ndim,
+                       const void *data)
+{
+  g_return_val_if_fail (elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+                          || elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, NULL);
+  return tensor (b, name, elem_type, dims, ndim, data, 1);
+}
+
 static Onnx__ValueInfoProto *
 value_info (NlOnnxBuilder *b, const char *name, int elem_type, const int64_t *dims, int ndim)
 {

@@ -36,6 +36,9 @@ const char *nl_onnx_builder_floats (NlOnnxBuilder *b, const char *name, const in
 const char *nl_onnx_builder_int64s (NlOnnxBuilder *b, const char *name, const int64_t *dims, int ndim,
                                     const int64_t *data);
 const char *nl_onnx_builder_scalar (NlOnnxBuilder *b, const char *name, float v);
+/* 8-bit integers: elem_type ONNX__TENSOR_PROTO__DATA_TYPE__INT8 or UINT8. */
+const char *nl_onnx_builder_bytes (NlOnnxBuilder *b, const char *name, int elem_type, const int64_t *dims, int ndim,
+                                   const void *data);
 
 /* Graph inputs and outputs of float32 (or elem_type) with these dims; a
  * negative dim is the symbolic batch dimension "N". */

@@ -6,6 +6,7 @@
  * every op below works on any batch size. */
 #include "engine/formats/onnx/nl-onnx-export.h"
 #include "engine/formats/onnx/nl-onnx-builder.h"
+#include "engine/formats/onnx/nl-onnx-export-private.h"
 #include "nl-onnx-version.h"
 
 #include <math.h>
@@ -33,20 +34,8 @@ nl_onnx_available (void)
   return TRUE;
 }
 
-typedef struct {
-  NlOnnxBuilder *b;
-  const NlModel *m;
-  const NlGraph *g;
-  int opset;
-  const char **vname;   /* ONNX value name of each graph value */
-} Ctx;
-
-/* One node: its data inputs' names, the name its output gets. */
-typedef struct {
-  const NlGraphNode *gn;
-  const char *in[NL_MAX_PORTS];
-  const char *out;
-} Node;
+typedef NlOnnxCtx Ctx;
+typedef NlOnnxNode Node;
 
 static gboolean
 unsupported (GError **error, const Node *n, const char *why)
@@ -62,12 +51,16 @@ in_shape (Ctx *c, const Node *n, int k)
   return &nl_graph_value (c->g, n->gn->in[k])->shape;
 }
 
-/* The model's tensor of weight slot k (NULL when absent), as an initializer. */
+/* The model's tensor of weight slot k (NULL when absent), as an initializer
+ * (or what a hook puts in its place). */
 static const char *
 weight (Ctx *c, const Node *n, int k)
 {
   const NlTensor *t = c->m->weights[NL_MODEL_SLOT (n->gn->net_index, k)];
   g_autofree char *name = NULL;
+  const char *hooked = c->hooks && c->hooks->weight ? c->hooks->weight (c, n, k, FALSE, c->hook_data) : NULL;
+  if (hooked)
+    return hooked;
   if (!t)
     return NULL;
   name = nl_model_weight_name (c->m, n->gn->net_index, k);
@@ -99,6 +92,12 @@ temp (Ctx *c, const Node *n, const char *what)
   return nl_onnx_builder_unique (c->b, "%s/%s", n->gn->id, what);
 }
 
+const char *
+nl_onnx_export_temp (NlOnnxCtx *c, const NlOnnxNode *n, const char *what)
+{
+  return temp (c, n, what);
+}
+
 static Onnx__NodeProto *
 node1 (Ctx *c, const char *op, const char *name, const char *in, const char *out)
 {
@@ -119,6 +118,26 @@ export_identity (Ctx *c, const Node *n, GError **error)
 {
   node1 (c, "Identity", n->gn->id, n->in[0], n->out);
   return TRUE;
+}
+
+/* W^T of a Dense applied to the last axis, "fc.weight.T" */
+static const char *
+weight_transposed (Ctx *c, const Node *n, const NlTensor *w)
+{
+  int64_t units = w->shape[0], k = w->shape[1], dims[2] = { k, units };
+  g_autofree float *wt = NULL;
+  g_autofree char *wname = NULL, *tname = NULL;
+  const char *hooked = c->hooks && c->hooks->weight ? c->hooks->weight (c, n, 0, TRUE, c->hook_data) : NULL;
+  const float *src = nl_tensor_f32 (w);
+  if (hooked)
+    return hooked;
+  wt = g_new (float, units * k);
+  wname = nl_model_weight_name (c->m, n->gn->net_index, 0);
+  tname = g_strdup_printf ("%s.T", wname);
+  for (int64_t i = 0; i < units; i++)
+    for (int64_t j = 0; j < k; j++)
+      wt[j * units + i] = src[i * k + j];
+  return nl_onnx_builder_floats (c->b, tname, dims, 2, wt);
 }
 
 static gboolean
@@ -148,16 +167,8 @@ export_dense (Ctx *c, const Node *n, GError **error)
     }
   /* applied to the last dimension: MatMul by W^T (stored transposed), + b */
   {
-    int64_t units = w->shape[0], k = w->shape[1], dims[2] = { k, units };
-    g_autofree float *wt = g_new (float, units * k);
-    g_autofree char *wname = nl_model_weight_name (c->m, n->gn->net_index, 0);
-    g_autofree char *tname = g_strdup_printf ("%s.T", wname);
-    const float *src = nl_tensor_f32 (w);
     const char *y = bias ? temp (c, n, "matmul") : n->out;
-    for (int64_t i = 0; i < units; i++)
-      for (int64_t j = 0; j < k; j++)
-        wt[j * units + i] = src[i * k + j];
-    node2 (c, "MatMul", bias ? y : n->gn->id, n->in[0], nl_onnx_builder_floats (c->b, tname, dims, 2, wt), y);
+    node2 (c, "MatMul", bias ? y : n->gn->id, n->in[0], weight_transposed (c, n, w), y);
     if (bias)
       node2 (c, "Add", n->gn->id, y, bias, n->out);
   }
@@ -168,7 +179,8 @@ static gboolean
 export_conv (Ctx *c, const Node *n, GError **error)
 {
   const NlParamValue *p = n->gn->params;
-  const char *in[3] = { n->in[0], weight (c, n, 0), weight (c, n, 1) };
+  const char *w = weight (c, n, 0), *bias = weight (c, n, 1); /* in this order: the initializers' */
+  const char *in[3] = { n->in[0], w, bias };
   Onnx__NodeProto *conv = nl_onnx_builder_node (c->b, "Conv", n->gn->id, in, in[2] ? 3 : 2, n->out);
   int64_t k[2] = { NL_P_V (p, CONV_KERNEL, 0), NL_P_V (p, CONV_KERNEL, 1) };
   int64_t s[2] = { NL_P_V (p, CONV_STRIDE, 0), NL_P_V (p, CONV_STRIDE, 1) };
@@ -466,6 +478,15 @@ nl_onnx_op_form (const char *op_name, const char **why)
   return NL_ONNX_OP_UNMAPPED;
 }
 
+gboolean
+nl_onnx_export_node (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
+{
+  for (gsize e = 0; e < G_N_ELEMENTS (exporters); e++)
+    if (!strcmp (exporters[e].op, n->gn->def->name))
+      return exporters[e].fn (c, n, error);
+  return unsupported (error, n, "no ONNX mapping for this op");
+}
+
 /* ---- the graph ---- */
 
 static const char *
@@ -503,11 +524,12 @@ export_graph (Ctx *c, const NlOnnxExportOptions *o, GError **error)
                                  is->ndim);
         }
     }
+  if (c->hooks && c->hooks->input && !c->hooks->input (c, c->hook_data, error))
+    return FALSE;
   for (guint i = 0; i < g->nodes->len; i++)
     {
       const NlGraphNode *gn = nl_graph_node (g, i);
       Node n = { .gn = gn };
-      gboolean done = FALSE;
       if (gn->def->is_loss)
         continue;
       for (int k = 0; k < gn->n_data; k++)
@@ -524,15 +546,9 @@ export_graph (Ctx *c, const NlOnnxExportOptions *o, GError **error)
       n.out = c->vname[gn->out] = gn->out == g->pred_value && !append
                                     ? nl_onnx_builder_unique (c->b, "%s", out_name)
                                     : nl_onnx_builder_unique (c->b, "%s", gn->id);
-      for (gsize e = 0; e < G_N_ELEMENTS (exporters) && !done; e++)
-        if (!strcmp (exporters[e].op, gn->def->name))
-          {
-            if (!exporters[e].fn (c, &n, error))
-              return FALSE;
-            done = TRUE;
-          }
-      if (!done)
-        return unsupported (error, &n, "no ONNX mapping for this op");
+      if (c->hooks && c->hooks->node ? !c->hooks->node (c, &n, c->hook_data, error)
+                                     : !nl_onnx_export_node (c, &n, error))
+        return FALSE;
     }
   if (append)
     {
@@ -553,12 +569,19 @@ export_graph (Ctx *c, const NlOnnxExportOptions *o, GError **error)
 GBytes *
 nl_onnx_export (const NlModel *m, const NlOnnxExportOptions *o, GError **error)
 {
+  return nl_onnx_export_hooked (m, o, NULL, NULL, error);
+}
+
+GBytes *
+nl_onnx_export_hooked (const NlModel *m, const NlOnnxExportOptions *o, const NlOnnxExportHooks *hooks,
+                       gpointer data, GError **error)
+{
   static const NlOnnxExportOptions defaults = { 0 };
   NlCompileOptions copts = { .batch = 1, .training = FALSE, .loss = NULL };
   g_autoptr (NlGraph) g = NULL;
   g_autoptr (NlOnnxBuilder) b = NULL;
   g_autofree const char **vname = NULL;
-  Ctx c = { .m = m };
+  Ctx c = { .m = m, .hooks = hooks, .hook_data = data };
 
   g_return_val_if_fail (m != NULL, NULL);
   if (!o)

@@ -1,6 +1,7 @@
 /* nl-onnx-unavailable.c — the ONNX entry points of a build without
  * protobuf-c or onnx.proto (meson option onnx): each says so. */
 #include "engine/formats/onnx/nl-onnx-export.h"
+#include "engine/formats/onnx/nl-onnx-export-int8.h"
 #include "engine/formats/onnx/nl-onnx-import.h"
 
 G_DEFINE_QUARK (nl-onnx-error-quark, nl_onnx_error)
@@ -38,6 +39,20 @@ nl_onnx_export (const NlModel *m, const NlOnnxExportOptions *o, GError **error)
 
 gboolean
 nl_onnx_export_file (const NlModel *m, const NlOnnxExportOptions *o, const char *path, GError **error)
+{
+  return unavailable (error);
+}
+
+GBytes *
+nl_onnx_export_int8 (const NlModel *m, const NlQuantTable *t, const NlOnnxExportOptions *o, GError **error)
+{
+  unavailable (error);
+  return NULL;
+}
+
+gboolean
+nl_onnx_export_int8_file (const NlModel *m, const NlQuantTable *t, const NlOnnxExportOptions *o, const char *path,
+                          GError **error)
 {
   return unavailable (error);
 }

@@ -14,6 +14,8 @@
 #include "engine/data/nl-packed-dataset.h"
 #include "engine/data/nl-record-writer.h"
 #include "engine/formats/nl-checkpoint.h"
+#include "engine/formats/nl-int8-model.h"
+#include "engine/train/nl-optim.h"
 #include "engine/formats/onnx/nl-onnx-export.h"
 #include "projects/nl-project.h"
 
@@ -259,6 +261,20 @@ model_seeds (void)
   if (!nl_weights_export (m, weights, &error))
     die (error, weights);
   write_seed ("network", "seed-small.json", NL_FUZZ_SMALL_NETWORK, strlen (NL_FUZZ_SMALL_NETWORK));
+
+  /* an INT8 model of it, and its table as text */
+  g_autoptr (NlQuantTable) table = nl_quant_table_new (NL_QUANT_ENTROPY, 64);
+  nl_quant_table_add (table, "data", -1.5f, 2.5f, 2.25f);
+  nl_quant_table_add (table, "bn", -3.0f, 4.0f, 3.5f);
+  nl_quant_table_add (table, "fc1", 0.0f, 6.0f, 5.0f);
+  nl_quant_table_add (table, "fc2", -8.0f, 9.0f, 9.0f);
+  g_autoptr (GBytes) int8 = nl_int8_model_write (m, table, 2, &error);
+  if (!int8)
+    die (error, "INT8 model");
+  p = g_bytes_get_data (int8, &n);
+  write_seed ("int8", "seed-int8", p, n);
+  g_autofree char *table_text = nl_quant_table_to_json (table);
+  write_seed ("int8", "seed-table.json", table_text, strlen (table_text));
 
   if (nl_onnx_available ())
     {

@@ -8,7 +8,9 @@
 #include "core/nl-comm.h"
 #include "cli-train-options.h"
 #include "core/nl-device.h"
+#include "core/nl-atomic-file.h"
 #include "engine/session/nl-run.h"
+#include "engine/session/nl-run-monitor.h"
 
 static double
 peak_rss_mb (void)
@@ -24,6 +26,8 @@ on_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double los
   NlTrainOutput *o = user;
   g_autofree char *label = g_strdup_printf ("epoch %d/%d", epoch, o->epochs);
   nl_progress_update (o->progress, label, batch, n_batches, elapsed, loss);
+  if (o->monitor && !nl_run_monitor_step (o->monitor, ++o->steps, epoch, &o->monitor_error))
+    return FALSE;
   return !nl_cli_interrupted ();
 }
 
@@ -94,7 +98,20 @@ nl_cli_train (int argc, char **argv)
   gboolean json;
   int status;
 
+  g_autofree char *profile = NULL;
+  int profile_steps = 0;
+  GOptionEntry profile_entries[] = {
+    { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Write a trace of the training (every op's forward and "
+      "backward, the loader's batches, the all-reduce buckets) to FILE, for Perfetto or 'netloom-cli profile'",
+      "FILE.json" },
+    { "profile-steps", 0, 0, G_OPTION_ARG_INT, &profile_steps, "With --profile: trace the first N steps only "
+      "(default: all)", "N" },
+    { NULL }
+  };
+  g_autoptr (NlProfiler) profiler = NULL;
+
   g_option_context_add_main_entries (ctx, o->entries, NULL);
+  g_option_context_add_main_entries (ctx, profile_entries, NULL);
   g_option_context_set_summary (ctx, "Trains on the training split and evaluates on the test split after every epoch.");
   g_option_context_set_description (ctx,
     "Example:\n  netloom-cli train --network data/networks/lenet.json --dataset fashion-mnist \\\n"
@@ -107,6 +124,17 @@ nl_cli_train (int argc, char **argv)
     return nl_cli_usage_error ("--network FILE is required");
   if ((status = nl_cli_train_options_finish (o)) != 0)
     return status;
+  if (profile_steps < 0 || (profile_steps > 0 && !profile))
+    return nl_cli_usage_error ("--profile-steps must be at least 1, and goes with --profile");
+  if (profile)
+    {
+      /* a trace that could not be written is said before training, not after */
+      g_autoptr (NlAtomicFile) f = nl_atomic_file_open (profile, &error);
+      if (!f)
+        return nl_cli_fail (error);
+      profiler = nl_profiler_new ();
+      nl_profiler_request (profiler, profile_steps, profile);
+    }
   network = o->network;
   project_path = o->project_path;
   json = o->json;
@@ -144,7 +172,7 @@ nl_cli_train (int argc, char **argv)
   nl_cli_catch_interrupt ();
   if (project)
     {
-      NlRunCallbacks rcb = { .chain = cb, .log = on_log };
+      NlRunCallbacks rcb = { .chain = cb, .log = on_log, .profiler = profiler };
       gboolean ok;
       nl_threads_set (cfg->threads);
       out.threads = nl_threads_get ();
@@ -173,7 +201,13 @@ nl_cli_train (int argc, char **argv)
               cfg->epochs, cfg->batch_size, nl_optim_kind_name (cfg->optim.kind), cfg->optim.lr, dev,
               nl_precision_name (cfg->precision));
     }
-  status = nl_trainer_run (trainer, &cb, &error) ? 0 : nl_cli_group_fail (error);
+  if (profiler)
+    out.monitor = nl_run_monitor_new (trainer, NULL, 0, profiler, on_log, &out);
+  status = (!out.monitor || nl_run_monitor_step (out.monitor, 0, 1, &error)) && nl_trainer_run (trainer, &cb, &error)
+           && (!out.monitor || nl_run_monitor_finish (out.monitor, out.steps, out.epochs, &error))
+           ? 0 : nl_cli_group_fail (out.monitor_error ? out.monitor_error : error);
+  g_clear_pointer (&out.monitor, nl_run_monitor_free);
+  g_clear_error (&out.monitor_error);
   nl_progress_clear (out.progress);
   nl_progress_free (out.progress);
   return status;

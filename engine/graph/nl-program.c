@@ -57,6 +57,7 @@ struct NlProgram {
   size_t bytes;
   gboolean profile;        /* NETLOOM_PROFILE=1: time every step, report at free */
   double *fwd_us, *bwd_us;
+  NlTrace *trace;          /* nl_program_set_trace's (atomic: workers read it) */
   guint64 runs;
   guint64 step;            /* of the last forward, for backward's random ops */
   NlBackend *backend;      /* the model's */
@@ -394,13 +395,14 @@ run_step (gpointer data, GError **error)
   GError *local = NULL;
   gint64 t0;
   gboolean fwd;
+  NlTrace *trace = __atomic_load_n (&p->trace, __ATOMIC_RELAXED);
 
   if (st->kind == NL_STEP_GRAD_SUM)
     return grad_sum (p, st, error);
   k = &p->bind[st->node].kernels;
   fwd = st->kind == NL_STEP_FORWARD;
   ctx = make_ctx (p, st->node, p->step);
-  t0 = p->profile ? g_get_monotonic_time () : 0;
+  t0 = p->profile || trace ? g_get_monotonic_time () : 0;
   /* the scheduler prefixes "op 'conv1 (Conv2D) forward' failed: " */
   if (!(fwd ? k->forward : k->backward) (&ctx, &local))
     {
@@ -411,6 +413,12 @@ run_step (gpointer data, GError **error)
     }
   if (p->profile)
     (fwd ? p->fwd_us : p->bwd_us)[st->node] += g_get_monotonic_time () - t0;
+  if (trace)
+    {
+      const NlGraphNode *n = nl_graph_node (p->graph, st->node);
+      nl_trace_add_op (trace, n->id, n->def->name, fwd ? NL_TRACE_PASS_FORWARD : NL_TRACE_PASS_BACKWARD, FALSE,
+                       (gint64) p->step, t0, g_get_monotonic_time ());
+    }
   if (!fwd && p->reducer)
     {
       /* the latest end of any backward step (workers race to store it) */
@@ -607,6 +615,13 @@ nl_program_set_grad_batch (NlProgram *p, int samples, GError **error)
     return TRUE;
   p->grad_batch = samples;
   return nl_program_set_loss_scale (p, p->loss_scale, error);
+}
+
+void
+nl_program_set_trace (NlProgram *p, NlTrace *trace)
+{
+  __atomic_store_n (&p->trace, trace, __ATOMIC_RELAXED);
+  nl_grad_reducer_set_trace (p->reducer, trace);
 }
 
 void

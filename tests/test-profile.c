@@ -1,7 +1,8 @@
 /* test-profile.c — the profiler and system metrics: the CPU percent of a
  * pair of /proc stat lines against the hand figure, the trace's JSON read
  * back by the strict table reader with sums equal to hand sums, damaged
- * traces refused with one message, and nl_session_profile_steps on a
+ * traces refused with one message, device spans from a fake device clock
+ * (the CUDA events' path, which needs a GPU to run for real), and nl_session_profile_steps on a
  * running session (lockstep: the request lands at a known step) writing
  * profile/<node>/ms equal to the trace's own per-node means, beside the
  * system/ metrics. */
@@ -12,6 +13,7 @@
 
 #include "core/nl-system-stats.h"
 #include "core/nl-trace-table.h"
+#include "engine/graph/nl-device-timer.h"
 #include "engine/session/nl-run-monitor.h"
 #include "engine/session/nl-session.h"
 #include "nl-test-util.h"
@@ -154,6 +156,82 @@ test_trace_damaged (void)
     g_assert_error (error, NL_TRACE_TABLE_ERROR, NL_TRACE_TABLE_ERROR_READ);
     g_assert_nonnull (strstr (error->message, "/nonexistent/trace.json"));
   }
+}
+
+/* ---- device time: a backend whose marks read a fake device clock that
+ * moves 1.5 ms per mark (CUDA events stand there on a GPU) ---- */
+
+static gint64 fake_clock_us, fake_live;
+
+static void *
+fake_mark (NlBackend *b, GError **error)
+{
+  gint64 *m = g_new (gint64, 1);
+  (void) b, (void) error;
+  *m = fake_clock_us;
+  fake_clock_us += 1500;
+  fake_live++;
+  return m;
+}
+
+static gboolean
+fake_elapsed (NlBackend *b, void *from, void *to, float *ms, GError **error)
+{
+  (void) b, (void) error;
+  *ms = (float) ((*(gint64 *) to - *(gint64 *) from) / 1e3);
+  return TRUE;
+}
+
+static void
+fake_free (NlBackend *b, void *mark)
+{
+  (void) b;
+  g_free (mark);
+  fake_live--;
+}
+
+static void
+test_device_timer (void)
+{
+  NlBackendInterface iface = *nl_backend_cpu ()->iface;
+  NlBackend fake = { &iface, nl_backend_cpu ()->device, NULL };
+  g_autoptr (NlTrace) t = nl_trace_new ();
+  NlDeviceTimer *timer;
+  const NlTraceEvent *e;
+  void *m;
+  guint n;
+
+  /* the CPU has no clock of its own: no timer */
+  g_assert_null (nl_device_timer_new (nl_backend_cpu ()));
+  iface.mark = fake_mark;
+  iface.mark_elapsed = fake_elapsed;
+  iface.mark_free = fake_free;
+  timer = nl_device_timer_new (&fake);
+  g_assert_nonnull (timer);
+  /* base at 0, conv1 forward from 1.5 to 3 ms, fc1 backward from 4.5 to 6 */
+  m = nl_device_timer_begin (timer);
+  nl_device_timer_end (timer, m, "conv1", "Conv2D", NL_TRACE_PASS_FORWARD, 7);
+  m = nl_device_timer_begin (timer);
+  nl_device_timer_end (timer, m, "fc1", "Dense", NL_TRACE_PASS_BACKWARD, 7);
+  g_assert_cmpint (fake_live, ==, 5);
+  nl_device_timer_flush (timer, t);
+  g_assert_cmpint (fake_live, ==, 0);
+  e = nl_trace_events (t, &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpstr (e[0].cat, ==, NL_TRACE_CAT_DEVICE);
+  g_assert_cmpstr (e[0].node, ==, "conv1");
+  g_assert_cmpint (e[0].pass, ==, NL_TRACE_PASS_FORWARD);
+  g_assert_cmpint (e[0].arg, ==, 7);
+  g_assert_cmpint (e[0].dur, ==, 1500);
+  g_assert_cmpint (e[1].ts - e[0].ts, ==, 3000);
+  g_assert_cmpint (e[1].dur, ==, 1500);
+  g_assert_cmpint (e[0].tid, ==, e[1].tid);
+  /* marks of a step not traced are freed, not read */
+  m = nl_device_timer_begin (timer);
+  nl_device_timer_end (timer, m, "conv1", "Conv2D", NL_TRACE_PASS_FORWARD, 8);
+  nl_device_timer_free (timer);
+  g_assert_cmpint (fake_live, ==, 0);
+  g_assert_cmpuint (nl_trace_events (t, &n) && n == 2, ==, TRUE);
 }
 
 /* ---- nl_session_profile_steps on a running session ---- */
@@ -379,6 +457,7 @@ main (int argc, char **argv)
   g_test_add_func ("/profile/trace-round-trip", test_trace_round_trip);
   g_test_add_func ("/profile/trace-damaged", test_trace_damaged);
   g_test_add_func ("/profile/node-ms", test_node_ms);
+  g_test_add_func ("/profile/device-timer", test_device_timer);
   g_test_add_func ("/profile/session", test_session_profile);
   status = g_test_run ();
   nl_test_remove_tree (data_dir);

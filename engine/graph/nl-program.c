@@ -10,6 +10,7 @@
  * copies loss and prediction down last and waits. */
 #include "core/nl-device.h"
 #include "core/nl-random.h"
+#include "engine/graph/nl-device-timer.h"
 #include "engine/graph/nl-grad-reducer.h"
 #include "engine/graph/nl-program.h"
 #include "ops/nl-op-registry.h"
@@ -58,6 +59,7 @@ struct NlProgram {
   gboolean profile;        /* NETLOOM_PROFILE=1: time every step, report at free */
   double *fwd_us, *bwd_us;
   NlTrace *trace;          /* nl_program_set_trace's (atomic: workers read it) */
+  NlDeviceTimer *timer;    /* each op's device time while tracing; NULL on the CPU */
   guint64 runs;
   guint64 step;            /* of the last forward, for backward's random ops */
   NlBackend *backend;      /* the model's */
@@ -117,6 +119,7 @@ nl_program_free (NlProgram *p)
     profile_report (p);
   g_free (p->fwd_us);
   g_free (p->bwd_us);
+  g_clear_pointer (&p->timer, nl_device_timer_free);
   if (p->backend)
     nl_backend_synchronize (p->backend, NULL); /* kernels may still use the arena */
   if (p->graph)
@@ -251,6 +254,7 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
   p->bytes = p->plan->planned_bytes;
   p->backend = model->backend;
   p->mirrored = !p->backend->iface->host_visible;
+  p->timer = nl_device_timer_new (p->backend);
   /* the mirrors' copies are ordered by the backend's one queue */
   g_return_val_if_fail (!p->mirrored || p->backend->iface->in_order, NULL);
   g_return_val_if_fail (opts->device.type == p->backend->device.type && opts->device.index == p->backend->device.index,
@@ -396,6 +400,7 @@ run_step (gpointer data, GError **error)
   gint64 t0;
   gboolean fwd;
   NlTrace *trace = __atomic_load_n (&p->trace, __ATOMIC_RELAXED);
+  void *mark;
 
   if (st->kind == NL_STEP_GRAD_SUM)
     return grad_sum (p, st, error);
@@ -403,6 +408,7 @@ run_step (gpointer data, GError **error)
   fwd = st->kind == NL_STEP_FORWARD;
   ctx = make_ctx (p, st->node, p->step);
   t0 = p->profile || trace ? g_get_monotonic_time () : 0;
+  mark = trace && p->timer ? nl_device_timer_begin (p->timer) : NULL;
   /* the scheduler prefixes "op 'conv1 (Conv2D) forward' failed: " */
   if (!(fwd ? k->forward : k->backward) (&ctx, &local))
     {
@@ -418,6 +424,9 @@ run_step (gpointer data, GError **error)
       const NlGraphNode *n = nl_graph_node (p->graph, st->node);
       nl_trace_add_op (trace, n->id, n->def->name, fwd ? NL_TRACE_PASS_FORWARD : NL_TRACE_PASS_BACKWARD, FALSE,
                        (gint64) p->step, t0, g_get_monotonic_time ());
+      if (mark)
+        nl_device_timer_end (p->timer, mark, g_intern_string (n->id), g_intern_string (n->def->name),
+                             fwd ? NL_TRACE_PASS_FORWARD : NL_TRACE_PASS_BACKWARD, (gint64) p->step);
     }
   if (!fwd && p->reducer)
     {
@@ -565,7 +574,11 @@ nl_program_backward (NlProgram *p, GError **error)
   if (!(mirror_copy (p, p->host_loss, g->loss_value, FALSE, error)
         && mirror_copy (p, p->host_pred, g->pred_value, FALSE, error)))
     return FALSE;
-  return wait_all (p, error);
+  if (!wait_all (p, error))
+    return FALSE;
+  if (p->timer)
+    nl_device_timer_flush (p->timer, p->trace);
+  return TRUE;
 }
 
 gboolean
@@ -620,6 +633,8 @@ nl_program_set_grad_batch (NlProgram *p, int samples, GError **error)
 void
 nl_program_set_trace (NlProgram *p, NlTrace *trace)
 {
+  if (p->timer)
+    nl_device_timer_flush (p->timer, p->trace);
   __atomic_store_n (&p->trace, trace, __ATOMIC_RELAXED);
   nl_grad_reducer_set_trace (p->reducer, trace);
 }

@@ -144,8 +144,9 @@ close_window (NlRunMonitor *m, gint64 step, int epoch, GError **error)
   if (path && m->log)
     {
       g_autofree char *line = nl_trace_write (trace, path, &local)
-        ? g_strdup_printf ("profile: steps %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT " traced to %s",
-                           m->window_start + 1, step, path)
+        ? g_strdup_printf ("profile: steps %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT " traced to %s%s",
+                           m->window_start + 1, step, path,
+                           nl_trace_dropped (trace) ? " (it was full: the later spans are not in it)" : "")
         : g_strdup_printf ("profile: the trace was not written: %s", local->message);
       m->log (m->user, line);
     }

@@ -82,6 +82,39 @@ nl_cli_train_output (NlTrainOutput *out)
 }
 
 
+/* Training outside a project: nothing stored; with --profile its monitor
+ * writes the trace (no metrics). */
+static int
+train_alone (const NlNetwork *net, const NlRunConfig *cfg, NlTrainOutput *out, NlProfiler *profiler)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlTrainer) trainer = nl_trainer_new (net, cfg, &error);
+  NlTrainCallbacks cb = nl_cli_train_output (out);
+  int status;
+  if (!trainer)
+    return nl_cli_group_fail (error);
+  out->threads = nl_threads_get ();
+  out->progress = out->json ? NULL : nl_progress_new ();
+  if (!out->json)
+    {
+      g_autofree char *dev = nl_device_to_string (cfg->device);
+      printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g, %s %s\n",
+              net->name, nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description,
+              cfg->epochs, cfg->batch_size, nl_optim_kind_name (cfg->optim.kind), cfg->optim.lr, dev,
+              nl_precision_name (cfg->precision));
+    }
+  if (profiler)
+    out->monitor = nl_run_monitor_new (trainer, NULL, 0, profiler, on_log, out);
+  status = (!out->monitor || nl_run_monitor_step (out->monitor, 0, 1, &error)) && nl_trainer_run (trainer, &cb, &error)
+           && (!out->monitor || nl_run_monitor_finish (out->monitor, out->steps, out->epochs, &error))
+           ? 0 : nl_cli_group_fail (out->monitor_error ? out->monitor_error : error);
+  g_clear_pointer (&out->monitor, nl_run_monitor_free);
+  g_clear_error (&out->monitor_error);
+  nl_progress_clear (out->progress);
+  nl_progress_free (out->progress);
+  return status;
+}
+
 int
 nl_cli_train (int argc, char **argv)
 {
@@ -89,7 +122,6 @@ nl_cli_train (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- train a network");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = NULL;
-  g_autoptr (NlTrainer) trainer = NULL;
   NlTrainOutput out = { 0 };
   NlTrainCallbacks cb = nl_cli_train_output (&out);
   g_autoptr (NlProject) project = NULL;
@@ -188,27 +220,5 @@ nl_cli_train (int argc, char **argv)
   if (cfg->restore_best)
     return nl_cli_usage_error ("--restore-best needs --project (the best epoch is kept as a checkpoint)");
 
-  trainer = nl_trainer_new (net, cfg, &error);
-  if (!trainer)
-    return nl_cli_group_fail (error);
-  out.threads = nl_threads_get ();
-  out.progress = json ? NULL : nl_progress_new ();
-  if (!json)
-    {
-      g_autofree char *dev = nl_device_to_string (cfg->device);
-      printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g, %s %s\n",
-              net->name, nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description,
-              cfg->epochs, cfg->batch_size, nl_optim_kind_name (cfg->optim.kind), cfg->optim.lr, dev,
-              nl_precision_name (cfg->precision));
-    }
-  if (profiler)
-    out.monitor = nl_run_monitor_new (trainer, NULL, 0, profiler, on_log, &out);
-  status = (!out.monitor || nl_run_monitor_step (out.monitor, 0, 1, &error)) && nl_trainer_run (trainer, &cb, &error)
-           && (!out.monitor || nl_run_monitor_finish (out.monitor, out.steps, out.epochs, &error))
-           ? 0 : nl_cli_group_fail (out.monitor_error ? out.monitor_error : error);
-  g_clear_pointer (&out.monitor, nl_run_monitor_free);
-  g_clear_error (&out.monitor_error);
-  nl_progress_clear (out.progress);
-  nl_progress_free (out.progress);
-  return status;
+  return train_alone (net, cfg, &out, profiler);
 }

@@ -65,8 +65,20 @@ nl_device_timer_end (NlDeviceTimer *t, void *begin, const char *node, const char
 }
 
 void
+nl_device_timer_op_done (NlDeviceTimer *t, NlTrace *trace, void *mark, const NlGraphNode *node, gboolean forward,
+                         gint64 step, gint64 t0)
+{
+  NlTracePass pass = forward ? NL_TRACE_PASS_FORWARD : NL_TRACE_PASS_BACKWARD;
+  nl_trace_add_op (trace, node->id, node->def->name, pass, FALSE, step, t0, g_get_monotonic_time ());
+  if (mark)
+    nl_device_timer_end (t, mark, g_intern_string (node->id), g_intern_string (node->def->name), pass, step);
+}
+
+void
 nl_device_timer_flush (NlDeviceTimer *t, NlTrace *trace)
 {
+  if (!t)
+    return;
   for (guint i = 0; i < t->pairs->len; i++)
     {
       Pair *pr = &g_array_index (t->pairs, Pair, i);

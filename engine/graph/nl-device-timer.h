@@ -11,6 +11,7 @@
 
 #include "core/nl-backend.h"
 #include "core/nl-trace.h"
+#include "engine/graph/nl-graph.h"
 
 G_BEGIN_DECLS
 
@@ -24,8 +25,12 @@ void *nl_device_timer_begin (NlDeviceTimer *t);
 /* ...and after it: the op's pair, kept until the flush. node and op interned or static. */
 void nl_device_timer_end (NlDeviceTimer *t, void *begin, const char *node, const char *op, NlTracePass pass,
                           gint64 step);
+/* An op whose kernel call began at t0 (monotonic µs) is done: its host
+ * span into trace and, where mark is not NULL, its device pair kept. */
+void nl_device_timer_op_done (NlDeviceTimer *t, NlTrace *trace, void *mark, const NlGraphNode *node,
+                              gboolean forward, gint64 step, gint64 t0);
 /* Once the device has passed every kept mark (after the step's sync):
- * their spans into trace (NULL: dropped), the marks freed. */
+ * their spans into trace (NULL: dropped), the marks freed. t NULL: nothing. */
 void nl_device_timer_flush (NlDeviceTimer *t, NlTrace *trace);
 
 G_END_DECLS

@@ -420,14 +420,7 @@ run_step (gpointer data, GError **error)
   if (p->profile)
     (fwd ? p->fwd_us : p->bwd_us)[st->node] += g_get_monotonic_time () - t0;
   if (trace)
-    {
-      const NlGraphNode *n = nl_graph_node (p->graph, st->node);
-      nl_trace_add_op (trace, n->id, n->def->name, fwd ? NL_TRACE_PASS_FORWARD : NL_TRACE_PASS_BACKWARD, FALSE,
-                       (gint64) p->step, t0, g_get_monotonic_time ());
-      if (mark)
-        nl_device_timer_end (p->timer, mark, g_intern_string (n->id), g_intern_string (n->def->name),
-                             fwd ? NL_TRACE_PASS_FORWARD : NL_TRACE_PASS_BACKWARD, (gint64) p->step);
-    }
+    nl_device_timer_op_done (p->timer, trace, mark, nl_graph_node (p->graph, st->node), fwd, (gint64) p->step, t0);
   if (!fwd && p->reducer)
     {
       /* the latest end of any backward step (workers race to store it) */
@@ -555,6 +548,7 @@ nl_program_backward (NlProgram *p, GError **error)
   const NlGraph *g = p->graph;
   g_return_val_if_fail (g->opts.training, FALSE);
   int bucket = 0, n_buckets = nl_grad_reducer_n_buckets (p->reducer);
+  gboolean ok;
   p->backward_done = 0;
   for (guint s = g->n_forward_steps; s < g->steps->len; s++)
     {
@@ -574,11 +568,9 @@ nl_program_backward (NlProgram *p, GError **error)
   if (!(mirror_copy (p, p->host_loss, g->loss_value, FALSE, error)
         && mirror_copy (p, p->host_pred, g->pred_value, FALSE, error)))
     return FALSE;
-  if (!wait_all (p, error))
-    return FALSE;
-  if (p->timer)
-    nl_device_timer_flush (p->timer, p->trace);
-  return TRUE;
+  ok = wait_all (p, error);
+  nl_device_timer_flush (p->timer, p->trace);
+  return ok;
 }
 
 gboolean
@@ -633,8 +625,7 @@ nl_program_set_grad_batch (NlProgram *p, int samples, GError **error)
 void
 nl_program_set_trace (NlProgram *p, NlTrace *trace)
 {
-  if (p->timer)
-    nl_device_timer_flush (p->timer, p->trace);
+  nl_device_timer_flush (p->timer, p->trace);
   __atomic_store_n (&p->trace, trace, __ATOMIC_RELAXED);
   nl_grad_reducer_set_trace (p->reducer, trace);
 }

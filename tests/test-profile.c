@@ -47,14 +47,36 @@ test_cpu_percent (void)
   g_assert_cmpfloat (nl_rss_mb (), >, 0);
 }
 
+/* NVML is looked up once a process: each case in a child of its own */
 static void
-test_no_nvml (void)
+test_nvml (void)
 {
   double util = -1, mem = -1;
-  /* no such library: no figures and nothing said (set before the first look) */
-  g_assert_false (nl_gpu_stats (0, &util, &mem));
-  g_assert_cmpfloat (util, ==, -1);
-  g_assert_false (nl_gpu_stats (-1, &util, &mem));
+  if (g_test_subprocess ())
+    {
+      if (!strcmp (g_getenv ("NETLOOM_NVML_LIBRARY"), NL_FAKE_NVML))
+        {
+          /* the stand-in's GPU 0: 42 %, 1.5 GiB; no GPU 1 */
+          g_assert_true (nl_gpu_stats (0, &util, &mem));
+          g_assert_cmpfloat (util, ==, 42);
+          g_assert_cmpfloat (mem, ==, 1536);
+          g_assert_false (nl_gpu_stats (1, &util, &mem));
+        }
+      else
+        {
+          /* no such library: no figures and nothing said */
+          g_assert_false (nl_gpu_stats (0, &util, &mem));
+          g_assert_cmpfloat (util, ==, -1);
+        }
+      g_assert_false (nl_gpu_stats (-1, &util, &mem));
+      return;
+    }
+  g_setenv ("NETLOOM_NVML_LIBRARY", NL_FAKE_NVML, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+  g_setenv ("NETLOOM_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
 }
 
 /* ---- the trace and its table ---- */
@@ -446,14 +468,14 @@ main (int argc, char **argv)
   int status;
   g_test_init (&argc, &argv, NULL);
   g_setenv ("NETLOOM_TEST_SESSION_LOCKSTEP", "1", TRUE);
-  g_setenv ("NETLOOM_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", TRUE);
+  g_setenv ("NETLOOM_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", FALSE);
   data_dir = g_dir_make_tmp ("netloom-profile-data-XXXXXX", NULL);
   write_idx ("train-images-idx3-ubyte", TRUE, 320, 20);
   write_idx ("train-labels-idx1-ubyte", FALSE, 320, 20);
   write_idx ("t10k-images-idx3-ubyte", TRUE, 100, 20);
   write_idx ("t10k-labels-idx1-ubyte", FALSE, 100, 20);
   g_test_add_func ("/profile/cpu-percent", test_cpu_percent);
-  g_test_add_func ("/profile/no-nvml", test_no_nvml);
+  g_test_add_func ("/profile/nvml", test_nvml);
   g_test_add_func ("/profile/trace-round-trip", test_trace_round_trip);
   g_test_add_func ("/profile/trace-damaged", test_trace_damaged);
   g_test_add_func ("/profile/node-ms", test_node_ms);

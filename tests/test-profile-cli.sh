@@ -63,6 +63,23 @@ PY
 ) && ok "the trace: every node's forward and backward at steps 1-8 inside each step's span, loader batches and waits" \
   || not_ok "trace structure" "$err"
 
+# with a pool of scheduler workers: every op on one of them, named as such
+out=$("$cli" train "${common[@]}" --scheduler-workers 2 --profile "$tmp/w.json" --profile-steps 2 2>&1); s=$?
+err=$(python3 - "$tmp/w.json" "$net" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+ops = [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "op"]
+assert all(names[e["tid"]].startswith("nl-sched-") for e in ops), {names[e["tid"]] for e in ops}
+seen = {(e["args"]["node"], e["args"]["pass"], e["args"]["step"]) for e in ops}
+for n in json.load(open(sys.argv[2]))["nodes"]:
+    for step in (1, 2):
+        assert (n["id"], "forward", step) in seen and (n["op"] == "Input" or (n["id"], "backward", step) in seen), n
+PY
+)
+[ $s -eq 0 ] && [ -z "$err" ] && ok "--scheduler-workers 2: every op's forward and backward on the scheduler's worker threads" \
+  || not_ok "trace with scheduler workers (exit $s)" "$err $out"
+
 # the table against a hand sum over the file's op events
 "$cli" profile "$tmp/t.json" --json >"$tmp/table.json" 2>"$tmp/err"; s=$?
 err=$(python3 - "$tmp/t.json" "$tmp/table.json" 2>&1 <<'PY'

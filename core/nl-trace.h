@@ -26,6 +26,7 @@ typedef enum {
 #define NL_TRACE_CAT_LOADER "loader"       /* a loader thread filling a batch */
 #define NL_TRACE_CAT_INPUT "input"         /* the training loop waiting for the next batch */
 #define NL_TRACE_CAT_STEP "step"           /* one training step: forward, backward, update */
+#define NL_TRACE_CAT_UPDATE "update"       /* the optimizer's update of one weight tensor */
 #define NL_TRACE_CAT_ALLREDUCE "allreduce" /* one gradient bucket summed over the group */
 
 typedef struct {

@@ -47,9 +47,14 @@ for n in net["nodes"]:
     assert by[(n["id"], "forward")] == set(range(1, 9)), (n["id"], by[(n["id"], "forward")])
     if n["op"] != "Input":
         assert by[(n["id"], "backward")] == set(range(1, 9)), (n["id"], "backward")
-# the ops of a step lie inside its span, on its thread, and take no more than it
+# each weighted node's optimizer update at every step
+updates = [e for e in x if e["cat"] == "update"]
+for n in net["nodes"]:
+    if n["op"] in ("Conv2D", "Dense"):
+        assert {e["args"]["step"] for e in updates if e["name"] == n["id"] + " update"} == set(range(1, 9)), n
+# the ops and updates of a step lie inside its span, on its thread, and take no more than it
 for s, st in steps.items():
-    mine = [e for e in ops if e["args"]["step"] == s]
+    mine = [e for e in ops + updates if e["args"]["step"] == s]
     for e in mine:
         assert e["tid"] == st["tid"] and st["ts"] <= e["ts"] and e["ts"] + e["dur"] <= st["ts"] + st["dur"], (e, st)
     assert sum(e["dur"] for e in mine) <= st["dur"], s
@@ -60,7 +65,7 @@ assert all(names[e["tid"]].startswith("nl-loader-") for e in loader), names
 waits = [e for e in x if e["cat"] == "input"]
 assert len(waits) == 8 and all(e["tid"] == steps[1]["tid"] for e in waits), waits
 PY
-) && ok "the trace: every node's forward and backward at steps 1-8 inside each step's span, loader batches and waits" \
+) && ok "the trace: every node's forward, backward and update at steps 1-8 inside each step's span, loader batches, waits" \
   || not_ok "trace structure" "$err"
 
 # with a pool of scheduler workers: every op on one of them, named as such

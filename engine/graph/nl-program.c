@@ -699,13 +699,23 @@ run_update (gpointer data, GError **error)
   float scale = p->scale / p->update_loss_scale;
   NlTensor *w = nl_model_weight_for_device (p->model, slot), *g = p->bind[i].weight_grad[k];
   float *state[4];
+  NlTrace *trace = __atomic_load_n (&p->trace, __ATOMIC_RELAXED);
+  gint64 t0 = trace ? g_get_monotonic_time () : 0;
+  gboolean ok;
+  char name[160];
   for (int s = 0; s < 4; s++)
     {
       NlTensor *st = nl_model_state_for_device (p->model, slot, s);
       state[s] = st ? nl_tensor_f32 (st) : NULL;
     }
-  return nl_backend_optim_update (p->backend, p->cfg, p->lr, p->t, scale, nl_tensor_f32 (w), nl_tensor_f32 (g), state,
-                                  nl_tensor_numel (w), error);
+  ok = nl_backend_optim_update (p->backend, p->cfg, p->lr, p->t, scale, nl_tensor_f32 (w), nl_tensor_f32 (g), state,
+                                nl_tensor_numel (w), error);
+  if (trace)
+    {
+      g_snprintf (name, sizeof name, "%s update", nl_graph_node (p->graph, i)->id);
+      nl_trace_add (trace, NL_TRACE_CAT_UPDATE, name, "step", (gint64) p->step, t0, g_get_monotonic_time ());
+    }
+  return ok;
 }
 
 gboolean

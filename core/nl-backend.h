@@ -92,6 +92,14 @@ typedef struct {
    * NULL where the backend has no transport (a group of one needs none). */
   gboolean (*allreduce_sum) (NlBackend *b, NlComm *comm, float *x, int64_t n, GError **error);
   gboolean (*broadcast) (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GError **error);
+
+  /* optional: device time, for the profiler (CUDA events). mark records a
+   * point of the queue now; mark_elapsed gives the ms between two once the
+   * later has passed (it waits); mark_free frees one. NULL where the
+   * host's clock is the device's (the CPU). */
+  void *(*mark) (NlBackend *b, GError **error);
+  gboolean (*mark_elapsed) (NlBackend *b, void *from, void *to, float *ms, GError **error);
+  void (*mark_free) (NlBackend *b, void *mark);
 } NlBackendInterface;
 
 struct NlBackend {

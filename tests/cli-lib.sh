@@ -33,10 +33,11 @@ fi
 # sql PROJECT QUERY: the query's one value (read-only checks of a project file)
 sql() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
 
-# run1_points PROJECT: the metric points run 1 left, without the clock's (wall time, speed)
+# run1_points PROJECT: the metric points run 1 left, without the clock's (wall time, speed,
+# the system metrics, sampled by time)
 run1_points() {
   "$cli" metrics --project "$1" --run 1 --csv | awk -F, 'NR > 1 && $4 != "images_per_s" && $4 != "epoch_seconds" \
-    { print $1, $2, $3, $4, $5 }'
+    && $4 !~ /^system\// { print $1, $2, $3, $4, $5 }'
 }
 
 # Moments of training are pinned by step counts, never by how fast the machine trains: a

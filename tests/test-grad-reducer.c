@@ -206,10 +206,30 @@ test_overlap_on_scheduler (void)
       fake_calls = 0;
       for (int step = 1; step <= 3; step++)
         {
+          g_autoptr (NlTrace) trace = step == 2 ? nl_trace_new () : NULL;
           for (int i = 0; i < 3; i++)
             w[i].value = (float) (10 * step + i);
+          /* step 2 traced: one span per bucket, in order, as long as its all-reduce at least */
+          nl_grad_reducer_set_trace (r, trace);
           g_assert_true (backward_step (s, r, vars, w, &error));
           g_assert_no_error (error);
+          nl_grad_reducer_set_trace (r, NULL);
+          if (trace)
+            {
+              guint n;
+              const NlTraceEvent *e = nl_trace_events (trace, &n);
+              g_assert_cmpuint (n, ==, 2);
+              for (guint k = 0; k < n; k++)
+                {
+                  g_autofree char *name = g_strdup_printf ("all-reduce bucket %u", k + 1);
+                  g_assert_cmpstr (e[k].cat, ==, NL_TRACE_CAT_ALLREDUCE);
+                  g_assert_cmpstr (e[k].name, ==, name);
+                  g_assert_cmpstr (e[k].arg_key, ==, "bucket");
+                  g_assert_cmpint (e[k].arg, ==, k + 1);
+                  g_assert_cmpint (e[k].dur, >=, 2000);
+                }
+              g_assert_cmpint (e[1].ts, >=, e[0].ts + e[0].dur);
+            }
           /* every gradient summed with the other's, once, in bucket order */
           for (int i = 0; i < 3; i++)
             for (int64_t j = 0; j < numel[i]; j++)

@@ -24,6 +24,7 @@ int nl_cli_predict (int argc, char **argv);
 int nl_cli_quantize (int argc, char **argv);
 int nl_cli_sweep (int argc, char **argv);
 int nl_cli_sweeps (int argc, char **argv);
+int nl_cli_profile (int argc, char **argv);
 
 /* Ctrl-C asks the running training to stop between batches. */
 void nl_cli_catch_interrupt (void);
@@ -61,6 +62,10 @@ typedef struct {
   const char *network;
   int threads;
   gint64 run;             /* 0 outside a project */
+  /* train --profile outside a project: the monitor each step goes through */
+  struct NlRunMonitor *monitor;
+  gint64 steps;
+  GError *monitor_error;
 } NlTrainOutput;
 NlTrainCallbacks nl_cli_train_output (NlTrainOutput *out);
 

@@ -8,7 +8,9 @@
 #include "core/nl-comm.h"
 #include "cli-train-options.h"
 #include "core/nl-device.h"
+#include "core/nl-atomic-file.h"
 #include "engine/session/nl-run.h"
+#include "engine/session/nl-run-monitor.h"
 
 static double
 peak_rss_mb (void)
@@ -24,6 +26,8 @@ on_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double los
   NlTrainOutput *o = user;
   g_autofree char *label = g_strdup_printf ("epoch %d/%d", epoch, o->epochs);
   nl_progress_update (o->progress, label, batch, n_batches, elapsed, loss);
+  if (o->monitor && !nl_run_monitor_step (o->monitor, ++o->steps, epoch, &o->monitor_error))
+    return FALSE;
   return !nl_cli_interrupted ();
 }
 
@@ -78,6 +82,39 @@ nl_cli_train_output (NlTrainOutput *out)
 }
 
 
+/* Training outside a project: nothing stored; with --profile its monitor
+ * writes the trace (no metrics). */
+static int
+train_alone (const NlNetwork *net, const NlRunConfig *cfg, NlTrainOutput *out, NlProfiler *profiler)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlTrainer) trainer = nl_trainer_new (net, cfg, &error);
+  NlTrainCallbacks cb = nl_cli_train_output (out);
+  int status;
+  if (!trainer)
+    return nl_cli_group_fail (error);
+  out->threads = nl_threads_get ();
+  out->progress = out->json ? NULL : nl_progress_new ();
+  if (!out->json)
+    {
+      g_autofree char *dev = nl_device_to_string (cfg->device);
+      printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g, %s %s\n",
+              net->name, nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description,
+              cfg->epochs, cfg->batch_size, nl_optim_kind_name (cfg->optim.kind), cfg->optim.lr, dev,
+              nl_precision_name (cfg->precision));
+    }
+  if (profiler)
+    out->monitor = nl_run_monitor_new (trainer, NULL, 0, profiler, on_log, out);
+  status = (!out->monitor || nl_run_monitor_step (out->monitor, 0, 1, &error)) && nl_trainer_run (trainer, &cb, &error)
+           && (!out->monitor || nl_run_monitor_finish (out->monitor, out->steps, out->epochs, &error))
+           ? 0 : nl_cli_group_fail (out->monitor_error ? out->monitor_error : error);
+  g_clear_pointer (&out->monitor, nl_run_monitor_free);
+  g_clear_error (&out->monitor_error);
+  nl_progress_clear (out->progress);
+  nl_progress_free (out->progress);
+  return status;
+}
+
 int
 nl_cli_train (int argc, char **argv)
 {
@@ -85,7 +122,6 @@ nl_cli_train (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- train a network");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = NULL;
-  g_autoptr (NlTrainer) trainer = NULL;
   NlTrainOutput out = { 0 };
   NlTrainCallbacks cb = nl_cli_train_output (&out);
   g_autoptr (NlProject) project = NULL;
@@ -94,7 +130,20 @@ nl_cli_train (int argc, char **argv)
   gboolean json;
   int status;
 
+  g_autofree char *profile = NULL;
+  int profile_steps = 0;
+  GOptionEntry profile_entries[] = {
+    { "profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "Write a trace of the training (every op's forward and "
+      "backward, the loader's batches, the all-reduce buckets) to FILE, for Perfetto or 'netloom-cli profile'",
+      "FILE.json" },
+    { "profile-steps", 0, 0, G_OPTION_ARG_INT, &profile_steps, "With --profile: trace the first N steps only "
+      "(default: all)", "N" },
+    { NULL }
+  };
+  g_autoptr (NlProfiler) profiler = NULL;
+
   g_option_context_add_main_entries (ctx, o->entries, NULL);
+  g_option_context_add_main_entries (ctx, profile_entries, NULL);
   g_option_context_set_summary (ctx, "Trains on the training split and evaluates on the test split after every epoch.");
   g_option_context_set_description (ctx,
     "Example:\n  netloom-cli train --network data/networks/lenet.json --dataset fashion-mnist \\\n"
@@ -107,6 +156,17 @@ nl_cli_train (int argc, char **argv)
     return nl_cli_usage_error ("--network FILE is required");
   if ((status = nl_cli_train_options_finish (o)) != 0)
     return status;
+  if (profile_steps < 0 || (profile_steps > 0 && !profile))
+    return nl_cli_usage_error ("--profile-steps must be at least 1, and goes with --profile");
+  if (profile)
+    {
+      /* a trace that could not be written is said before training, not after */
+      g_autoptr (NlAtomicFile) f = nl_atomic_file_open (profile, &error);
+      if (!f)
+        return nl_cli_fail (error);
+      profiler = nl_profiler_new ();
+      nl_profiler_request (profiler, profile_steps, profile);
+    }
   network = o->network;
   project_path = o->project_path;
   json = o->json;
@@ -144,7 +204,7 @@ nl_cli_train (int argc, char **argv)
   nl_cli_catch_interrupt ();
   if (project)
     {
-      NlRunCallbacks rcb = { .chain = cb, .log = on_log };
+      NlRunCallbacks rcb = { .chain = cb, .log = on_log, .profiler = profiler };
       gboolean ok;
       nl_threads_set (cfg->threads);
       out.threads = nl_threads_get ();
@@ -160,21 +220,5 @@ nl_cli_train (int argc, char **argv)
   if (cfg->restore_best)
     return nl_cli_usage_error ("--restore-best needs --project (the best epoch is kept as a checkpoint)");
 
-  trainer = nl_trainer_new (net, cfg, &error);
-  if (!trainer)
-    return nl_cli_group_fail (error);
-  out.threads = nl_threads_get ();
-  out.progress = json ? NULL : nl_progress_new ();
-  if (!json)
-    {
-      g_autofree char *dev = nl_device_to_string (cfg->device);
-      printf ("training %s (%" G_GINT64_FORMAT " parameters) on %s, %d epochs, batch %d, %s lr %g, %s %s\n",
-              net->name, nl_trainer_get_model (trainer)->n_params, nl_trainer_get_train_set (trainer)->description,
-              cfg->epochs, cfg->batch_size, nl_optim_kind_name (cfg->optim.kind), cfg->optim.lr, dev,
-              nl_precision_name (cfg->precision));
-    }
-  status = nl_trainer_run (trainer, &cb, &error) ? 0 : nl_cli_group_fail (error);
-  nl_progress_clear (out.progress);
-  nl_progress_free (out.progress);
-  return status;
+  return train_alone (net, cfg, &out, profiler);
 }

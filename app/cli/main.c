@@ -36,6 +36,7 @@ static const Command commands[] = {
   { "sweep", nl_cli_sweep, "search the run settings: a queue of trials, pruned early (--resume continues one)",
     TRUE },
   { "sweeps", nl_cli_sweeps, "list a project's sweeps" },
+  { "profile", nl_cli_profile, "where the time of a profiled run went (train --profile): per layer and op" },
 };
 
 static void

@@ -205,6 +205,24 @@ cuda_broadcast (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, GE
   return collective (b, comm, x, nbytes, root, FALSE, error);
 }
 
+static void *
+cuda_mark (NlBackend *b, GError **error)
+{
+  return nl_cuda_event_record (ctx_of (b), error);
+}
+
+static gboolean
+cuda_mark_elapsed (NlBackend *b, void *from, void *to, float *ms, GError **error)
+{
+  return nl_cuda_event_elapsed (ctx_of (b), from, to, ms, error);
+}
+
+static void
+cuda_mark_free (NlBackend *b, void *mark)
+{
+  nl_cuda_event_free (ctx_of (b), mark);
+}
+
 static const NlBackendInterface cuda_iface = {
   .name = "cuda",
   .host_visible = FALSE,
@@ -224,6 +242,9 @@ static const NlBackendInterface cuda_iface = {
   .op_kernels = cuda_op_kernels,
   .allreduce_sum = cuda_allreduce_sum,
   .broadcast = cuda_broadcast,
+  .mark = cuda_mark,
+  .mark_elapsed = cuda_mark_elapsed,
+  .mark_free = cuda_mark_free,
 };
 
 static GMutex backends_lock;

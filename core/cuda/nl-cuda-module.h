@@ -39,6 +39,10 @@ G_BEGIN_DECLS
   F (gboolean, nl_cuda_memset0, (NlCudaCtx *c, void *dst, size_t nbytes, GError **error), (c, dst, nbytes, error), \
      unavailable (error)) \
   F (gboolean, nl_cuda_sync, (NlCudaCtx *c, GError **error), (c, error), unavailable (error)) \
+  F (void *, nl_cuda_event_record, (NlCudaCtx *c, GError **error), (c, error), unavailable_null (error)) \
+  F (gboolean, nl_cuda_event_elapsed, (NlCudaCtx *c, void *from, void *to, float *ms, GError **error), \
+     (c, from, to, ms, error), unavailable (error)) \
+  V (nl_cuda_event_free, (NlCudaCtx *c, void *event), (c, event)) \
   F (void *, nl_cuda_host_alloc, (size_t nbytes), (nbytes), NULL) \
   V (nl_cuda_host_free, (void *ptr), (ptr)) \
   F (gboolean, nl_cuda_check, (int status, const char *what, GError **error), (status, what, error), \

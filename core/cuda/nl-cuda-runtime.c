@@ -517,6 +517,39 @@ nl_cuda_sync (NlCudaCtx *c, GError **error)
   return FALSE;
 }
 
+/* ---- device timing (the profiler's) ---- */
+
+void *
+nl_cuda_event_record (NlCudaCtx *c, GError **error)
+{
+  cudaEvent_t e = NULL;
+  if (!nl_cuda_ctx_enter (c, error) || !nl_cuda_check (cudaEventCreate (&e), "cudaEventCreate", error))
+    return NULL;
+  if (!nl_cuda_check (cudaEventRecord (e, c->stream), "cudaEventRecord", error))
+    {
+      cudaEventDestroy (e);
+      return NULL;
+    }
+  return e;
+}
+
+gboolean
+nl_cuda_event_elapsed (NlCudaCtx *c, void *from, void *to, float *ms, GError **error)
+{
+  return nl_cuda_ctx_enter (c, error)
+         && nl_cuda_check (cudaEventSynchronize ((cudaEvent_t) to), "cudaEventSynchronize", error)
+         && nl_cuda_check (cudaEventElapsedTime (ms, (cudaEvent_t) from, (cudaEvent_t) to), "cudaEventElapsedTime",
+                           error);
+}
+
+void
+nl_cuda_event_free (NlCudaCtx *c, void *event)
+{
+  (void) c;
+  if (event && cudaEventDestroy ((cudaEvent_t) event) != cudaSuccess)
+    cudaGetLastError ();
+}
+
 /* ---- pinned host memory ---- */
 
 void *

@@ -97,6 +97,13 @@ gboolean nl_cuda_memset0 (NlCudaCtx *c, void *dst, size_t nbytes, GError **error
  * kernel failure (an illegal address ...) once, as an error. */
 gboolean nl_cuda_sync (NlCudaCtx *c, GError **error);
 
+/* Device timing for the profiler: an event recorded on the stream now
+ * (NULL with the error); the ms between two recorded ones, waiting for the
+ * later to pass; freeing one (NULL is ignored). */
+void *nl_cuda_event_record (NlCudaCtx *c, GError **error);
+gboolean nl_cuda_event_elapsed (NlCudaCtx *c, void *from, void *to, float *ms, GError **error);
+void nl_cuda_event_free (NlCudaCtx *c, void *event);
+
 /* Page-locked host memory, so copies to the device run asynchronously and
  * overlap compute. NULL when it cannot be had (the caller falls back to
  * g_malloc'd memory and synchronous copies). */

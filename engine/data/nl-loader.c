@@ -161,6 +161,7 @@ struct NlLoader {
   int64_t error_batch; /* the earliest failed batch: no point working past it */
   int busy;
   GError *failed; /* sticky: the error the consumer received */
+  NlTrace *trace; /* nl_loader_set_trace's, read under lock by the workers */
 };
 
 static int64_t
@@ -381,11 +382,12 @@ worker_main (gpointer data)
       int64_t seq_len = l->seq_len;
       NlLoaderSlot *s = &l->slots[k % l->n_slots];
       g_mutex_unlock (&l->lock);
-
       GError *err = NULL;
+      gint64 t0 = g_get_monotonic_time ();
       int rc = fill_batch (l, seq, seq_len, epoch, k, s->data, s->labels, &w->buf, gen, &err);
-
       g_mutex_lock (&l->lock);
+      if (l->trace && rc == FILL_OK)
+        nl_trace_add (l->trace, NL_TRACE_CAT_LOADER, "batch", "batch", k + 1, t0, g_get_monotonic_time ());
       l->busy--;
       if (rc != FILL_ABORTED && gen == l->gen)
         {
@@ -606,7 +608,6 @@ NlLoader *
 nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
 {
   g_return_val_if_fail (ds != NULL && ds->length >= 0 && cfg != NULL, NULL);
-
   NlLoader *l = g_new0 (NlLoader, 1);
   float std = 1.0f;
   g_mutex_init (&l->lock);
@@ -614,14 +615,12 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
   g_cond_init (&l->done_cond);
   l->ds = ds;
   l->error_batch = G_MAXINT64;
-
   if (!check_config (cfg, &std, error) || !set_batches (l, cfg, error) || !set_subset (l, ds, cfg, error)
       || !set_shapes (l, ds, cfg, error))
     {
       nl_loader_free (l);
       return NULL;
     }
-
   l->mean = cfg->mean;
   l->std = std;
   l->normalise = (l->mean != 0.0f || l->std != 1.0f) && !nl_transform_has_normalize (l->transform);
@@ -630,7 +629,6 @@ nl_loader_new (NlDataset *ds, const NlLoaderConfig *cfg, GError **error)
       l->lut01[k] = (float) k / 255.0f;
       l->lut[k] = l->normalise ? (l->lut01[k] - l->mean) / l->std : l->lut01[k];
     }
-
   l->seq = build_sequence (l, 0, &l->seq_len);
   l->n_batches = batches_for (l, l->seq_len);
 
@@ -754,23 +752,23 @@ nl_loader_next (NlLoader *l, NlTensor *data, NlTensor *labels, GError **error)
     }
   if (!l->started)
     nl_loader_start_epoch (l, 0);
-
   int64_t k = l->next_consume;
   if (k >= l->n_batches)
     return 0;
   int count = (int) MIN (B, l->seq_len - k * B);
   float *x = nl_tensor_f32 (data);
   float *y = labels ? nl_tensor_f32 (labels) : NULL;
-
   if (l->n_workers == 0)
     {
       GError *err = NULL;
+      gint64 t0 = g_get_monotonic_time ();
       if (fill_batch (l, l->seq, l->seq_len, l->epoch, k, x, y, &l->buf, l->gen, &err) == FILL_ERROR)
         return fail (l, err, error);
+      if (l->trace)
+        nl_trace_add (l->trace, NL_TRACE_CAT_LOADER, "batch", "batch", k + 1, t0, g_get_monotonic_time ());
       l->next_consume++;
       return count;
     }
-
   NlLoaderSlot *s = &l->slots[k % l->n_slots];
   g_mutex_lock (&l->lock);
   while (!(s->ready && s->batch == k))
@@ -779,16 +777,22 @@ nl_loader_next (NlLoader *l, NlTensor *data, NlTensor *labels, GError **error)
   g_mutex_unlock (&l->lock);
   if (err)
     return fail (l, err, error);
-
   /* The slot stays ours until next_consume moves past it. */
   memcpy (x, s->data, B * numel * sizeof (float));
   if (y)
     memcpy (y, s->labels, B * sizeof (float));
-
   g_mutex_lock (&l->lock);
   s->ready = FALSE;
   l->next_consume++;
   g_cond_broadcast (&l->work_cond);
   g_mutex_unlock (&l->lock);
   return count;
+}
+
+void
+nl_loader_set_trace (NlLoader *l, NlTrace *trace)
+{
+  g_mutex_lock (&l->lock);
+  l->trace = trace;
+  g_mutex_unlock (&l->lock);
 }

@@ -17,6 +17,7 @@
 #include "engine/data/nl-dataset.h"
 #include "engine/data/nl-transform.h"
 #include "core/nl-tensor.h"
+#include "core/nl-trace.h"
 
 G_BEGIN_DECLS
 
@@ -111,6 +112,9 @@ int nl_loader_next (NlLoader *l, NlTensor *data, NlTensor *labels, GError **erro
 
 /* Stops the workers (each finishes at most the sample it is on) and frees. */
 void nl_loader_free (NlLoader *l);
+/* Profiling: each batch filled from now on is a span in trace (NULL: off);
+ * once this returns, no worker touches the old one. */
+void nl_loader_set_trace (NlLoader *l, NlTrace *trace);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlLoader, nl_loader_free)
 

@@ -84,6 +84,7 @@ struct NlGradReducer {
   gboolean stop;
   gint64 last_done;
   double busy;
+  NlTrace *trace;   /* nl_grad_reducer_set_trace's, under lock */
 };
 
 static gboolean
@@ -138,6 +139,8 @@ communicate (gpointer data)
       g_mutex_lock (&r->lock);
       r->busy += (t1 - t0) / 1e6;
       r->last_done = t1;
+      if (r->trace)
+        nl_trace_add (r->trace, NL_TRACE_CAT_ALLREDUCE, bk->name, "bucket", bk->index + 1, t0, t1);
       g_mutex_unlock (&r->lock);
       nl_scheduler_complete (s, token, error);
       g_mutex_lock (&r->lock);
@@ -294,4 +297,14 @@ double
 nl_grad_reducer_busy_seconds (const NlGradReducer *r)
 {
   return r ? r->busy : 0;
+}
+
+void
+nl_grad_reducer_set_trace (NlGradReducer *r, NlTrace *trace)
+{
+  if (!r)
+    return;
+  g_mutex_lock (&r->lock);
+  r->trace = trace;
+  g_mutex_unlock (&r->lock);
 }

@@ -15,6 +15,7 @@
 #include "core/nl-backend.h"
 #include "core/nl-comm.h"
 #include "core/nl-tensor.h"
+#include "core/nl-trace.h"
 #include "engine/graph/nl-scheduler.h"
 
 G_BEGIN_DECLS
@@ -58,5 +59,8 @@ void nl_grad_reducer_push (NlGradReducer *r, NlScheduler *s, int k);
 gint64 nl_grad_reducer_last_done (const NlGradReducer *r);
 /* Seconds spent all-reducing (copies included), summed over every push. */
 double nl_grad_reducer_busy_seconds (const NlGradReducer *r);
+/* Each bucket reduced from now on is a span in trace (NULL: off; r NULL:
+ * nothing). Once this returns, the old trace is no longer touched. */
+void nl_grad_reducer_set_trace (NlGradReducer *r, NlTrace *trace);
 
 G_END_DECLS

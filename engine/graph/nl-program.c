@@ -10,6 +10,7 @@
  * copies loss and prediction down last and waits. */
 #include "core/nl-device.h"
 #include "core/nl-random.h"
+#include "engine/graph/nl-device-timer.h"
 #include "engine/graph/nl-grad-reducer.h"
 #include "engine/graph/nl-program.h"
 #include "ops/nl-op-registry.h"
@@ -57,6 +58,8 @@ struct NlProgram {
   size_t bytes;
   gboolean profile;        /* NETLOOM_PROFILE=1: time every step, report at free */
   double *fwd_us, *bwd_us;
+  NlTrace *trace;          /* nl_program_set_trace's (atomic: workers read it) */
+  NlDeviceTimer *timer;    /* each op's device time while tracing; NULL on the CPU */
   guint64 runs;
   guint64 step;            /* of the last forward, for backward's random ops */
   NlBackend *backend;      /* the model's */
@@ -116,6 +119,7 @@ nl_program_free (NlProgram *p)
     profile_report (p);
   g_free (p->fwd_us);
   g_free (p->bwd_us);
+  g_clear_pointer (&p->timer, nl_device_timer_free);
   if (p->backend)
     nl_backend_synchronize (p->backend, NULL); /* kernels may still use the arena */
   if (p->graph)
@@ -250,6 +254,7 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
   p->bytes = p->plan->planned_bytes;
   p->backend = model->backend;
   p->mirrored = !p->backend->iface->host_visible;
+  p->timer = nl_device_timer_new (p->backend);
   /* the mirrors' copies are ordered by the backend's one queue */
   g_return_val_if_fail (!p->mirrored || p->backend->iface->in_order, NULL);
   g_return_val_if_fail (opts->device.type == p->backend->device.type && opts->device.index == p->backend->device.index,
@@ -394,13 +399,16 @@ run_step (gpointer data, GError **error)
   GError *local = NULL;
   gint64 t0;
   gboolean fwd;
+  NlTrace *trace = __atomic_load_n (&p->trace, __ATOMIC_RELAXED);
+  void *mark;
 
   if (st->kind == NL_STEP_GRAD_SUM)
     return grad_sum (p, st, error);
   k = &p->bind[st->node].kernels;
   fwd = st->kind == NL_STEP_FORWARD;
   ctx = make_ctx (p, st->node, p->step);
-  t0 = p->profile ? g_get_monotonic_time () : 0;
+  t0 = p->profile || trace ? g_get_monotonic_time () : 0;
+  mark = trace && p->timer ? nl_device_timer_begin (p->timer) : NULL;
   /* the scheduler prefixes "op 'conv1 (Conv2D) forward' failed: " */
   if (!(fwd ? k->forward : k->backward) (&ctx, &local))
     {
@@ -411,6 +419,8 @@ run_step (gpointer data, GError **error)
     }
   if (p->profile)
     (fwd ? p->fwd_us : p->bwd_us)[st->node] += g_get_monotonic_time () - t0;
+  if (trace)
+    nl_device_timer_op_done (p->timer, trace, mark, nl_graph_node (p->graph, st->node), fwd, (gint64) p->step, t0);
   if (!fwd && p->reducer)
     {
       /* the latest end of any backward step (workers race to store it) */
@@ -538,6 +548,7 @@ nl_program_backward (NlProgram *p, GError **error)
   const NlGraph *g = p->graph;
   g_return_val_if_fail (g->opts.training, FALSE);
   int bucket = 0, n_buckets = nl_grad_reducer_n_buckets (p->reducer);
+  gboolean ok;
   p->backward_done = 0;
   for (guint s = g->n_forward_steps; s < g->steps->len; s++)
     {
@@ -557,7 +568,9 @@ nl_program_backward (NlProgram *p, GError **error)
   if (!(mirror_copy (p, p->host_loss, g->loss_value, FALSE, error)
         && mirror_copy (p, p->host_pred, g->pred_value, FALSE, error)))
     return FALSE;
-  return wait_all (p, error);
+  ok = wait_all (p, error);
+  nl_device_timer_flush (p->timer, p->trace);
+  return ok;
 }
 
 gboolean
@@ -607,6 +620,14 @@ nl_program_set_grad_batch (NlProgram *p, int samples, GError **error)
     return TRUE;
   p->grad_batch = samples;
   return nl_program_set_loss_scale (p, p->loss_scale, error);
+}
+
+void
+nl_program_set_trace (NlProgram *p, NlTrace *trace)
+{
+  nl_device_timer_flush (p->timer, p->trace);
+  __atomic_store_n (&p->trace, trace, __ATOMIC_RELAXED);
+  nl_grad_reducer_set_trace (p->reducer, trace);
 }
 
 void
@@ -678,13 +699,23 @@ run_update (gpointer data, GError **error)
   float scale = p->scale / p->update_loss_scale;
   NlTensor *w = nl_model_weight_for_device (p->model, slot), *g = p->bind[i].weight_grad[k];
   float *state[4];
+  NlTrace *trace = __atomic_load_n (&p->trace, __ATOMIC_RELAXED);
+  gint64 t0 = trace ? g_get_monotonic_time () : 0;
+  gboolean ok;
+  char name[160];
   for (int s = 0; s < 4; s++)
     {
       NlTensor *st = nl_model_state_for_device (p->model, slot, s);
       state[s] = st ? nl_tensor_f32 (st) : NULL;
     }
-  return nl_backend_optim_update (p->backend, p->cfg, p->lr, p->t, scale, nl_tensor_f32 (w), nl_tensor_f32 (g), state,
-                                  nl_tensor_numel (w), error);
+  ok = nl_backend_optim_update (p->backend, p->cfg, p->lr, p->t, scale, nl_tensor_f32 (w), nl_tensor_f32 (g), state,
+                                nl_tensor_numel (w), error);
+  if (trace)
+    {
+      g_snprintf (name, sizeof name, "%s update", nl_graph_node (p->graph, i)->id);
+      nl_trace_add (trace, NL_TRACE_CAT_UPDATE, name, "step", (gint64) p->step, t0, g_get_monotonic_time ());
+    }
+  return ok;
 }
 
 gboolean

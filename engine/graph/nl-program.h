@@ -7,6 +7,7 @@
 #include "engine/graph/nl-memory-plan.h"
 #include "engine/graph/nl-model.h"
 #include "core/nl-comm.h"
+#include "core/nl-trace.h"
 
 G_BEGIN_DECLS
 
@@ -53,6 +54,10 @@ gboolean nl_program_set_grad_batch (NlProgram *p, int samples, GError **error);
 /* Seconds spent all-reducing in total, and those backward waited for
  * after its own work was done (the part not hidden behind it). */
 void nl_program_comm_seconds (NlProgram *p, double *busy, double *exposed);
+/* Profiling: every forward and backward step pushed from now on, and the
+ * all-reduce buckets, go into trace (borrowed; NULL: off). The caller
+ * keeps it alive until the ops pushed with it are done. */
+void nl_program_set_trace (NlProgram *p, NlTrace *trace);
 /* Bytes of activations, gradients and saved tensors this program holds. */
 size_t nl_program_bytes (NlProgram *p);
 const NlMemoryPlan *nl_program_get_plan (NlProgram *p);

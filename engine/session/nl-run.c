@@ -1,5 +1,6 @@
 /* nl-run.c — training runs stored in a project. */
 #include "engine/session/nl-run.h"
+#include "engine/session/nl-run-monitor.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
 #include "core/nl-comm.h"
@@ -30,6 +31,9 @@ typedef struct {
   char *early_message;      /* set when it (or pruning) triggered */
   int stop_epoch;
   gboolean pruned;          /* cb->prune ended the run */
+  NlRunMonitor *monitor;    /* system metrics and profile windows */
+  GError *monitor_error;    /* why the monitor stopped the run */
+  int epoch;                /* of the last batch */
 } Recorder;
 
 /* TRUE once another process took the run over (nl_project_hold_run): the
@@ -84,7 +88,10 @@ rec_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double lo
   if (r_taken (r))
     return FALSE;
   r->step++;
+  r->epoch = epoch;
   add_point (r, epoch, "train", "batch_loss", loss);
+  if (!nl_run_monitor_step (r->monitor, r->step, epoch, &r->monitor_error))
+    return FALSE;
   return !r->cb->chain.batch || r->cb->chain.batch (r->cb->chain.user, epoch, batch, n_batches, loss, elapsed);
 }
 
@@ -282,7 +289,18 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
   r.writer = nl_metric_writer_new (p, 250, 512);
   /* off the training thread: a long step or evaluation never looks dead */
   nl_metric_writer_set_heartbeat (r.writer, run);
-  ok = nl_trainer_run (t, &cb, &local);
+  r.monitor = nl_run_monitor_new (t, r.writer, run, cb_in->profiler, cb_in->log, cb_in->chain.user);
+  r.epoch = epochs + 1;
+  ok = nl_run_monitor_step (r.monitor, r.step, r.epoch, &local) && nl_trainer_run (t, &cb, &local);
+  if (!ok && r.monitor_error)
+    {
+      /* the monitor's wait found an op's failure: that is why it stopped */
+      g_clear_error (&local);
+      local = g_steal_pointer (&r.monitor_error);
+    }
+  if (!nl_run_monitor_finish (r.monitor, r.step, r.epoch, ok ? &local : NULL))
+    ok = FALSE;
+  g_clear_pointer (&r.monitor, nl_run_monitor_free);
   early_message = g_steal_pointer (&r.early_message);
   if (!ok && early_message)
     {

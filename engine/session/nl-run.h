@@ -10,6 +10,7 @@
 #include "engine/train/nl-lr-schedule.h"
 #include "engine/train/nl-run-config.h"
 #include "engine/train/nl-trainer.h"
+#include "engine/session/nl-profiler.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS
@@ -26,6 +27,8 @@ typedef struct {
    * (*message, if set, a new string, is its message; default "pruned at
    * epoch N"). A sweep's early stopping of hopeless trials. */
   gboolean (*prune) (gpointer user, gint64 run, const NlEpochReport *e, char **message);
+  /* Where profile windows are asked for (nl-profiler.h; may be NULL). */
+  NlProfiler *profiler;
 } NlRunCallbacks;
 
 /* The sweep a run is a trial of. */

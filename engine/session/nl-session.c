@@ -29,6 +29,7 @@ struct NlSession {
   char *which;              /* fork */
   char *fork_json;          /* fork: the parent's settings with the overrides */
   NlRunCallbacks cb;        /* ours: they queue events */
+  NlProfiler *profiler;     /* nl_session_profile_steps's requests */
   int batch_size;
 
   GThread *thread;
@@ -317,6 +318,7 @@ session_new (NlProject *p, Kind kind, const char *name, const NlRunConfig *cfg, 
     nl_run_config_init (&s->rc);
   s->cb = (NlRunCallbacks) { .chain = { on_batch, on_epoch, s, NULL }, .created = on_created,
                              .checkpoint = on_checkpoint, .log = on_log };
+  s->cb.profiler = s->profiler = nl_profiler_new ();
   s->queue = g_async_queue_new_full ((GDestroyNotify) event_free);
   g_mutex_init (&s->lock);
   g_cond_init (&s->cond);
@@ -708,5 +710,12 @@ nl_session_free (NlSession *s)
   g_free (s->name);
   g_free (s->which);
   g_free (s->fork_json);
+  nl_profiler_free (s->profiler);
   g_free (s);
+}
+
+void
+nl_session_profile_steps (NlSession *s, int n_steps, const char *path)
+{
+  nl_profiler_request (s->profiler, n_steps, path);
 }

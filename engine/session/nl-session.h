@@ -100,6 +100,11 @@ void nl_session_set_wakeup (NlSession *s, GMainContext *ctx, GSourceFunc fn, gpo
 void nl_session_pause (NlSession *s);
 void nl_session_resume (NlSession *s);
 void nl_session_stop (NlSession *s);
+/* Profile the next n_steps steps of the running training: writes
+ * profile/<node>/ms metrics when they are done, and a Chrome trace to path
+ * when path is not NULL (nl-run-monitor.h). Any thread; a request before
+ * the start applies from the first step. */
+void nl_session_profile_steps (NlSession *s, int n_steps, const char *path);
 /* Waits for the worker to end (returns at once when not started). */
 void nl_session_wait (NlSession *s);
 

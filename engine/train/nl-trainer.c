@@ -6,6 +6,7 @@
 #include "engine/train/nl-loss-scale.h"
 #include "engine/train/nl-lr-schedule.h"
 #include "engine/train/nl-metric.h"
+#include "engine/train/nl-train-input.h"
 
 #include <math.h>
 #include <signal.h>
@@ -49,6 +50,8 @@ struct NlTrainer {
   } ep;
   gint64 last_checkpoint_us; /* the interval hook's clock */
   GArray *test_stops;        /* int64_t: NETLOOM_TEST_STOP_AT_STEP's steps not yet reached */
+  NlTrainInput input;        /* the training batches, timed */
+  NlTrace *trace;            /* nl_trainer_set_trace's */
 };
 
 /* Data parallelism: whether rank 0 starts the job it sent (1) or gave up
@@ -81,6 +84,7 @@ nl_trainer_free (NlTrainer *t)
   nl_program_free (t->eval_prog);
   nl_program_free (t->eval_tail);
   nl_model_free (t->model);
+  nl_train_input_clear (&t->input);
   nl_loader_free (t->loader);
   nl_loader_free (t->eval_loader);
   nl_transform_free (t->augment);
@@ -190,7 +194,7 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
                           .shard_index = shard, .shard_count = shards };
     NlShape ts, es;
     char a[96], b[96];
-    t->loader = nl_loader_new (t->train_set, &lc, error);
+    t->input.loader = t->loader = nl_loader_new (t->train_set, &lc, error);
     if (!t->loader)
       return NULL;
     t->eval_loader = nl_loader_new (t->test_set, &ec, error);
@@ -401,67 +405,6 @@ sum_loss (const NlTensor *loss)
   return s;
 }
 
-/* The baseline the loader is measured against: the whole epoch's batches
- * made before the clock starts. */
-typedef struct {
-  GPtrArray *data, *labels;
-  GArray *counts;
-  guint next;
-} Preloaded;
-
-static void
-preloaded_clear (Preloaded *pre)
-{
-  g_clear_pointer (&pre->data, g_ptr_array_unref);
-  g_clear_pointer (&pre->labels, g_ptr_array_unref);
-  g_clear_pointer (&pre->counts, g_array_unref);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Preloaded, preloaded_clear)
-
-static gboolean
-preload_epoch (NlTrainer *t, Preloaded *pre, GError **error)
-{
-  NlShape ds = nl_tensor_get_shape (nl_program_input (t->train_prog));
-  NlShape ls = nl_tensor_get_shape (nl_program_label (t->train_prog));
-  int n;
-  pre->data = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_tensor_unref);
-  pre->labels = g_ptr_array_new_with_free_func ((GDestroyNotify) nl_tensor_unref);
-  pre->counts = g_array_new (FALSE, FALSE, sizeof (int));
-  for (;;)
-    {
-      NlTensor *d = nl_tensor_new_shape (NL_DTYPE_F32, &ds), *l = nl_tensor_new_shape (NL_DTYPE_F32, &ls);
-      if (!d || !l)
-        {
-          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "out of memory preloading an epoch");
-          return FALSE;
-        }
-      g_ptr_array_add (pre->data, d);
-      g_ptr_array_add (pre->labels, l);
-      n = nl_loader_next (t->loader, d, l, error);
-      if (n <= 0)
-        return n == 0;
-      g_array_append_val (pre->counts, n);
-    }
-}
-
-/* The next batch: from the loader, or from the preloaded epoch. */
-static int
-next_batch (NlTrainer *t, Preloaded *pre, NlTensor *data, NlTensor *labels, GError **error)
-{
-  int n;
-  if (!pre->data)
-    return nl_loader_next (t->loader, data, labels, error);
-  if (pre->next >= pre->counts->len)
-    return 0;
-  n = g_array_index (pre->counts, int, pre->next);
-  memcpy (nl_tensor_f32 (data), nl_tensor_f32 (g_ptr_array_index (pre->data, pre->next)),
-          nl_tensor_numel (data) * sizeof (float));
-  memcpy (nl_tensor_f32 (labels), nl_tensor_f32 (g_ptr_array_index (pre->labels, pre->next)),
-          nl_tensor_numel (labels) * sizeof (float));
-  pre->next++;
-  return n;
-}
-
 /* The optimizer step, unless dynamic loss scaling finds the scaled
  * gradients overflowed: then the step is skipped and the scale lowered,
  * as PyTorch's GradScaler does. */
@@ -548,7 +491,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   double total_loss;
   float lr = t->cfg.optim.lr;
   int n;
-  g_auto (Preloaded) pre = { 0 };
+  NlShape ds = nl_tensor_get_shape (data), ls = nl_tensor_get_shape (labels);
 
   double busy0, exposed0;
   nl_trainer_comm_seconds (t, &busy0, &exposed0);
@@ -565,12 +508,13 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
     }
   t->ep.inside = TRUE;
   nl_loader_start_epoch_at (t->loader, epoch, batch);
-  if (t->cfg.preload && !preload_epoch (t, &pre, error))
+  if (t->cfg.preload && !nl_train_input_preload (&t->input, &ds, &ls, error))
     return FALSE;
   t->ep.start_us = g_get_monotonic_time ();
   test_stop_maybe (t, cb);
-  while ((n = next_batch (t, &pre, data, labels, error)) > 0)
+  while ((n = nl_train_input_next (&t->input, data, labels, error)) > 0)
     {
+      gint64 step_t0 = g_get_monotonic_time ();
       gboolean checkpoint;
       NlProgram *p = program_for (t, t->train_prog, &t->tail_prog, n, TRUE, error);
       /* the samples of this batch over every process */
@@ -590,6 +534,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         return FALSE;
       if (t->scaler.dynamic && !nl_program_set_loss_scale (p, t->scaler.scale, error))
         return FALSE;
+      nl_program_set_trace (p, t->trace);
       if (!nl_program_forward (p, (guint64) t->updates, error) || !nl_program_backward (p, error))
         return FALSE;
       loss = sum_loss (nl_program_loss (p));
@@ -612,6 +557,8 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         }
       if (!apply_update (t, p, lr, error))
         return FALSE;
+      if (t->trace)
+        nl_trace_add (t->trace, NL_TRACE_CAT_STEP, "step", "step", t->updates, step_t0, g_get_monotonic_time ());
       nl_metric_update (t->accuracy, nl_program_label (p), nl_program_pred (p));
       total_loss += loss;
       seen += global;
@@ -634,6 +581,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         return FALSE;
       test_stop_maybe (t, cb);
     }
+  nl_train_input_clear (&t->input);
   if (n < 0)
     return FALSE;
   if (!nl_metric_reduce (t->accuracy, t->comm, error))
@@ -791,4 +739,25 @@ nl_trainer_comm_seconds (NlTrainer *t, double *busy, double *exposed)
       *busy += b;
       *exposed += e;
     }
+}
+
+gboolean
+nl_trainer_set_trace (NlTrainer *t, NlTrace *trace, GError **error)
+{
+  /* no op still running may add to the trace its owner frees next */
+  if (t->trace && !nl_model_sync (t->model, error))
+    return FALSE;
+  t->trace = t->input.trace = trace;
+  nl_loader_set_trace (t->loader, trace);
+  for (int i = 0; i < 2; i++)
+    if (i == 0 ? t->train_prog : t->tail_prog)
+      nl_program_set_trace (i == 0 ? t->train_prog : t->tail_prog, trace);
+  return TRUE;
+}
+
+void
+nl_trainer_input_wait (NlTrainer *t, double *seconds, int64_t *batches)
+{
+  *seconds = t->input.wait_us / 1e6;
+  *batches = t->input.batches;
 }

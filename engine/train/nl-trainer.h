@@ -5,6 +5,7 @@
 
 #include <glib.h>
 
+#include "core/nl-trace.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/graph/nl-program.h"
 #include "engine/train/nl-run-config.h"
@@ -94,5 +95,13 @@ void nl_trainer_get_loss_scale (NlTrainer *t, float *scale, guint64 *skipped);
  * (ignored unless the run's loss scale is dynamic, or scale <= 0). */
 void nl_trainer_set_loss_scale (NlTrainer *t, float scale, guint64 skipped);
 const NlDataset *nl_trainer_get_train_set (NlTrainer *t);
+/* Profiling (nl-trace.h): from the next step on, every op, loader batch,
+ * wait for a batch, all-reduce bucket and step goes into trace (borrowed;
+ * NULL: off). Between steps, on the training thread. Replacing a trace
+ * first waits for the ops in flight (their failure is the error), so the
+ * old one may be freed once this returns. */
+gboolean nl_trainer_set_trace (NlTrainer *t, NlTrace *trace, GError **error);
+/* The training loop's wait for its batches so far: seconds and batches. */
+void nl_trainer_input_wait (NlTrainer *t, double *seconds, int64_t *batches);
 
 G_END_DECLS

@@ -13,6 +13,7 @@
 #include "nl-fuzz.h"
 #include "engine/data/nl-packed-dataset.h"
 #include "engine/data/nl-record-writer.h"
+#include "core/nl-trace.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/formats/nl-int8-model.h"
 #include "engine/train/nl-optim.h"
@@ -315,6 +316,27 @@ model_seeds (void)
   g_unlink (shm);
 }
 
+/* traces as train --profile writes them: host ops, a device span, other spans */
+static void
+trace_seeds (void)
+{
+  g_autoptr (NlTrace) t = nl_trace_new ();
+  g_autofree char *json = NULL;
+  gsize len;
+  gint64 t0 = g_get_monotonic_time ();
+  nl_trace_add_op (t, "conv1", "Conv2D", NL_TRACE_PASS_FORWARD, FALSE, 1, t0, t0 + 300);
+  nl_trace_add_op (t, "conv1", "Conv2D", NL_TRACE_PASS_BACKWARD, FALSE, 1, t0 + 300, t0 + 900);
+  nl_trace_add_op (t, "fc1", "Dense", NL_TRACE_PASS_FORWARD, FALSE, 2, t0 + 900, t0 + 950);
+  nl_trace_add (t, NL_TRACE_CAT_LOADER, "batch", "batch", 1, t0, t0 + 100);
+  nl_trace_add (t, NL_TRACE_CAT_STEP, "step", "step", 1, t0, t0 + 1000);
+  json = nl_trace_to_json (t, &len);
+  write_seed ("trace", "seed-host", json, len);
+  nl_trace_add_op (t, "fc1", "Dense", NL_TRACE_PASS_BACKWARD, TRUE, 2, t0 + 950, t0 + 990);
+  g_free (json);
+  json = nl_trace_to_json (t, &len);
+  write_seed ("trace", "seed-device", json, len);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -331,5 +353,6 @@ main (int argc, char **argv)
   image_seeds ();
   record_seeds ();
   model_seeds ();
+  trace_seeds ();
   return 0;
 }

@@ -38,9 +38,16 @@ main (int argc, char **argv)
     { "size", 0, 0, G_OPTION_ARG_STRING, &size, N_("Window size, e.g. 1280x800"), N_("WxH") },
     { "train-for-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &opts.train_for_seconds,
       N_("With --screenshot: start a run on the training page and shoot after N seconds"), N_("N") },
+    { "run", 0, 0, G_OPTION_ARG_INT64, &opts.run, N_("With --screenshot: the training page shows stored run N"),
+      N_("N") },
+    { "view", 0, 0, G_OPTION_ARG_STRING, &opts.view,
+      N_("With --screenshot: the training page's view: loss, accuracy, lr, throughput or layers"), N_("VIEW") },
+    { "layer", 0, 0, G_OPTION_ARG_STRING, &opts.layer,
+      N_("With --screenshot: the Layers view with the histograms of layer NODE open"), N_("NODE") },
     { NULL }
   };
   static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
+  static const char *const views[] = { "loss", "accuracy", "lr", "throughput", "layers", NULL };
 
   /* before the options: their help is translated */
   nl_application_init_i18n (NL_LOCALEDIR);
@@ -66,6 +73,21 @@ main (int argc, char **argv)
   if (opts.train_for_seconds < 0 || (opts.train_for_seconds > 0 && !opts.screenshot))
     {
       fprintf (stderr, _("netloom: --train-for-seconds needs --screenshot and a positive number\n"));
+      return 2;
+    }
+  if (opts.view && !g_strv_contains (views, opts.view))
+    {
+      fprintf (stderr, _("netloom: --view must be loss, accuracy, lr, throughput or layers, not '%s'\n"), opts.view);
+      return 2;
+    }
+  if ((opts.run || opts.view || opts.layer) && !opts.screenshot)
+    {
+      fprintf (stderr, _("netloom: --run, --view and --layer need --screenshot\n"));
+      return 2;
+    }
+  if (opts.run < 0)
+    {
+      fprintf (stderr, _("netloom: --run must be a run's id, not %" G_GINT64_FORMAT "\n"), opts.run);
       return 2;
     }
   if (argc > 2)

@@ -152,7 +152,7 @@ screenshot_prepare (NlApplication *app, NlWindow *win)
     {
       app->shot_prepared = TRUE;
       if (app->opts.run > 0)
-        nl_training_dashboard_follow_run (dash, app->opts.run);
+        nl_training_dashboard_show_run (dash, app->opts.run);
       if (app->opts.view || app->opts.layer)
         nl_training_dashboard_show_view (dash, app->opts.layer ? "layers" : app->opts.view);
       return !app->opts.run && !app->opts.layer;

@@ -11,6 +11,7 @@ struct _NlSparkline {
   GtkWidget parent_instance;
   GArray *x, *y;               /* double */
   double lo, hi;               /* usual range, NaN: open */
+  double y_lo, y_hi;           /* fixed scale; NaN: the points' */
   gboolean log_y;
 };
 
@@ -102,6 +103,8 @@ nl_sparkline_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     }
   if (w <= 4 || h <= 4 || !isfinite (x0))
     return;
+  if (!isnan (s->y_lo))
+    y0 = MIN (y0, y_scaled (s, s->y_lo)), y1 = MAX (y1, y_scaled (s, s->y_hi));
   if (x1 <= x0)
     x0 -= 1, x1 += 1;
   if (y1 - y0 < 1e-12 * MAX (fabs (y0), 1))
@@ -163,7 +166,7 @@ nl_sparkline_init (NlSparkline *s)
 {
   s->x = g_array_new (FALSE, FALSE, sizeof (double));
   s->y = g_array_new (FALSE, FALSE, sizeof (double));
-  s->lo = s->hi = NAN;
+  s->lo = s->hi = s->y_lo = s->y_hi = NAN;
 }
 
 GtkWidget *
@@ -206,6 +209,16 @@ nl_sparkline_set_range (NlSparkline *s, double lo, double hi)
     return;
   s->lo = lo;
   s->hi = hi;
+  gtk_widget_queue_draw (GTK_WIDGET (s));
+}
+
+void
+nl_sparkline_set_y_bounds (NlSparkline *s, double lo, double hi)
+{
+  g_return_if_fail (NL_IS_SPARKLINE (s));
+  g_return_if_fail (hi > lo);
+  s->y_lo = lo;
+  s->y_hi = hi;
   gtk_widget_queue_draw (GTK_WIDGET (s));
 }
 

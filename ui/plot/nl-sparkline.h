@@ -17,6 +17,8 @@ void nl_sparkline_clear (NlSparkline *s);
 gboolean nl_sparkline_append (NlSparkline *s, double x, double y);
 /* The usual range [lo, hi] (NaN: unbounded on that side). */
 void nl_sparkline_set_range (NlSparkline *s, double lo, double hi);
+/* A fixed y scale [lo, hi] (a fraction: [0, 1]) instead of the points'. */
+void nl_sparkline_set_y_bounds (NlSparkline *s, double lo, double hi);
 /* A logarithmic y axis (values <= 0 are left out). */
 void nl_sparkline_set_log (NlSparkline *s, gboolean log_y);
 guint nl_sparkline_get_n_points (NlSparkline *s);

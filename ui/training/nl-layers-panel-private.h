@@ -21,13 +21,15 @@ typedef struct {
   GtkLabel *time_label;
   double ms, share;            /* profile/<node>/ms and its share; NaN: none */
   int nonfinite;               /* 1 forward, 2 backward */
+  guint seen;                  /* rows before it when it came */
   gboolean flagged;
 } Layer;
 
 struct _NlLayersPanel {
   GtkBox parent_instance;
   GHashTable *layers;          /* node -> Layer, owned */
-  GPtrArray *order;            /* Layer, as the rows */
+  GPtrArray *order;            /* Layer, as they came */
+  GHashTable *node_order;      /* node id -> its index in the network */
   GArray *grad_norms;          /* every finite grad norm so far (double) */
   guint grad_idle;
   GtkSizeGroup *name_group, *metric_group, *time_group;

@@ -91,7 +91,10 @@ make_metric_cell (Layer *l, int m, GtkSizeGroup *group)
   gtk_widget_set_tooltip_text (box, range_rule (m));
   gtk_size_group_add_widget (group, box);
   if (m == METRIC_DEAD)
-    nl_sparkline_set_range (NL_SPARKLINE (line), NAN, NL_LAYERS_DEAD_MAX);
+    {
+      nl_sparkline_set_range (NL_SPARKLINE (line), NAN, NL_LAYERS_DEAD_MAX);
+      nl_sparkline_set_y_bounds (NL_SPARKLINE (line), 0, 1);  /* a flat 2 % looks flat */
+    }
   else
     {
       nl_sparkline_set_log (NL_SPARKLINE (line), TRUE);
@@ -153,6 +156,7 @@ add_layer (NlLayersPanel *self, const char *node)
   gtk_widget_set_margin_top (box, 4);
   gtk_widget_set_margin_bottom (box, 4);
   g_object_set_data (G_OBJECT (l->row), "nl-layer", l);
+  l->seen = self->order->len;
   gtk_list_box_append (self->list, GTK_WIDGET (l->row));
   g_hash_table_insert (self->layers, l->node, l);
   g_ptr_array_add (self->order, l);
@@ -315,6 +319,32 @@ profile_clicked (NlLayersPanel *self)
   g_signal_emit (self, signals[SIGNAL_PROFILE_REQUESTED], 0, NL_LAYERS_PANEL_PROFILE_STEPS);
 }
 
+/* The network's order when known, else the order first seen. */
+static int
+row_order (GtkListBoxRow *a, GtkListBoxRow *b, gpointer data)
+{
+  NlLayersPanel *self = data;
+  Layer *x = g_object_get_data (G_OBJECT (a), "nl-layer"), *y = g_object_get_data (G_OBJECT (b), "nl-layer");
+  gpointer px = NULL, py = NULL;
+  gboolean kx = g_hash_table_lookup_extended (self->node_order, x->node, NULL, &px);
+  gboolean ky = g_hash_table_lookup_extended (self->node_order, y->node, NULL, &py);
+  if (kx != ky)
+    return kx ? -1 : 1;
+  if (kx && px != py)
+    return GPOINTER_TO_INT (px) - GPOINTER_TO_INT (py);
+  return (x->seen > y->seen) - (x->seen < y->seen);
+}
+
+void
+nl_layers_panel_set_node_order (NlLayersPanel *self, const char *const *nodes)
+{
+  g_return_if_fail (NL_IS_LAYERS_PANEL (self));
+  g_hash_table_remove_all (self->node_order);
+  for (int i = 0; nodes && nodes[i]; i++)
+    g_hash_table_insert (self->node_order, g_strdup (nodes[i]), GINT_TO_POINTER (i));
+  gtk_list_box_invalidate_sort (self->list);
+}
+
 static void
 row_activated (NlLayersPanel *self, GtkListBoxRow *row)
 {
@@ -373,6 +403,7 @@ nl_layers_panel_dispose (GObject *object)
   g_clear_handle_id (&self->grad_idle, g_source_remove);
   _nl_layers_panel_ridge_dispose (self);
   g_clear_pointer (&self->layers, g_hash_table_unref);
+  g_clear_pointer (&self->node_order, g_hash_table_unref);
   g_clear_pointer (&self->order, g_ptr_array_unref);
   g_clear_pointer (&self->grad_norms, g_array_unref);
   g_clear_object (&self->name_group);
@@ -407,6 +438,7 @@ nl_layers_panel_init (NlLayersPanel *self)
   gtk_widget_set_margin_top (GTK_WIDGET (self), 6);
   self->layers = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) layer_free);
   self->order = g_ptr_array_new ();
+  self->node_order = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->grad_norms = g_array_new (FALSE, FALSE, sizeof (double));
   self->name_group = gtk_size_group_new (GTK_SIZE_GROUP_HORIZONTAL);
   self->metric_group = gtk_size_group_new (GTK_SIZE_GROUP_HORIZONTAL);
@@ -416,6 +448,7 @@ nl_layers_panel_init (NlLayersPanel *self)
   self->list = GTK_LIST_BOX (gtk_list_box_new ());
   gtk_list_box_set_selection_mode (self->list, GTK_SELECTION_SINGLE);
   gtk_list_box_set_activate_on_single_click (self->list, TRUE);
+  gtk_list_box_set_sort_func (self->list, row_order, self, NULL);
   gtk_widget_add_css_class (GTK_WIDGET (self->list), "boxed-list");
   g_signal_connect_object (self->list, "row-activated", G_CALLBACK (row_activated), self, G_CONNECT_SWAPPED);
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroll), GTK_WIDGET (self->list));

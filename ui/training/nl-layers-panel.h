@@ -32,6 +32,9 @@ GtkWidget *nl_layers_panel_new (void);
 void nl_layers_panel_clear (NlLayersPanel *self);
 /* Takes a layer/ or profile/ point; FALSE (nothing done) for another. */
 gboolean nl_layers_panel_add_row (NlLayersPanel *self, const NlMetricRow *row);
+/* The rows in the order of the network's nodes (NULL-terminated ids);
+ * nodes not among them after, as they came. */
+void nl_layers_panel_set_node_order (NlLayersPanel *self, const char *const *nodes);
 /* The project and run the ridge plot reads histograms of (NULL/0: none). */
 void nl_layers_panel_set_run (NlLayersPanel *self, NlWorkspace *ws, gint64 run);
 /* New points were stored: an open ridge plot reads its histograms again. */

@@ -7,6 +7,7 @@
 #include "ui/training/nl-training-dashboard-private.h"
 #include <glib/gi18n.h>
 #include <inttypes.h>
+#include "core/nl-json-doc.h"
 #include "engine/session/nl-run.h"
 
 typedef struct {
@@ -83,6 +84,24 @@ may_follow (NlTrainingDashboard *self)
   return self->ws && !self->follow_blocked && gtk_toggle_button_get_active (self->follow_button);
 }
 
+/* The Layers view lists the network's nodes in its order. */
+static void
+set_node_order (NlTrainingDashboard *self, const char *network_json)
+{
+  g_autoptr (NlJsonDoc) doc = network_json ? nl_json_doc_parse (network_json, -1, NULL) : NULL;
+  const NlJsonValue *nodes = doc ? nl_json_member (nl_json_doc_root (doc), "nodes") : NULL;
+  g_autoptr (GPtrArray) ids = g_ptr_array_new ();
+  if (nodes && nodes->type == NL_JSON_ARRAY)
+    for (const NlJsonValue *n = nl_json_first (nodes); n; n = nl_json_next (nodes, n))
+      {
+        const NlJsonValue *id = n->type == NL_JSON_OBJECT ? nl_json_member (n, "id") : NULL;
+        if (id && id->type == NL_JSON_STRING)
+          g_ptr_array_add (ids, (gpointer) id->s);
+      }
+  g_ptr_array_add (ids, NULL);
+  nl_layers_panel_set_node_order (self->layers, (const char *const *) ids->pdata);
+}
+
 /* The page's own run: the points its events do not carry. */
 static void
 own_done (NlTrainingDashboard *self, Follow *f, GTask *task)
@@ -138,6 +157,7 @@ follow_done (GObject *source, GAsyncResult *res, gpointer data)
                                         rc.lr_schedule);
       self->follow_run = f->target;
       nl_layers_panel_set_run (self->layers, self->ws, f->target);
+      set_node_order (self, f->info->network_json);
       nl_training_dashboard_log (self, "STATUS", _("following a run of another process"));
     }
   if (self->follow_pin == f->target)

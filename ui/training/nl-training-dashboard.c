@@ -522,6 +522,15 @@ nl_training_dashboard_follow_run (NlTrainingDashboard *self, gint64 run)
   nl_training_dashboard_follow_poll (self);
 }
 
+void
+nl_training_dashboard_show_run (NlTrainingDashboard *self, gint64 run)
+{
+  g_return_if_fail (NL_IS_TRAINING_DASHBOARD (self));
+  nl_training_dashboard_stop_following (self);
+  self->follow_pin = run;
+  nl_training_dashboard_follow_poll (self);
+}
+
 gint64
 nl_training_dashboard_get_followed_run (NlTrainingDashboard *self)
 {
@@ -564,5 +573,5 @@ nl_training_dashboard_show_view (NlTrainingDashboard *self, const char *name)
 {
   g_return_if_fail (NL_IS_TRAINING_DASHBOARD (self));
   if (gtk_stack_get_child_by_name (self->plot_stack, name))
-    gtk_stack_set_visible_child_name (self->plot_stack, name);
+    gtk_stack_set_visible_child_full (self->plot_stack, name, GTK_STACK_TRANSITION_TYPE_NONE);
 }

@@ -29,6 +29,9 @@ gint64 nl_training_dashboard_get_followed_run (NlTrainingDashboard *self);
 /* Shows RUN (one the page's netloom-cli job trained) with its final
  * points and status, unless another run is active (when allowed). */
 void nl_training_dashboard_follow_run (NlTrainingDashboard *self, gint64 run);
+/* Shows stored RUN afresh (title, plots, every point) unless another run
+ * is active (when allowed). */
+void nl_training_dashboard_show_run (NlTrainingDashboard *self, gint64 run);
 /* Looks for the newest run another process is training (when allowed). */
 void nl_training_dashboard_follow_poll (NlTrainingDashboard *self);
 

@@ -44,6 +44,27 @@ G_DEFINE_QUARK (nl-project-error-quark, nl_project_error)
   "  created REAL NOT NULL," \
   "  finished REAL);"
 
+/* An INT8 model of a run (nl-run-quantize.h): goes with its run and with
+ * the checkpoint it was made from. Blob last, as checkpoints'. */
+#define INT8_MODELS_SQL \
+  "CREATE TABLE int8_models (" \
+  "  id INTEGER PRIMARY KEY," \
+  "  run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE," \
+  "  checkpoint INTEGER NOT NULL REFERENCES checkpoints (id) ON DELETE CASCADE," \
+  "  epoch INTEGER NOT NULL," \
+  "  method TEXT NOT NULL CHECK (method IN ('naive', 'entropy'))," \
+  "  calibration_samples INTEGER NOT NULL," \
+  "  fp32_test_acc REAL," \
+  "  int8_test_acc REAL," \
+  "  fp32_images_per_s REAL," \
+  "  int8_images_per_s REAL," \
+  "  size INTEGER NOT NULL DEFAULT 0," \
+  "  created REAL NOT NULL," \
+  "  blob BLOB NOT NULL);" \
+  "CREATE INDEX int8_models_run ON int8_models (run);" \
+  /* a deleted checkpoint finds its INT8 models without a scan */ \
+  "CREATE INDEX int8_models_checkpoint ON int8_models (checkpoint);"
+
 static const char schema_sql[] =
   "CREATE TABLE networks ("
   "  id INTEGER PRIMARY KEY,"
@@ -142,7 +163,8 @@ static const char schema_sql[] =
   "  run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
   "  text TEXT NOT NULL,"
   "  created REAL NOT NULL);"
-  "CREATE INDEX notes_run ON notes (run);";
+  "CREATE INDEX notes_run ON notes (run);"
+  INT8_MODELS_SQL;
 
 /* migrations[v] takes a file from schema v to v + 1. Version 0 was the
  * first draft: runs without device and epochs_done, checkpoints without
@@ -199,6 +221,8 @@ static const char *const migrations[] = {
    * the run, so the checkpoints table (blob last) stays as it was. */
   ("ALTER TABLE runs ADD COLUMN heartbeat REAL;"  /* one element: clang asks for the parentheses */
    "ALTER TABLE runs ADD COLUMN interval_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL;"),
+  /* Version 3 had no INT8 models. */
+  INT8_MODELS_SQL,
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == NL_PROJECT_SCHEMA_VERSION);
 

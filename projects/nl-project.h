@@ -32,7 +32,7 @@ typedef enum {
 } NlProjectErrorCode;
 
 /* The schema this netloom writes; older files are migrated on open. */
-#define NL_PROJECT_SCHEMA_VERSION 3
+#define NL_PROJECT_SCHEMA_VERSION 4
 /* PRAGMA application_id of every project file: 'NLOM'. */
 #define NL_PROJECT_APPLICATION_ID 0x4E4C4F4D
 

@@ -72,6 +72,8 @@ struct NlProgram {
   int grad_batch;          /* samples the head gradient averages over (0: this program's batch) */
   gint64 backward_done;    /* µs the last backward step finished */
   double exposed;          /* seconds backward waited on the all-reduce after its own work */
+  NlProgramStepHook hook;  /* nl_program_set_step_hook */
+  gpointer hook_user;
 };
 
 static void
@@ -353,6 +355,13 @@ nl_program_bytes (NlProgram *p)
   return p->bytes;
 }
 
+void
+nl_program_set_step_hook (NlProgram *p, NlProgramStepHook hook, gpointer user)
+{
+  p->hook = hook;
+  p->hook_user = user;
+}
+
 NlTensor *
 nl_program_weight_grad (NlProgram *p, int node, int k)
 {
@@ -411,6 +420,11 @@ run_step (gpointer data, GError **error)
     }
   if (p->profile)
     (fwd ? p->fwd_us : p->bwd_us)[st->node] += g_get_monotonic_time () - t0;
+  if (p->hook)
+    {
+      const NlGraphNode *n = nl_graph_node (p->graph, st->node);
+      p->hook (p->hook_user, st->node, fwd, fwd ? ctx.out : ctx.in_grad, fwd ? 1 : n->n_data + n->def->n_weights);
+    }
   if (!fwd && p->reducer)
     {
       /* the latest end of any backward step (workers race to store it) */

@@ -35,11 +35,11 @@ typedef struct {
 } Fixture;
 
 static void
-fixture_up (Fixture *f, const char *json)
+fixture_up_loss (Fixture *f, const char *json, const char *loss)
 {
   GError *error = NULL;
   NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 8, (int64_t) 8);
-  NlCompileOptions opts = { .batch = BATCH, .training = TRUE, .loss = "SoftmaxCrossEntropy" };
+  NlCompileOptions opts = { .batch = BATCH, .training = TRUE, .loss = loss };
   nl_optim_config_init (&f->cfg, NL_OPTIM_SGD);
   f->cfg.lr = 0.5f;
   f->cfg.momentum = 0;
@@ -53,6 +53,12 @@ fixture_up (Fixture *f, const char *json)
   nl_test_fill_uniform (nl_program_input (f->prog), -1, 1, 3);
   for (int i = 0; i < BATCH; i++)
     nl_tensor_f32 (nl_program_label (f->prog))[i] = (float) (i % 3);
+}
+
+static void
+fixture_up (Fixture *f, const char *json)
+{
+  fixture_up_loss (f, json, "SoftmaxCrossEntropy");
 }
 
 static void
@@ -135,15 +141,6 @@ node_stats (const NlLayerStatsReport *r, const char *node)
   for (int i = 0; i < r->n_nodes; i++)
     if (!g_strcmp0 (r->nodes[i].node, node))
       return &r->nodes[i];
-  g_assert_not_reached ();
-}
-
-static const NlTensorStats *
-tensor_stats (const NlLayerStatsReport *r, const char *tensor)
-{
-  for (int i = 0; i < r->n_tensors; i++)
-    if (!g_strcmp0 (r->tensors[i].tensor, tensor))
-      return &r->tensors[i];
   g_assert_not_reached ();
 }
 
@@ -276,6 +273,98 @@ test_torch (void)
   fixture_down (&f);
 }
 
+/* data -> fc1 (16) -> [mid] -> fc2 (units): the networks made to overflow */
+static char *
+chain_json (const char *mid_op, int units)
+{
+  return g_strdup_printf ("{\"format\":\"netloom.network\",\"version\":1,\"nodes\":["
+                          "{\"id\":\"data\",\"op\":\"Input\"},"
+                          "{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":16}},"
+                          "{\"id\":\"mid\",\"op\":\"%s\"},"
+                          "{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":%d}}],"
+                          "\"edges\":[\"data -> fc1\",\"fc1 -> mid\",\"mid -> fc2\"]}", mid_op, units);
+}
+
+/* Weight k of network node i set to v everywhere. */
+static void
+set_weight (NlModel *m, int node, int k, float v)
+{
+  NlTensor *t = m->weights[NL_MODEL_SLOT (node, k)];
+  for (int64_t i = 0; i < nl_tensor_numel (t); i++)
+    nl_tensor_f32 (t)[i] = v;
+  nl_model_host_changed (m);
+}
+
+static void
+assert_found (Fixture *f, NlNonfiniteWhere where, const char *node, gboolean is_nan)
+{
+  g_autoptr (GError) error = NULL;
+  NlNonfinite nf;
+  gboolean finite = TRUE;
+  g_assert_true (nl_program_forward (f->prog, 1, &error) && nl_program_backward (f->prog, &error));
+  g_assert_true (nl_program_grads_finite (f->prog, &finite, &error));
+  g_assert_false (finite);
+  g_assert_true (nl_layer_stats_find_nonfinite (f->prog, f->model, 1, &nf, &error));
+  g_assert_no_error (error);
+  g_test_message ("%s made the first %s in %s", nf.node, nf.is_nan ? "NaN" : "Inf",
+                  nf.where == NL_NONFINITE_FORWARD ? "forward" : "backward");
+  g_assert_cmpint (nf.where, ==, where);
+  g_assert_cmpstr (nf.node, ==, node);
+  g_assert_cmpint (nf.is_nan, ==, is_nan);
+}
+
+/* Inputs in [0.5, 1]: fc1's sums over 64 of them are about 48. */
+static void
+positive_input (Fixture *f)
+{
+  nl_test_fill_uniform (nl_program_input (f->prog), 0.5f, 1, 4);
+}
+
+/* Forward: fc1 with weights of 3e38 overflows its sums to +Inf (ReLU
+ * after it only passes them on); and LayerNorm over 16 finite values
+ * near 1e38 overflows its sum (mean Inf, deviations -Inf, times a zero
+ * inverse deviation): NaN made there from finite inputs. */
+static void
+test_nonfinite_forward (void)
+{
+  Fixture f = { 0 };
+  g_autofree char *relu = chain_json ("Activation", 3), *ln = chain_json ("LayerNorm", 3);
+  fixture_up (&f, relu);
+  positive_input (&f);
+  set_weight (f.model, 1, 0, 3e38f);
+  assert_found (&f, NL_NONFINITE_FORWARD, "fc1", FALSE);
+  fixture_down (&f);
+
+  fixture_up (&f, ln);
+  positive_input (&f);
+  set_weight (f.model, 1, 0, 1e38f / 48);
+  assert_found (&f, NL_NONFINITE_FORWARD, "mid", TRUE);
+  fixture_down (&f);
+}
+
+/* Backward: fc2 (1 unit, weights 1e22) under an L2 loss on tiny
+ * activations (fc1's weights 1.25e-7): predictions near 1e18 and a finite
+ * loss, but the gradient fc2 passes back, 1e22 times the loss's 2.5e17,
+ * overflows there. */
+static void
+test_nonfinite_backward (void)
+{
+  Fixture f = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *json = chain_json ("Activation", 1);
+  fixture_up_loss (&f, json, "L2Loss");
+  positive_input (&f);
+  for (int i = 0; i < BATCH; i++)
+    nl_tensor_f32 (nl_program_label (f.prog))[i] = 0;
+  set_weight (f.model, 1, 0, 1.25e-7f);
+  set_weight (f.model, 3, 0, 1e22f);
+  g_assert_true (nl_program_forward (f.prog, 1, &error) && nl_program_backward (f.prog, &error));
+  for (int i = 0; i < BATCH; i++)
+    g_assert_true (isfinite (nl_tensor_f32 (nl_program_loss (f.prog))[i]));
+  assert_found (&f, NL_NONFINITE_BACKWARD, "fc2", FALSE);
+  fixture_down (&f);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -283,5 +372,7 @@ main (int argc, char **argv)
   g_test_add_func ("/layer-stats/histogram", test_histogram);
   g_test_add_func ("/layer-stats/dead-fraction", test_dead_fraction);
   g_test_add_func ("/layer-stats/torch", test_torch);
+  g_test_add_func ("/layer-stats/nonfinite-forward", test_nonfinite_forward);
+  g_test_add_func ("/layer-stats/nonfinite-backward", test_nonfinite_backward);
   return g_test_run ();
 }

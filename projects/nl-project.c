@@ -44,6 +44,40 @@ G_DEFINE_QUARK (nl-project-error-quark, nl_project_error)
   "  created REAL NOT NULL," \
   "  finished REAL);"
 
+/* An INT8 model of a run (nl-run-quantize.h): goes with its run and with
+ * the checkpoint it was made from. Blob last, as checkpoints'. */
+#define INT8_MODELS_SQL \
+  "CREATE TABLE int8_models (" \
+  "  id INTEGER PRIMARY KEY," \
+  "  run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE," \
+  "  checkpoint INTEGER NOT NULL REFERENCES checkpoints (id) ON DELETE CASCADE," \
+  "  epoch INTEGER NOT NULL," \
+  "  method TEXT NOT NULL CHECK (method IN ('naive', 'entropy'))," \
+  "  calibration_samples INTEGER NOT NULL," \
+  "  fp32_test_acc REAL," \
+  "  int8_test_acc REAL," \
+  "  fp32_images_per_s REAL," \
+  "  int8_images_per_s REAL," \
+  "  size INTEGER NOT NULL DEFAULT 0," \
+  "  created REAL NOT NULL," \
+  "  blob BLOB NOT NULL);" \
+  "CREATE INDEX int8_models_run ON int8_models (run);" \
+  /* a deleted checkpoint finds its INT8 models without a scan */ \
+  "CREATE INDEX int8_models_checkpoint ON int8_models (checkpoint);"
+
+/* Layer histograms (nl-project-layers.h): counts as one blob per row. */
+#define LAYER_HISTOGRAMS_SQL \
+  "CREATE TABLE layer_histograms (" \
+  "  id INTEGER PRIMARY KEY," \
+  "  run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE," \
+  "  step INTEGER NOT NULL," \
+  "  tensor TEXT NOT NULL," \
+  "  is_grad INTEGER NOT NULL," \
+  "  lo REAL NOT NULL," \
+  "  hi REAL NOT NULL," \
+  "  counts BLOB NOT NULL);" \
+  "CREATE INDEX layer_histograms_run ON layer_histograms (run, is_grad, tensor, step);"
+
 static const char schema_sql[] =
   "CREATE TABLE networks ("
   "  id INTEGER PRIMARY KEY,"
@@ -142,7 +176,9 @@ static const char schema_sql[] =
   "  run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
   "  text TEXT NOT NULL,"
   "  created REAL NOT NULL);"
-  "CREATE INDEX notes_run ON notes (run);";
+  "CREATE INDEX notes_run ON notes (run);"
+  INT8_MODELS_SQL
+  LAYER_HISTOGRAMS_SQL;
 
 /* migrations[v] takes a file from schema v to v + 1. Version 0 was the
  * first draft: runs without device and epochs_done, checkpoints without
@@ -199,6 +235,10 @@ static const char *const migrations[] = {
    * the run, so the checkpoints table (blob last) stays as it was. */
   ("ALTER TABLE runs ADD COLUMN heartbeat REAL;"  /* one element: clang asks for the parentheses */
    "ALTER TABLE runs ADD COLUMN interval_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL;"),
+  /* Version 3 had no INT8 models. */
+  INT8_MODELS_SQL,
+  /* Version 4 had no layer histograms. */
+  LAYER_HISTOGRAMS_SQL,
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == NL_PROJECT_SCHEMA_VERSION);
 

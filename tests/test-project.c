@@ -1102,10 +1102,10 @@ test_refuse (void)
   nl_project_save_network (p, "x", net_json, &error);
   nl_project_close (p);
   sqlite3 *db = raw_open (newer);
-  raw_exec (db, "PRAGMA user_version = 4; CREATE TABLE future (x)");
+  raw_exec (db, "PRAGMA user_version = 6; CREATE TABLE future (x)");
   sqlite3_close (db);
-  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 3);
-  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 4, this one reads up to 3)",
+  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 5);
+  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 6, this one reads up to 5)",
                                              newer);
   assert_refused (newer, NL_PROJECT_ERROR_NEWER, expect);
 
@@ -1390,14 +1390,15 @@ test_migrate_v2 (void)
   g_assert_no_error (error);
   nl_project_close (p);
   sqlite3 *db = raw_open (path);
-  raw_exec (db, "ALTER TABLE runs DROP COLUMN interval_checkpoint; ALTER TABLE runs DROP COLUMN heartbeat;"
+  raw_exec (db, "DROP TABLE layer_histograms; DROP TABLE int8_models;" /* schemas 5 and 4's */
+                " ALTER TABLE runs DROP COLUMN interval_checkpoint; ALTER TABLE runs DROP COLUMN heartbeat;"
                 " PRAGMA user_version = 2");
   sqlite3_close (db);
   g_autofree char *before = dump_db (path);
 
   p = nl_project_open (path, FALSE, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (nl_project_schema_version (p), ==, 3);
+  g_assert_cmpint (nl_project_schema_version (p), ==, NL_PROJECT_SCHEMA_VERSION);
   g_assert_true (nl_project_check (p, &error));
   g_autoptr (NlRunInfo) rg = nl_project_get_run (p, r_gone, &error);
   g_autoptr (NlRunInfo) ra = nl_project_get_run (p, r_away, &error);

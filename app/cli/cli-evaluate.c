@@ -50,6 +50,16 @@ evaluation_json (const NlEvaluation *ev)
   json_builder_add_int_value (jb, ev->checkpoint);
   json_builder_set_member_name (jb, "epoch");
   json_builder_add_int_value (jb, ev->epoch);
+  json_builder_set_member_name (jb, "int8_model");
+  if (ev->int8_model > 0)
+    json_builder_add_int_value (jb, ev->int8_model);
+  else
+    json_builder_add_null_value (jb);
+  json_builder_set_member_name (jb, "images_per_s");
+  if (isfinite (ev->images_per_s))
+    json_builder_add_double_value (jb, ev->images_per_s);
+  else
+    json_builder_add_null_value (jb);
   json_builder_set_member_name (jb, "dataset");
   json_builder_add_string_value (jb, ev->dataset ? ev->dataset : "");
   json_builder_set_member_name (jb, "samples");
@@ -101,10 +111,15 @@ evaluation_text (const NlEvaluation *ev)
   int n = ev->n_classes, w = 5;
   for (int c = 0; c < n; c++)
     w = MAX (w, (int) strlen (ev->class_names[c]));
-  printf ("run %" G_GINT64_FORMAT ", checkpoint %" G_GINT64_FORMAT " (epoch %d) on %s\n", ev->run, ev->checkpoint,
-          ev->epoch, ev->dataset ? ev->dataset : "?");
-  printf ("accuracy %.4f (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT ")  macro F1 %.4f  weighted F1 %.4f\n\n",
+  g_autofree char *int8 = ev->int8_model > 0 ? g_strdup_printf (", INT8 model %" G_GINT64_FORMAT, ev->int8_model)
+                                              : g_strdup ("");
+  printf ("run %" G_GINT64_FORMAT ", checkpoint %" G_GINT64_FORMAT " (epoch %d)%s on %s\n", ev->run, ev->checkpoint,
+          ev->epoch, int8, ev->dataset ? ev->dataset : "?");
+  printf ("accuracy %.4f (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT ")  macro F1 %.4f  weighted F1 %.4f\n",
           ev->accuracy, ev->n_correct, ev->n_samples, ev->macro_f1, ev->weighted_f1);
+  if (isfinite (ev->images_per_s))
+    printf ("%.0f images/s in the model\n", ev->images_per_s);
+  printf ("\n");
   printf ("%-*s  precision  recall      F1  support\n", w, "class");
   for (int c = 0; c < n; c++)
     printf ("%-*s  %9.4f  %6.4f  %6.4f  %7" G_GINT64_FORMAT "\n", w, ev->class_names[c], ev->precision[c],
@@ -124,7 +139,7 @@ nl_cli_evaluate (int argc, char **argv)
 {
   g_autofree char *path = NULL, *which = NULL, *network = NULL, *dataset = NULL;
   gint64 run = 0;
-  gboolean json = FALSE;
+  gboolean json = FALSE, int8 = FALSE;
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
@@ -133,6 +148,8 @@ nl_cli_evaluate (int argc, char **argv)
     { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset, "Evaluate on this dataset's test split (default: the run's)",
       "SPEC" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object", NULL },
+    { "int8", 0, 0, G_OPTION_ARG_NONE, &int8, "The run's INT8 model (of --checkpoint's checkpoint, else the newest)",
+      NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- a checkpoint's accuracy, per-class scores and confusion matrix");
@@ -147,7 +164,7 @@ nl_cli_evaluate (int argc, char **argv)
     return nl_cli_usage_error ("unexpected argument '%s'", argv[1]);
   if (!(p = nl_cli_open_project (path, &status)) || (run = resolve_run (p, run, network, &status)) <= 0)
     return status;
-  if (!(ev = nl_evaluate_run_on (p, run, which, dataset, 0, NULL, NULL, NULL, &error)))
+  if (!(ev = nl_evaluate_run_full (p, run, which, dataset, int8, 0, NULL, NULL, NULL, &error)))
     return nl_cli_fail (error);
   if (json)
     evaluation_json (ev);
@@ -170,6 +187,7 @@ static void
 print_prediction (const NlEvaluation *ev, JsonNode *input, const char *label, const double *probs, int top,
                   gboolean json)
 {
+  gboolean timed = isfinite (ev->latency_ms) && ev->latency_ms > 0;
   int n = ev->n_classes;
   g_autofree int *order = g_new (int, n);
   for (int c = 0; c < n; c++)
@@ -202,6 +220,17 @@ print_prediction (const NlEvaluation *ev, JsonNode *input, const char *label, co
           json_builder_end_array (jb);
         }
       json_builder_end_array (jb);
+      /* the model's time for this one input (batch 1), decoding aside */
+      json_builder_set_member_name (jb, "latency_ms");
+      if (timed)
+        json_builder_add_double_value (jb, ev->latency_ms);
+      else
+        json_builder_add_null_value (jb);
+      json_builder_set_member_name (jb, "images_per_s");
+      if (timed)
+        json_builder_add_double_value (jb, 1e3 / ev->latency_ms);
+      else
+        json_builder_add_null_value (jb);
       json_builder_end_object (jb);
       print_json (jb);
       return;
@@ -227,7 +256,7 @@ nl_cli_predict (int argc, char **argv)
   g_autofree char *path = NULL, *which = NULL, *network = NULL, *dataset = NULL;
   gint64 run = 0, limit = -1;
   int top = 5;
-  gboolean json = FALSE;
+  gboolean json = FALSE, int8 = FALSE;
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
@@ -238,6 +267,8 @@ nl_cli_predict (int argc, char **argv)
     { "dataset", 'd', 0, G_OPTION_ARG_STRING, &dataset, "Classify this dataset's test samples instead of files",
       "SPEC" },
     { "limit", 0, 0, G_OPTION_ARG_INT64, &limit, "With --dataset: the first N samples (default all)", "N" },
+    { "int8", 0, 0, G_OPTION_ARG_NONE, &int8, "The run's INT8 model (of --checkpoint's checkpoint, else the newest)",
+      NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[FILE...] - classify PNG/JPEG files or dataset samples");
@@ -256,7 +287,7 @@ nl_cli_predict (int argc, char **argv)
     return nl_cli_usage_error ("--limit N goes with --dataset and is at least 0");
   if (!(p = nl_cli_open_project (path, &status)) || (run = resolve_run (p, run, network, &status)) <= 0)
     return status;
-  if (!(ev = nl_evaluation_open (p, run, which, dataset, dataset != NULL, &error)))
+  if (!(ev = nl_evaluation_open_full (p, run, which, dataset, dataset != NULL, int8, &error)))
     return nl_cli_fail (error);
 
   if (dataset)

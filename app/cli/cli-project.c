@@ -111,9 +111,44 @@ processes_json (const NlRunInfo *r)
   return g_strdup_printf (",\"processes\":%" G_GINT64_FORMAT ",\"hosts\":\"%s\"", json_node_get_int (procs), escaped);
 }
 
+/* The run's INT8 models (netloom-cli quantize): ',"int8_models":[...]'
+ * for --json, else one indented line each under the run's. */
+static char *
+int8_models_text (NlProject *p, gint64 run, gboolean json)
+{
+  g_autoptr (GArray) models = nl_project_list_int8_models (p, run, NULL);
+  GString *s = g_string_new (json ? ",\"int8_models\":[" : "");
+  char b[4][64];
+  for (guint i = 0; models && i < models->len; i++)
+    {
+      const NlInt8ModelInfo *m = &g_array_index (models, NlInt8ModelInfo, i);
+      if (json)
+        g_string_append_printf (s, "%s{\"id\":%" G_GINT64_FORMAT ",\"checkpoint\":%" G_GINT64_FORMAT ",\"epoch\":%d,"
+                                "\"method\":\"%s\",\"calibration_samples\":%d,\"fp32_test_acc\":%s,"
+                                "\"int8_test_acc\":%s,\"fp32_images_per_s\":%s,\"int8_images_per_s\":%s,"
+                                "\"size\":%" G_GINT64_FORMAT "}", i ? "," : "", m->id, m->checkpoint, m->epoch,
+                                m->method, m->calibration_samples,
+                                nl_cli_json_number (b[0], sizeof b[0], 6, m->fp32_test_acc),
+                                nl_cli_json_number (b[1], sizeof b[1], 6, m->int8_test_acc),
+                                nl_cli_json_number (b[2], sizeof b[2], 1, m->fp32_images_per_s),
+                                nl_cli_json_number (b[3], sizeof b[3], 1, m->int8_images_per_s), m->size);
+      else
+        g_string_append_printf (s, "      int8 model %" G_GINT64_FORMAT ": checkpoint %" G_GINT64_FORMAT
+                                " (epoch %d), %s on %d samples, test acc %s (fp32 %s), %.0f images/s (fp32 %.0f)\n",
+                                m->id, m->checkpoint, m->epoch, m->method, m->calibration_samples,
+                                text_number (b[0], sizeof b[0], m->int8_test_acc),
+                                text_number (b[1], sizeof b[1], m->fp32_test_acc), m->int8_images_per_s,
+                                m->fp32_images_per_s);
+    }
+  if (json)
+    g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
 static void
 print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
 {
+  g_autofree char *int8 = int8_models_text (p, r->id, json);
   char b1[64], b2[64], b3[64];
   double acc_best = NAN, acc_last = NAN, loss_best = NAN, loss_last = NAN, dur;
   g_auto (NlRunConfig) rc = { 0 };
@@ -135,12 +170,12 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
       printf ("{\"id\":%" G_GINT64_FORMAT ",\"name\":\"%s\",\"status\":\"%s\",\"network\":\"%s\",\"optimizer\":\"%s\","
               "\"lr\":%g,\"batch_size\":%d,\"epochs\":%d,\"epochs_done\":%d,\"parent_run\":%" G_GINT64_FORMAT
               ",\"sweep\":%s,\"best_test_accuracy\":%s,\"last_test_accuracy\":%s,\"last_train_loss\":%s,\"seconds\":%.1f,"
-              "\"device\":\"%s\",\"precision\":\"%s\"%s}\n",
+              "\"device\":\"%s\",\"precision\":\"%s\"%s%s}\n",
               r->id, name, r->status, r->network_name ? r->network_name : "", nl_optim_kind_name (rc.optim.kind),
               rc.optim.lr, rc.batch_size, rc.epochs, r->epochs_done, r->parent_run, sweep,
               nl_cli_json_number (b1, sizeof b1, 5, acc_best), nl_cli_json_number (b2, sizeof b2, 5, acc_last),
               nl_cli_json_number (b3, sizeof b3, 5, loss_last), dur, r->device ? r->device : "cpu",
-              nl_precision_name (rc.precision), processes);
+              nl_precision_name (rc.precision), processes, int8);
     }
   else
     printf ("%4" G_GINT64_FORMAT "  %-11s %-14s %-8s lr %-8g batch %-4d epochs %d/%d  test acc best %s last %s"
@@ -148,6 +183,8 @@ print_summary (NlProject *p, const NlRunInfo *r, gboolean json)
             nl_optim_kind_name (rc.optim.kind), rc.optim.lr, rc.batch_size, r->epochs_done,
             rc.epochs, text_number (b1, sizeof b1, acc_best), text_number (b2, sizeof b2, acc_last), dur,
             r->name ? r->name : "");
+  if (!json)
+    fputs (int8, stdout);
 }
 
 int

@@ -137,17 +137,13 @@ entries_crc (GArray *entries)
   return g_strdup_printf ("%08lx", crc);
 }
 
-/* Version 2 on: the crc32 of everything after the header. */
+/* The crc32 of everything after the header against the metadata's. */
 static gboolean
-check_crc (const NlSafetensors *st, GBytes *blob, GError **error)
+data_crc_matches (const NlSafetensors *st, GBytes *blob, GError **error)
 {
-  guint64 version = 0;
   gsize size;
   const guint8 *data = g_bytes_get_data (blob, &size);
   const char *want = nl_safetensors_metadata (st, "crc32");
-  const char *v = nl_safetensors_metadata (st, "version"); /* check_format read it */
-  if (!v || !g_ascii_string_to_unsigned (v, 10, 1, G_MAXINT, &version, NULL) || version < 2)
-    return TRUE; /* written before checksums */
   guint64 hlen = 0;
   for (int i = 0; i < 8; i++)
     hlen |= (guint64) data[i] << (8 * i);
@@ -161,6 +157,17 @@ check_crc (const NlSafetensors *st, GBytes *blob, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* Version 2 on: the crc32 of everything after the header. */
+static gboolean
+check_crc (const NlSafetensors *st, GBytes *blob, GError **error)
+{
+  guint64 version = 0;
+  const char *v = nl_safetensors_metadata (st, "version"); /* check_format read it */
+  if (!v || !g_ascii_string_to_unsigned (v, 10, 1, G_MAXINT, &version, NULL) || version < 2)
+    return TRUE; /* written before checksums */
+  return data_crc_matches (st, blob, error);
 }
 
 /* ---- checkpoints ---- */
@@ -356,7 +363,8 @@ read_position (NlSafetensors *st, NlTrainPosition *pos, GError **error)
 /* Everything the model holds must be there, fitting, and nothing else;
  * found[i] is the checkpoint's tensor for entries[i]. */
 static gboolean
-match_tensors (NlSafetensors *st, GArray *entries, const NlStTensor **found, const char *optimizer, GError **error)
+match_tensors (const NlSafetensors *st, GArray *entries, const NlStTensor **found, const char *optimizer,
+               const char *what, GError **error)
 {
   g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < entries->len; i++)
@@ -366,12 +374,12 @@ match_tensors (NlSafetensors *st, GArray *entries, const NlStTensor **found, con
       g_hash_table_add (names, e->name);
       found[i] = nl_safetensors_find (st, e->name);
       if (!found[i])
-        return format_error (error, NL_CHECKPOINT_ERROR_MISMATCH, "the checkpoint lacks tensor '%s'%s%s%s", e->name,
+        return format_error (error, NL_CHECKPOINT_ERROR_MISMATCH, "the %s lacks tensor '%s'%s%s%s", what, e->name,
                              e->state ? " (it holds state of optimizer '" : "", e->state ? optimizer : "",
                              e->state ? "': prepare the model's optimizer the same way)" : "");
       problem = tensor_mismatch (e, found[i]);
       if (problem)
-        return format_error (error, NL_CHECKPOINT_ERROR_MISMATCH, "checkpoint tensor '%s' %s", e->name, problem);
+        return format_error (error, NL_CHECKPOINT_ERROR_MISMATCH, "%s tensor '%s' %s", what, e->name, problem);
     }
   for (int i = 0; i < nl_safetensors_n_tensors (st); i++)
     {
@@ -379,8 +387,8 @@ match_tensors (NlSafetensors *st, GArray *entries, const NlStTensor **found, con
       if (!g_hash_table_contains (names, name))
         {
           gboolean state = g_str_has_prefix (name, NL_CHECKPOINT_STATE_PREFIX);
-          return format_error (error, NL_CHECKPOINT_ERROR_MISMATCH, "checkpoint tensor '%s' is not in the %s%s%s",
-                               name, state ? "model's optimizer state (the checkpoint's optimizer is '" : "network",
+          return format_error (error, NL_CHECKPOINT_ERROR_MISMATCH, "%s tensor '%s' is not in the %s%s%s",
+                               what, name, state ? "model's optimizer state (the checkpoint's optimizer is '" : "network",
                                state ? optimizer : "", state ? "': prepare the model's optimizer the same way)" : "");
         }
     }
@@ -425,7 +433,7 @@ nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_network, NlTr
 
   entries = model_entries (m, TRUE);
   found = g_new0 (const NlStTensor *, MAX (entries->len, 1));
-  if (!match_tensors (st, entries, found, optimizer, error))
+  if (!match_tensors (st, entries, found, optimizer, "checkpoint", error))
     return FALSE;
 
   /* last: the checks above name a file that does not fit more precisely */
@@ -515,6 +523,53 @@ nl_weights_export_from_checkpoint (GBytes *checkpoint, const char *path, GError 
         nl_safetensors_writer_add (w, t->name, t->dtype, t->ndim, t->shape, t->data);
     }
   return finish_to_file (w, path, error);
+}
+
+GBytes *
+nl_weights_save_bytes (const NlModel *m, const char *const *metadata, GError **error)
+{
+  g_autoptr (NlSafetensorsWriter) w = nl_safetensors_writer_new ();
+  g_autoptr (GArray) entries = NULL;
+  g_autofree char *hash = NULL, *crc = NULL;
+
+  if (!nl_model_sync ((NlModel *) m, error))
+    return NULL;
+  entries = model_entries (m, FALSE);
+  hash = nl_checkpoint_network_hash (m->net);
+  crc = entries_crc (entries);
+  for (int i = 0; metadata && metadata[i] && metadata[i + 1]; i += 2)
+    nl_safetensors_writer_set_metadata (w, metadata[i], metadata[i + 1]);
+  nl_safetensors_writer_set_metadata (w, "network_hash", hash);
+  nl_safetensors_writer_set_metadata (w, "crc32", crc);
+  add_entries (w, entries);
+  return nl_safetensors_writer_finish (w, error);
+}
+
+gboolean
+nl_weights_load_parsed (NlModel *m, const NlSafetensors *st, GBytes *blob, const char *what, GError **error)
+{
+  g_autoptr (GArray) entries = NULL;
+  g_autofree const NlStTensor **found = NULL;
+  g_autofree char *ours = NULL;
+  const char *hash = nl_safetensors_metadata (st, "network_hash");
+
+  if (!nl_model_sync (m, error))
+    return FALSE;
+  if (!hash)
+    return format_error (error, NL_CHECKPOINT_ERROR_FORMAT, "%s metadata 'network_hash' is missing", what);
+  ours = nl_checkpoint_network_hash (m->net);
+  if (strcmp (ours, hash) != 0)
+    return format_error (error, NL_CHECKPOINT_ERROR_NETWORK,
+                         "the %s was saved from another network (network hash %.12s, this network's is %.12s)", what,
+                         hash, ours);
+  entries = model_entries (m, FALSE);
+  found = g_new0 (const NlStTensor *, MAX (entries->len, 1));
+  if (!match_tensors (st, entries, found, "", what, error) || !data_crc_matches (st, blob, error))
+    return FALSE;
+  for (guint i = 0; i < entries->len; i++)
+    copy_in (&g_array_index (entries, Entry, i), found[i]);
+  nl_model_host_changed (m);
+  return TRUE;
 }
 
 /* "'a', 'b', 'c' and 4 more" */

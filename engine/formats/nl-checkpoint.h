@@ -31,6 +31,7 @@
 
 #include <glib.h>
 
+#include "engine/formats/nl-safetensors.h"
 #include "engine/graph/nl-model.h"
 
 G_BEGIN_DECLS
@@ -98,6 +99,18 @@ gboolean nl_checkpoint_load (NlModel *m, GBytes *blob, gboolean allow_other_netw
  * sound but of another network does not. nl_checkpoint_load and
  * nl_weights_export_from_checkpoint check the same. */
 gboolean nl_checkpoint_verify (GBytes *blob, GError **error);
+
+/* Weights and running statistics (no optimizer state) in memory, with
+ * metadata network_hash, crc32 (as checkpoints) and METADATA: key, value
+ * pairs, NULL-terminated, "format" among them. The base of files that carry
+ * a model's weights with more (netloom.int8, nl-int8-model.h). */
+GBytes *nl_weights_save_bytes (const NlModel *m, const char *const *metadata, GError **error);
+/* Checks ST (parsed from BLOB) against m in full: its network_hash is m's,
+ * it holds every weight and running statistic of m by name, dtype and
+ * shape and nothing else, and its crc32 matches; then loads it. On error
+ * m is unchanged (NL_CHECKPOINT_ERROR codes; messages call it WHAT, "INT8 model"). */
+gboolean nl_weights_load_parsed (NlModel *m, const NlSafetensors *st, GBytes *blob, const char *what,
+                                 GError **error);
 
 /* Weights and running statistics, no optimizer state, written atomically. */
 gboolean nl_weights_export (const NlModel *m, const char *path, GError **error);

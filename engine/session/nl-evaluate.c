@@ -3,6 +3,8 @@
 #include "engine/session/nl-evaluate.h"
 #include "engine/data/nl-loader.h"
 #include "engine/formats/nl-checkpoint.h"
+#include "engine/formats/nl-int8-model.h"
+#include "engine/session/nl-eval-runner.h"
 #include "engine/session/nl-run-model.h"
 
 #include <errno.h>
@@ -18,18 +20,21 @@ struct NlEvaluationPrivate {
   NlNetwork *net;
   NlModel *model;
   NlDataset *ds;          /* the evaluated split; NULL for a bare predictor */
-  NlProgram *single;      /* batch 1, for image files; built on demand */
+  NlQuantTable *int8;     /* the INT8 model's table; NULL: fp32 */
+  NlEvalRunner *single;   /* batch 1, for image files; built on demand */
   OutKind out_kind;
   GMutex lock;            /* single and the model's forward passes */
 };
 
 /* ---- the model of a run's checkpoint ---- */
 
+/* From the inference graph of the model: what its prediction's op is. */
 static OutKind
-out_kind_of (NlProgram *prog)
+out_kind_of (NlModel *m)
 {
-  const NlGraph *g = nl_program_get_graph (prog);
-  int node = nl_graph_value (g, g->pred_value)->node;
+  NlCompileOptions opts = { .batch = 1, .training = FALSE, .loss = NULL };
+  g_autoptr (NlGraph) g = nl_graph_compile (m->net, &m->sample_shape, &opts, NULL);
+  int node = g ? nl_graph_value (g, g->pred_value)->node : -1;
   const char *op;
   if (node < 0)
     return OUT_LOGITS;
@@ -69,12 +74,6 @@ argmax (const float *x, int64_t C)
   return best;
 }
 
-static NlProgram *
-program_for (NlModel *m, int batch, GError **error)
-{
-  NlCompileOptions opts = { .batch = batch, .training = FALSE, .loss = NULL };
-  return nl_program_new (m, &opts, error);
-}
 
 static char **
 class_names_for (const NlDataset *ds, int n)
@@ -88,9 +87,9 @@ class_names_for (const NlDataset *ds, int n)
 
 /* Classes the network scores: its output's last dimension. */
 static gboolean
-output_classes (NlProgram *prog, int batch, gint64 run, int *n, GError **error)
+output_classes (NlEvalRunner *runner, gint64 run, int *n, GError **error)
 {
-  int64_t C = nl_tensor_numel (nl_program_pred (prog)) / batch;
+  int64_t C = nl_eval_runner_classes (runner);
   if (C < 2)
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
@@ -147,11 +146,9 @@ scores (NlEvaluation *ev)
 /* One batch of n predictions against their labels; first is the dataset
  * index of row 0. */
 static gboolean
-tally (NlEvaluation *ev, const NlTensor *pred, const float *labels, int n, int64_t first, GArray *mistakes,
+tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int n, int64_t first, GArray *mistakes,
        double *probs, GError **error)
 {
-  const float *x = nl_tensor_f32 (pred);
-  int64_t C = nl_tensor_numel (pred) / nl_tensor_get_shape (pred).d[0];
   for (int i = 0; i < n; i++)
     {
       const float *row = x + i * C;
@@ -177,12 +174,6 @@ tally (NlEvaluation *ev, const NlTensor *pred, const float *labels, int n, int64
   return TRUE;
 }
 
-static void
-copy_rows (NlTensor *dst, const NlTensor *src, int n)
-{
-  int64_t row = nl_tensor_numel (src) / src->shape[0];
-  memcpy (nl_tensor_f32 (dst), nl_tensor_f32 (src), sizeof (float) * row * n);
-}
 
 /* Inference over the split in the trainer's evaluation batches. */
 static gboolean
@@ -192,13 +183,13 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
   NlLoaderConfig lc = { .batch_size = cfg->eval_batch_size, .shuffle = FALSE, .last_batch = NL_LAST_BATCH_KEEP,
                         .num_workers = cfg->workers, .mean = cfg->mean, .std = cfg->std };
   g_autoptr (NlLoader) loader = NULL;
-  g_autoptr (NlProgram) full = NULL, tail = NULL;
+  g_autoptr (NlEvalRunner) runner = NULL;
   g_autoptr (NlTensor) labels = NULL;
   g_autoptr (GArray) mistakes = g_array_new (FALSE, FALSE, sizeof (NlMisclassified));
   g_autofree double *probs = NULL;
   NlShape ls = nl_shape_of (1, (int64_t) MAX (cfg->eval_batch_size, 1));
   int64_t length = ev->priv->ds->length;
-  gint64 start = g_get_monotonic_time ();
+  gint64 start = g_get_monotonic_time (), in_model = 0;
   int n, C;
 
   if (cfg->eval_batch_size < 1)
@@ -208,10 +199,10 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
       return FALSE;
     }
   loader = nl_loader_new (ev->priv->ds, &lc, error);
-  full = loader ? program_for (ev->priv->model, cfg->eval_batch_size, error) : NULL;
-  if (!full || !output_classes (full, cfg->eval_batch_size, ev->run, &C, error))
+  runner = loader ? nl_eval_runner_new (ev->priv->model, cfg->eval_batch_size, ev->priv->int8, error) : NULL;
+  if (!runner || !output_classes (runner, ev->run, &C, error))
     return FALSE;
-  ev->priv->out_kind = out_kind_of (full);
+  ev->priv->out_kind = out_kind_of (ev->priv->model);
   /* a network with more outputs than the dataset has classes still gets a square matrix */
   ev->n_classes = MAX (C, ev->priv->ds->n_classes);
   ev->class_names = class_names_for (ev->priv->ds, ev->n_classes);
@@ -224,21 +215,17 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
   labels = nl_tensor_zeros (NL_DTYPE_F32, &ls);
 
   nl_loader_start_epoch (loader, 0);
-  while ((n = nl_loader_next (loader, nl_program_input (full), labels, error)) > 0)
+  while ((n = nl_loader_next (loader, nl_eval_runner_input (runner), labels, error)) > 0)
     {
-      NlProgram *prog = full;
+      gint64 t0 = g_get_monotonic_time ();
       if (g_cancellable_set_error_if_cancelled (cancel, error))
         return FALSE;
-      if (n < cfg->eval_batch_size)
-        {
-          /* the kept short last batch, through a program of its size as the trainer does */
-          if (!tail && !(tail = program_for (ev->priv->model, n, error)))
-            return FALSE;
-          copy_rows (nl_program_input (tail), nl_program_input (full), n);
-          prog = tail;
-        }
-      if (!nl_program_forward (prog, 0, error)
-          || !tally (ev, nl_program_pred (prog), nl_tensor_f32 (labels), n, ev->n_samples, mistakes, probs, error))
+      /* the kept short last batch runs its rows alone, as the trainer evaluates it */
+      if (!nl_eval_runner_run (runner, n, error))
+        return FALSE;
+      in_model += g_get_monotonic_time () - t0;
+      if (!tally (ev, nl_eval_runner_output (runner), C, nl_tensor_f32 (labels), n, ev->n_samples, mistakes, probs,
+                  error))
         return FALSE;
       if (progress)
         progress (user, length > 0 ? (double) ev->n_samples / length : 1.0);
@@ -246,6 +233,7 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
   if (n < 0)
     return FALSE;
   ev->seconds = (g_get_monotonic_time () - start) / 1e6;
+  ev->images_per_s = in_model > 0 ? ev->n_samples / (in_model / 1e6) : NAN;
   g_array_sort (mistakes, compare_mistakes);
   if (max_misclassified >= 0 && mistakes->len > (guint) max_misclassified)
     g_array_set_size (mistakes, max_misclassified);
@@ -255,8 +243,39 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
   return TRUE;
 }
 
+/* The run's INT8 model made from checkpoint `which` (NULL: its newest):
+ * its weights into l's model, its table into *table; l's checkpoint and
+ * epoch become its source's. */
+static gboolean
+load_int8 (NlRunModel *l, NlProject *p, gint64 run, gint64 id, NlQuantTable **table, GError **error)
+{
+  g_autoptr (GBytes) blob = nl_project_load_int8_model (p, id, NULL, error);
+  g_autoptr (GArray) models = blob ? nl_project_list_int8_models (p, run, error) : NULL;
+  if (!models || !nl_int8_model_read (blob, l->model, table, error))
+    return FALSE;
+  for (guint i = 0; i < models->len; i++)
+    if (g_array_index (models, NlInt8ModelInfo, i).id == id)
+      {
+        l->checkpoint = g_array_index (models, NlInt8ModelInfo, i).checkpoint;
+        l->epoch = g_array_index (models, NlInt8ModelInfo, i).epoch;
+      }
+  return TRUE;
+}
+
+/* nl_run_model_load, then the INT8 model over its weights (int8) */
+static gboolean
+model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
+            gboolean int8, gint64 *int8_id, NlQuantTable **table, GError **error)
+{
+  /* the INT8 model first: "run 3 has no INT8 model" is the news */
+  if (int8 && (*int8_id = nl_project_find_int8_model (p, run, which, error)) <= 0)
+    return FALSE;
+  return nl_run_model_load (l, p, run, which, dataset, need_data, error)
+         && (!int8 || load_int8 (l, p, run, *int8_id, table, error));
+}
+
 static NlEvaluation *
-evaluation_new (NlRunModel *l, gint64 run)
+evaluation_new (NlRunModel *l, gint64 run, gint64 int8_id, NlQuantTable *table)
 {
   NlEvaluation *ev = g_new0 (NlEvaluation, 1);
   ev->priv = g_new0 (NlEvaluationPrivate, 1);
@@ -270,6 +289,9 @@ evaluation_new (NlRunModel *l, gint64 run)
   ev->priv->net = g_steal_pointer (&l->net);
   ev->priv->model = g_steal_pointer (&l->model);
   ev->priv->ds = g_steal_pointer (&l->ds);
+  ev->priv->int8 = table;
+  ev->int8_model = int8_id;
+  ev->images_per_s = ev->latency_ms = NAN;
   if (ev->priv->ds)
     ev->dataset = g_strdup (ev->priv->ds->description ? ev->priv->ds->description : l->rc.dataset);
   return ev;
@@ -287,13 +309,23 @@ nl_evaluate_run_on (NlProject *p, gint64 run, const char *which, const char *dat
                     GCancellable *cancel, void (*progress) (gpointer user, double fraction), gpointer user,
                     GError **error)
 {
+  return nl_evaluate_run_full (p, run, which, dataset, FALSE, max_misclassified, cancel, progress, user, error);
+}
+
+NlEvaluation *
+nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
+                      int max_misclassified, GCancellable *cancel, void (*progress) (gpointer user, double fraction),
+                      gpointer user, GError **error)
+{
   g_auto (NlRunModel) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
+  NlQuantTable *table = NULL;
+  gint64 int8_id = 0;
 
   g_return_val_if_fail (p != NULL, NULL);
-  if (!nl_run_model_load (&l, p, run, which, dataset, TRUE, error))
+  if (!model_load (&l, p, run, which, dataset, TRUE, int8, &int8_id, &table, error))
     return NULL;
-  ev = evaluation_new (&l, run);
+  ev = evaluation_new (&l, run, int8_id, table);
   if (!run_inference (ev, &l.rc, max_misclassified, cancel, progress, user, error))
     return NULL;
   return g_steal_pointer (&ev);
@@ -305,18 +337,27 @@ NlEvaluation *
 nl_evaluation_open (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
                     GError **error)
 {
+  return nl_evaluation_open_full (p, run, which, dataset, need_data, FALSE, error);
+}
+
+NlEvaluation *
+nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
+                         gboolean int8, GError **error)
+{
   g_auto (NlRunModel) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
+  NlQuantTable *table = NULL;
+  gint64 int8_id = 0;
   int C;
 
   g_return_val_if_fail (p != NULL, NULL);
-  if (!nl_run_model_load (&l, p, run, which, dataset, need_data, error))
+  if (!model_load (&l, p, run, which, dataset, need_data, int8, &int8_id, &table, error))
     return NULL;
-  ev = evaluation_new (&l, run);
-  ev->priv->single = program_for (ev->priv->model, 1, error);
-  if (!ev->priv->single || !output_classes (ev->priv->single, 1, run, &C, error))
+  ev = evaluation_new (&l, run, int8_id, table);
+  ev->priv->single = nl_eval_runner_new (ev->priv->model, 1, ev->priv->int8, error);
+  if (!ev->priv->single || !output_classes (ev->priv->single, run, &C, error))
     return NULL;
-  ev->priv->out_kind = out_kind_of (ev->priv->single);
+  ev->priv->out_kind = out_kind_of (ev->priv->model);
   ev->n_classes = MAX (C, ev->priv->ds ? ev->priv->ds->n_classes : 0);
   ev->class_names = class_names_for (ev->priv->ds, ev->n_classes);
   return g_steal_pointer (&ev);
@@ -333,8 +374,9 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
 {
   g_autoptr (GMutexLocker) locker = NULL;
   g_autofree double *p = NULL;
-  NlProgram *prog;
+  NlEvalRunner *runner;
   float *x, y, std = ev->std == 0.0f ? 1.0f : ev->std;
+  gint64 t0;
   int64_t numel = nl_shape_numel (&ev->sample_shape);
 
   g_return_val_if_fail (ev != NULL && probs != NULL, FALSE);
@@ -345,19 +387,21 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
       return FALSE;
     }
   locker = g_mutex_locker_new (&ev->priv->lock);
-  prog = ev->priv->single;
-  x = nl_tensor_f32 (nl_program_input (prog));
+  runner = ev->priv->single;
+  x = nl_tensor_f32 (nl_eval_runner_input (runner));
   if (!nl_dataset_get (ev->priv->ds, index, x, &y, error))
     return FALSE;
   /* as the loader normalises (nl-loader.c) */
   if (ev->mean != 0.0f || std != 1.0f)
     for (int64_t k = 0; k < numel; k++)
       x[k] = (x[k] - ev->mean) / std;
-  if (!nl_program_forward (prog, 0, error))
+  t0 = g_get_monotonic_time ();
+  if (!nl_eval_runner_run (runner, 1, error))
     return FALSE;
+  ev->latency_ms = (g_get_monotonic_time () - t0) / 1e3;
   p = g_new0 (double, ev->n_classes);
-  row_probs (ev->priv->out_kind, nl_tensor_f32 (nl_program_pred (prog)),
-             MIN (ev->n_classes, nl_tensor_numel (nl_program_pred (prog))), p);
+  row_probs (ev->priv->out_kind, nl_eval_runner_output (runner), MIN (ev->n_classes, nl_eval_runner_classes (runner)),
+             p);
   *probs = g_steal_pointer (&p);
   if (label)
     *label = (int) y;
@@ -371,7 +415,8 @@ nl_evaluation_free (NlEvaluation *ev)
     return;
   if (ev->priv)
     {
-      g_clear_pointer (&ev->priv->single, nl_program_free);
+      g_clear_pointer (&ev->priv->single, nl_eval_runner_free);
+      g_clear_pointer (&ev->priv->int8, nl_quant_table_free);
       g_clear_pointer (&ev->priv->model, nl_model_free);
       g_clear_pointer (&ev->priv->net, nl_network_free);
       g_clear_pointer (&ev->priv->ds, nl_dataset_free);
@@ -497,25 +542,27 @@ image_sample (const char *path, const NlShape *shape, float mean, float std, flo
 /* Classifies with the model in priv (locked); probs holds n_out values. */
 static gboolean
 predict (NlEvaluationPrivate *priv, const char *path, const NlShape *shape, float mean, float std, gint64 run,
-         double *probs, int n_out, float *seen, GError **error)
+         double *probs, int n_out, float *seen, double *latency_ms, GError **error)
 {
   /* held to the return, never read: clang calls it unused */
   G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&priv->lock);
-  NlTensor *pred;
+  gint64 t0;
   int C;
 
-  if (!priv->single && !(priv->single = program_for (priv->model, 1, error)))
+  if (!priv->single && !(priv->single = nl_eval_runner_new (priv->model, 1, priv->int8, error)))
     return FALSE;
-  if (!output_classes (priv->single, 1, run, &C, error))
+  if (!output_classes (priv->single, run, &C, error))
     return FALSE;
-  priv->out_kind = out_kind_of (priv->single);
-  if (!image_sample (path, shape, mean, std, nl_tensor_f32 (nl_program_input (priv->single)), seen, error)
-      || !nl_program_forward (priv->single, 0, error))
+  priv->out_kind = out_kind_of (priv->model);
+  if (!image_sample (path, shape, mean, std, nl_tensor_f32 (nl_eval_runner_input (priv->single)), seen, error))
     return FALSE;
-  pred = nl_program_pred (priv->single);
+  t0 = g_get_monotonic_time ();
+  if (!nl_eval_runner_run (priv->single, 1, error))
+    return FALSE;
+  *latency_ms = (g_get_monotonic_time () - t0) / 1e3;
   for (int j = 0; j < n_out; j++)
     probs[j] = 0;
-  row_probs (priv->out_kind, nl_tensor_f32 (pred), MIN (C, n_out), probs);
+  row_probs (priv->out_kind, nl_eval_runner_output (priv->single), MIN (C, n_out), probs);
   return TRUE;
 }
 
@@ -529,7 +576,8 @@ nl_evaluation_predict_image_file (NlEvaluation *ev, const char *path, double **p
   p = g_new0 (double, ev->n_classes);
   if (seen)
     s = g_new0 (float, nl_shape_numel (&ev->sample_shape));
-  if (!predict (ev->priv, path, &ev->sample_shape, ev->mean, ev->std, ev->run, p, ev->n_classes, s, error))
+  if (!predict (ev->priv, path, &ev->sample_shape, ev->mean, ev->std, ev->run, p, ev->n_classes, s,
+                &ev->latency_ms, error))
     return FALSE;
   *probs = g_steal_pointer (&p);
   if (seen)

@@ -45,6 +45,9 @@ typedef struct {
   NlShape sample_shape;       /* what nl_evaluation_get_sample writes, e.g. (1, 28, 28) */
   float mean, std;            /* the input normalisation of the run */
   double seconds;             /* inference over the dataset */
+  double images_per_s;        /* samples per second in the model itself (loading aside); NaN before a pass */
+  double latency_ms;          /* the model's time for the last single prediction; NaN before one */
+  gint64 int8_model;          /* the INT8 model evaluated (nl-run-quantize.h); 0: the fp32 checkpoint */
   NlEvaluationPrivate *priv;
 } NlEvaluation;
 
@@ -59,12 +62,24 @@ NlEvaluation *nl_evaluate_run (NlProject *p, gint64 run, const char *which, int 
 NlEvaluation *nl_evaluate_run_on (NlProject *p, gint64 run, const char *which, const char *dataset,
                                   int max_misclassified, GCancellable *cancel,
                                   void (*progress) (gpointer user, double fraction), gpointer user, GError **error);
+/* The same with the run's INT8 model (int8: the newest, or the newest made
+ * from checkpoint `which`; an error naming the run when there is none)
+ * instead of the checkpoint's fp32 weights. fp32 runs through the
+ * inference executor (nl-infer-net.h) where it compiles, else through the
+ * training program. */
+NlEvaluation *nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
+                                    int max_misclassified, GCancellable *cancel,
+                                    void (*progress) (gpointer user, double fraction), gpointer user,
+                                    GError **error);
 /* The model of checkpoint `which` of RUN and the test split of `dataset`
  * (NULL: the run's) without evaluating: n_classes, class_names,
  * sample_shape, mean and std are set, the scores are not. need_data: the
  * dataset must open (else the Input's fixed shape will do, for files). */
 NlEvaluation *nl_evaluation_open (NlProject *p, gint64 run, const char *which, const char *dataset,
                                   gboolean need_data, GError **error);
+/* nl_evaluation_open with the run's INT8 model (int8), as nl_evaluate_run_full. */
+NlEvaluation *nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char *dataset,
+                                       gboolean need_data, gboolean int8, GError **error);
 void nl_evaluation_free (NlEvaluation *ev);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlEvaluation, nl_evaluation_free)
 

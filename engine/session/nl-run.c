@@ -2,6 +2,7 @@
 #include "engine/session/nl-run.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
+#include "engine/session/nl-run-layers.h"
 #include "core/nl-comm.h"
 #include "core/nl-device.h"
 #include "core/nl-json-guard.h"
@@ -30,6 +31,8 @@ typedef struct {
   char *early_message;      /* set when it (or pruning) triggered */
   int stop_epoch;
   gboolean pruned;          /* cb->prune ended the run */
+  int epoch;                /* of the last batch (1-based) */
+  gboolean layers_failed;   /* a layer histogram write failed (said once) */
 } Recorder;
 
 /* TRUE once another process took the run over (nl_project_hold_run): the
@@ -84,6 +87,7 @@ rec_batch (gpointer user, int epoch, int64_t batch, int64_t n_batches, double lo
   if (r_taken (r))
     return FALSE;
   r->step++;
+  r->epoch = epoch;
   add_point (r, epoch, "train", "batch_loss", loss);
   return !r->cb->chain.batch || r->cb->chain.batch (r->cb->chain.user, epoch, batch, n_batches, loss, elapsed);
 }
@@ -225,6 +229,28 @@ rec_quiet (gpointer user, gboolean quiet)
   nl_metric_writer_quiet (r->writer, quiet);
 }
 
+/* Layer statistics to the project: histograms that cannot be stored are
+ * said once, and training goes on (a run taken over stops at its next batch). */
+static void
+rec_layer_stats (gpointer user, const NlLayerStatsReport *rep)
+{
+  Recorder *r = user;
+  g_autoptr (GError) error = NULL;
+  if (!nl_run_layers_record (r->project, r->writer, r->run, rep, &error) && !r->layers_failed
+      && !g_error_matches (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_TAKEN))
+    {
+      r->layers_failed = TRUE;
+      r_log (r, error->message);
+    }
+}
+
+static void
+rec_nonfinite (gpointer user, const NlNonfinite *nf, int64_t step)
+{
+  Recorder *r = user;
+  nl_run_layers_nonfinite (r->writer, r->run, MAX (r->epoch, 1), nf, step);
+}
+
 /* The best checkpoint becomes the newest one, and the model takes its
  * weights; nothing to do when the last epoch was the best. */
 static gboolean
@@ -270,7 +296,7 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
 {
   Recorder r = { .project = p, .run = run, .cb = cb_in, .cfg = nl_trainer_get_config (t) };
   NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done, r.cfg->checkpoint_interval, rec_interval_done,
-                          rec_quiet };
+                          rec_quiet, rec_layer_stats, rec_nonfinite };
   g_autoptr (GError) local = NULL, flush_error = NULL;
   g_autofree char *early_message = NULL;
   int epochs;

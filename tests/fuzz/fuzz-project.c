@@ -43,6 +43,12 @@ read_run (NlProject *p, const NlRunInfo *listed)
   GArray *checkpoints = nl_project_list_checkpoints (p, r->id, NULL);
   if (checkpoints)
     g_array_unref (checkpoints);
+  GArray *int8_models = nl_project_list_int8_models (p, r->id, NULL);
+  if (int8_models)
+    g_array_unref (int8_models);
+  gint64 int8 = nl_project_find_int8_model (p, r->id, NULL, NULL);
+  if (int8 > 0)
+    g_bytes_unref (nl_project_load_int8_model (p, int8, NULL, NULL));
   gint64 last_checkpoint = nl_project_find_checkpoint (p, r->id, "last", NULL);
   if (last_checkpoint > 0)
     {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/session/nl-run.h"
+#include "projects/nl-project-layers.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-training.h"
 #include "ui/plot/nl-ridge-plot.h"
@@ -62,6 +63,30 @@ four_layers (gpointer data)
   return nl_layers_panel_get_n_layers (panel_of (f)) == 4 && s && nl_sparkline_get_n_points (s) == 3;
 }
 
+/* fc1.weight's histogram at STEP: a bump at bin STEP / 10 (weights) or
+ * the mirror (gradients), so each ridge is told apart. */
+static void
+add_histogram (NlProject *q, gint64 run, gint64 step, gboolean is_grad)
+{
+  guint32 counts[NL_LAYER_HIST_BINS] = { 0 };
+  NlLayerHistogram h = { step, "fc1.weight", is_grad, -0.5f, 0.5f, NL_LAYER_HIST_BINS, counts };
+  int peak = (int) (step / 10) % NL_LAYER_HIST_BINS;
+  counts[is_grad ? NL_LAYER_HIST_BINS - 1 - peak : peak] = 100;
+  g_assert_true (nl_project_add_layer_histograms (q, run, &h, 1, NULL));
+}
+
+typedef struct {
+  NlRidgePlot *ridge;
+  guint n;
+} RidgeWait;
+
+static gboolean
+ridges_are (gpointer data)
+{
+  RidgeWait *w = data;
+  return nl_ridge_plot_get_n_ridges (w->ridge) == w->n;
+}
+
 /* fc1 and fc2 healthy at steps 10 and 20; at step 30 fc2's update ratio
  * jumps to 0.5 (> 1e-1) and fc2 made a NaN in backward, fc3's gradient
  * vanishes (1e-6 against a median of about 1: < median / 100), relu1's
@@ -87,6 +112,10 @@ write_layer_points (NlProject *q, gint64 run)
       add_point (q, run, step, "system/rss_mb", 500 + k);
       add_point (q, run, step, "system/input_wait_ms", 0.5 * k);
     }
+  for (int k = 1; k <= 3; k++)
+    add_histogram (q, run, 10 * k, FALSE);
+  add_histogram (q, run, 20, TRUE);
+  add_histogram (q, run, 30, TRUE);
   add_point (q, run, 30, "layer/fc2/first_nonfinite", 2);
   add_point (q, run, 30, "profile/fc1/ms", 3.0);
   add_point (q, run, 30, "profile/fc2/ms", 1.0);
@@ -156,15 +185,39 @@ test_rows (Fixture *f, gconstpointer data)
   g_assert_cmpuint (nl_sparkline_get_n_points (s), ==, 4);
   g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "fc1", "grad_norm"), ==, "2.00e+00");
 
-  /* activating a row opens its weight's histograms */
+  /* activating a row opens its weight's histograms: one ridge per stored step */
   g_assert_null (nl_layers_panel_get_ridge_tensor (panel));
   gtk_widget_activate (GTK_WIDGET (nl_layers_panel_get_row (panel, "fc1")));
-  nl_test_pump (50);
   g_assert_cmpstr (nl_layers_panel_get_ridge_tensor (panel), ==, "fc1.weight");
-  g_assert_true (gtk_widget_is_visible (GTK_WIDGET (nl_layers_panel_get_ridge_plot (panel))));
-  gtk_widget_activate (GTK_WIDGET (nl_layers_panel_get_row (panel, "fc2")));
-  nl_test_pump (50);
-  g_assert_cmpstr (nl_layers_panel_get_ridge_tensor (panel), ==, "fc2.weight");
+  {
+    NlRidgePlot *ridge = nl_layers_panel_get_ridge_plot (panel);
+    RidgeWait w = { ridge, 3 };
+    g_assert_true (nl_test_wait_until (ridges_are, &w, 20000));
+    for (guint i = 0; i < 3; i++)
+      g_assert_cmpint (nl_ridge_plot_get_step (ridge, i), ==, 10 * (i + 1));
+    g_assert_true (gtk_widget_is_visible (GTK_WIDGET (ridge)));
+    g_assert_cmpfloat (nl_test_drawn_fraction (GTK_WIDGET (ridge)), >, 0.01);
+    g_assert_cmpuint (nl_ridge_plot_get_n_drawn (ridge), ==, 3);
+
+    /* gradients: the two steps stored */
+    nl_layers_panel_set_ridge_gradients (panel, TRUE);
+    w.n = 2;
+    g_assert_true (nl_test_wait_until (ridges_are, &w, 20000));
+    g_assert_cmpint (nl_ridge_plot_get_step (ridge, 0), ==, 20);
+
+    /* live: a new step's histogram comes with its points */
+    add_histogram (q, run, 40, TRUE);
+    add_point (q, run, 40, "layer/fc1.weight/update_ratio", 1e-3);
+    nl_workspace_notify (f->ws, NL_WORKSPACE_METRICS);
+    w.n = 3;
+    g_assert_true (nl_test_wait_until (ridges_are, &w, 20000));
+    g_assert_cmpint (nl_ridge_plot_get_step (ridge, 2), ==, 40);
+
+    /* a layer without parameters has nothing to draw */
+    gtk_widget_activate (GTK_WIDGET (nl_layers_panel_get_row (panel, "relu1")));
+    g_assert_null (nl_layers_panel_get_ridge_tensor (panel));
+    g_assert_cmpuint (nl_ridge_plot_get_n_ridges (ridge), ==, 0);
+  }
   g_assert_true (nl_project_set_run_status (q, run, "finished", NULL, NULL));
 }
 

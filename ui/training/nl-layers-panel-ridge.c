@@ -6,32 +6,17 @@
  * so the plot follows a run another process trains as the others do. */
 #include "ui/training/nl-layers-panel-private.h"
 #include <glib/gi18n.h>
-#ifdef NL_HAVE_LAYER_HISTOGRAMS
 #include "projects/nl-project-layers.h"
-#endif
 
 #include <string.h>
-
-typedef struct {
-  gint64 step;
-  float lo, hi;
-  int n_bins;
-  guint32 *counts;
-} Hist;
 
 typedef struct {
   NlWorkspace *ws;
   gint64 run;
   char *tensor;
   gboolean is_grad;
-  GArray *hists;               /* Hist, oldest first */
+  GArray *hists;               /* NlLayerHistogram, oldest first */
 } Load;
-
-static void
-hist_clear (gpointer data)
-{
-  g_free (((Hist *) data)->counts);
-}
 
 static void
 load_free (Load *ld)
@@ -46,27 +31,12 @@ static void
 load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
   Load *ld = data;
-  ld->hists = g_array_new (FALSE, FALSE, sizeof (Hist));
-  g_array_set_clear_func (ld->hists, hist_clear);
-#ifdef NL_HAVE_LAYER_HISTOGRAMS
-  {
-    GError *error = NULL;
-    g_autoptr (GArray) got = nl_project_list_layer_histograms (nl_workspace_get_project (ld->ws), ld->run,
-                                                               ld->tensor, ld->is_grad, &error);
-    if (!got)
-      {
-        g_task_return_error (task, error);
-        return;
-      }
-    for (guint i = 0; i < got->len; i++)
-      {
-        const NlLayerHistogram *h = &g_array_index (got, NlLayerHistogram, i);
-        Hist c = { h->step, h->lo, h->hi, h->n_bins, g_memdup2 (h->counts, sizeof (guint32) * h->n_bins) };
-        g_array_append_val (ld->hists, c);
-      }
-  }
-#endif
-  g_task_return_boolean (task, TRUE);
+  GError *error = NULL;
+  if (!(ld->hists = nl_project_list_layer_histograms (nl_workspace_get_project (ld->ws), ld->run, ld->tensor,
+                                                      ld->is_grad, &error)))
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
 }
 
 static void start_load (NlLayersPanel *self);
@@ -94,7 +64,7 @@ load_done (GObject *source, GAsyncResult *res, gpointer data)
       nl_ridge_plot_clear (self->ridge);
       for (guint i = 0; i < ld->hists->len; i++)
         {
-          const Hist *h = &g_array_index (ld->hists, Hist, i);
+          const NlLayerHistogram *h = &g_array_index (ld->hists, NlLayerHistogram, i);
           nl_ridge_plot_add (self->ridge, h->step, h->lo, h->hi, h->counts, h->n_bins);
         }
     }

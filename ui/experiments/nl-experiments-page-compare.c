@@ -93,7 +93,6 @@ update_options (NlExperimentsPage *page, GPtrArray *rows)
       for (guint j = 0; j < sums->len; j++)
         {
           const NlMetricSummary *m = &g_array_index (sums, NlMetricSummary, j);
-          MetricOption *o;
           guint k;
           for (k = 0; k < opts->len; k++)
             {

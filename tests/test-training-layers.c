@@ -221,6 +221,59 @@ test_rows (Fixture *f, gconstpointer data)
   g_assert_true (nl_project_set_run_status (q, run, "finished", NULL, NULL));
 }
 
+/* The page's own run: the trainer records layer statistics every 100
+ * steps (the default); 4 epochs of 32 batches reach step 100 once. The
+ * panel shows what was stored, read back after the run's events. */
+static gboolean
+own_rows_read (gpointer data)
+{
+  Fixture *f = data;
+  NlSparkline *s = nl_layers_panel_get_sparkline (panel_of (f), "fc1", "grad_norm");
+  return s && nl_sparkline_get_n_points (s) > 0
+         && !nl_training_dashboard_is_reading (nl_training_page_get_dashboard (f->page));
+}
+
+static void
+test_own_run (Fixture *f, gconstpointer data)
+{
+  NlLayersPanel *panel = panel_of (f);
+  g_autoptr (GArray) grad = NULL, hists = NULL;
+  g_autofree char *text = NULL;
+  gint64 run;
+
+  nl_test_training_setup_run (f, "tiny16", 4);
+  nl_test_training_activate (f, "training.start");
+  nl_test_training_wait_end (f);
+  g_assert_cmpint (nl_training_page_get_state (f->page), ==, NL_TRAINING_FINISHED);
+  run = nl_training_page_get_run (f->page);
+  g_assert_true (nl_test_wait_until (own_rows_read, f, 20000));
+
+  /* the mlp's layers in its order, the newest stored value shown */
+  g_assert_nonnull (nl_layers_panel_get_row (panel, "fc1"));
+  g_assert_nonnull (nl_layers_panel_get_row (panel, "relu1"));
+  g_assert_nonnull (nl_layers_panel_get_row (panel, "fc2"));
+  g_assert_cmpint (gtk_list_box_row_get_index (nl_layers_panel_get_row (panel, "fc1")), <,
+                   gtk_list_box_row_get_index (nl_layers_panel_get_row (panel, "fc2")));
+  grad = nl_project_get_metrics (f->p, run, "layer/fc1.weight/grad_norm", 0, NULL, NULL);
+  g_assert_nonnull (grad);
+  g_assert_cmpuint (grad->len, >, 0);
+  text = g_strdup_printf ("%.2e", g_array_index (grad, NlMetricRow, grad->len - 1).value);
+  g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "fc1", "grad_norm"), ==, text);
+  g_assert_cmpuint (nl_sparkline_get_n_points (nl_layers_panel_get_sparkline (panel, "fc1", "grad_norm")), ==,
+                    grad->len);
+
+  /* its histograms: one ridge per stored step */
+  hists = nl_project_list_layer_histograms (f->p, run, "fc1.weight", FALSE, NULL);
+  g_assert_nonnull (hists);
+  g_assert_cmpuint (hists->len, >, 0);
+  g_assert_true (nl_layers_panel_open_layer (panel, "fc1"));
+  {
+    RidgeWait w = { nl_layers_panel_get_ridge_plot (panel), hists->len };
+    g_assert_true (nl_test_wait_until (ridges_are, &w, 20000));
+    g_assert_cmpint (nl_ridge_plot_get_step (w.ridge, 0), ==, g_array_index (hists, NlLayerHistogram, 0).step);
+  }
+}
+
 /* ---- the widgets on their own ---- */
 
 static void
@@ -307,6 +360,8 @@ main (int argc, char **argv)
 {
   nl_test_gui_init (&argc, &argv);
   g_test_add ("/training-layers/rows", Fixture, NULL, nl_test_training_setup, test_rows,
+              nl_test_training_teardown);
+  g_test_add ("/training-layers/own-run", Fixture, NULL, nl_test_training_setup, test_own_run,
               nl_test_training_teardown);
   g_test_add_func ("/ridge-plot/ridges", test_ridge_plot);
   g_test_add_func ("/sparkline/range", test_sparkline);

@@ -159,8 +159,16 @@ _nl_layers_panel_ridge_open (NlLayersPanel *self, Layer *l)
       nl_ridge_plot_set_title (self->ridge, title);
     }
   gtk_widget_set_visible (GTK_WIDGET (self->tensor_dropdown), l->tensors->len > 1);
-  gtk_widget_set_visible (self->ridge_box, TRUE);
+  if (!gtk_widget_get_visible (self->ridge_box))
+    {
+      /* the rows keep about two fifths, enough to pick another layer */
+      int h = gtk_widget_get_height (GTK_WIDGET (self->paned));
+      gtk_widget_set_visible (self->ridge_box, TRUE);
+      if (h > 0)
+        gtk_paned_set_position (self->paned, MAX (h * 2 / 5, 100));
+    }
   gtk_list_box_select_row (self->list, l->row);
+  gtk_widget_grab_focus (GTK_WIDGET (l->row));  /* scrolls the row into view */
   start_load (self);
 }
 

@@ -46,7 +46,9 @@ follow_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
 
   if (f->own)
     {
-      if (!(f->rows = nl_project_get_metrics (p, f->run, NULL, f->after, &f->last, &error)))
+      /* the first read also takes the network, for the order of its layers */
+      if ((f->after == 0 && !(f->info = nl_project_get_run (p, f->run, &error)))
+          || !(f->rows = nl_project_get_metrics (p, f->run, NULL, f->after, &f->last, &error)))
         g_task_return_error (task, error);
       else
         g_task_return_boolean (task, TRUE);
@@ -114,6 +116,8 @@ own_done (NlTrainingDashboard *self, Follow *f, GTask *task)
         g_warning ("follow: %s", error->message);
       return;
     }
+  if (f->info)
+    set_node_order (self, f->info->network_json);
   self->own_rowid = f->last;
   for (guint i = 0; i < f->rows->len; i++)
     any |= _nl_training_dashboard_add_extra (self, &g_array_index (f->rows, NlMetricRow, i));

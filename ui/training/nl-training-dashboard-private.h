@@ -23,6 +23,7 @@ struct _NlTrainingDashboard {
   GtkProgressBar *progress;
   GtkLabel *epoch_label, *batch_label, *speed_label, *eta_label;
   GtkStack *plot_stack;
+  GtkStackSwitcher *plot_switcher;
   GtkScale *smoothing_scale;
   GtkToggleButton *log_button, *follow_button;
   NlEventLog *event_log;

@@ -447,6 +447,7 @@ nl_training_dashboard_class_init (NlTrainingDashboardClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, speed_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, eta_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, plot_stack);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, plot_switcher);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, smoothing_scale);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, log_button);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, follow_button);
@@ -463,6 +464,9 @@ nl_training_dashboard_init (NlTrainingDashboard *self)
   self->acc_plot = add_plot (self, "accuracy", _("Accuracy"), N_("epoch"), N_("accuracy"));
   self->lr_plot = add_plot (self, "lr", _("Learning Rate"), N_("step"), N_("rate"));
   self->speed_plot = add_plot (self, "throughput", _("Throughput"), N_("step"), N_("images/s"));
+  /* five buttons as wide as "Learning Rate" would not fit 1280 pixels (and style.css) */
+  gtk_box_layout_set_homogeneous (GTK_BOX_LAYOUT (gtk_widget_get_layout_manager (GTK_WIDGET (self->plot_switcher))),
+                                  FALSE);
   self->layers = NL_LAYERS_PANEL (nl_layers_panel_new ());
   gtk_stack_add_titled (self->plot_stack, GTK_WIDGET (self->layers), "layers", _("Layers"));
   /* series labels stay as they are: the CSV export of points writes them */

@@ -29,6 +29,27 @@ add_plot (NlTrainingDashboard *self, const char *name, const char *title, const 
   return plot;
 }
 
+/* Five buttons as wide as "Learning Rate" (the theme's minimum, then the
+ * widest) would not fit 1280 pixels: each as wide as its own title. */
+static void
+compact_switcher (NlTrainingDashboard *self)
+{
+  static GtkCssProvider *css;
+  if (!css)
+    {
+      css = gtk_css_provider_new ();
+      gtk_css_provider_load_from_data (css, "button { min-width: 0; }", -1);
+    }
+  gtk_box_layout_set_homogeneous (GTK_BOX_LAYOUT (gtk_widget_get_layout_manager (GTK_WIDGET (self->plot_switcher))),
+                                  FALSE);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  for (GtkWidget *b = gtk_widget_get_first_child (GTK_WIDGET (self->plot_switcher)); b;
+       b = gtk_widget_get_next_sibling (b))
+    gtk_style_context_add_provider (gtk_widget_get_style_context (b), GTK_STYLE_PROVIDER (css),
+                                    GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+}
+
 static NlPlotSeries *
 add_series (NlPlot *plot, const char *label, gboolean dashed)
 {
@@ -464,11 +485,9 @@ nl_training_dashboard_init (NlTrainingDashboard *self)
   self->acc_plot = add_plot (self, "accuracy", _("Accuracy"), N_("epoch"), N_("accuracy"));
   self->lr_plot = add_plot (self, "lr", _("Learning Rate"), N_("step"), N_("rate"));
   self->speed_plot = add_plot (self, "throughput", _("Throughput"), N_("step"), N_("images/s"));
-  /* five buttons as wide as "Learning Rate" would not fit 1280 pixels (and style.css) */
-  gtk_box_layout_set_homogeneous (GTK_BOX_LAYOUT (gtk_widget_get_layout_manager (GTK_WIDGET (self->plot_switcher))),
-                                  FALSE);
   self->layers = NL_LAYERS_PANEL (nl_layers_panel_new ());
   gtk_stack_add_titled (self->plot_stack, GTK_WIDGET (self->layers), "layers", _("Layers"));
+  compact_switcher (self);
   /* series labels stay as they are: the CSV export of points writes them */
   self->batch_loss = add_series (self->loss_plot, "train loss (batch)", FALSE);
   self->epoch_loss = add_series (self->loss_plot, "train loss (epoch)", FALSE);

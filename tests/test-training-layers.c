@@ -144,8 +144,8 @@ test_rows (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (nl_sparkline_get_last (s), ==, 1.3);
   g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "fc1", "grad_norm"), ==, "1.30e+00");
   g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "fc1", "update_ratio"), ==, "3.00e-03");
-  g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "fc1", "dead_fraction"), ==, "10 %");
-  g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "relu1", "dead_fraction"), ==, "80 %");
+  g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "fc1", "dead_fraction"), ==, "10.0 %");
+  g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "relu1", "dead_fraction"), ==, "80.0 %");
   g_assert_cmpstr (nl_layers_panel_get_value_text (panel, "relu1", "grad_norm"), ==, "–");
   g_assert_null (nl_layers_panel_get_row (panel, "fc1.weight"));
 

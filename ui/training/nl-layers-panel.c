@@ -37,7 +37,7 @@ format_value (int metric, double v)
   if (!isfinite (v))
     return g_strdup (isnan (v) ? "NaN" : v > 0 ? "Inf" : "-Inf");
   if (metric == METRIC_DEAD)
-    return g_strdup_printf ("%.0f %%", 100 * v);
+    return g_strdup_printf ("%.1f %%", 100 * v);  /* 50.1 % is marked, 50 % would look wrong */
   return g_strdup_printf ("%.2e", v);
 }
 

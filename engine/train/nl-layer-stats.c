@@ -2,6 +2,7 @@
  * the first non-finite value. Both read what each op wrote through the
  * program's step hook, so other steps cost nothing. */
 #include "engine/train/nl-layer-stats.h"
+#include "core/nl-threads.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,7 +49,8 @@ scan (const float *x, int64_t n, float *mn, float *mx)
 {
   double s = 0;
   float lo = n ? x[0] : 0, hi = lo;
-#pragma omp simd reduction (+ : s) reduction (min : lo) reduction (max : hi)
+#pragma omp parallel for simd if (n > NL_PAR_MIN) reduction (+ : s) reduction (min : lo) reduction (max : hi) \
+  schedule (static)
   for (int64_t i = 0; i < n; i++)
     {
       s += (double) x[i] * x[i];
@@ -92,16 +94,18 @@ histogram_norm (const float *x, int64_t n, float *lo, float *hi, guint32 counts[
   {
     /* 4 histograms in turn, summed: most values fall in a few bins, and
      * increments of one counter would wait for each other */
-    guint32 part[4][NL_LAYER_STATS_BINS + 1] = { { 0 } };
+    enum { W = NL_LAYER_STATS_BINS + 1 };
+    guint32 part[4 * W] = { 0 };
+#pragma omp parallel for if (n > NL_PAR_MIN) reduction (+ : part[:4 * W]) schedule (static)
     for (int64_t i = 0; i < n; i++)
       {
         /* a non-finite value (slow path) goes to the extra bin, not counted */
         gboolean counted = all_finite || isfinite (x[i]);
         int b = counted ? MIN ((int) (((double) x[i] - mn) * scale), NL_LAYER_STATS_BINS - 1) : NL_LAYER_STATS_BINS;
-        part[i & 3][b]++;
+        part[(i & 3) * W + b]++;
       }
     for (int b = 0; b < NL_LAYER_STATS_BINS; b++)
-      counts[b] = part[0][b] + part[1][b] + part[2][b] + part[3][b];
+      counts[b] = part[b] + part[W + b] + part[2 * W + b] + part[3 * W + b];
   }
   return all_finite ? ss : NAN;
 }
@@ -167,27 +171,13 @@ activation_hook (gpointer user, int node, gboolean forward, NlTensor *const *wri
   len = nl_tensor_numel (written[0]);
   if (!x || len == 0)
     return;
-  {
-    /* 4 chains of adds, as in scan */
-    double s4[4] = { 0 }, q4[4] = { 0 };
-    int64_t z4[4] = { 0 }, i = 0;
-    for (; i + 4 <= len; i += 4)
-      for (int k = 0; k < 4; k++)
-        {
-          s4[k] += x[i + k];
-          q4[k] += (double) x[i + k] * x[i + k];
-          z4[k] += x[i + k] == 0.0f;
-        }
-    for (; i < len; i++)
-      {
-        s4[0] += x[i];
-        q4[0] += (double) x[i] * x[i];
-        z4[0] += x[i] == 0.0f;
-      }
-    sum = s4[0] + s4[1] + s4[2] + s4[3];
-    sq = q4[0] + q4[1] + q4[2] + q4[3];
-    zeros = (double) (z4[0] + z4[1] + z4[2] + z4[3]);
-  }
+#pragma omp parallel for simd if (len > NL_PAR_MIN) reduction (+ : sum, sq, zeros) schedule (static)
+  for (int64_t i = 0; i < len; i++)
+    {
+      sum += x[i];
+      sq += (double) x[i] * x[i];
+      zeros += x[i] == 0.0f;
+    }
   mean = sum / len;
   a->mean = mean;
   a->std = sqrt (MAX (0, sq / len - mean * mean));
@@ -251,8 +241,10 @@ nl_layer_stats_before_update (NlLayerStats *s, NlProgram *p, float grad_scale, G
       g_autofree float *wbuf = NULL, *gbuf = NULL;
       const float *wx, *gx;
       int64_t n = nl_tensor_numel (wt);
-      if (!gt || !(wx = host_floats (b, wt, &wbuf, error)) || !(gx = host_floats (b, gt, &gbuf, error)))
-        return gt == NULL;
+      if (!gt)
+        continue;
+      if (!(wx = host_floats (b, wt, &wbuf, error)) || !(gx = host_floats (b, gt, &gbuf, error)))
+        return FALSE;
       memcpy (w->before, wx, n * sizeof (float));
       ts->weight_norm = sqrt (histogram_norm (wx, n, &ts->w_lo, &ts->w_hi, ts->w_counts));
       ts->grad_norm = sqrt (histogram_norm (gx, n, &ts->g_lo, &ts->g_hi, ts->g_counts)) / grad_scale;
@@ -277,17 +269,14 @@ nl_layer_stats_after_update (NlLayerStats *s, int64_t step, const NlLayerStatsRe
       g_autofree float *wbuf = NULL;
       const float *wx = host_floats (b, wt, &wbuf, error);
       int64_t n = nl_tensor_numel (wt);
-      double d[4] = { 0 };
-      int64_t j = 0;
+      const float *before = w->before;
+      double d = 0;
       if (!wx)
         return FALSE;
-      /* 4 chains of adds, as in scan */
-      for (; j + 4 <= n; j += 4)
-        for (int k = 0; k < 4; k++)
-          d[k] += ((double) wx[j + k] - w->before[j + k]) * ((double) wx[j + k] - w->before[j + k]);
-      for (; j < n; j++)
-        d[0] += ((double) wx[j] - w->before[j]) * ((double) wx[j] - w->before[j]);
-      ts->update_ratio = ts->weight_norm > 0 ? sqrt (d[0] + d[1] + d[2] + d[3]) / ts->weight_norm : NAN;
+#pragma omp parallel for simd if (n > NL_PAR_MIN) reduction (+ : d) schedule (static)
+      for (int64_t j = 0; j < n; j++)
+        d += ((double) wx[j] - before[j]) * ((double) wx[j] - before[j]);
+      ts->update_ratio = ts->weight_norm > 0 ? sqrt (d) / ts->weight_norm : NAN;
     }
   s->report = (NlLayerStatsReport) { .step = step, .n_tensors = (int) s->tensors->len, .n_nodes = s->n_nodes,
                                      .tensors = (const NlTensorStats *) s->tensors->data, .nodes = s->nodes };

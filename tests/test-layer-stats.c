@@ -107,7 +107,7 @@ test_histogram (void)
   for (int i = 0; i < 1000; i++)
     if (isfinite (x[i]))
       {
-        int b = (int) floor ((x[i] - (double) mn) / ((double) mx - mn) * 32);
+        int b = (int) (((double) x[i] - mn) * (32 / ((double) mx - mn)));
         hand[b > 31 ? 31 : b]++;
       }
   nl_layer_stats_histogram (x, 1000, &lo, &hi, counts);

@@ -74,7 +74,6 @@ argmax (const float *x, int64_t C)
   return best;
 }
 
-
 static char **
 class_names_for (const NlDataset *ds, int n)
 {
@@ -173,7 +172,6 @@ tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int n, 
   ev->n_samples += n;
   return TRUE;
 }
-
 
 /* Inference over the split in the trainer's evaluation batches. */
 static gboolean

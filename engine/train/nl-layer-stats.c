@@ -2,6 +2,7 @@
  * the first non-finite value. Both read what each op wrote through the
  * program's step hook, so other steps cost nothing. */
 #include "engine/train/nl-layer-stats.h"
+#include "core/nl-threads.h"
 
 #include <math.h>
 #include <string.h>
@@ -40,41 +41,79 @@ host_floats (NlBackend *b, NlTensor *t, float **buf, GError **error)
   return *buf;
 }
 
-void
-nl_layer_stats_histogram (const float *x, int64_t n, float *lo, float *hi, guint32 counts[NL_LAYER_STATS_BINS])
+/* Sum of squares (double), min and max of x in one vectorised pass. A
+ * finite sum means every value is finite: a NaN or an Inf would show in
+ * it, and no float's square overflows a double. */
+static double
+scan (const float *x, int64_t n, float *mn, float *mx)
 {
-  float mn = INFINITY, mx = -INFINITY;
-  double width;
-  memset (counts, 0, sizeof (guint32) * NL_LAYER_STATS_BINS);
+  double s = 0;
+  float lo = n ? x[0] : 0, hi = lo;
+#pragma omp parallel for simd if (n > NL_PAR_MIN) reduction (+ : s) reduction (min : lo) reduction (max : hi) \
+  schedule (static)
   for (int64_t i = 0; i < n; i++)
-    if (isfinite (x[i]))
-      {
-        mn = MIN (mn, x[i]);
-        mx = MAX (mx, x[i]);
-      }
-  if (mn > mx)
+    {
+      s += (double) x[i] * x[i];
+      lo = x[i] < lo ? x[i] : lo;
+      hi = x[i] > hi ? x[i] : hi;
+    }
+  *mn = lo;
+  *mx = hi;
+  return s;
+}
+
+/* The histogram of x and the sum of its squares (NAN when x holds a NaN
+ * or an Inf: the histogram then counts the finite values). */
+static double
+histogram_norm (const float *x, int64_t n, float *lo, float *hi, guint32 counts[NL_LAYER_STATS_BINS])
+{
+  float mn, mx;
+  double ss = scan (x, n, &mn, &mx), scale;
+  gboolean all_finite = isfinite (ss);
+  memset (counts, 0, sizeof (guint32) * NL_LAYER_STATS_BINS);
+  if (!all_finite)
+    {
+      /* the range of the finite values alone */
+      mn = INFINITY;
+      mx = -INFINITY;
+      for (int64_t i = 0; i < n; i++)
+        if (isfinite (x[i]))
+          {
+            mn = MIN (mn, x[i]);
+            mx = MAX (mx, x[i]);
+          }
+    }
+  if (n == 0 || mn > mx)
     {
       *lo = *hi = 0;
-      return;
+      return all_finite ? ss : NAN;
     }
   *lo = mn;
   *hi = mx;
-  width = (double) mx - (double) mn;
-  for (int64_t i = 0; i < n; i++)
-    if (isfinite (x[i]))
+  scale = (double) mx > (double) mn ? NL_LAYER_STATS_BINS / ((double) mx - (double) mn) : 0;
+  {
+    /* 4 histograms in turn, summed: most values fall in a few bins, and
+     * increments of one counter would wait for each other */
+    enum { W = NL_LAYER_STATS_BINS + 1 };
+    guint32 part[4 * W] = { 0 };
+#pragma omp parallel for if (n > NL_PAR_MIN) reduction (+ : part[:4 * W]) schedule (static)
+    for (int64_t i = 0; i < n; i++)
       {
-        int b = width > 0 ? (int) (((double) x[i] - mn) / width * NL_LAYER_STATS_BINS) : 0;
-        counts[MIN (b, NL_LAYER_STATS_BINS - 1)]++;
+        /* a non-finite value (slow path) goes to the extra bin, not counted */
+        gboolean counted = all_finite || isfinite (x[i]);
+        int b = counted ? MIN ((int) (((double) x[i] - mn) * scale), NL_LAYER_STATS_BINS - 1) : NL_LAYER_STATS_BINS;
+        part[(i & 3) * W + b]++;
       }
+    for (int b = 0; b < NL_LAYER_STATS_BINS; b++)
+      counts[b] = part[b] + part[W + b] + part[2 * W + b] + part[3 * W + b];
+  }
+  return all_finite ? ss : NAN;
 }
 
-static double
-norm2 (const float *x, int64_t n)
+void
+nl_layer_stats_histogram (const float *x, int64_t n, float *lo, float *hi, guint32 counts[NL_LAYER_STATS_BINS])
 {
-  double s = 0;
-  for (int64_t i = 0; i < n; i++)
-    s += (double) x[i] * x[i];
-  return sqrt (s);
+  histogram_norm (x, n, lo, hi, counts);
 }
 
 static void
@@ -132,6 +171,7 @@ activation_hook (gpointer user, int node, gboolean forward, NlTensor *const *wri
   len = nl_tensor_numel (written[0]);
   if (!x || len == 0)
     return;
+#pragma omp parallel for simd if (len > NL_PAR_MIN) reduction (+ : sum, sq, zeros) schedule (static)
   for (int64_t i = 0; i < len; i++)
     {
       sum += x[i];
@@ -201,13 +241,13 @@ nl_layer_stats_before_update (NlLayerStats *s, NlProgram *p, float grad_scale, G
       g_autofree float *wbuf = NULL, *gbuf = NULL;
       const float *wx, *gx;
       int64_t n = nl_tensor_numel (wt);
-      if (!gt || !(wx = host_floats (b, wt, &wbuf, error)) || !(gx = host_floats (b, gt, &gbuf, error)))
-        return gt == NULL;
+      if (!gt)
+        continue;
+      if (!(wx = host_floats (b, wt, &wbuf, error)) || !(gx = host_floats (b, gt, &gbuf, error)))
+        return FALSE;
       memcpy (w->before, wx, n * sizeof (float));
-      ts->weight_norm = norm2 (wx, n);
-      ts->grad_norm = norm2 (gx, n) / grad_scale;
-      nl_layer_stats_histogram (wx, n, &ts->w_lo, &ts->w_hi, ts->w_counts);
-      nl_layer_stats_histogram (gx, n, &ts->g_lo, &ts->g_hi, ts->g_counts);
+      ts->weight_norm = sqrt (histogram_norm (wx, n, &ts->w_lo, &ts->w_hi, ts->w_counts));
+      ts->grad_norm = sqrt (histogram_norm (gx, n, &ts->g_lo, &ts->g_hi, ts->g_counts)) / grad_scale;
       /* gradients of a scaled loss: the histogram of the true ones */
       ts->g_lo /= grad_scale;
       ts->g_hi /= grad_scale;
@@ -229,11 +269,13 @@ nl_layer_stats_after_update (NlLayerStats *s, int64_t step, const NlLayerStatsRe
       g_autofree float *wbuf = NULL;
       const float *wx = host_floats (b, wt, &wbuf, error);
       int64_t n = nl_tensor_numel (wt);
+      const float *before = w->before;
       double d = 0;
       if (!wx)
         return FALSE;
+#pragma omp parallel for simd if (n > NL_PAR_MIN) reduction (+ : d) schedule (static)
       for (int64_t j = 0; j < n; j++)
-        d += ((double) wx[j] - w->before[j]) * ((double) wx[j] - w->before[j]);
+        d += ((double) wx[j] - before[j]) * ((double) wx[j] - before[j]);
       ts->update_ratio = ts->weight_norm > 0 ? sqrt (d) / ts->weight_norm : NAN;
     }
   s->report = (NlLayerStatsReport) { .step = step, .n_tensors = (int) s->tensors->len, .n_nodes = s->n_nodes,

@@ -587,7 +587,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         }
       lr = nl_lr_schedule_get (t->schedule, t->updates);
       t->updates++;
-      stats = t->lstats && t->updates % t->cfg.layer_stats_every == 0;
+      stats = t->lstats && cb && cb->layer_stats && t->updates % t->cfg.layer_stats_every == 0;
       if (stats)
         nl_layer_stats_begin (t->lstats, p);
       if (t->comm && !nl_program_set_grad_batch (p, global, error))

@@ -48,7 +48,8 @@ typedef struct {
   void (*quiet) (gpointer user, gboolean quiet);
   /* Layer statistics: after the update of every step whose count is a
    * multiple of cfg->layer_stats_every (> 0); under data parallelism rank
-   * 0 alone (its own shard's activations, the summed gradients). May be NULL. */
+   * 0 alone (its own shard's activations, the summed gradients). NULL: the
+   * statistics are not computed at all. */
   void (*layer_stats) (gpointer user, const NlLayerStatsReport *r);
   /* A run whose loss or gradients stopped being finite: where the first
    * NaN or Inf was made, at update `step`, before the run fails with the

@@ -122,6 +122,12 @@ write_layer_points (NlProject *q, gint64 run)
 }
 
 static void
+count_profile (NlLayersPanel *panel, int n_steps, int *asked)
+{
+  *asked += n_steps;
+}
+
+static void
 test_rows (Fixture *f, gconstpointer data)
 {
   g_autoptr (NlProject) q = nl_project_open (f->path, FALSE, NULL);
@@ -217,6 +223,20 @@ test_rows (Fixture *f, gconstpointer data)
     gtk_widget_activate (GTK_WIDGET (nl_layers_panel_get_row (panel, "relu1")));
     g_assert_null (nl_layers_panel_get_ridge_tensor (panel));
     g_assert_cmpuint (nl_ridge_plot_get_n_ridges (ridge), ==, 0);
+  }
+
+  /* another process's run cannot be profiled from here; the page's can */
+  {
+    GtkButton *button = nl_layers_panel_get_profile_button (panel);
+    int asked = 0;
+    g_signal_connect (panel, "profile-requested", G_CALLBACK (count_profile), &asked);
+    g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (button)));
+    nl_layers_panel_set_can_profile (panel, TRUE);
+    gtk_widget_activate (GTK_WIDGET (button));  /* clicks once its press has shown */
+    for (int i = 0; i < 2000 && asked == 0; i++)
+      nl_test_pump (10);
+    g_assert_cmpint (asked, ==, NL_LAYERS_PANEL_PROFILE_STEPS);
+    g_signal_handlers_disconnect_by_func (panel, count_profile, &asked);
   }
   g_assert_true (nl_project_set_run_status (q, run, "finished", NULL, NULL));
 }

@@ -593,3 +593,10 @@ _nl_layers_panel_find (NlLayersPanel *self, const char *node)
 {
   return find_layer (self, node);
 }
+
+GtkButton *
+nl_layers_panel_get_profile_button (NlLayersPanel *self)
+{
+  g_return_val_if_fail (NL_IS_LAYERS_PANEL (self), NULL);
+  return self->profile_button;
+}

@@ -42,6 +42,8 @@ void nl_layers_panel_refresh (NlLayersPanel *self);
 /* Whether the Profile button works (this process trains the run), and
  * why not in a tooltip otherwise. */
 void nl_layers_panel_set_can_profile (NlLayersPanel *self, gboolean can);
+/* The Profile Next 50 Steps button (emits ::profile-requested (int n_steps)). */
+GtkButton *nl_layers_panel_get_profile_button (NlLayersPanel *self);
 /* Shows NODE's histograms, as activating its row does; FALSE without such a row. */
 gboolean nl_layers_panel_open_layer (NlLayersPanel *self, const char *node);
 

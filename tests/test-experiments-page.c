@@ -414,42 +414,6 @@ count_class (GtkWidget *w, const char *klass)
   return n;
 }
 
-/* System metrics are compared by step; per-layer statistics (hundreds of
- * keys) stay out of the list. */
-static void
-test_compare_system (Fixture *f, gconstpointer data)
-{
-  NlProject *p = nl_workspace_get_project (f->ws);
-  NlPlot *plot = NL_PLOT (nl_experiments_page_get_plot (f->page));
-  gint64 two[] = { f->ids[0], f->ids[1] };
-  double x, y;
-
-  for (int r = 0; r < 2; r++)
-    for (int s = 1; s <= 4; s++)
-      {
-        NlMetricPoint pts[] = {
-          { f->ids[r], 10 * s, 1, "train", "system/cpu_percent", 50.0 + 10 * r + s, WALL0 + s },
-          { f->ids[r], 10 * s, 1, "train", "layer/fc1.weight/grad_norm", 1.0, WALL0 + s },
-          { f->ids[r], 10 * s, 1, "train", "profile/fc1/ms", 2.0, WALL0 + s },
-        };
-        g_assert_true (nl_project_add_metrics (p, pts, G_N_ELEMENTS (pts), NULL));
-      }
-  nl_workspace_notify (f->ws, NL_WORKSPACE_ALL);
-  wait_loaded (f);
-  nl_experiments_page_select_runs (f->page, two, 2);
-  wait_loaded (f);
-  g_assert_true (nl_experiments_page_set_plot_metric (f->page, "train", "system/cpu_percent"));
-  wait_loaded (f);
-  g_assert_cmpuint (nl_plot_get_n_series (plot), ==, 2);
-  g_assert_cmpstr (nl_plot_series_get_label (nl_plot_get_series (plot, 0)), ==, "beta");
-  g_assert_cmpuint (nl_plot_series_get_length (nl_plot_get_series (plot, 0)), ==, 4);
-  g_assert_true (nl_plot_series_get_point (nl_plot_get_series (plot, 0), 3, &x, &y));
-  g_assert_cmpfloat (x, ==, 40);  /* by step, not epoch */
-  g_assert_cmpfloat (y, ==, 64);
-  g_assert_false (nl_experiments_page_set_plot_metric (f->page, "train", "layer/fc1.weight/grad_norm"));
-  g_assert_false (nl_experiments_page_set_plot_metric (f->page, "train", "profile/fc1/ms"));
-}
-
 static void
 test_compare (Fixture *f, gconstpointer data)
 {
@@ -824,7 +788,6 @@ main (int argc, char **argv)
   ADD ("/experiments/filter", test_filter);
   ADD ("/experiments/edit", test_edit);
   ADD ("/experiments/compare", test_compare);
-  ADD ("/experiments/compare-system", test_compare_system);
   ADD ("/experiments/other-process", test_other_process);
   ADD ("/experiments/export", test_export);
   ADD ("/experiments/open-network", test_open_network);

@@ -3,7 +3,8 @@
  * layer with the newest values, values out of their usual range marked,
  * the first NaN's layer marked, time shares from profile/ points,
  * activating a row opens its histograms; the strip shows the system/
- * series. And the ridge plot and sparkline widgets on data built here. */
+ * series; the run comparison plots them. And the ridge plot and sparkline
+ * widgets on data built here. */
 #include <math.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@
 #include "tests/nl-test-training.h"
 #include "ui/plot/nl-ridge-plot.h"
 #include "ui/plot/nl-sparkline.h"
+#include "ui/experiments/nl-experiments-page.h"
+#include "ui/plot/nl-plot.h"
 #include "ui/training/nl-layers-panel.h"
 #include "ui/training/nl-system-strip.h"
 #include "ui/training/nl-training-dashboard.h"
@@ -294,6 +297,58 @@ test_own_run (Fixture *f, gconstpointer data)
   }
 }
 
+/* The run comparison (Experiments page) plots system metrics by step;
+ * per-layer statistics (hundreds of keys) stay out of its list. */
+static gboolean
+experiments_loaded (gpointer data)
+{
+  return !nl_experiments_page_is_loading (data);
+}
+
+static void
+test_compare_system (Fixture *f, gconstpointer data)
+{
+  g_autoptr (NlProject) q = nl_project_open (f->path, FALSE, NULL);
+  NlExperimentsPage *page = g_object_new (NL_TYPE_EXPERIMENTS_PAGE, NULL);
+  GtkWindow *win = nl_test_show_in_window (GTK_WIDGET (page), 1400, 900);
+  NlPlot *plot = NL_PLOT (nl_experiments_page_get_plot (page));
+  gint64 runs[2];
+  double x, y;
+
+  for (int r = 0; r < 2; r++)
+    {
+      runs[r] = add_running_run (f, q);
+      for (int k = 1; k <= 4; k++)
+        {
+          add_point (q, runs[r], 10 * k, "system/cpu_percent", 50.0 + 10 * r + k);
+          add_point (q, runs[r], 10 * k, "layer/fc1.weight/grad_norm", 1.0);
+          add_point (q, runs[r], 10 * k, "profile/fc1/ms", 2.0);
+        }
+      g_assert_true (nl_project_set_run_status (q, runs[r], "finished", NULL, NULL));
+    }
+  nl_experiments_page_set_workspace (page, f->ws);
+  g_assert_true (nl_test_wait_until (experiments_loaded, page, 20000));
+  nl_experiments_page_select_runs (page, runs, 2);
+  nl_test_pump (20);
+  g_assert_true (nl_test_wait_until (experiments_loaded, page, 20000));
+  g_assert_true (nl_experiments_page_set_plot_metric (page, "train", "system/cpu_percent"));
+  nl_test_pump (20);
+  g_assert_true (nl_test_wait_until (experiments_loaded, page, 20000));
+  g_assert_cmpuint (nl_plot_get_n_series (plot), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_cmpuint (nl_plot_series_get_length (nl_plot_get_series (plot, i)), ==, 4);
+      g_assert_true (nl_plot_series_get_point (nl_plot_get_series (plot, i), 3, &x, &y));
+      g_assert_cmpfloat (x, ==, 40);  /* by step, not epoch */
+      g_assert_true (y == 54 || y == 64);
+    }
+  g_assert_false (nl_experiments_page_set_plot_metric (page, "train", "layer/fc1.weight/grad_norm"));
+  g_assert_false (nl_experiments_page_set_plot_metric (page, "train", "profile/fc1/ms"));
+  nl_experiments_page_set_workspace (page, NULL);
+  gtk_window_destroy (win);
+  nl_test_pump (20);
+}
+
 /* ---- the widgets on their own ---- */
 
 static void
@@ -382,6 +437,8 @@ main (int argc, char **argv)
   g_test_add ("/training-layers/rows", Fixture, NULL, nl_test_training_setup, test_rows,
               nl_test_training_teardown);
   g_test_add ("/training-layers/own-run", Fixture, NULL, nl_test_training_setup, test_own_run,
+              nl_test_training_teardown);
+  g_test_add ("/training-layers/compare-system", Fixture, NULL, nl_test_training_setup, test_compare_system,
               nl_test_training_teardown);
   g_test_add_func ("/ridge-plot/ridges", test_ridge_plot);
   g_test_add_func ("/sparkline/range", test_sparkline);

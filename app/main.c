@@ -40,9 +40,16 @@ main (int argc, char **argv)
       N_("With --screenshot: start a run on the training page and shoot after N seconds"), N_("N") },
     { "quantize-run", 0, 0, G_OPTION_ARG_INT64, &opts.quantize_run,
       N_("With --screenshot: quantize run ID from the experiments page and shoot the finished dialog"), N_("ID") },
+    { "run", 0, 0, G_OPTION_ARG_INT64, &opts.run, N_("With --screenshot: the training page shows stored run N"),
+      N_("N") },
+    { "view", 0, 0, G_OPTION_ARG_STRING, &opts.view,
+      N_("With --screenshot: the training page's view: loss, accuracy, lr, throughput or layers"), N_("VIEW") },
+    { "layer", 0, 0, G_OPTION_ARG_STRING, &opts.layer,
+      N_("With --screenshot: the Layers view with the histograms of layer NODE open"), N_("NODE") },
     { NULL }
   };
   static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
+  static const char *const views[] = { "loss", "accuracy", "lr", "throughput", "layers", NULL };
 
   /* before the options: their help is translated */
   nl_application_init_i18n (NL_LOCALEDIR);
@@ -73,6 +80,21 @@ main (int argc, char **argv)
   if (opts.quantize_run < 0 || (opts.quantize_run > 0 && !opts.screenshot))
     {
       fprintf (stderr, _("netloom: --quantize-run needs --screenshot and a run id\n"));
+      return 2;
+    }
+  if (opts.view && !g_strv_contains (views, opts.view))
+    {
+      fprintf (stderr, _("netloom: --view must be loss, accuracy, lr, throughput or layers, not '%s'\n"), opts.view);
+      return 2;
+    }
+  if ((opts.run || opts.view || opts.layer) && !opts.screenshot)
+    {
+      fprintf (stderr, _("netloom: --run, --view and --layer need --screenshot\n"));
+      return 2;
+    }
+  if (opts.run < 0)
+    {
+      fprintf (stderr, _("netloom: --run must be a run's id, not %" G_GINT64_FORMAT "\n"), opts.run);
       return 2;
     }
   if (argc > 2)

@@ -167,6 +167,8 @@ nl_project_truncate_metrics (NlProject *p, gint64 run, gint64 step, GError **err
   gboolean ok = nl_project_begin_write (p, error)
     && nl_project_step (p, "cannot delete metrics", error, "DELETE FROM metrics WHERE run = ?1 AND step > ?2", "ii",
                         run, step) >= 0
+    && nl_project_step (p, "cannot delete layer histograms", error,
+                        "DELETE FROM layer_histograms WHERE run = ?1 AND step > ?2", "ii", run, step) >= 0
     && nl_project_step (p, "cannot update the metric summary", error,
                         "DELETE FROM metric_summaries WHERE run = ?1", "i", run) >= 0
     && nl_project_step (p, "cannot update the metric summary", error,

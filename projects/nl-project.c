@@ -65,6 +65,19 @@ G_DEFINE_QUARK (nl-project-error-quark, nl_project_error)
   /* a deleted checkpoint finds its INT8 models without a scan */ \
   "CREATE INDEX int8_models_checkpoint ON int8_models (checkpoint);"
 
+/* Layer histograms (nl-project-layers.h): counts as one blob per row. */
+#define LAYER_HISTOGRAMS_SQL \
+  "CREATE TABLE layer_histograms (" \
+  "  id INTEGER PRIMARY KEY," \
+  "  run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE," \
+  "  step INTEGER NOT NULL," \
+  "  tensor TEXT NOT NULL," \
+  "  is_grad INTEGER NOT NULL," \
+  "  lo REAL NOT NULL," \
+  "  hi REAL NOT NULL," \
+  "  counts BLOB NOT NULL);" \
+  "CREATE INDEX layer_histograms_run ON layer_histograms (run, is_grad, tensor, step);"
+
 static const char schema_sql[] =
   "CREATE TABLE networks ("
   "  id INTEGER PRIMARY KEY,"
@@ -164,7 +177,8 @@ static const char schema_sql[] =
   "  text TEXT NOT NULL,"
   "  created REAL NOT NULL);"
   "CREATE INDEX notes_run ON notes (run);"
-  INT8_MODELS_SQL;
+  INT8_MODELS_SQL
+  LAYER_HISTOGRAMS_SQL;
 
 /* migrations[v] takes a file from schema v to v + 1. Version 0 was the
  * first draft: runs without device and epochs_done, checkpoints without
@@ -223,6 +237,8 @@ static const char *const migrations[] = {
    "ALTER TABLE runs ADD COLUMN interval_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL;"),
   /* Version 3 had no INT8 models. */
   INT8_MODELS_SQL,
+  /* Version 4 had no layer histograms. */
+  LAYER_HISTOGRAMS_SQL,
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == NL_PROJECT_SCHEMA_VERSION);
 

@@ -32,7 +32,7 @@ typedef enum {
 } NlProjectErrorCode;
 
 /* The schema this netloom writes; older files are migrated on open. */
-#define NL_PROJECT_SCHEMA_VERSION 4
+#define NL_PROJECT_SCHEMA_VERSION 5
 /* PRAGMA application_id of every project file: 'NLOM'. */
 #define NL_PROJECT_APPLICATION_ID 0x4E4C4F4D
 
@@ -260,7 +260,7 @@ GArray *nl_project_get_metrics (NlProject *p, gint64 run, const char *name, gint
 gboolean nl_project_metric_summary (NlProject *p, gint64 run, const char *name, const char *split,
                                     double *best_min, double *best_max, double *last, GError **error);
 
-/* Deletes RUN's metrics of steps after STEP (what a resumed run trains
+/* Deletes RUN's metrics and layer histograms of steps after STEP (what a resumed run trains
  * again) and brings its summaries up to date, in one transaction. */
 gboolean nl_project_truncate_metrics (NlProject *p, gint64 run, gint64 step, GError **error);
 

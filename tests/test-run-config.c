@@ -19,7 +19,7 @@ static const char legacy_json[] =
   "\"lr_schedule\":\"cosine\",\"seed\":\"7\",\"threads\":1,\"loss\":\"SoftmaxCrossEntropy\","
   "\"mean\":0.12999999523162842,\"std\":0.31000000238418579,\"eval_batch_size\":500,\"workers\":1,"
   "\"augment\":null,\"label_column\":null,\"image_width\":0,\"image_height\":0,\"regression\":false,"
-  "\"val_fraction\":0.10000000000000001,\"precision\":\"fp32\",\"loss_scale\":0.0}";
+  "\"val_fraction\":0.10000000000000001,\"precision\":\"fp32\",\"loss_scale\":0.0,\"layer_stats_every\":100}";
 
 static void
 test_defaults (void)
@@ -162,6 +162,7 @@ test_json_absent_keys (void)
   g_assert_cmpfloat (rc.data.val_fraction, ==, 0.1);
   g_assert_cmpint (rc.precision, ==, NL_PRECISION_F32);
   g_assert_cmpfloat (rc.loss_scale, ==, 0);
+  g_assert_cmpint (rc.layer_stats_every, ==, NL_LAYER_STATS_DEFAULT_EVERY);
   g_assert_null (rc.lr_schedule);
 
   g_assert_false (nl_run_config_from_json (&rc, "{\"loss\":\"L2Loss\"}", &error));

@@ -22,6 +22,7 @@ struct _NlApplication {
   guint shot_timeout;
   gint64 train_started;
   NlQuantizeDialog *quantize; /* --quantize-run: the dialog, once started */
+  gboolean shot_prepared, layer_opened;
   int settle_frames;
   int exit_status;
 };
@@ -34,6 +35,8 @@ nl_launch_options_clear (NlLaunchOptions *o)
   g_clear_pointer (&o->project, g_free);
   g_clear_pointer (&o->screenshot, g_free);
   g_clear_pointer (&o->page, g_free);
+  g_clear_pointer (&o->view, g_free);
+  g_clear_pointer (&o->layer, g_free);
 }
 
 char *
@@ -176,6 +179,34 @@ screenshot_quantize_pending (NlApplication *app, NlWindow *win, const char **fai
   return TRUE;
 }
 
+/* --run, --view, --layer: what the training page shows in the shot.
+ * FALSE while it is not ready yet (the run's points are being read). */
+static gboolean
+screenshot_prepare (NlApplication *app, NlWindow *win)
+{
+  NlTrainingDashboard *dash = nl_training_page_get_dashboard (NL_TRAINING_PAGE (nl_window_get_page (win, "training")));
+  NlLayersPanel *layers = nl_training_dashboard_get_layers_panel (dash);
+
+  if (!app->shot_prepared)
+    {
+      app->shot_prepared = TRUE;
+      if (app->opts.run > 0)
+        nl_training_dashboard_show_run (dash, app->opts.run);
+      if (app->opts.view || app->opts.layer)
+        nl_training_dashboard_show_view (dash, app->opts.layer ? "layers" : app->opts.view);
+      return !app->opts.run && !app->opts.layer;
+    }
+  if (app->opts.run > 0 && (nl_training_dashboard_get_followed_run (dash) != app->opts.run
+                            || nl_training_dashboard_is_reading (dash)))
+    return FALSE;
+  if (app->opts.layer && !app->layer_opened)
+    {
+      app->layer_opened = nl_layers_panel_open_layer (layers, app->opts.layer);
+      return FALSE;
+    }
+  return !nl_layers_panel_is_loading (layers);
+}
+
 static gboolean
 screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
 {
@@ -185,6 +216,11 @@ screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
   GtkWidget *page;
 
   if (nl_window_is_busy (win) || !ws)
+    {
+      app->settle_frames = 0;
+      return G_SOURCE_CONTINUE;
+    }
+  if (!screenshot_prepare (app, win))
     {
       app->settle_frames = 0;
       return G_SOURCE_CONTINUE;
@@ -365,6 +401,8 @@ nl_application_new (const NlLaunchOptions *opts)
       app->opts.project = g_strdup (opts->project);
       app->opts.screenshot = g_strdup (opts->screenshot);
       app->opts.page = g_strdup (opts->page);
+      app->opts.view = g_strdup (opts->view);
+      app->opts.layer = g_strdup (opts->layer);
     }
   return app;
 }

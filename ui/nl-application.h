@@ -12,6 +12,9 @@ typedef struct {
   int width, height;      /* window size, 0: remembered / default */
   double train_for_seconds; /* screenshot mid-training: start a run, shoot after N s */
   gint64 quantize_run;    /* screenshot of the Quantize dialog: quantize this run, shoot the result */
+  gint64 run;             /* screenshot: the training page shows this stored run */
+  char *view;             /* screenshot: the training page's view (loss ... layers) */
+  char *layer;            /* screenshot: the Layers view with this layer's histograms open */
 } NlLaunchOptions;
 
 void nl_launch_options_clear (NlLaunchOptions *o);

@@ -15,6 +15,7 @@ int nl_cli_resume (int argc, char **argv);
 int nl_cli_fork (int argc, char **argv);
 int nl_cli_watch (int argc, char **argv);
 int nl_cli_metrics (int argc, char **argv);
+int nl_cli_layers (int argc, char **argv);
 int nl_cli_export (int argc, char **argv);
 int nl_cli_import_weights (int argc, char **argv);
 int nl_cli_import_onnx (int argc, char **argv);

@@ -16,7 +16,7 @@ static const struct {
 } checked[] = {
   { "--epochs", "epochs", TRUE }, { "--batch-size", "batch_size", TRUE }, { "--threads", "threads", TRUE },
   { "--keep-checkpoints", "keep_last", TRUE }, { "--checkpoint-interval", "checkpoint_interval", TRUE },
-  { "--workers", "workers", TRUE },
+  { "--workers", "workers", TRUE }, { "--layer-stats-every", "layer_stats_every", TRUE },
   { "--scheduler-workers", "scheduler_workers", TRUE }, { "--patience", "patience", TRUE },
   { "--min-delta", "min_delta", TRUE }, { "--lr", "lr", FALSE }, { "--momentum", "momentum", FALSE },
   { "--wd", "wd", FALSE }, { "--clip-norm", "clip_global_norm", FALSE },
@@ -108,6 +108,9 @@ nl_cli_train_options_new (void)
         "Conv2D (float32 weights and accumulation)", "P" },
       { "loss-scale", 0, 0, G_OPTION_ARG_DOUBLE, &o->loss_scale, "fp16: the first dynamic loss scale (default 65536)",
         "X" },
+      { "layer-stats-every", 0, 0, G_OPTION_ARG_INT, &o->cfg.layer_stats_every, "With --project: record layer "
+        "statistics (weight and gradient norms, update ratios, histograms, activations) every N steps; 0: off",
+        "N" },
       { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "Print one JSON object per epoch", NULL },
       { "project", 'p', 0, G_OPTION_ARG_FILENAME, &o->project_path, "Store the run, its metrics and checkpoints in "
         "this project (--network may then name one of its networks)", "FILE" },

@@ -26,6 +26,7 @@ static const Command commands[] = {
   { "fork", nl_cli_fork, "start a new run from a checkpoint, with changed settings", TRUE },
   { "watch", nl_cli_watch, "follow a run that another process trains" },
   { "metrics", nl_cli_metrics, "print every stored metric point of a run" },
+  { "layers", nl_cli_layers, "a run's layer statistics at one step: norms, update ratios, activations" },
   { "export", nl_cli_export, "write a run's weights (safetensors) or model (ONNX)" },
   { "evaluate", nl_cli_evaluate, "a checkpoint's accuracy, per-class scores and confusion matrix" },
   { "predict", nl_cli_predict, "classify image files or dataset samples with a checkpoint" },

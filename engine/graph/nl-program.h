@@ -60,6 +60,14 @@ void nl_program_comm_seconds (NlProgram *p, double *busy, double *exposed);
 void nl_program_set_trace (NlProgram *p, NlTrace *trace);
 /* Bytes of activations, gradients and saved tensors this program holds. */
 size_t nl_program_bytes (NlProgram *p);
+/* Called right after each step's op ran, on the thread that ran it, while
+ * what it wrote is still in its planned memory (the next writer of that
+ * memory waits for the op): forward, the node's output; backward, the
+ * gradients it wrote (its inputs', then its weights'; NULL where none).
+ * Device tensors on a GPU. NULL (the default): no call, no cost. Layer
+ * statistics and the search for the first NaN read them (nl-layer-stats.h). */
+typedef void (*NlProgramStepHook) (gpointer user, int node, gboolean forward, NlTensor *const *written, int n);
+void nl_program_set_step_hook (NlProgram *p, NlProgramStepHook hook, gpointer user);
 const NlMemoryPlan *nl_program_get_plan (NlProgram *p);
 
 G_END_DECLS

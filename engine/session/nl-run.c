@@ -3,6 +3,7 @@
 #include "engine/session/nl-run-monitor.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
+#include "engine/session/nl-run-layers.h"
 #include "core/nl-comm.h"
 #include "core/nl-device.h"
 #include "core/nl-json-guard.h"
@@ -33,7 +34,8 @@ typedef struct {
   gboolean pruned;          /* cb->prune ended the run */
   NlRunMonitor *monitor;    /* system metrics and profile windows */
   GError *monitor_error;    /* why the monitor stopped the run */
-  int epoch;                /* of the last batch */
+  int epoch;                /* of the last batch (1-based) */
+  gboolean layers_failed;   /* a layer histogram write failed (said once) */
 } Recorder;
 
 /* TRUE once another process took the run over (nl_project_hold_run): the
@@ -232,6 +234,28 @@ rec_quiet (gpointer user, gboolean quiet)
   nl_metric_writer_quiet (r->writer, quiet);
 }
 
+/* Layer statistics to the project: histograms that cannot be stored are
+ * said once, and training goes on (a run taken over stops at its next batch). */
+static void
+rec_layer_stats (gpointer user, const NlLayerStatsReport *rep)
+{
+  Recorder *r = user;
+  g_autoptr (GError) error = NULL;
+  if (!nl_run_layers_record (r->project, r->writer, r->run, rep, &error) && !r->layers_failed
+      && !g_error_matches (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_TAKEN))
+    {
+      r->layers_failed = TRUE;
+      r_log (r, error->message);
+    }
+}
+
+static void
+rec_nonfinite (gpointer user, const NlNonfinite *nf, int64_t step)
+{
+  Recorder *r = user;
+  nl_run_layers_nonfinite (r->writer, r->run, MAX (r->epoch, 1), nf, step);
+}
+
 /* The best checkpoint becomes the newest one, and the model takes its
  * weights; nothing to do when the last epoch was the best. */
 static gboolean
@@ -277,7 +301,7 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
 {
   Recorder r = { .project = p, .run = run, .cb = cb_in, .cfg = nl_trainer_get_config (t) };
   NlTrainCallbacks cb = { rec_batch, rec_epoch, &r, rec_epoch_done, r.cfg->checkpoint_interval, rec_interval_done,
-                          rec_quiet };
+                          rec_quiet, rec_layer_stats, rec_nonfinite };
   g_autoptr (GError) local = NULL, flush_error = NULL;
   g_autofree char *early_message = NULL;
   int epochs;

@@ -75,6 +75,8 @@ static const NlRunField fields[] = {
   { "precision", NL_RUN_FIELD_PRECISION, OFF (precision), S, 0, "fp32", 0, 0, NAN, "fp32, bf16 or fp16" },
   { "loss_scale", NL_RUN_FIELD_FLOAT, OFF (loss_scale), S | HI, 0, NULL, 0, INF, 0,
     "fp16: the first dynamic loss scale (0: 65536)" },
+  { "layer_stats_every", NL_RUN_FIELD_INT, OFF (layer_stats_every), S, NL_LAYER_STATS_DEFAULT_EVERY, NULL, 0,
+    1000000000, NAN, "Layer statistics every N steps: norms, update ratios, histograms, activations (0: off)" },
   /* not stored with the run */
   { "scheduler_workers", NL_RUN_FIELD_INT, OFF (scheduler_workers), 0, 0, NULL, 0, 1024, NAN,
     "Threads for independent branches (0: ops inline, in order)" },

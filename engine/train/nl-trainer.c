@@ -5,11 +5,12 @@
 #include "engine/data/nl-transform.h"
 #include "engine/train/nl-loss-scale.h"
 #include "engine/train/nl-lr-schedule.h"
+#include "engine/train/nl-layer-stats.h"
 #include "engine/train/nl-metric.h"
 #include "engine/train/nl-train-input.h"
+#include "engine/train/nl-test-stop.h"
 
 #include <math.h>
-#include <signal.h>
 #include <string.h>
 
 G_DEFINE_QUARK (nl-train-error-quark, nl_train_error)
@@ -52,6 +53,7 @@ struct NlTrainer {
   GArray *test_stops;        /* int64_t: NETLOOM_TEST_STOP_AT_STEP's steps not yet reached */
   NlTrainInput input;        /* the training batches, timed */
   NlTrace *trace;            /* nl_trainer_set_trace's */
+  NlLayerStats *lstats;      /* cfg.layer_stats_every > 0, rank 0 */
 };
 
 /* Data parallelism: whether rank 0 starts the job it sent (1) or gave up
@@ -94,51 +96,8 @@ nl_trainer_free (NlTrainer *t)
   nl_dataset_free (t->test_set);
   nl_run_config_clear (&t->cfg);
   g_clear_pointer (&t->test_stops, g_array_unref);
+  nl_layer_stats_free (t->lstats);
   g_free (t);
-}
-
-/* NETLOOM_TEST_STOP_AT_STEP: the update counts at which the process
- * stops itself, so that tests pin a moment of training by its step count,
- * never by how fast the machine trains. */
-static GArray *
-test_stops_parse (void)
-{
-  const char *env = g_getenv ("NETLOOM_TEST_STOP_AT_STEP");
-  g_auto (GStrv) parts = NULL;
-  GArray *steps;
-  if (!env || !*env)
-    return NULL;
-  steps = g_array_new (FALSE, FALSE, sizeof (int64_t));
-  parts = g_strsplit (env, ",", -1);
-  for (int i = 0; parts[i]; i++)
-    {
-      gint64 step;
-      if (g_ascii_string_to_signed (parts[i], 10, 0, G_MAXINT64, &step, NULL))
-        {
-          int64_t at = step;
-          g_array_append_val (steps, at);
-        }
-    }
-  return steps;
-}
-
-/* Stops the process (SIGSTOP) when a test asked for the update count it
- * has reached (at an epoch's start and after each step with its hooks); the
- * caller's writers idle meanwhile (cb->quiet). */
-static void
-test_stop_maybe (NlTrainer *t, const NlTrainCallbacks *cb)
-{
-  for (guint i = 0; t->test_stops && i < t->test_stops->len; i++)
-    if (g_array_index (t->test_stops, int64_t, i) == t->updates)
-      {
-        g_array_remove_index (t->test_stops, i);
-        if (cb && cb->quiet)
-          cb->quiet (cb->user, TRUE);
-        raise (SIGSTOP);
-        if (cb && cb->quiet)
-          cb->quiet (cb->user, FALSE);
-        return;
-      }
 }
 
 static NlTrainer *
@@ -156,7 +115,7 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
       return NULL;
     }
   t->comm = comm;
-  t->test_stops = test_stops_parse ();
+  t->test_stops = nl_test_stops_parse ();
   nl_run_config_copy (&t->cfg, cfg);
   nl_loss_scale_init (&t->scaler, cfg->precision, cfg->loss_scale);
   train_opts.loss_scale = t->scaler.scale;
@@ -235,6 +194,8 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
   t->accuracy = nl_metric_new ("accuracy", error);
   if (!t->accuracy)
     return NULL;
+  if (cfg->layer_stats_every > 0 && (!comm || comm->rank == 0))
+    t->lstats = nl_layer_stats_new (t->model);
   return g_steal_pointer (&t);
 }
 
@@ -484,6 +445,46 @@ interval_checkpoint (NlTrainer *t, const NlTrainCallbacks *cb, GError **error)
 }
 
 static gboolean
+layer_stats_report (NlTrainer *t, const NlTrainCallbacks *cb, int epoch, GError **error)
+{
+  const NlLayerStatsReport *r;
+  NlLayerStatsReport copy;
+  if (!nl_layer_stats_after_update (t->lstats, t->updates, &r, error))
+    return FALSE;
+  copy = *r;
+  copy.epoch = epoch + 1;
+  if (cb && cb->layer_stats)
+    cb->layer_stats (cb->user, &copy);
+  return TRUE;
+}
+
+/* A step with a non-finite loss or gradient, replayed to name the node that made it
+ * (under data parallelism maybe another process's shard: then not). */
+static gboolean
+diverged (NlTrainer *t, NlProgram *p, const NlTrainCallbacks *cb, double loss, int epoch, int64_t batch,
+          int64_t n_batches, float lr, GError **error)
+{
+  NlNonfinite nf;
+  if (!nl_layer_stats_find_nonfinite (p, t->model, (guint64) t->updates, &nf, error))
+    return FALSE;
+  if (nf.node)
+    {
+      if (cb && cb->nonfinite)
+        cb->nonfinite (cb->user, &nf, t->updates);
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_DIVERGED, "node '%s' made the first %s in %s at step %"
+                   G_GINT64_FORMAT, nf.node, nf.is_nan ? "NaN" : "Inf",
+                   nf.where == NL_NONFINITE_FORWARD ? "forward" : "backward", t->updates);
+    }
+  else
+    g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_DIVERGED,
+                 "the %s at epoch %d, batch %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                 " (learning rate %g): training stopped; try a lower learning rate",
+                 isfinite (loss) ? "gradients stopped being finite" : isnan (loss) ? "loss became NaN"
+                 : "loss became infinite", epoch + 1, batch + 1, n_batches, lr);
+  return FALSE;
+}
+
+static gboolean
 train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport *r, GError **error)
 {
   NlTensor *data = nl_program_input (t->train_prog), *labels = nl_program_label (t->train_prog);
@@ -511,7 +512,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
   if (t->cfg.preload && !nl_train_input_preload (&t->input, &ds, &ls, error))
     return FALSE;
   t->ep.start_us = g_get_monotonic_time ();
-  test_stop_maybe (t, cb);
+  nl_test_stop_maybe (t->test_stops, t->updates, cb ? cb->quiet : NULL, cb ? cb->user : NULL);
   while ((n = nl_train_input_next (&t->input, data, labels, error)) > 0)
     {
       gint64 step_t0 = g_get_monotonic_time ();
@@ -520,7 +521,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
       /* the samples of this batch over every process */
       int global = t->comm ? nl_loader_global_count (t->loader, batch) : n;
       double loss;
-      gboolean stop;
+      gboolean stop, finite = TRUE, stats;
       if (!p)
         return FALSE;
       if (p != t->train_prog)
@@ -530,6 +531,9 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         }
       lr = nl_lr_schedule_get (t->schedule, t->updates);
       t->updates++;
+      stats = t->lstats && cb && cb->layer_stats && t->updates % t->cfg.layer_stats_every == 0;
+      if (stats)
+        nl_layer_stats_begin (t->lstats, p);
       if (t->comm && !nl_program_set_grad_batch (p, global, error))
         return FALSE;
       if (t->scaler.dynamic && !nl_program_set_loss_scale (p, t->scaler.scale, error))
@@ -541,21 +545,22 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
       checkpoint = interval_due (t, cb);
       if (!agree_on_step (t, &loss, &stop, &checkpoint, error))
         return FALSE;
-      if (!isfinite (loss))
-        {
-          g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_DIVERGED,
-                       "the loss became %s at epoch %d, batch %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                       " (learning rate %g): training stopped; try a lower learning rate",
-                       isnan (loss) ? "NaN" : "infinite", epoch + 1, batch + 1, n_batches, lr);
-          return FALSE;
-        }
+      /* dynamic loss scaling skips overflowed steps itself */
+      if (isfinite (loss) && !t->scaler.dynamic && !nl_program_grads_finite (p, &finite, error))
+        return FALSE;
+      if (!isfinite (loss) || !finite)
+        return diverged (t, p, cb, loss, epoch, batch, n_batches, lr, error);
       if (stop)
         {
           /* every process stops at the same step, before its update */
           g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CANCELLED, "training was stopped");
           return FALSE;
         }
+      if (stats && !nl_layer_stats_before_update (t->lstats, p, t->scaler.scale, error))
+        return FALSE;
       if (!apply_update (t, p, lr, error))
+        return FALSE;
+      if (stats && !layer_stats_report (t, cb, epoch, error))
         return FALSE;
       if (t->trace)
         nl_trace_add (t->trace, NL_TRACE_CAT_STEP, "step", "step", t->updates, step_t0, g_get_monotonic_time ());
@@ -579,7 +584,7 @@ train_epoch (NlTrainer *t, int epoch, const NlTrainCallbacks *cb, NlEpochReport 
         }
       if (checkpoint && !interval_checkpoint (t, cb, error))
         return FALSE;
-      test_stop_maybe (t, cb);
+      nl_test_stop_maybe (t->test_stops, t->updates, cb ? cb->quiet : NULL, cb ? cb->user : NULL);
     }
   nl_train_input_clear (&t->input);
   if (n < 0)

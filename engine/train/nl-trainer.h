@@ -8,6 +8,7 @@
 #include "core/nl-trace.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/graph/nl-program.h"
+#include "engine/train/nl-layer-stats.h"
 #include "engine/train/nl-run-config.h"
 
 G_BEGIN_DECLS
@@ -46,6 +47,16 @@ typedef struct {
    * TRUE before, FALSE after, so that background writes are idle and the
    * stopped process holds no lock on the project. May be NULL. */
   void (*quiet) (gpointer user, gboolean quiet);
+  /* Layer statistics: after the update of every step whose count is a
+   * multiple of cfg->layer_stats_every (> 0); under data parallelism rank
+   * 0 alone (its own shard's activations, the summed gradients). NULL: the
+   * statistics are not computed at all. */
+  void (*layer_stats) (gpointer user, const NlLayerStatsReport *r);
+  /* A run whose loss or gradients stopped being finite: where the first
+   * NaN or Inf was made, at update `step`, before the run fails with the
+   * message "node 'fc1' made the first NaN in backward at step 1234". May
+   * be NULL. */
+  void (*nonfinite) (gpointer user, const NlNonfinite *nf, int64_t step);
 } NlTrainCallbacks;
 
 /* The trainer keeps a copy of cfg (the trainer uses its training settings,

@@ -2,6 +2,7 @@
  * curves of one metric overlaid in an NlPlot (read on a worker thread,
  * then extended as new points arrive) and their settings side by side. */
 #include "ui/experiments/nl-experiments-page-private.h"
+#include "ui/training/nl-system-strip.h"
 #include <glib/gi18n.h>
 
 #include <math.h>
@@ -23,7 +24,28 @@ metric_option_free (MetricOption *o)
   g_free (o);
 }
 
-/* The usual three first, then by split and name. */
+static MetricOption *
+metric_option_new (const NlMetricSummary *m)
+{
+  MetricOption *o = g_new0 (MetricOption, 1);
+  const char *unit = NULL, *title = nl_system_metric_title (m->name, &unit);
+  o->split = m->split;
+  o->name = m->name;
+  /* system metrics are sampled by step, every few seconds */
+  o->by_step = g_str_has_prefix (m->name, "batch_") || title;
+  if (title)
+    /* TRANSLATORS: a system metric in the comparison's list: "CPU (%) by step" */
+    o->label = g_strdup_printf (_("%s (%s) by step"), title, unit);
+  else
+    {
+      o->label = g_strdup_printf ("%s %s by %s", m->split, m->name, o->by_step ? _("step") : _("epoch"));
+      o->label[0] = g_ascii_toupper (o->label[0]);
+      g_strdelimit (o->label, "_", ' ');
+    }
+  return o;
+}
+
+/* The usual three first, then the system metrics, then by split and name. */
 static int
 option_rank (const MetricOption *o)
 {
@@ -33,7 +55,9 @@ option_rank (const MetricOption *o)
     return 1;
   if (strcmp (o->split, "train") == 0 && strcmp (o->name, "accuracy") == 0)
     return 2;
-  return 3;
+  if (g_str_has_prefix (o->name, "system/"))
+    return 3;
+  return 4;
 }
 
 static int
@@ -69,7 +93,6 @@ update_options (NlExperimentsPage *page, GPtrArray *rows)
       for (guint j = 0; j < sums->len; j++)
         {
           const NlMetricSummary *m = &g_array_index (sums, NlMetricSummary, j);
-          MetricOption *o;
           guint k;
           for (k = 0; k < opts->len; k++)
             {
@@ -77,16 +100,10 @@ update_options (NlExperimentsPage *page, GPtrArray *rows)
               if (e->split == m->split && e->name == m->name)
                 break;
             }
-          if (k < opts->len)
+          /* per-layer statistics are hundreds of curves: the Layers view shows them */
+          if (k < opts->len || g_str_has_prefix (m->name, "layer/") || g_str_has_prefix (m->name, "profile/"))
             continue;
-          o = g_new0 (MetricOption, 1);
-          o->split = m->split;
-          o->name = m->name;
-          o->by_step = g_str_has_prefix (m->name, "batch_");
-          o->label = g_strdup_printf ("%s %s by %s", m->split, m->name, o->by_step ? _("step") : _("epoch"));
-          o->label[0] = g_ascii_toupper (o->label[0]);
-          g_strdelimit (o->label, "_", ' ');
-          g_ptr_array_add (opts, o);
+          g_ptr_array_add (opts, metric_option_new (m));
         }
     }
   g_ptr_array_sort (opts, option_compare);

@@ -55,8 +55,8 @@ drawable (const Frame *f, double y)
 
 /* --- ticks --- */
 
-static double
-nice_step (double raw)
+double
+_nl_plot_nice_step (double raw)
 {
   double e = pow (10, floor (log10 (raw)));
   double m = raw / e;
@@ -66,7 +66,7 @@ nice_step (double raw)
 static void
 linear_ticks (double lo, double hi, double pixels, double spacing, double min_step, Ticks *t)
 {
-  double step = MAX (nice_step ((hi - lo) / MAX (1.0, pixels / spacing)), min_step);
+  double step = MAX (_nl_plot_nice_step ((hi - lo) / MAX (1.0, pixels / spacing)), min_step);
   double first = ceil (lo / step);
   t->n = 0;
   t->step = step;
@@ -123,8 +123,8 @@ log_ticks (double l0, double l1, double pixels, Ticks *t)
     }
 }
 
-static void
-format_tick (char *buf, gsize size, double v, double step, double range_max)
+void
+_nl_plot_format_tick (char *buf, gsize size, double v, double step, double range_max)
 {
   if (step > 0 && range_max < 1e6 && step >= 1e-4)
     g_snprintf (buf, size, "%.*f", MAX (0, (int) -floor (log10 (step) + 1e-9)), v);
@@ -552,7 +552,7 @@ draw_axes (NlPlot *self, cairo_t *cr, PangoLayout *layout, const Frame *f, const
   set_rgba (cr, fg, 0.75);
   for (int i = 0; i < xt->n; i++)
     {
-      format_tick (buf, sizeof buf, xt->val[i], xt->step, MAX (fabs (f->x0), fabs (f->x1)));
+      _nl_plot_format_tick (buf, sizeof buf, xt->val[i], xt->step, MAX (fabs (f->x0), fabs (f->x1)));
       text_size (layout, buf, FALSE, &w, &h);
       cairo_move_to (cr, fx (f, xt->pos[i]) - w / 2.0, f->ay + f->ah + 4);
       pango_cairo_show_layout (cr, layout);
@@ -560,7 +560,7 @@ draw_axes (NlPlot *self, cairo_t *cr, PangoLayout *layout, const Frame *f, const
   for (int i = 0; i < yt->n; i++)
     {
       double py = f->ay + f->ah - (yt->pos[i] - f->y0) / (f->y1 - f->y0) * f->ah;
-      format_tick (buf, sizeof buf, yt->val[i], yt->step, range_max);
+      _nl_plot_format_tick (buf, sizeof buf, yt->val[i], yt->step, range_max);
       text_size (layout, buf, FALSE, &w, &h);
       cairo_move_to (cr, f->ax - 6 - w, py - h / 2.0);
       pango_cairo_show_layout (cr, layout);
@@ -575,7 +575,7 @@ y_labels_width (PangoLayout *layout, const Frame *f, const Ticks *yt)
   int best = 0, w, h;
   for (int i = 0; i < yt->n; i++)
     {
-      format_tick (buf, sizeof buf, yt->val[i], yt->step, MAX (fabs (f->y0), fabs (f->y1)));
+      _nl_plot_format_tick (buf, sizeof buf, yt->val[i], yt->step, MAX (fabs (f->y0), fabs (f->y1)));
       text_size (layout, buf, FALSE, &w, &h);
       best = MAX (best, w);
     }

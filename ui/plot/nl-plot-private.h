@@ -65,3 +65,7 @@ void _nl_plot_draw_full (NlPlot *self, cairo_t *cr, int width, int height, gbool
                         gboolean widget);
 /* shortest decimal that reads back as v */
 void _nl_plot_format_exact (char *buf, gsize size, double v);
+/* 1, 2 or 5 times a power of ten, at least RAW (ticks; the ridge plot's too). */
+double _nl_plot_nice_step (double raw);
+/* A tick label of V with the digits STEP needs. */
+void _nl_plot_format_tick (char *buf, gsize size, double v, double step, double range_max);

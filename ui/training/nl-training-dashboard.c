@@ -2,47 +2,15 @@
  * the live plots (loss, accuracy, learning rate, throughput), the event
  * log, plot export, and "follow": the newest run another process trains
  * on the project, read from the store while the page runs none. */
-#include "ui/training/nl-training-dashboard.h"
+#include "ui/training/nl-training-dashboard-private.h"
 #include <glib/gi18n.h>
 #include <inttypes.h>
-#include "ui/training/nl-event-log.h"
-#include "engine/train/nl-lr-schedule.h"
 #include "engine/session/nl-data-preview.h"
 #include "engine/session/nl-run.h"
 #include "ui/plot/nl-plot.h"
 
 #include <math.h>
 #include <string.h>
-
-struct _NlTrainingDashboard {
-  AdwBin parent_instance;
-  NlWorkspace *ws;             /* for follow and toasts */
-  gboolean follow_blocked;     /* the page runs a session: nothing to follow */
-
-  /* template */
-  GtkLabel *title_label, *status_label;
-  GtkProgressBar *progress;
-  GtkLabel *epoch_label, *batch_label, *speed_label, *eta_label;
-  GtkStack *plot_stack;
-  GtkScale *smoothing_scale;
-  GtkToggleButton *log_button, *follow_button;
-  NlEventLog *event_log;
-
-  NlPlot *loss_plot, *acc_plot, *lr_plot, *speed_plot;
-  NlPlotSeries *batch_loss, *epoch_loss, *train_acc, *test_acc, *lr_series, *speed_series;
-  int run_epochs, run_batch_size;
-  double run_lr;
-  char *run_lr_schedule;
-  NlLrSchedule *run_schedule;  /* built once n_batches is known */
-  gint64 n_batches, last_step;
-  GArray *pending;             /* batches not drawn yet (PendingBatch) */
-  NlSessionEvent last_batch;   /* the newest of them, for the counters */
-  guint flush_id;              /* draws them at 5 Hz */
-  gint64 follow_run, follow_rowid;
-  gint64 follow_pin;           /* shown even once ended (a job of the page's), until followed */
-  gboolean follow_busy, follow_again;
-  GCancellable *follow_cancel;
-};
 
 G_DEFINE_FINAL_TYPE (NlTrainingDashboard, nl_training_dashboard, ADW_TYPE_BIN)
 
@@ -61,6 +29,27 @@ add_plot (NlTrainingDashboard *self, const char *name, const char *title, const 
   return plot;
 }
 
+/* Five buttons as wide as "Learning Rate" (the theme's minimum, then the
+ * widest) would not fit 1280 pixels: each as wide as its own title. */
+static void
+compact_switcher (NlTrainingDashboard *self)
+{
+  static GtkCssProvider *css;
+  if (!css)
+    {
+      css = gtk_css_provider_new ();
+      gtk_css_provider_load_from_data (css, "button { min-width: 0; }", -1);
+    }
+  gtk_box_layout_set_homogeneous (GTK_BOX_LAYOUT (gtk_widget_get_layout_manager (GTK_WIDGET (self->plot_switcher))),
+                                  FALSE);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  for (GtkWidget *b = gtk_widget_get_first_child (GTK_WIDGET (self->plot_switcher)); b;
+       b = gtk_widget_get_next_sibling (b))
+    gtk_style_context_add_provider (gtk_widget_get_style_context (b), GTK_STYLE_PROVIDER (css),
+                                    GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+}
+
 static NlPlotSeries *
 add_series (NlPlot *plot, const char *label, gboolean dashed)
 {
@@ -70,11 +59,12 @@ add_series (NlPlot *plot, const char *label, gboolean dashed)
   return s;  /* the plot keeps it */
 }
 
+/* NULL while the Layers panel is in view */
 static NlPlot *
 visible_plot (NlTrainingDashboard *self)
 {
   GtkWidget *child = gtk_stack_get_visible_child (self->plot_stack);
-  return child ? NL_PLOT (child) : self->loss_plot;
+  return !child ? self->loss_plot : NL_IS_PLOT (child) ? NL_PLOT (child) : NULL;
 }
 
 static void
@@ -86,16 +76,19 @@ smoothing_changed (GtkRange *range, NlTrainingDashboard *self)
 static void
 log_y_toggled (GtkToggleButton *button, NlTrainingDashboard *self)
 {
-  nl_plot_set_log_y (visible_plot (self), gtk_toggle_button_get_active (button));
+  if (visible_plot (self))
+    nl_plot_set_log_y (visible_plot (self), gtk_toggle_button_get_active (button));
 }
 
 /* The toggle shows the state of the plot in view. */
 static void
 plot_switched (NlTrainingDashboard *self)
 {
+  NlPlot *plot = visible_plot (self);
   g_signal_handlers_block_by_func (self->log_button, log_y_toggled, self);
-  gtk_toggle_button_set_active (self->log_button, nl_plot_get_log_y (visible_plot (self)));
+  gtk_toggle_button_set_active (self->log_button, plot && nl_plot_get_log_y (plot));
   g_signal_handlers_unblock_by_func (self->log_button, log_y_toggled, self);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->log_button), plot != NULL);
 }
 
 void
@@ -139,8 +132,8 @@ show_speed (NlTrainingDashboard *self, double images_per_s)
   gtk_label_set_label (self->speed_label, text);
 }
 
-static void
-set_progress (NlTrainingDashboard *self, double fraction)
+void
+_nl_training_dashboard_set_progress (NlTrainingDashboard *self, double fraction)
 {
   g_autofree char *text = g_strdup_printf ("%.0f %%", 100 * CLAMP (fraction, 0, 1));
   gtk_progress_bar_set_fraction (self->progress, CLAMP (fraction, 0, 1));
@@ -165,7 +158,7 @@ show_batch (NlTrainingDashboard *self, const NlSessionEvent *e)
       g_autofree char *eta = format_duration (per_batch * left);
       gtk_label_set_label (self->eta_label, eta);
     }
-  set_progress (self, done / MAX (epochs, 1));
+  _nl_training_dashboard_set_progress (self, done / MAX (epochs, 1));
 }
 
 /* ---- points ---- */
@@ -273,7 +266,7 @@ nl_training_dashboard_event (NlTrainingDashboard *self, const NlSessionEvent *e)
         nl_plot_series_append (self->epoch_loss, step, r->train_loss);
         nl_plot_series_append (self->train_acc, r->epoch, r->train_acc);
         nl_plot_series_append (self->test_acc, r->epoch, r->test_acc);
-        set_progress (self, (double) r->epoch / MAX (self->run_epochs, r->epoch));
+        _nl_training_dashboard_set_progress (self, (double) r->epoch / MAX (self->run_epochs, r->epoch));
         nl_training_dashboard_log (self, "EPOCH", line);
         break;
       }
@@ -289,21 +282,35 @@ nl_training_dashboard_event (NlTrainingDashboard *self, const NlSessionEvent *e)
     case NL_SESSION_EVENT_ERROR:
       nl_training_dashboard_log (self, "ERROR", e->message);
       break;
+    case NL_SESSION_EVENT_STARTED:
+      /* its layer and system points are read from the project */
+      self->own_run = e->run;
+      self->own_rowid = 0;
+      nl_layers_panel_set_run (self->layers, self->ws, e->run);
+      break;
     case NL_SESSION_EVENT_FINISHED:
+      nl_training_dashboard_follow_poll (self);  /* the run's last layer and system points */
       gtk_label_set_label (self->eta_label, "–");
       if (!g_strcmp0 (e->status, "finished"))
-        set_progress (self, 1);
+        _nl_training_dashboard_set_progress (self, 1);
       break;
-    case NL_SESSION_EVENT_STARTED:
     case NL_SESSION_EVENT_STATUS:
       break;  /* the self's state machine reports these */
     }
+}
+
+gboolean
+_nl_training_dashboard_add_extra (NlTrainingDashboard *self, const NlMetricRow *row)
+{
+  return nl_system_strip_add_row (self->system_strip, row) || nl_layers_panel_add_row (self->layers, row);
 }
 
 void
 nl_training_dashboard_add_row (NlTrainingDashboard *self, const NlMetricRow *row)
 {
   gboolean train = !strcmp (row->split, "train");
+  if (_nl_training_dashboard_add_extra (self, row))
+    return;
   if (train && !strcmp (row->name, "batch_loss"))
     {
       nl_plot_series_append (self->batch_loss, row->step, row->value);
@@ -350,6 +357,10 @@ nl_training_dashboard_reset (NlTrainingDashboard *self, const char *title, int e
   g_clear_pointer (&self->run_schedule, nl_lr_schedule_free);
   self->n_batches = 0;
   self->last_step = 0;
+  self->own_run = self->own_rowid = 0;
+  nl_layers_panel_clear (self->layers);
+  nl_layers_panel_set_run (self->layers, NULL, 0);
+  nl_system_strip_clear (self->system_strip);
   gtk_label_set_label (self->title_label, title);
   if (epochs > 0)
     set_label_printf (self->epoch_label, "0 / %d", epochs);
@@ -404,6 +415,12 @@ nl_training_dashboard_export (NlTrainingDashboard *self, const char *format)
   const char *name = gtk_stack_get_visible_child_name (self->plot_stack);
   g_autofree char *file = g_strdup_printf ("%s.%s", name ? name : "plot", format);
 
+  if (!visible_plot (self))
+    {
+      if (self->ws)
+        nl_workspace_toast (self->ws, _("Choose a plot to export: the Layers view is not one"));
+      return;
+    }
   dialog = gtk_file_chooser_native_new (_("Export Plot"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
                                         GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), file);
@@ -412,159 +429,6 @@ nl_training_dashboard_export (NlTrainingDashboard *self, const char *format)
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect_object (dialog, "response", G_CALLBACK (export_response), self, 0);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
-}
-
-/* ---- follow: the newest run another process is training ---- */
-
-typedef struct {
-  NlWorkspace *ws;
-  gint64 run, after;      /* in: what is shown already */
-  gint64 pin;             /* in: the run to show when none is active */
-  gint64 target, last;    /* out: the run to show and its last rowid */
-  gboolean reset;         /* out: another run than before: start afresh */
-  NlRunInfo *info;
-  GArray *rows;
-} Follow;
-
-static void
-follow_free (Follow *f)
-{
-  g_clear_object (&f->ws);
-  g_clear_pointer (&f->info, nl_run_info_free);
-  g_clear_pointer (&f->rows, g_array_unref);
-  g_free (f);
-}
-
-static gboolean
-is_active (const char *status)
-{
-  return !g_strcmp0 (status, "running") || !g_strcmp0 (status, "paused");
-}
-
-static void
-follow_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  Follow *f = task_data;
-  NlProject *p = nl_workspace_get_project (f->ws);
-  g_autoptr (GPtrArray) runs = NULL;
-  GError *error = NULL;
-
-  if (!(runs = nl_project_list_runs (p, &error)))
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  for (guint i = runs->len; i-- > 0 && !f->target;)
-    {
-      const NlRunInfo *r = g_ptr_array_index (runs, i);
-      if (is_active (r->status))
-        f->target = r->id;
-    }
-  if (!f->target)
-    f->target = f->pin ? f->pin : f->run;  /* the followed run ended: its last points and status */
-  if (f->target)
-    {
-      f->reset = f->target != f->run;
-      if (!(f->info = nl_project_get_run (p, f->target, &error))
-          || !(f->rows = nl_project_get_metrics (p, f->target, NULL, f->reset ? 0 : f->after, &f->last, &error)))
-        {
-          g_task_return_error (task, error);
-          return;
-        }
-    }
-  g_task_return_boolean (task, TRUE);
-}
-
-static gboolean
-may_follow (NlTrainingDashboard *self)
-{
-  return self->ws && !self->follow_blocked && gtk_toggle_button_get_active (self->follow_button);
-}
-
-static void
-follow_done (GObject *source, GAsyncResult *res, gpointer data)
-{
-  NlTrainingDashboard *self = NL_TRAINING_DASHBOARD (source);
-  Follow *f = g_task_get_task_data (G_TASK (res));
-  g_autoptr (GError) error = NULL;
-  g_autofree char *status = NULL;
-
-  self->follow_busy = FALSE;
-  if (!self->pending)
-    return;  /* disposed meanwhile */
-  if (!g_task_propagate_boolean (G_TASK (res), &error) || f->ws != self->ws || !may_follow (self) || !f->target)
-    {
-      if (error && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) && f->ws == self->ws)
-        g_warning ("follow: %s", error->message);
-      goto again;
-    }
-  if (f->reset)
-    {
-      g_auto (NlRunConfig) rc = { 0 };
-      g_autofree char *title = g_strdup_printf ("%s (run %" G_GINT64_FORMAT ")", f->info->name, f->info->id);
-      nl_run_config_init (&rc);
-      if (!nl_run_config_from_json (&rc, f->info->hparams_json, NULL))
-        {
-          nl_run_config_clear (&rc);
-          nl_run_config_init (&rc);
-        }
-      nl_training_dashboard_reset (self, title, rc.epochs, rc.batch_size, rc.optim.lr,
-                                        rc.lr_schedule);
-      self->follow_run = f->target;
-      nl_training_dashboard_log (self, "STATUS", _("following a run of another process"));
-    }
-  if (self->follow_pin == f->target)
-    self->follow_pin = 0;
-  self->follow_rowid = f->last;
-  for (guint i = 0; i < f->rows->len; i++)
-    nl_training_dashboard_add_row (self, &g_array_index (f->rows, NlMetricRow, i));
-  set_label_printf (self->epoch_label, "%d / %d", f->info->epochs_done, self->run_epochs);
-  set_progress (self, (double) f->info->epochs_done / MAX (self->run_epochs, 1));
-  status = g_strdup_printf (_("Run %" PRId64 " · %s · %s (process %" PRId64 " on %s)"), f->info->id,
-                            f->info->network_name ? f->info->network_name : "?", f->info->status, f->info->pid,
-                            f->info->host ? f->info->host : "?");
-  nl_training_dashboard_set_status (self, status);
-  if (!is_active (f->info->status))
-    {
-      gtk_label_set_label (self->eta_label, "–");
-      if (!f->reset && f->rows->len == 0)
-        goto again;
-      {
-        g_autofree char *line = g_strdup_printf ("run %" G_GINT64_FORMAT " %s%s%s", f->info->id, f->info->status,
-                                                 f->info->error ? ": " : "", f->info->error ? f->info->error : "");
-        nl_training_dashboard_log (self, "STATUS", line);
-      }
-    }
-again:
-  if (self->follow_again)
-    nl_training_dashboard_follow_poll (self);
-}
-
-void
-nl_training_dashboard_follow_poll (NlTrainingDashboard *self)
-{
-  g_autoptr (GTask) task = NULL;
-  Follow *f;
-
-  self->follow_again = FALSE;
-  if (!may_follow (self))
-    return;
-  if (self->follow_busy)
-    {
-      self->follow_again = TRUE;
-      return;
-    }
-  self->follow_busy = TRUE;
-  f = g_new0 (Follow, 1);
-  f->ws = g_object_ref (self->ws);
-  f->run = self->follow_run;
-  f->pin = self->follow_pin;
-  f->after = self->follow_rowid;
-  if (!self->follow_cancel)
-    self->follow_cancel = g_cancellable_new ();
-  task = g_task_new (self, self->follow_cancel, follow_done, NULL);
-  g_task_set_task_data (task, f, (GDestroyNotify) follow_free);
-  g_task_run_in_thread (task, follow_thread);
 }
 
 /* ---- GObject ---- */
@@ -593,6 +457,7 @@ nl_training_dashboard_class_init (NlTrainingDashboardClass *klass)
   object_class->dispose = nl_training_dashboard_dispose;
   g_type_ensure (NL_TYPE_PLOT);
   g_type_ensure (NL_TYPE_EVENT_LOG);
+  g_type_ensure (NL_TYPE_SYSTEM_STRIP);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/netloom/Netloom/ui/nl-training-dashboard.ui");
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, title_label);
@@ -603,10 +468,12 @@ nl_training_dashboard_class_init (NlTrainingDashboardClass *klass)
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, speed_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, eta_label);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, plot_stack);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, plot_switcher);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, smoothing_scale);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, log_button);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, follow_button);
   gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, event_log);
+  gtk_widget_class_bind_template_child (widget_class, NlTrainingDashboard, system_strip);
 }
 
 static void
@@ -618,6 +485,9 @@ nl_training_dashboard_init (NlTrainingDashboard *self)
   self->acc_plot = add_plot (self, "accuracy", _("Accuracy"), N_("epoch"), N_("accuracy"));
   self->lr_plot = add_plot (self, "lr", _("Learning Rate"), N_("step"), N_("rate"));
   self->speed_plot = add_plot (self, "throughput", _("Throughput"), N_("step"), N_("images/s"));
+  self->layers = NL_LAYERS_PANEL (nl_layers_panel_new ());
+  gtk_stack_add_titled (self->plot_stack, GTK_WIDGET (self->layers), "layers", _("Layers"));
+  compact_switcher (self);
   /* series labels stay as they are: the CSV export of points writes them */
   self->batch_loss = add_series (self->loss_plot, "train loss (batch)", FALSE);
   self->epoch_loss = add_series (self->loss_plot, "train loss (epoch)", FALSE);
@@ -675,6 +545,15 @@ nl_training_dashboard_follow_run (NlTrainingDashboard *self, gint64 run)
   nl_training_dashboard_follow_poll (self);
 }
 
+void
+nl_training_dashboard_show_run (NlTrainingDashboard *self, gint64 run)
+{
+  g_return_if_fail (NL_IS_TRAINING_DASHBOARD (self));
+  nl_training_dashboard_stop_following (self);
+  self->follow_pin = run;
+  nl_training_dashboard_follow_poll (self);
+}
+
 gint64
 nl_training_dashboard_get_followed_run (NlTrainingDashboard *self)
 {
@@ -696,4 +575,26 @@ nl_training_dashboard_get_plot (NlTrainingDashboard *self, const char *name)
   if (!strcmp (name, "throughput"))
     return self->speed_plot;
   return NULL;
+}
+
+NlLayersPanel *
+nl_training_dashboard_get_layers_panel (NlTrainingDashboard *self)
+{
+  g_return_val_if_fail (NL_IS_TRAINING_DASHBOARD (self), NULL);
+  return self->layers;
+}
+
+NlSystemStrip *
+nl_training_dashboard_get_system_strip (NlTrainingDashboard *self)
+{
+  g_return_val_if_fail (NL_IS_TRAINING_DASHBOARD (self), NULL);
+  return self->system_strip;
+}
+
+void
+nl_training_dashboard_show_view (NlTrainingDashboard *self, const char *name)
+{
+  g_return_if_fail (NL_IS_TRAINING_DASHBOARD (self));
+  if (gtk_stack_get_child_by_name (self->plot_stack, name))
+    gtk_stack_set_visible_child_full (self->plot_stack, name, GTK_STACK_TRANSITION_TYPE_NONE);
 }

@@ -1,7 +1,8 @@
 /* nl-training-dashboard.h — the Training page's right side: the run's
  * title and status, the run buttons (the page's training.* actions),
- * progress and counters, the live plots, the event log, plot export and
- * following a run another process trains. */
+ * progress and counters, the live plots, the Layers view, the system
+ * strip, the event log, plot export and following a run another process
+ * trains. */
 #pragma once
 
 #include <adwaita.h>
@@ -9,6 +10,8 @@
 #include "engine/session/nl-session.h"
 #include "ui/nl-workspace.h"
 #include "ui/plot/nl-plot.h"
+#include "ui/training/nl-layers-panel.h"
+#include "ui/training/nl-system-strip.h"
 
 G_BEGIN_DECLS
 
@@ -26,6 +29,9 @@ gint64 nl_training_dashboard_get_followed_run (NlTrainingDashboard *self);
 /* Shows RUN (one the page's netloom-cli job trained) with its final
  * points and status, unless another run is active (when allowed). */
 void nl_training_dashboard_follow_run (NlTrainingDashboard *self, gint64 run);
+/* Shows stored RUN afresh (title, plots, every point) unless another run
+ * is active (when allowed). */
+void nl_training_dashboard_show_run (NlTrainingDashboard *self, gint64 run);
 /* Looks for the newest run another process is training (when allowed). */
 void nl_training_dashboard_follow_poll (NlTrainingDashboard *self);
 
@@ -41,5 +47,13 @@ void nl_training_dashboard_log (NlTrainingDashboard *self, const char *kind, con
 void nl_training_dashboard_export (NlTrainingDashboard *self, const char *format);
 /* "loss", "accuracy", "lr" or "throughput"; NULL for another name. */
 NlPlot *nl_training_dashboard_get_plot (NlTrainingDashboard *self, const char *name);
+/* The Layers view (the plot stack's "layers" page) and the system strip
+ * under the plots. */
+NlLayersPanel *nl_training_dashboard_get_layers_panel (NlTrainingDashboard *self);
+NlSystemStrip *nl_training_dashboard_get_system_strip (NlTrainingDashboard *self);
+/* Whether a read of the project is under way (follow). */
+gboolean nl_training_dashboard_is_reading (NlTrainingDashboard *self);
+/* Shows the view NAME: "loss", "accuracy", "lr", "throughput" or "layers". */
+void nl_training_dashboard_show_view (NlTrainingDashboard *self, const char *name);
 
 G_END_DECLS

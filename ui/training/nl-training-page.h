@@ -11,6 +11,7 @@
 
 #include "ui/nl-workspace.h"
 #include "ui/plot/nl-plot.h"
+#include "ui/training/nl-training-dashboard.h"
 
 G_BEGIN_DECLS
 
@@ -54,6 +55,8 @@ gint64 nl_training_page_get_fork_parent (NlTrainingPage *page);
 gboolean nl_training_page_is_loading (NlTrainingPage *page);
 /* The error banner's message while it is shown, else NULL. */
 const char *nl_training_page_get_error (NlTrainingPage *page);
+/* The right side: plots, Layers view, system strip, log. */
+NlTrainingDashboard *nl_training_page_get_dashboard (NlTrainingPage *page);
 /* "loss", "accuracy", "lr" or "throughput"; NULL for another name. */
 NlPlot *nl_training_page_get_plot (NlTrainingPage *page, const char *name);
 /* The form's control named NAME (tests drive it as a user would):

@@ -635,9 +635,7 @@ profile_requested (NlTrainingPage *page, int n_steps)
   g_autofree char *line = NULL;
   if (!page->session)
     return;
-#ifdef NL_HAVE_SESSION_PROFILE  /* h-sys's nl_session_profile_steps; removed when merged */
   nl_session_profile_steps (page->session, n_steps, NULL);
-#endif
   line = g_strdup_printf (_("profiling the next %d steps"), n_steps);
   nl_training_dashboard_log (page->dashboard, "LOG", line);
 }

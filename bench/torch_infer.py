@@ -16,6 +16,9 @@ p.add_argument("--threads", type=int, default=2)
 p.add_argument("--iters", type=int, default=50)
 p.add_argument("--warmup", type=int, default=5)
 p.add_argument("--repeats", type=int, default=5)
+p.add_argument("--int8", action="store_true", help="post-training static quantization (torch.ao, onednn engine)")
+p.add_argument("--calibration", type=int, default=512, help="calibration samples (INT8)")
+p.add_argument("--engine", default="onednn", help="quantized engine (INT8): onednn, fbgemm, qnnpack, x86")
 a = p.parse_args()
 torch.set_num_threads(a.threads)
 
@@ -48,6 +51,19 @@ def resnet_small():
 
 net = {"lenet": lenet, "resnet-small": resnet_small}[a.network]().eval()
 x = torch.rand(a.batch, 1, 28, 28) * 3 - 1
+if a.int8:
+    # FX graph mode: it fuses Conv+BN+ReLU and Linear+ReLU and places the
+    # quant/dequant stubs itself, as a user of torch.ao would.
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import prepare_fx, convert_fx
+    torch.backends.quantized.engine = a.engine
+    qmap = get_default_qconfig_mapping(a.engine)
+    prepared = prepare_fx(net, qmap, example_inputs=(x[:1],))
+    with torch.no_grad():
+        calib = torch.rand(a.calibration, 1, 28, 28) * 3 - 1
+        for i in range(0, a.calibration, 128):
+            prepared(calib[i:i + 128])
+    net = convert_fx(prepared)
 with torch.no_grad():
     for _ in range(a.warmup):
         net(x)
@@ -58,5 +74,5 @@ with torch.no_grad():
             net(x)
         ips.append(a.iters * a.batch / (time.perf_counter() - t0))
 m = statistics.median(ips)
-print(json.dumps({"impl": "pytorch", "engine": "fp32", "network": a.network, "batch": a.batch,
+print(json.dumps({"impl": "pytorch", "engine": ("int8-" + a.engine) if a.int8 else "fp32", "network": a.network, "batch": a.batch,
                   "threads": a.threads, "images_per_s": round(m, 1), "latency_ms": round(1000 * a.batch / m, 4)}))

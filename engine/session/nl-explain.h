@@ -1,0 +1,68 @@
+/* nl-explain.h — where a trained model looked: saliency, Grad-CAM and
+ * occlusion maps of one sample, a layer's activations, and a PCA
+ * projection of a layer's outputs over the test set.
+ *
+ * An NlExplainer holds a run's model rebuilt from one checkpoint (as
+ * nl-run-model.h loads it) with batch size 1, and a program whose backward
+ * reaches the input, so gradients of one class score can be read at the
+ * input and at any node. Every call blocks (the GUI calls them from a GTask
+ * thread); one explainer is used by one thread at a time. Errors name the
+ * thing: the run, the checkpoint, the layer, the class. */
+#pragma once
+
+#include "projects/nl-project.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  NL_EXPLAIN_SALIENCY,
+  NL_EXPLAIN_GRADCAM,
+  NL_EXPLAIN_OCCLUSION,
+  NL_EXPLAIN_METHOD_COUNT
+} NlExplainMethod;
+
+/* "saliency", "gradcam", "occlusion" */
+const char *nl_explain_method_name (NlExplainMethod m);
+gboolean nl_explain_method_parse (const char *s, NlExplainMethod *m);
+
+/* A run's checkpoint, ready to explain samples. */
+typedef struct NlExplainer NlExplainer;
+
+/* which: "best", "last" or an epoch number (NULL: the best). */
+NlExplainer *nl_explainer_new (NlProject *p, gint64 run, const char *which, GError **error);
+void nl_explainer_free (NlExplainer *e);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlExplainer, nl_explainer_free)
+
+typedef struct {
+  NlExplainMethod method;
+  int target_class;      /* -1: the predicted class */
+  const char *layer;     /* Grad-CAM layer node id; NULL: the last Conv2D */
+  int window, stride;    /* occlusion; 0: defaults */
+} NlExplainOptions;
+
+typedef struct {
+  int height, width;     /* of the map = the input's spatial size (sequence: 1 x T) */
+  float *map;            /* [height * width], >= 0, max 1; owned */
+  int n_classes;
+  float *scores;         /* [n_classes] probabilities; owned */
+  int predicted, target;
+} NlExplanation;
+
+void nl_explanation_clear (NlExplanation *x);
+
+/* sample: one sample of the run's input shape, already normalised as the
+ * run's pipeline does. */
+gboolean nl_explainer_explain (NlExplainer *e, const float *sample, const NlExplainOptions *o,
+                               NlExplanation *out, GError **error);
+
+/* Activation viewer: the output of node `layer` for one sample: (C, H, W)
+ * floats, owned by the caller (g_free). */
+float *nl_explainer_activations (NlExplainer *e, const float *sample, const char *layer, int *c, int *h,
+                                 int *w, GError **error);
+
+/* Projection: PCA of node `layer`'s outputs over the first n test samples:
+ * xy[2*n], labels[n] owned by the caller (g_free). */
+gboolean nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels,
+                               GError **error);
+
+G_END_DECLS

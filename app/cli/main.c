@@ -29,6 +29,7 @@ static const Command commands[] = {
   { "export", nl_cli_export, "write a run's weights (safetensors) or model (ONNX)" },
   { "evaluate", nl_cli_evaluate, "a checkpoint's accuracy, per-class scores and confusion matrix" },
   { "predict", nl_cli_predict, "classify image files or dataset samples with a checkpoint" },
+  { "explain", nl_cli_explain, "where a checkpoint looked in an image: saliency, Grad-CAM or occlusion map" },
   { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
   { "import-onnx", nl_cli_import_onnx, "an ONNX model as a project network with its weights" },
   { "devices", nl_cli_devices, "list the CPU and the GPUs training can run on" },

@@ -103,8 +103,10 @@ nl_graph_build_backward (NlGraph *g, GError **error)
               partials[(gsize) v * NL_MAX_PORTS * 2 + n_partials[v]++] = pv;
             }
         }
+      /* explaining asks for no weight gradient: the kernels skip those products */
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
-        n->wgrad_v[k] = n->weights[k].ndim >= 0 ? nl_graph_add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
+        n->wgrad_v[k] = n->weights[k].ndim >= 0 && !g->opts.explain
+                          ? nl_graph_add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
       if (g->opts.explain && !strcmp (n->def->name, "Input"))
         continue; /* its output's gradient is what was asked for; nothing lies before it */
       if (n->def->no_backward)

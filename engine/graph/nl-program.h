@@ -53,6 +53,11 @@ gboolean nl_program_set_grad_batch (NlProgram *p, int samples, GError **error);
 /* Seconds spent all-reducing in total, and those backward waited for
  * after its own work was done (the part not hidden behind it). */
 void nl_program_comm_seconds (NlProgram *p, double *busy, double *exposed);
+/* Value v of the graph (nl_program_get_graph): a view into the arena, a
+ * device tensor on a GPU. What it holds after a step depends on the memory
+ * plan: only a naive plan (naive_memory) keeps every value. Explain
+ * programs write their head gradient here (g->head_grad_value). */
+NlTensor *nl_program_value (NlProgram *p, int v);
 /* Bytes of activations, gradients and saved tensors this program holds. */
 size_t nl_program_bytes (NlProgram *p);
 const NlMemoryPlan *nl_program_get_plan (NlProgram *p);

@@ -10,6 +10,7 @@
  * thing: the run, the checkpoint, the layer, the class. */
 #pragma once
 
+#include "core/nl-shape.h"
 #include "projects/nl-project.h"
 
 G_BEGIN_DECLS
@@ -56,7 +57,8 @@ gboolean nl_explainer_explain (NlExplainer *e, const float *sample, const NlExpl
                                NlExplanation *out, GError **error);
 
 /* Activation viewer: the output of node `layer` for one sample: (C, H, W)
- * floats, owned by the caller (g_free). */
+ * floats, owned by the caller (g_free). A layer of (T, D) outputs per
+ * sample gives (1, T, D), one of F features (1, 1, F). */
 float *nl_explainer_activations (NlExplainer *e, const float *sample, const char *layer, int *c, int *h,
                                  int *w, GError **error);
 
@@ -64,5 +66,19 @@ float *nl_explainer_activations (NlExplainer *e, const float *sample, const char
  * xy[2*n], labels[n] owned by the caller (g_free). */
 gboolean nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels,
                                GError **error);
+
+/* Beyond the helpers' contract: what a caller with an image file needs. */
+/* The sample shape the model takes, e.g. (1, 28, 28). */
+NlShape nl_explainer_sample_shape (const NlExplainer *e);
+/* The class names: the dataset's, else "0", "1", ... (n_classes, NULL-terminated). */
+const char *const *nl_explainer_class_names (const NlExplainer *e);
+/* PATH decoded and normalised as `predict` does (nl_image_file_read_sample):
+ * *sample the normalised sample, *seen (may be NULL) the image in [0, 1],
+ * both of nl_explainer_sample_shape's size (g_free). */
+gboolean nl_explainer_read_image (NlExplainer *e, const char *path, float **sample, float **seen, GError **error);
+/* src (sh x sw) resized to dst (dh x dw) bilinearly, as PyTorch's
+ * interpolate (mode="bilinear", align_corners=False): how Grad-CAM's map
+ * reaches the input's size, and how an overlay may be drawn larger. */
+void nl_explain_resize_bilinear (const float *src, int sh, int sw, float *dst, int dh, int dw);
 
 G_END_DECLS

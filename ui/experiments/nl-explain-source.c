@@ -5,6 +5,8 @@
 #include "engine/graph/nl-graph.h"
 #include "engine/session/nl-run-model.h"
 
+#include <string.h>
+
 struct NlExplainSource {
   gatomicrefcount ref;
   NlWorkspace *ws;      /* keeps the project open */
@@ -120,7 +122,7 @@ nl_explain_source_list_layers (NlExplainSource *s, char ***spatial, char ***all,
     {
       const NlGraphNode *n = nl_graph_node (g, (int) i);
       const NlShape *out = n->out >= 0 ? &nl_graph_value (g, n->out)->shape : NULL;
-      if (!out || n->net_index < 0 || n->n_data == 0)
+      if (!out || n->net_index < 0 || !strcmp (n->def->name, "Input"))
         continue;  /* the input itself, an appended loss */
       g_strv_builder_add (ab, n->id);
       /* (N, C, H, W) with more than one spatial position */

@@ -40,6 +40,13 @@ main (int argc, char **argv)
       N_("With --screenshot: start a run on the training page and shoot after N seconds"), N_("N") },
     { "quantize-run", 0, 0, G_OPTION_ARG_INT64, &opts.quantize_run,
       N_("With --screenshot: quantize run ID from the experiments page and shoot the finished dialog"), N_("ID") },
+    { "explain-run", 0, 0, G_OPTION_ARG_INT64, &opts.explain_run,
+      N_("With --screenshot: evaluate run ID, explain its first misclassified sample and shoot the evaluation window"),
+      N_("ID") },
+    { "explain-method", 0, 0, G_OPTION_ARG_STRING, &opts.explain_method,
+      N_("With --explain-run: saliency, gradcam (default) or occlusion"), N_("METHOD") },
+    { "activations-run", 0, 0, G_OPTION_ARG_INT64, &opts.activations_run,
+      N_("With --screenshot: show run ID's activations and a projection of its test set, and shoot them"), N_("ID") },
     { NULL }
   };
   static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
@@ -73,6 +80,17 @@ main (int argc, char **argv)
   if (opts.quantize_run < 0 || (opts.quantize_run > 0 && !opts.screenshot))
     {
       fprintf (stderr, _("netloom: --quantize-run needs --screenshot and a run id\n"));
+      return 2;
+    }
+  if (opts.explain_run < 0 || opts.activations_run < 0 || (opts.explain_run > 0 && opts.activations_run > 0)
+      || ((opts.explain_run > 0 || opts.activations_run > 0) && !opts.screenshot))
+    {
+      fprintf (stderr, _("netloom: --explain-run and --activations-run need --screenshot and a run id, one at a time\n"));
+      return 2;
+    }
+  if (opts.explain_method && opts.explain_run <= 0)
+    {
+      fprintf (stderr, _("netloom: --explain-method needs --explain-run\n"));
       return 2;
     }
   if (argc > 2)

@@ -1,0 +1,114 @@
+/* nl-screenshot-eval.c — shots of the evaluation window's Explain panel
+ * and Activations tab (see nl-screenshot-eval.h). */
+#include "ui/nl-screenshot-eval.h"
+
+#include "ui/experiments/nl-activation-view.h"
+#include "ui/experiments/nl-evaluation-view.h"
+#include "ui/experiments/nl-evaluation-window.h"
+#include "ui/experiments/nl-explain-panel.h"
+
+#define SHOT_PROJECTED 1000   /* test samples in the shot's projection */
+
+/* Scrolls the view so that W's bottom edge (and what is above it) shows. */
+static void
+scroll_to_bottom_of (GtkWidget *w)
+{
+  GtkWidget *sw = gtk_widget_get_ancestor (w, GTK_TYPE_SCROLLED_WINDOW);
+  GtkWidget *content = sw ? gtk_scrolled_window_get_child (GTK_SCROLLED_WINDOW (sw)) : NULL;
+  GtkAdjustment *adj;
+  double x, y;
+
+  if (!content || !gtk_widget_translate_coordinates (w, content, 0, 0, &x, &y))
+    return;
+  adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (sw));
+  gtk_adjustment_set_value (adj, y + gtk_widget_get_height (w) + 24 - gtk_adjustment_get_page_size (adj));
+}
+
+static gboolean
+explain_pending (NlEvalShot *s, const NlLaunchOptions *o, const char **failure)
+{
+  NlEvaluationView *view = NL_EVALUATION_VIEW (nl_evaluation_window_get_view (s->window));
+  NlExplainPanel *panel = NL_EXPLAIN_PANEL (nl_evaluation_view_get_explain_panel (view));
+  NlExplainMethod m = NL_EXPLAIN_GRADCAM;
+
+  if (nl_evaluation_view_is_loading (view) || nl_explain_panel_is_computing (panel))
+    return TRUE;
+  if (nl_evaluation_view_get_error (view) || nl_explain_panel_get_error (panel))
+    {
+      *failure = "the run could not be evaluated or explained";
+      return FALSE;
+    }
+  switch (s->stage++)
+    {
+    case 0:
+      if (o->explain_method && !nl_explain_method_parse (o->explain_method, &m))
+        {
+          *failure = "--explain-method must be saliency, gradcam or occlusion";
+          return FALSE;
+        }
+      gtk_drop_down_set_selected (GTK_DROP_DOWN (nl_explain_panel_get_method_dropdown (panel)), m);
+      if (!nl_evaluation_view_explain_mistake (view, 0))
+        {
+          *failure = "the run has no misclassified sample to explain";
+          return FALSE;
+        }
+      return TRUE;
+    case 1:
+      scroll_to_bottom_of (GTK_WIDGET (panel));
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+static gboolean
+activations_pending (NlEvalShot *s, const char **failure)
+{
+  NlActivationView *v = NL_ACTIVATION_VIEW (nl_evaluation_window_get_activations (s->window));
+
+  if (nl_activation_view_is_busy (v) || (s->stage == 0 && nl_activation_view_get_sample (v) < 0
+                                         && !nl_activation_view_get_error (v)))
+    return TRUE;
+  if (nl_activation_view_get_error (v))
+    {
+      *failure = "the run's activations could not be shown";
+      return FALSE;
+    }
+  switch (s->stage++)
+    {
+    case 0:
+      nl_activation_view_project (v, SHOT_PROJECTED);
+      return TRUE;
+    case 1:
+      /* a point chosen as a click would: its sample shows above */
+      nl_activation_view_set_sample (v, 1);
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+gboolean
+nl_eval_shot_pending (NlEvalShot *s, const NlLaunchOptions *o, GtkWindow *parent, NlWorkspace *ws,
+                      const char **failure)
+{
+  if (!s->window)
+    {
+      gint64 run = o->explain_run > 0 ? o->explain_run : o->activations_run;
+      s->window = g_object_ref (nl_evaluation_window_new (parent, ws, run, "best", FALSE));
+      if (o->width > 0 && o->height > 0)
+        gtk_window_set_default_size (s->window, o->width, o->height);
+      if (o->activations_run > 0)
+        nl_evaluation_window_show_page (s->window, "activations");
+      return TRUE;
+    }
+  return o->explain_run > 0 ? explain_pending (s, o, failure) : activations_pending (s, failure);
+}
+
+void
+nl_eval_shot_clear (NlEvalShot *s)
+{
+  if (s->window)
+    gtk_window_destroy (s->window);
+  g_clear_object (&s->window);
+}

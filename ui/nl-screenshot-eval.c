@@ -80,8 +80,8 @@ activations_pending (NlEvalShot *s, const char **failure)
       nl_activation_view_project (v, SHOT_PROJECTED);
       return TRUE;
     case 1:
-      /* a point chosen as a click would: its sample shows above */
-      nl_activation_view_set_sample (v, 1);
+      /* a point chosen as a click would: its sample shows above, the point ringed */
+      nl_activation_view_set_sample (v, 3);
       return TRUE;
     default:
       return FALSE;

@@ -176,6 +176,13 @@ open_done (GObject *source, GAsyncResult *res, gpointer user)
   fill_layers (v->proj_layer, v->all, n_all >= 2 ? n_all - 2 : 0);
   v->filling = FALSE;
   gtk_widget_set_sensitive (v->project_button, n_all > 0 && v->n_samples > 1);
+  if (v->n_samples <= 0)
+    {
+      GError e = { G_IO_ERROR, G_IO_ERROR_NOT_FOUND, (char *) _("The run’s test data is not on this computer: "
+                                                                  "there are no samples to show.") };
+      set_error (v, v->grid_status, &e);
+      return;
+    }
   start_maps (v);
 }
 
@@ -320,6 +327,9 @@ show_maps (NlActivationView *v, MapsData *d, MapsResult *r)
   while ((child = gtk_widget_get_first_child (v->grid)))
     gtk_flow_box_remove (GTK_FLOW_BOX (v->grid), child);
   v->shown_sample = d->index;
+  /* the sample's point, when projected, is marked as a click on it would be */
+  nl_scatter_plot_select (NL_SCATTER_PLOT (v->scatter),
+                          d->index < nl_scatter_plot_get_n_points (NL_SCATTER_PLOT (v->scatter)) ? (int) d->index : -1);
   g_free (v->shown_layer);
   v->shown_layer = r->maps ? g_strdup (d->layer) : NULL;
   if (!d->layer)
@@ -535,6 +545,7 @@ nl_activation_view_project (NlActivationView *v, int n)
   d->layer = g_strdup (layer);
   d->n = (int) CLAMP (n, 1, MAX (v->n_samples, 1));
   d->serial = ++v->proj_serial;
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (v->proj_count), d->n);
   set_message (v->proj_status, _("Projecting…"), FALSE);
   gtk_widget_set_sensitive (v->project_button, FALSE);
   task_begin (v);

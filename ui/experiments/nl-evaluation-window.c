@@ -74,9 +74,10 @@ nl_evaluation_window_new (GtkWindow *parent, NlWorkspace *ws, gint64 run, const 
   adw_view_stack_add_titled_with_icon (ADW_VIEW_STACK (e->stack), e->activations, "activations",
                                        _("Activations"), "view-reveal-symbolic");
   {
-    GtkWidget *switcher = adw_view_switcher_new ();
-    adw_view_switcher_set_stack (ADW_VIEW_SWITCHER (switcher), ADW_VIEW_STACK (e->stack));
-    adw_view_switcher_set_policy (ADW_VIEW_SWITCHER (switcher), ADW_VIEW_SWITCHER_POLICY_WIDE);
+    /* the tabs where the window is wide enough, else its title */
+    GtkWidget *switcher = adw_view_switcher_title_new ();
+    adw_view_switcher_title_set_stack (ADW_VIEW_SWITCHER_TITLE (switcher), ADW_VIEW_STACK (e->stack));
+    adw_view_switcher_title_set_title (ADW_VIEW_SWITCHER_TITLE (switcher), title);
     adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), switcher);
   }
   gtk_box_append (GTK_BOX (box), header);

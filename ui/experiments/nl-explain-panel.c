@@ -89,6 +89,7 @@ set_running (NlExplainPanel *p, gboolean running)
 {
   p->running = running;
   gtk_spinner_set_spinning (GTK_SPINNER (p->spinner), running);
+  gtk_widget_set_visible (p->spinner, running);
   g_object_notify_by_pspec (G_OBJECT (p), props[PROP_COMPUTING]);
 }
 

@@ -24,7 +24,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlExplainSource, nl_explain_source_unref)
 gint64 nl_explain_source_get_run (const NlExplainSource *s);
 
 /* Worker threads: takes the lock and opens the explainer and the
- * evaluation if not yet open; *ev (may be NULL) receives the evaluation.
+ * evaluation if not yet open (without the test split when it is not on
+ * this computer: nl_evaluation_n_samples is then 0); *ev (may be NULL)
+ * receives the evaluation.
  * NULL (lock released) with the error naming what did not open. Pair with
  * nl_explain_source_unlock. */
 NlExplainer *nl_explain_source_lock (NlExplainSource *s, NlEvaluation **ev, GError **error);

@@ -115,7 +115,7 @@ nl_heatmap_view_set_map (NlHeatmapView *v, const float *map, int h, int w)
           {
             double t = CLAMP (map[y * w + x], 0, 1), rgb[3];
             nl_heatmap_color (t, rgb);
-            ((guint32 *) (data + y * stride))[x] = argb (0.35 + 0.65 * t, rgb);
+            ((guint32 *) (data + y * stride))[x] = argb (0.2 + 0.8 * t, rgb);
           }
       cairo_surface_mark_dirty (v->overlay);
     }

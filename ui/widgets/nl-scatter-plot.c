@@ -7,6 +7,7 @@
 #define LEGEND_W 130    /* the legend, right of the points */
 #define DOT_R 3.0
 #define HIT_R 8.0       /* how near a click must be */
+#define INSET 6.0       /* points stay this far inside the frame */
 
 struct _NlScatterPlot {
   GtkWidget parent_instance;
@@ -91,6 +92,7 @@ nl_scatter_plot_point_position (NlScatterPlot *p, int i, double *x, double *y)
   if (i < 0 || i >= p->n || !isfinite (p->xy[2 * i]) || !isfinite (p->xy[2 * i + 1]))
     return FALSE;
   plot_area (p, &x0, &y0, &w, &h);
+  x0 += INSET, y0 += INSET, w = MAX (w - 2 * INSET, 1), h = MAX (h - 2 * INSET, 1);
   *x = x0 + (p->xy[2 * i] - p->lo[0]) / (p->hi[0] - p->lo[0]) * w;
   *y = y0 + h - (p->xy[2 * i + 1] - p->lo[1]) / (p->hi[1] - p->lo[1]) * h;  /* y grows upwards */
   return TRUE;

@@ -35,7 +35,9 @@ explain_pending (NlEvalShot *s, const NlLaunchOptions *o, const char **failure)
     return TRUE;
   if (nl_evaluation_view_get_error (view) || nl_explain_panel_get_error (panel))
     {
-      *failure = "the run could not be evaluated or explained";
+      s->failure = g_strdup_printf ("the run could not be explained: %s", nl_evaluation_view_get_error (view)
+                                    ? nl_evaluation_view_get_error (view) : nl_explain_panel_get_error (panel));
+      *failure = s->failure;
       return FALSE;
     }
   switch (s->stage++)
@@ -71,7 +73,8 @@ activations_pending (NlEvalShot *s, const char **failure)
     return TRUE;
   if (nl_activation_view_get_error (v))
     {
-      *failure = "the run's activations could not be shown";
+      s->failure = g_strdup_printf ("the run's activations could not be shown: %s", nl_activation_view_get_error (v));
+      *failure = s->failure;
       return FALSE;
     }
   switch (s->stage++)
@@ -111,4 +114,5 @@ nl_eval_shot_clear (NlEvalShot *s)
   if (s->window)
     gtk_window_destroy (s->window);
   g_clear_object (&s->window);
+  g_clear_pointer (&s->failure, g_free);
 }

@@ -12,11 +12,12 @@ G_BEGIN_DECLS
 typedef struct {
   GtkWindow *window;   /* NULL until opened */
   int stage;
+  char *failure;       /* what went wrong, owned */
 } NlEvalShot;
 
 /* Steps the shot on from the screenshot's frame tick: opens the window
  * (transient for PARENT) on the first call, then drives it as a person
- * would. TRUE while not ready; FALSE and *failure set (static text) when
+ * would. TRUE while not ready; FALSE and *failure set (owned by s) when
  * it cannot be. */
 gboolean nl_eval_shot_pending (NlEvalShot *s, const NlLaunchOptions *o, GtkWindow *parent, NlWorkspace *ws,
                                const char **failure);

@@ -468,6 +468,11 @@ test_activations (void)
     g_assert_cmpint (ay > by, ==, xy[1] < xy[3]);   /* y grows upwards */
   }
 
+  /* the sample shown is ringed in the projection */
+  nl_activation_view_set_sample (v, 11);
+  wait_activations (v);
+  g_assert_cmpint (nl_scatter_plot_get_selected (scatter), ==, 11);
+
   /* a click on a point through the plot's gesture shows that sample */
   {
     g_autoptr (GListModel) ctl = gtk_widget_observe_controllers (GTK_WIDGET (scatter));

@@ -120,13 +120,13 @@ show_scores (NlExplainPanel *p, const NlExplanation *x)
 {
   g_autoptr (GString) s = g_string_new (NULL);
   int order[SCORE_ROWS], n = MIN (SCORE_ROWS, x->n_classes);
-  gboolean used[4096] = { 0 };
+  g_autofree gboolean *used = g_new0 (gboolean, MAX (x->n_classes, 1));
 
   /* the few most likely classes, by a partial selection */
   for (int k = 0; k < n; k++)
     {
       order[k] = -1;
-      for (int c = 0; c < MIN (x->n_classes, 4096); c++)
+      for (int c = 0; c < x->n_classes; c++)
         if (!used[c] && (order[k] < 0 || x->scores[c] > x->scores[order[k]]))
           order[k] = c;
       used[order[k]] = TRUE;

@@ -269,20 +269,22 @@ test_sample (int64_t i, float *x, int *label)
     *label = (int) y;
 }
 
+/* Saliency and Grad-CAM at LAYER (NULL: the default, which must be
+ * DEFAULT_LAYER) of sample x against explain_ref.py's on the same weights. */
 static void
-check_against_torch (NlExplainer *e, const char *weights, int64_t index, int target, const char *layer)
+check_against_torch (NlExplainer *e, const char *net_path, const char *weights, const char *shape, const float *x,
+                     int target, const char *layer, const char *default_layer)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *sample_path = g_build_filename (work_dir, "sample.f32", NULL);
-  g_autofree char *net = nl_test_source_path ("data/networks/lenet.json");
   g_autofree char *cls = NULL;
   g_autoptr (JsonNode) ref = NULL;
-  float x[SIDE * SIDE];
+  NlShape s = nl_test_parse_shape (shape);
+  int64_t numel = nl_shape_numel (&s), plane = s.d[1] * s.d[2];
   NlExplanation sal, cam;
   NlExplainOptions o = { .method = NL_EXPLAIN_SALIENCY, .target_class = target };
 
-  test_sample (index, x, NULL);
-  g_assert_true (g_file_set_contents (sample_path, (const char *) x, sizeof x, &error));
+  g_assert_true (g_file_set_contents (sample_path, (const char *) x, sizeof (float) * numel, &error));
   g_assert_true (nl_explainer_explain (e, x, &o, &sal, &error));
   g_assert_no_error (error);
   o.method = NL_EXPLAIN_GRADCAM;
@@ -291,27 +293,29 @@ check_against_torch (NlExplainer *e, const char *weights, int64_t index, int tar
   g_assert_no_error (error);
   g_assert_cmpint (cam.target, ==, sal.target);
   cls = g_strdup_printf ("%d", sal.target);
-  ref = python_json ("tests/explain_ref.py", (const char *const[]) { net, weights, sample_path, cls,
-                                                                    layer ? layer : "conv2", NULL });
+  ref = python_json ("tests/explain_ref.py", (const char *const[]) { net_path, weights, sample_path, shape, cls,
+                                                                    layer ? layer : default_layer, NULL });
   {
     JsonObject *r = json_node_get_object (ref);
     JsonArray *logits = json_object_get_array_member (r, "logits");
+    int C = sal.n_classes;
     double max = -INFINITY, sum = 0;
-    float probs[10];
-    for (int c = 0; c < 10; c++)
+    g_autofree float *probs = g_new (float, C);
+    g_assert_cmpint (json_array_get_length (logits), ==, C);
+    for (int c = 0; c < C; c++)
       max = MAX (max, json_array_get_double_element (logits, c));
-    for (int c = 0; c < 10; c++)
+    for (int c = 0; c < C; c++)
       sum += exp (json_array_get_double_element (logits, c) - max);
-    for (int c = 0; c < 10; c++)
+    for (int c = 0; c < C; c++)
       probs[c] = (float) (exp (json_array_get_double_element (logits, c) - max) / sum);
-    nl_test_assert_close (sal.scores, probs, 10, 1e-5, 1e-4);
-    assert_array_close (json_object_get_array_member (r, "saliency"), sal.map, SIDE * SIDE, 1e-4, "saliency");
-    assert_array_close (json_object_get_array_member (r, "gradcam"), cam.map, SIDE * SIDE, 1e-4, "gradcam");
+    nl_test_assert_close (sal.scores, probs, C, 1e-5, 1e-4);
+    assert_array_close (json_object_get_array_member (r, "saliency"), sal.map, plane, 1e-4, "saliency");
+    assert_array_close (json_object_get_array_member (r, "gradcam"), cam.map, plane, 1e-4, "gradcam");
   }
-  /* a map that is not all zeros, so the comparison says something */
+  /* maps that are not all zeros, so the comparison says something */
   {
     float m = 0;
-    for (int k = 0; k < SIDE * SIDE; k++)
+    for (int64_t k = 0; k < plane; k++)
       m = MAX (m, cam.map[k]);
     g_assert_cmpfloat (m, ==, 1.0f);
   }
@@ -324,14 +328,62 @@ test_lenet_torch (void)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *weights = g_build_filename (work_dir, "lenet.safetensors", NULL);
+  g_autofree char *net = nl_test_source_path ("data/networks/lenet.json");
   g_autoptr (NlExplainer) e = nl_explainer_new (project, lenet_run, "last", &error);
   g_assert_no_error (error);
   g_assert_true (nl_run_export_weights (project, lenet_run, "last", weights, NULL, NULL, &error));
   g_assert_no_error (error);
   /* the predicted class at the last conv; given classes at both convs */
-  check_against_torch (e, weights, 0, -1, NULL);
-  check_against_torch (e, weights, 1, 4, "conv2");
-  check_against_torch (e, weights, 2, 7, "conv1");
+  for (int i = 0; i < 3; i++)
+    {
+      float x[SIDE * SIDE];
+      test_sample (i, x, NULL);
+      check_against_torch (e, net, weights, "1x28x28", x, i == 0 ? -1 : 3 * i, i == 2 ? "conv1" : i ? "conv2" : NULL,
+                           "conv2");
+    }
+}
+
+/* Running statistics and affine factors away from the identity, so that
+ * BatchNorm's inference-mode backward is tested. */
+static void
+fill_resnet (NlModel *m)
+{
+  for (int i = 0; i < nl_network_n_nodes (m->net); i++)
+    if (!strcmp (nl_network_node (m->net, i)->def->name, "BatchNorm"))
+      {
+        nl_test_fill_uniform (m->weights[NL_MODEL_SLOT (i, 0)], 0.5f, 1.5f, 100 + i);
+        nl_test_fill_uniform (m->weights[NL_MODEL_SLOT (i, 1)], -0.2f, 0.2f, 200 + i);
+        nl_test_fill_uniform (m->aux[NL_MODEL_SLOT (i, 0)], -0.3f, 0.3f, 300 + i);
+        nl_test_fill_uniform (m->aux[NL_MODEL_SLOT (i, 1)], 0.5f, 2.0f, 400 + i);
+      }
+}
+
+/* resnet-small (BatchNorm, residual Adds, global pooling) with set weights. */
+static void
+test_resnet_torch (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) template = nl_test_load_template ("resnet-small");
+  g_autofree char *json = NULL, *weights = g_build_filename (work_dir, "resnet.safetensors", NULL);
+  g_autofree char *net = g_build_filename (work_dir, "resnet.json", NULL);
+  g_autoptr (NlExplainer) e = NULL;
+  float x[3 * 32 * 32];
+  gint64 run;
+
+  g_assert_true (nl_network_set_param (template, nl_network_find (template, "data"), "shape", "[3,32,32]", &error));
+  json = nl_network_to_json (template);
+  g_assert_true (g_file_set_contents (net, json, -1, &error));
+  run = weights_run (json, fill_resnet);
+  e = nl_explainer_new (project, run, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (nl_run_export_weights (project, run, NULL, weights, NULL, NULL, &error));
+  g_assert_no_error (error);
+  for (int k = 0; k < 3 * 32 * 32; k++)
+    x[k] = (float) ((k * 2654435761u) % 2000) / 1000.0f - 1.0f;
+  /* the last convolution in execution order: one of the last block's two */
+  g_assert_true (g_str_has_prefix (nl_explainer_default_layer (e), "block3_"));
+  check_against_torch (e, net, weights, "3x32x32", x, -1, NULL, nl_explainer_default_layer (e));
+  check_against_torch (e, net, weights, "3x32x32", x, 6, "block2_conv1", NULL);
 }
 
 /* ---- activations and PCA ---- */
@@ -520,6 +572,7 @@ test_cli (void)
   g_assert_no_error (error);
   o = json_node_get_object (root);
   g_assert_cmpint (json_object_get_int_member (o, "height"), ==, SIDE);
+  g_assert_cmpstr (json_object_get_string_member (o, "layer"), ==, "conv2");
   g_assert_cmpint (json_object_get_int_member (o, "out_width"), ==, 224);
   /* the PNG: the size it says */
   g_assert_true (png_image_begin_read_from_file (&img, heat));
@@ -650,6 +703,7 @@ main (int argc, char **argv)
   g_test_add_func ("/explain/left-half", test_left_half);
   g_test_add_func ("/explain/sequence", test_sequence);
   g_test_add_func ("/explain/lenet-torch", test_lenet_torch);
+  g_test_add_func ("/explain/resnet-torch", test_resnet_torch);
   g_test_add_func ("/explain/activations", test_activations);
   g_test_add_func ("/explain/projection", test_projection);
   g_test_add_func ("/explain/cli", test_cli);

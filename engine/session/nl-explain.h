@@ -70,6 +70,8 @@ gboolean nl_explainer_project (NlExplainer *e, const char *layer, int n, float *
 /* Beyond the helpers' contract: what a caller with an image file needs. */
 /* The sample shape the model takes, e.g. (1, 28, 28). */
 NlShape nl_explainer_sample_shape (const NlExplainer *e);
+/* Grad-CAM's default layer: the last Conv2D in execution order (NULL: none). */
+const char *nl_explainer_default_layer (NlExplainer *e);
 /* The class names: the dataset's, else "0", "1", ... (n_classes, NULL-terminated). */
 const char *const *nl_explainer_class_names (const NlExplainer *e);
 /* PATH decoded and normalised as `predict` does (nl_image_file_read_sample):

@@ -465,6 +465,14 @@ check_projection (NlExplainer *e, const char *layer, int n)
       g_autofree float *a = NULL;
       test_sample (i, x, &label);
       g_assert_cmpint (labels[i], ==, label);
+      if (i < 3)
+        {
+          int l2;
+          g_autofree float *mine = nl_explainer_test_sample (e, i, TRUE, &l2, &error);
+          g_assert_no_error (error);
+          g_assert_cmpint (l2, ==, label);
+          nl_test_assert_close (mine, x, SIDE * SIDE, 1e-6, 0);
+        }
       a = nl_explainer_activations (e, x, layer, &c, &h, &w, &error);
       g_assert_no_error (error);
       f = c * h * w;
@@ -671,7 +679,13 @@ test_errors (void)
     g_assert_no_error (error);
     g_assert_false (nl_explainer_project (half, "fc", 10, &xy, &labels, &error));
     g_assert_nonnull (strstr (error->message, "not available on this machine"));
+    g_clear_error (&error);
+    g_assert_null (nl_explainer_test_sample (half, 0, TRUE, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "not available on this machine"));
   }
+  g_clear_error (&error);
+  g_assert_null (nl_explainer_test_sample (e, N_TEST, FALSE, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "sample 200 is not in"));
 }
 
 int

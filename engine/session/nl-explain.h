@@ -78,6 +78,11 @@ const char *const *nl_explainer_class_names (const NlExplainer *e);
  * *sample the normalised sample, *seen (may be NULL) the image in [0, 1],
  * both of nl_explainer_sample_shape's size (g_free). */
 gboolean nl_explainer_read_image (NlExplainer *e, const char *path, float **sample, float **seen, GError **error);
+/* Test sample `index` of the run's dataset (what nl_explainer_project's
+ * points are, in order): normalised as the run's pipeline does (what
+ * nl_explainer_explain takes), else as the dataset gives it (images in
+ * [0, 1], to show); *label (may be NULL) its class. g_free. */
+float *nl_explainer_test_sample (NlExplainer *e, int64_t index, gboolean normalised, int *label, GError **error);
 /* src (sh x sw) resized to dst (dh x dw) bilinearly, as PyTorch's
  * interpolate (mode="bilinear", align_corners=False): how Grad-CAM's map
  * reaches the input's size, and how an overlay may be drawn larger. */

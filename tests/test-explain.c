@@ -19,6 +19,7 @@
 
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-explain.h"
+#include "engine/session/nl-pca.h"
 #include "engine/session/nl-run-export.h"
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-util.h"
@@ -442,6 +443,27 @@ static const char *pca_check =
   "    worst = max(worst, d / np.abs(ref[:, c]).max())\n"
   "print(json.dumps({'worst': worst, 's': s[:3].tolist()}))\n";
 
+/* xy (n x 2) against numpy's SVD of x (n x f, appended to `all`). */
+static void
+check_pca_numpy (GByteArray *all, const float *xy, int n, int f, const char *what)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_build_filename (work_dir, "acts.f32", NULL), *out = NULL;
+  g_autofree char *ns = g_strdup_printf ("%d", n), *fs = g_strdup_printf ("%d", f);
+  g_autoptr (JsonNode) ref = NULL;
+  int status;
+  g_byte_array_append (all, (const guint8 *) xy, sizeof (float) * 2 * n);
+  g_assert_true (g_file_set_contents (path, (const char *) all->data, all->len, &error));
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { (char *) "/usr/bin/python3", (char *) "-c", (char *) pca_check, path,
+                                                  ns, fs, NULL },
+                               NULL, 0, NULL, NULL, &out, NULL, &status, &error));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  ref = json_from_string (out, &error);
+  g_assert_no_error (error);
+  g_test_message ("PCA of %s (%d samples x %d features): %s", what, n, f, out);
+  g_assert_cmpfloat (json_object_get_double_member (json_node_get_object (ref), "worst"), <, 1e-3);
+}
+
 /* The projection of LAYER over the first n test samples against numpy's
  * SVD of the activations nl_explainer_activations gives, sample by sample. */
 static void
@@ -451,10 +473,7 @@ check_projection (NlExplainer *e, const char *layer, int n)
   g_autofree float *xy = NULL;
   g_autofree int *labels = NULL;
   g_autoptr (GByteArray) all = g_byte_array_new ();
-  g_autofree char *path = g_build_filename (work_dir, "acts.f32", NULL), *script = NULL, *out = NULL;
-  g_autofree char *ns = g_strdup_printf ("%d", n), *fs = NULL;
-  g_autoptr (JsonNode) ref = NULL;
-  int f = 0, status;
+  int f = 0;
 
   g_assert_true (nl_explainer_project (e, layer, n, &xy, &labels, &error));
   g_assert_no_error (error);
@@ -478,18 +497,7 @@ check_projection (NlExplainer *e, const char *layer, int n)
       f = c * h * w;
       g_byte_array_append (all, (const guint8 *) a, sizeof (float) * f);
     }
-  g_byte_array_append (all, (const guint8 *) xy, sizeof (float) * 2 * n);
-  g_assert_true (g_file_set_contents (path, (const char *) all->data, all->len, &error));
-  fs = g_strdup_printf ("%d", f);
-  g_assert_true (g_spawn_sync (NULL, (char *[]) { (char *) "/usr/bin/python3", (char *) "-c", (char *) pca_check, path,
-                                                  ns, fs, NULL },
-                               NULL, 0, NULL, NULL, &out, NULL, &status, &error));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  ref = json_from_string (out, &error);
-  g_assert_no_error (error);
-  g_test_message ("PCA of %s (%d samples x %d features): worst relative difference %g, singular values %s", layer,
-                  n, f, json_object_get_double_member (json_node_get_object (ref), "worst"), out);
-  g_assert_cmpfloat (json_object_get_double_member (json_node_get_object (ref), "worst"), <, 1e-3);
+  check_pca_numpy (all, xy, n, f, layer);
 }
 
 static void
@@ -501,6 +509,25 @@ test_projection (void)
   check_projection (e, "fc1", 100);   /* 500 features: more than samples */
   check_projection (e, "fc2", 150);   /* 10 features */
   check_projection (e, "pool2", 70);  /* 800 features, a batch and a part */
+}
+
+/* A flat spectrum (uniform noise: the top singular values close together),
+ * the hard case for an iterative method, both ways round. */
+static void
+test_pca_flat (void)
+{
+  for (int way = 0; way < 2; way++)
+    {
+      int n = way ? 600 : 250, f = way ? 120 : 900;
+      g_autoptr (GByteArray) all = g_byte_array_new ();
+      g_autofree float *x = g_new (float, (gsize) n * f), *xy = g_new (float, 2 * n);
+      g_autoptr (GRand) rng = g_rand_new_with_seed (77 + way);
+      for (gsize i = 0; i < (gsize) n * f; i++)
+        x[i] = (float) g_rand_double_range (rng, -1, 1);
+      nl_pca_project (x, n, f, 2, xy);
+      g_byte_array_append (all, (const guint8 *) x, sizeof (float) * n * f);
+      check_pca_numpy (all, xy, n, f, "uniform noise");
+    }
 }
 
 /* ---- the CLI ---- */
@@ -720,6 +747,7 @@ main (int argc, char **argv)
   g_test_add_func ("/explain/resnet-torch", test_resnet_torch);
   g_test_add_func ("/explain/activations", test_activations);
   g_test_add_func ("/explain/projection", test_projection);
+  g_test_add_func ("/explain/pca-flat", test_pca_flat);
   g_test_add_func ("/explain/cli", test_cli);
   g_test_add_func ("/explain/errors", test_errors);
   status = g_test_run ();

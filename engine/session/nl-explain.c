@@ -362,10 +362,12 @@ gradcam_layer (NlExplainer *e, const char *layer, GError **error)
     }
   if (nl_graph_value (g, nl_graph_node (g, node)->out)->shape.ndim != 4 || e->l.sample_shape.ndim != 3)
     {
+      /* the shape of one sample: the batch dimension left out */
+      NlShape s = nl_graph_value (g, nl_graph_node (g, node)->out)->shape;
+      NlShape per = nl_shape_make (s.ndim - 1, s.d + 1);
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
-                   "layer '%s' outputs %s per batch, not feature maps (channels, height, width) of an image: "
-                   "Grad-CAM needs a spatial layer", nl_graph_node (g, node)->id,
-                   nl_shape_format (&nl_graph_value (g, nl_graph_node (g, node)->out)->shape, buf, sizeof buf));
+                   "layer '%s' outputs %s per sample, not feature maps (channels, height, width) of an image: "
+                   "Grad-CAM needs a spatial layer", nl_graph_node (g, node)->id, nl_shape_format (&per, buf, sizeof buf));
       return -1;
     }
   if (nl_explainer_grad_value (e, node) < 0)

@@ -7,7 +7,24 @@
  * reaches the input, so gradients of one class score can be read at the
  * input and at any node. Every call blocks (the GUI calls them from a GTask
  * thread); one explainer is used by one thread at a time. Errors name the
- * thing: the run, the checkpoint, the layer, the class. */
+ * thing: the run, the checkpoint, the layer, the class.
+ *
+ * The methods (maps >= 0, divided by their maximum):
+ *  - saliency: |d y_c / d x| of the class's score y_c (the network's
+ *    output: a logit where it ends before its softmax), the maximum over
+ *    channels per pixel. Where the input takes no gradient (token ids into
+ *    an Embedding) each token scores the L2 norm of the gradient at the
+ *    embedding's output: a 1 x T map.
+ *  - gradcam: ReLU(sum_c w_c A_c) over the feature maps A of a Conv2D-like
+ *    layer (default: the last Conv2D), w_c the spatial mean of
+ *    d y_c / d A_c, resized bilinearly to the input (PyTorch's
+ *    align_corners=False). Images only.
+ *  - occlusion: a window of 0 (the normalised mean; default a quarter of
+ *    the shorter side, moved by half a window, the last one flush with the
+ *    edge) over every channel; each pixel gets the mean drop of the class's
+ *    probability over the windows covering it, clipped at 0. Images only.
+ * Each costs one forward and one backward (occlusion: one forward per
+ * window, in batches of 32); numbers in the README. */
 #pragma once
 
 #include "core/nl-shape.h"

@@ -655,6 +655,12 @@ test_cli (void)
              "magic", NULL);
   cli_fails ((const char *const[]) { "explain", "-p", proj, "-r", "999", "-m", "saliency", "-i", png, "-o", heat, NULL },
              1, "999", NULL);
+  /* an image for a model of token sequences */
+  {
+    g_autofree char *seq = g_strdup_printf ("%" G_GINT64_FORMAT, weights_run (seq_json, fill_seq));
+    cli_fails ((const char *const[]) { "explain", "-p", proj, "-r", seq, "-m", "saliency", "-i", png, "-o", heat,
+                                       NULL }, 1, "(6)", "not images");
+  }
   g_assert_false (g_file_test (heat, G_FILE_TEST_EXISTS));
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""explain_ref.py NETWORK.json WEIGHTS.safetensors SAMPLE.f32 CLASS LAYER
+"""explain_ref.py NETWORK.json WEIGHTS.safetensors SAMPLE.f32 SHAPE CLASS LAYER
 
 The reference test-explain checks netloom's explanations against: the
-network (a chain of Input, Conv2D, Activation relu, MaxPool2D, Flatten,
-Dense, as netloom's JSON describes it) rebuilt in PyTorch with the
+network (Input, Conv2D, BatchNorm (running statistics), Activation relu,
+MaxPool2D, GlobalAvgPool2D, Add, Flatten, Dense, wired as netloom's JSON
+says) rebuilt in PyTorch with the
 weights netloom exported, and the explanations computed with autograd,
 written from their papers' definitions, not from netloom's code:
 
@@ -13,7 +14,7 @@ written from their papers' definitions, not from netloom's code:
             bilinearly resized to the input (align_corners=False), divided
             by its maximum (Selvaraju et al. 2017)
 
-SAMPLE.f32 is one normalised sample (float32, the Input's shape). Prints
+SAMPLE.f32 is one normalised sample (float32) of SHAPE ("1x28x28"). Prints
 JSON {"logits", "saliency", "gradcam"} (maps flattened row by row).
 """
 import json
@@ -40,19 +41,21 @@ def load_safetensors(path):
     return out
 
 
-def chain(net):
-    """The nodes in order along the edges, from the Input."""
-    nxt = {}
+def graph(net):
+    """The nodes in a topological order, and each one's inputs by port."""
+    inputs = {n["id"]: {} for n in net["nodes"]}
     for e in net["edges"]:
-        a, b = [s.strip().split(":")[0] for s in e.split("->")]
-        nxt[a] = b
-    nodes = {n["id"]: n for n in net["nodes"]}
-    cur = [n["id"] for n in net["nodes"] if n["op"] == "Input"][0]
-    order = [nodes[cur]]
-    while cur in nxt:
-        cur = nxt[cur]
-        order.append(nodes[cur])
-    return order
+        a, b = [t.strip() for t in e.split("->")]
+        a_id = a.split(":")[0]
+        b_id, port = (b.split(":") + ["0"])[:2]
+        inputs[b_id][int(port)] = a_id
+    order, done = [], set()
+    while len(order) < len(net["nodes"]):
+        for n in net["nodes"]:
+            if n["id"] not in done and all(v in done for v in inputs[n["id"]].values()):
+                order.append(n)
+                done.add(n["id"])
+    return order, {k: [v[p] for p in sorted(v)] for k, v in inputs.items()}
 
 
 def pair(v, default):
@@ -61,51 +64,63 @@ def pair(v, default):
     return tuple(v) if isinstance(v, list) else (v, v)
 
 
-def forward(order, w, x, layer, keep):
+def apply(n, w, xs):
+    p = n.get("params", {})
+    op, i = n["op"], n["id"]
+    x = xs[0] if xs else None
+    if op == "Conv2D":
+        return F.conv2d(x, w[i + ".weight"], w.get(i + ".bias"), stride=pair(p.get("stride"), 1),
+                        padding=pair(p.get("padding"), 0))
+    if op == "BatchNorm":
+        return F.batch_norm(x, w[i + ".running_mean"], w[i + ".running_var"], w.get(i + ".gamma"),
+                            w.get(i + ".beta"), training=False, eps=p.get("epsilon", 1e-5))
+    if op == "Activation":
+        assert p.get("act_type", "relu") == "relu"
+        return F.relu(x)
+    if op == "MaxPool2D":
+        k = pair(p.get("pool_size"), 2)
+        s = pair(p.get("strides"), 0)
+        return F.max_pool2d(x, k, stride=k if s == (0, 0) else s, padding=pair(p.get("padding"), 0))
+    if op == "GlobalAvgPool2D":
+        return F.adaptive_avg_pool2d(x, 1)
+    if op == "Add":
+        return sum(xs[1:], xs[0])
+    if op == "Flatten":
+        return x.flatten(1)
+    if op == "Dense":
+        return F.linear(x.flatten(1), w[i + ".weight"], w.get(i + ".bias"))
+    raise SystemExit("explain_ref.py: op %s not supported" % op)
+
+
+def forward(net, w, x, layer, keep):
+    order, inputs = graph(net)
+    out = {}
     for n in order:
-        p = n.get("params", {})
-        op, i = n["op"], n["id"]
-        if op == "Input":
-            pass
-        elif op == "Conv2D":
-            x = F.conv2d(x, w[i + ".weight"], w.get(i + ".bias"), stride=pair(p.get("stride"), 1),
-                         padding=pair(p.get("padding"), 0))
-        elif op == "Activation":
-            assert p.get("act_type", "relu") == "relu"
-            x = F.relu(x)
-        elif op == "MaxPool2D":
-            k = pair(p.get("pool_size"), 2)
-            s = pair(p.get("strides"), 0)
-            x = F.max_pool2d(x, k, stride=k if s == (0, 0) else s, padding=pair(p.get("padding"), 0))
-        elif op == "Flatten":
-            x = x.flatten(1)
-        elif op == "Dense":
-            x = F.linear(x.flatten(1), w[i + ".weight"], w.get(i + ".bias"))
-        else:
-            raise SystemExit("explain_ref.py: op %s not supported" % op)
+        i = n["id"]
+        out[i] = x if n["op"] == "Input" else apply(n, w, [out[j] for j in inputs[i]])
         if i == layer:
-            x.retain_grad()
-            keep.append(x)
-    return x
+            out[i].retain_grad()
+            keep.append(out[i])
+    used = {j for v in inputs.values() for j in v}
+    return [out[n["id"]] for n in order if n["id"] not in used][0]
 
 
 def main():
     net = json.load(open(sys.argv[1]))
     w = load_safetensors(sys.argv[2])
-    cls, layer = int(sys.argv[4]), sys.argv[5]
-    order = chain(net)
+    shape = [int(d) for d in sys.argv[4].split("x")]
+    cls, layer = int(sys.argv[5]), sys.argv[6]
     raw = np.fromfile(sys.argv[3], dtype="<f4")
-    side = int(round((raw.size) ** 0.5))
-    x = torch.from_numpy(raw.reshape(1, 1, side, side).copy()).double().requires_grad_(True)
+    x = torch.from_numpy(raw.reshape([1] + shape).copy()).double().requires_grad_(True)
     w = {k: v.double() for k, v in w.items()}
     keep = []
-    y = forward(order, w, x, layer, keep)
+    y = forward(net, w, x, layer, keep)
     y[0, cls].backward()
     sal = x.grad.abs().amax(dim=1)[0]
     sal = sal / sal.max()
     a, g = keep[0], keep[0].grad
     cam = F.relu((g.mean(dim=(2, 3), keepdim=True) * a).sum(dim=1, keepdim=True))
-    cam = F.interpolate(cam, size=(side, side), mode="bilinear", align_corners=False)[0, 0]
+    cam = F.interpolate(cam, size=tuple(shape[1:]), mode="bilinear", align_corners=False)[0, 0]
     if cam.max() > 0:
         cam = cam / cam.max()
     print(json.dumps({"logits": y[0].tolist(), "saliency": sal.flatten().tolist(),

@@ -19,6 +19,7 @@
 
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-explain.h"
+#include "engine/session/nl-pca.h"
 #include "engine/session/nl-run-export.h"
 #include "engine/session/nl-run.h"
 #include "tests/nl-test-util.h"
@@ -269,20 +270,22 @@ test_sample (int64_t i, float *x, int *label)
     *label = (int) y;
 }
 
+/* Saliency and Grad-CAM at LAYER (NULL: the default, which must be
+ * DEFAULT_LAYER) of sample x against explain_ref.py's on the same weights. */
 static void
-check_against_torch (NlExplainer *e, const char *weights, int64_t index, int target, const char *layer)
+check_against_torch (NlExplainer *e, const char *net_path, const char *weights, const char *shape, const float *x,
+                     int target, const char *layer, const char *default_layer)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *sample_path = g_build_filename (work_dir, "sample.f32", NULL);
-  g_autofree char *net = nl_test_source_path ("data/networks/lenet.json");
   g_autofree char *cls = NULL;
   g_autoptr (JsonNode) ref = NULL;
-  float x[SIDE * SIDE];
+  NlShape s = nl_test_parse_shape (shape);
+  int64_t numel = nl_shape_numel (&s), plane = s.d[1] * s.d[2];
   NlExplanation sal, cam;
   NlExplainOptions o = { .method = NL_EXPLAIN_SALIENCY, .target_class = target };
 
-  test_sample (index, x, NULL);
-  g_assert_true (g_file_set_contents (sample_path, (const char *) x, sizeof x, &error));
+  g_assert_true (g_file_set_contents (sample_path, (const char *) x, sizeof (float) * numel, &error));
   g_assert_true (nl_explainer_explain (e, x, &o, &sal, &error));
   g_assert_no_error (error);
   o.method = NL_EXPLAIN_GRADCAM;
@@ -291,27 +294,29 @@ check_against_torch (NlExplainer *e, const char *weights, int64_t index, int tar
   g_assert_no_error (error);
   g_assert_cmpint (cam.target, ==, sal.target);
   cls = g_strdup_printf ("%d", sal.target);
-  ref = python_json ("tests/explain_ref.py", (const char *const[]) { net, weights, sample_path, cls,
-                                                                    layer ? layer : "conv2", NULL });
+  ref = python_json ("tests/explain_ref.py", (const char *const[]) { net_path, weights, sample_path, shape, cls,
+                                                                    layer ? layer : default_layer, NULL });
   {
     JsonObject *r = json_node_get_object (ref);
     JsonArray *logits = json_object_get_array_member (r, "logits");
+    int C = sal.n_classes;
     double max = -INFINITY, sum = 0;
-    float probs[10];
-    for (int c = 0; c < 10; c++)
+    g_autofree float *probs = g_new (float, C);
+    g_assert_cmpint (json_array_get_length (logits), ==, C);
+    for (int c = 0; c < C; c++)
       max = MAX (max, json_array_get_double_element (logits, c));
-    for (int c = 0; c < 10; c++)
+    for (int c = 0; c < C; c++)
       sum += exp (json_array_get_double_element (logits, c) - max);
-    for (int c = 0; c < 10; c++)
+    for (int c = 0; c < C; c++)
       probs[c] = (float) (exp (json_array_get_double_element (logits, c) - max) / sum);
-    nl_test_assert_close (sal.scores, probs, 10, 1e-5, 1e-4);
-    assert_array_close (json_object_get_array_member (r, "saliency"), sal.map, SIDE * SIDE, 1e-4, "saliency");
-    assert_array_close (json_object_get_array_member (r, "gradcam"), cam.map, SIDE * SIDE, 1e-4, "gradcam");
+    nl_test_assert_close (sal.scores, probs, C, 1e-5, 1e-4);
+    assert_array_close (json_object_get_array_member (r, "saliency"), sal.map, plane, 1e-4, "saliency");
+    assert_array_close (json_object_get_array_member (r, "gradcam"), cam.map, plane, 1e-4, "gradcam");
   }
-  /* a map that is not all zeros, so the comparison says something */
+  /* maps that are not all zeros, so the comparison says something */
   {
     float m = 0;
-    for (int k = 0; k < SIDE * SIDE; k++)
+    for (int64_t k = 0; k < plane; k++)
       m = MAX (m, cam.map[k]);
     g_assert_cmpfloat (m, ==, 1.0f);
   }
@@ -324,14 +329,62 @@ test_lenet_torch (void)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *weights = g_build_filename (work_dir, "lenet.safetensors", NULL);
+  g_autofree char *net = nl_test_source_path ("data/networks/lenet.json");
   g_autoptr (NlExplainer) e = nl_explainer_new (project, lenet_run, "last", &error);
   g_assert_no_error (error);
   g_assert_true (nl_run_export_weights (project, lenet_run, "last", weights, NULL, NULL, &error));
   g_assert_no_error (error);
   /* the predicted class at the last conv; given classes at both convs */
-  check_against_torch (e, weights, 0, -1, NULL);
-  check_against_torch (e, weights, 1, 4, "conv2");
-  check_against_torch (e, weights, 2, 7, "conv1");
+  for (int i = 0; i < 3; i++)
+    {
+      float x[SIDE * SIDE];
+      test_sample (i, x, NULL);
+      check_against_torch (e, net, weights, "1x28x28", x, i == 0 ? -1 : 3 * i, i == 2 ? "conv1" : i ? "conv2" : NULL,
+                           "conv2");
+    }
+}
+
+/* Running statistics and affine factors away from the identity, so that
+ * BatchNorm's inference-mode backward is tested. */
+static void
+fill_resnet (NlModel *m)
+{
+  for (int i = 0; i < nl_network_n_nodes (m->net); i++)
+    if (!strcmp (nl_network_node (m->net, i)->def->name, "BatchNorm"))
+      {
+        nl_test_fill_uniform (m->weights[NL_MODEL_SLOT (i, 0)], 0.5f, 1.5f, 100 + i);
+        nl_test_fill_uniform (m->weights[NL_MODEL_SLOT (i, 1)], -0.2f, 0.2f, 200 + i);
+        nl_test_fill_uniform (m->aux[NL_MODEL_SLOT (i, 0)], -0.3f, 0.3f, 300 + i);
+        nl_test_fill_uniform (m->aux[NL_MODEL_SLOT (i, 1)], 0.5f, 2.0f, 400 + i);
+      }
+}
+
+/* resnet-small (BatchNorm, residual Adds, global pooling) with set weights. */
+static void
+test_resnet_torch (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) template = nl_test_load_template ("resnet-small");
+  g_autofree char *json = NULL, *weights = g_build_filename (work_dir, "resnet.safetensors", NULL);
+  g_autofree char *net = g_build_filename (work_dir, "resnet.json", NULL);
+  g_autoptr (NlExplainer) e = NULL;
+  float x[3 * 32 * 32];
+  gint64 run;
+
+  g_assert_true (nl_network_set_param (template, nl_network_find (template, "data"), "shape", "[3,32,32]", &error));
+  json = nl_network_to_json (template);
+  g_assert_true (g_file_set_contents (net, json, -1, &error));
+  run = weights_run (json, fill_resnet);
+  e = nl_explainer_new (project, run, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (nl_run_export_weights (project, run, NULL, weights, NULL, NULL, &error));
+  g_assert_no_error (error);
+  for (int k = 0; k < 3 * 32 * 32; k++)
+    x[k] = (float) ((k * 2654435761u) % 2000) / 1000.0f - 1.0f;
+  /* the last convolution in execution order: one of the last block's two */
+  g_assert_true (g_str_has_prefix (nl_explainer_default_layer (e), "block3_"));
+  check_against_torch (e, net, weights, "3x32x32", x, -1, NULL, nl_explainer_default_layer (e));
+  check_against_torch (e, net, weights, "3x32x32", x, 6, "block2_conv1", NULL);
 }
 
 /* ---- activations and PCA ---- */
@@ -390,6 +443,27 @@ static const char *pca_check =
   "    worst = max(worst, d / np.abs(ref[:, c]).max())\n"
   "print(json.dumps({'worst': worst, 's': s[:3].tolist()}))\n";
 
+/* xy (n x 2) against numpy's SVD of x (n x f, appended to `all`). */
+static void
+check_pca_numpy (GByteArray *all, const float *xy, int n, int f, const char *what)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_build_filename (work_dir, "acts.f32", NULL), *out = NULL;
+  g_autofree char *ns = g_strdup_printf ("%d", n), *fs = g_strdup_printf ("%d", f);
+  g_autoptr (JsonNode) ref = NULL;
+  int status;
+  g_byte_array_append (all, (const guint8 *) xy, sizeof (float) * 2 * n);
+  g_assert_true (g_file_set_contents (path, (const char *) all->data, all->len, &error));
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { (char *) "/usr/bin/python3", (char *) "-c", (char *) pca_check, path,
+                                                  ns, fs, NULL },
+                               NULL, 0, NULL, NULL, &out, NULL, &status, &error));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  ref = json_from_string (out, &error);
+  g_assert_no_error (error);
+  g_test_message ("PCA of %s (%d samples x %d features): %s", what, n, f, out);
+  g_assert_cmpfloat (json_object_get_double_member (json_node_get_object (ref), "worst"), <, 1e-3);
+}
+
 /* The projection of LAYER over the first n test samples against numpy's
  * SVD of the activations nl_explainer_activations gives, sample by sample. */
 static void
@@ -399,10 +473,7 @@ check_projection (NlExplainer *e, const char *layer, int n)
   g_autofree float *xy = NULL;
   g_autofree int *labels = NULL;
   g_autoptr (GByteArray) all = g_byte_array_new ();
-  g_autofree char *path = g_build_filename (work_dir, "acts.f32", NULL), *script = NULL, *out = NULL;
-  g_autofree char *ns = g_strdup_printf ("%d", n), *fs = NULL;
-  g_autoptr (JsonNode) ref = NULL;
-  int f = 0, status;
+  int f = 0;
 
   g_assert_true (nl_explainer_project (e, layer, n, &xy, &labels, &error));
   g_assert_no_error (error);
@@ -413,23 +484,20 @@ check_projection (NlExplainer *e, const char *layer, int n)
       g_autofree float *a = NULL;
       test_sample (i, x, &label);
       g_assert_cmpint (labels[i], ==, label);
+      if (i < 3)
+        {
+          int l2;
+          g_autofree float *mine = nl_explainer_test_sample (e, i, TRUE, &l2, &error);
+          g_assert_no_error (error);
+          g_assert_cmpint (l2, ==, label);
+          nl_test_assert_close (mine, x, SIDE * SIDE, 1e-6, 0);
+        }
       a = nl_explainer_activations (e, x, layer, &c, &h, &w, &error);
       g_assert_no_error (error);
       f = c * h * w;
       g_byte_array_append (all, (const guint8 *) a, sizeof (float) * f);
     }
-  g_byte_array_append (all, (const guint8 *) xy, sizeof (float) * 2 * n);
-  g_assert_true (g_file_set_contents (path, (const char *) all->data, all->len, &error));
-  fs = g_strdup_printf ("%d", f);
-  g_assert_true (g_spawn_sync (NULL, (char *[]) { (char *) "/usr/bin/python3", (char *) "-c", (char *) pca_check, path,
-                                                  ns, fs, NULL },
-                               NULL, 0, NULL, NULL, &out, NULL, &status, &error));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  ref = json_from_string (out, &error);
-  g_assert_no_error (error);
-  g_test_message ("PCA of %s (%d samples x %d features): worst relative difference %g, singular values %s", layer,
-                  n, f, json_object_get_double_member (json_node_get_object (ref), "worst"), out);
-  g_assert_cmpfloat (json_object_get_double_member (json_node_get_object (ref), "worst"), <, 1e-3);
+  check_pca_numpy (all, xy, n, f, layer);
 }
 
 static void
@@ -441,6 +509,25 @@ test_projection (void)
   check_projection (e, "fc1", 100);   /* 500 features: more than samples */
   check_projection (e, "fc2", 150);   /* 10 features */
   check_projection (e, "pool2", 70);  /* 800 features, a batch and a part */
+}
+
+/* A flat spectrum (uniform noise: the top singular values close together),
+ * the hard case for an iterative method, both ways round. */
+static void
+test_pca_flat (void)
+{
+  for (int way = 0; way < 2; way++)
+    {
+      int n = way ? 600 : 250, f = way ? 120 : 900;
+      g_autoptr (GByteArray) all = g_byte_array_new ();
+      g_autofree float *x = g_new (float, (gsize) n * f), *xy = g_new (float, 2 * n);
+      g_autoptr (GRand) rng = g_rand_new_with_seed (77 + way);
+      for (gsize i = 0; i < (gsize) n * f; i++)
+        x[i] = (float) g_rand_double_range (rng, -1, 1);
+      nl_pca_project (x, n, f, 2, xy);
+      g_byte_array_append (all, (const guint8 *) x, sizeof (float) * n * f);
+      check_pca_numpy (all, xy, n, f, "uniform noise");
+    }
 }
 
 /* ---- the CLI ---- */
@@ -520,6 +607,7 @@ test_cli (void)
   g_assert_no_error (error);
   o = json_node_get_object (root);
   g_assert_cmpint (json_object_get_int_member (o, "height"), ==, SIDE);
+  g_assert_cmpstr (json_object_get_string_member (o, "layer"), ==, "conv2");
   g_assert_cmpint (json_object_get_int_member (o, "out_width"), ==, 224);
   /* the PNG: the size it says */
   g_assert_true (png_image_begin_read_from_file (&img, heat));
@@ -567,6 +655,12 @@ test_cli (void)
              "magic", NULL);
   cli_fails ((const char *const[]) { "explain", "-p", proj, "-r", "999", "-m", "saliency", "-i", png, "-o", heat, NULL },
              1, "999", NULL);
+  /* an image for a model of token sequences */
+  {
+    g_autofree char *seq = g_strdup_printf ("%" G_GINT64_FORMAT, weights_run (seq_json, fill_seq));
+    cli_fails ((const char *const[]) { "explain", "-p", proj, "-r", seq, "-m", "saliency", "-i", png, "-o", heat,
+                                       NULL }, 1, "(6)", "not images");
+  }
   g_assert_false (g_file_test (heat, G_FILE_TEST_EXISTS));
 }
 
@@ -618,7 +712,13 @@ test_errors (void)
     g_assert_no_error (error);
     g_assert_false (nl_explainer_project (half, "fc", 10, &xy, &labels, &error));
     g_assert_nonnull (strstr (error->message, "not available on this machine"));
+    g_clear_error (&error);
+    g_assert_null (nl_explainer_test_sample (half, 0, TRUE, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "not available on this machine"));
   }
+  g_clear_error (&error);
+  g_assert_null (nl_explainer_test_sample (e, N_TEST, FALSE, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "sample 200 is not in"));
 }
 
 int
@@ -650,8 +750,10 @@ main (int argc, char **argv)
   g_test_add_func ("/explain/left-half", test_left_half);
   g_test_add_func ("/explain/sequence", test_sequence);
   g_test_add_func ("/explain/lenet-torch", test_lenet_torch);
+  g_test_add_func ("/explain/resnet-torch", test_resnet_torch);
   g_test_add_func ("/explain/activations", test_activations);
   g_test_add_func ("/explain/projection", test_projection);
+  g_test_add_func ("/explain/pca-flat", test_pca_flat);
   g_test_add_func ("/explain/cli", test_cli);
   g_test_add_func ("/explain/errors", test_errors);
   status = g_test_run ();

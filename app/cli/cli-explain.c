@@ -85,9 +85,10 @@ write_overlay (const char *path, const float *seen, int channels, int h, int w, 
   return nl_atomic_file_set_contents (path, bytes->data, bytes->len, error);
 }
 
+/* layer: Grad-CAM's, else NULL */
 static void
 print_json (const NlExplainer *e, const NlExplanation *x, const char *input, const char *out, const char *method,
-            int out_w, int out_h)
+            const char *layer, int out_w, int out_h)
 {
   g_autoptr (JsonBuilder) jb = json_builder_new ();
   const char *const *names = nl_explainer_class_names (e);
@@ -99,6 +100,11 @@ print_json (const NlExplainer *e, const NlExplanation *x, const char *input, con
   json_builder_add_string_value (jb, input);
   json_builder_set_member_name (jb, "method");
   json_builder_add_string_value (jb, method);
+  if (layer)
+    {
+      json_builder_set_member_name (jb, "layer");
+      json_builder_add_string_value (jb, layer);
+    }
   json_builder_set_member_name (jb, "predicted");
   json_builder_add_int_value (jb, x->predicted);
   json_builder_set_member_name (jb, "target");
@@ -195,7 +201,8 @@ nl_cli_explain (int argc, char **argv)
   shape = nl_explainer_sample_shape (e);
   ok = write_overlay (out, seen, (int) shape.d[0], x.height, x.width, x.map, &out_w, &out_h, &error);
   if (ok && json)
-    print_json (e, &x, input, out, method, out_w, out_h);
+    print_json (e, &x, input, out, method,
+                o.method == NL_EXPLAIN_GRADCAM ? (layer ? layer : nl_explainer_default_layer (e)) : NULL, out_w, out_h);
   else if (ok)
     printf ("%s: %s of class %s (predicted %s, p = %.4f) written to %s (%dx%d)\n", input, method,
             nl_explainer_class_names (e)[x.target], nl_explainer_class_names (e)[x.predicted],

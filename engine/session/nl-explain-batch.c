@@ -146,6 +146,42 @@ load_batch (NlExplainer *e, NlProgram *b, int64_t first, int rows, int *labels, 
   return TRUE;
 }
 
+static gboolean
+need_data (NlExplainer *e, GError **error)
+{
+  if (e->l.ds)
+    return TRUE;
+  g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND,
+               "the dataset “%s” of run %" G_GINT64_FORMAT " is not available on this machine: no test samples",
+               e->l.rc.dataset, e->run);
+  return FALSE;
+}
+
+float *
+nl_explainer_test_sample (NlExplainer *e, int64_t index, gboolean normalised, int *label, GError **error)
+{
+  int64_t numel = nl_shape_numel (&e->l.sample_shape);
+  float mean = e->l.rc.mean, std = e->l.rc.std == 0.0f ? 1.0f : e->l.rc.std, y;
+  g_autofree float *x = NULL;
+  if (!need_data (e, error))
+    return NULL;
+  if (index < 0 || index >= e->l.ds->length)
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND, "sample %" G_GINT64_FORMAT " is not in %s", index,
+                   e->l.ds->description ? e->l.ds->description : e->l.rc.dataset);
+      return NULL;
+    }
+  x = g_new (float, numel);
+  if (!nl_dataset_get (e->l.ds, index, x, &y, error))
+    return NULL;
+  if (normalised && (mean != 0.0f || std != 1.0f))
+    for (int64_t k = 0; k < numel; k++)
+      x[k] = (x[k] - mean) / std;
+  if (label)
+    *label = (int) y;
+  return g_steal_pointer (&x);
+}
+
 gboolean
 nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels, GError **error)
 {
@@ -160,13 +196,8 @@ nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int 
   g_return_val_if_fail (e != NULL && xy != NULL && labels != NULL, FALSE);
   if (node < 0)
     return nl_explainer_unknown_layer (e, layer ? layer : "(none)", error);
-  if (!e->l.ds)
-    {
-      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND,
-                   "the dataset “%s” of run %" G_GINT64_FORMAT " is not available on this machine: no test "
-                   "samples to project", e->l.rc.dataset, e->run);
-      return FALSE;
-    }
+  if (!need_data (e, error))
+    return FALSE;
   n = (int) MIN ((int64_t) n, e->l.ds->length);
   if (n < 1)
     {

@@ -324,6 +324,24 @@ nl_explain_resize_bilinear (const float *src, int sh, int sw, float *dst, int dh
     }
 }
 
+static int
+last_conv (NlExplainer *e)
+{
+  const NlGraph *g = nl_program_get_graph (e->prog);
+  int node = -1;
+  for (guint i = 0; i < g->nodes->len; i++)
+    if (!strcmp (nl_graph_node (g, i)->def->name, "Conv2D"))
+      node = (int) i;
+  return node;
+}
+
+const char *
+nl_explainer_default_layer (NlExplainer *e)
+{
+  int node = last_conv (e);
+  return node >= 0 ? nl_graph_node (nl_program_get_graph (e->prog), node)->id : NULL;
+}
+
 /* The Grad-CAM layer: o->layer, else the last Conv2D; its output must be
  * (1, C, H, W). */
 static int
@@ -335,9 +353,7 @@ gradcam_layer (NlExplainer *e, const char *layer, GError **error)
   if (layer && (node = nl_explainer_find_node (e, layer)) < 0)
     return nl_explainer_unknown_layer (e, layer, error) - 1;
   if (!layer)
-    for (guint i = 0; i < g->nodes->len; i++)
-      if (!strcmp (nl_graph_node (g, i)->def->name, "Conv2D"))
-        node = (int) i;
+    node = last_conv (e);
   if (node < 0)
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
@@ -346,10 +362,12 @@ gradcam_layer (NlExplainer *e, const char *layer, GError **error)
     }
   if (nl_graph_value (g, nl_graph_node (g, node)->out)->shape.ndim != 4 || e->l.sample_shape.ndim != 3)
     {
+      /* the shape of one sample: the batch dimension left out */
+      NlShape s = nl_graph_value (g, nl_graph_node (g, node)->out)->shape;
+      NlShape per = nl_shape_make (s.ndim - 1, s.d + 1);
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
-                   "layer '%s' outputs %s per batch, not feature maps (channels, height, width) of an image: "
-                   "Grad-CAM needs a spatial layer", nl_graph_node (g, node)->id,
-                   nl_shape_format (&nl_graph_value (g, nl_graph_node (g, node)->out)->shape, buf, sizeof buf));
+                   "layer '%s' outputs %s per sample, not feature maps (channels, height, width) of an image: "
+                   "Grad-CAM needs a spatial layer", nl_graph_node (g, node)->id, nl_shape_format (&per, buf, sizeof buf));
       return -1;
     }
   if (nl_explainer_grad_value (e, node) < 0)

@@ -1,227 +1,249 @@
-/* nl-pca.c — principal components by subspace iteration (see nl-pca.h). */
+/* nl-pca.c — principal components by Lanczos iteration (see nl-pca.h). */
 #include "engine/session/nl-pca.h"
 
 #include <math.h>
 #include <string.h>
 
-#define MAX_K 10          /* vectors iterated: more than asked, so the asked ones converge faster */
-#define MAX_ITERS 3000
-#define CHECK_EVERY 4
+#define MAX_STEPS 400     /* Lanczos vectors at most (and at most the dimension) */
+#define CHECK_EVERY 5
 
-/* z (n x k) = (X - mean) q, q: f x k */
+typedef struct {
+  const float *x;
+  const double *mean;
+  int n, f;
+  gboolean gram;          /* vectors live in sample space: A = Xc Xc^T (n x n), else A = Xc^T Xc (f x f) */
+  double *tmp;            /* the other space's vector */
+} Op;
+
+/* out = Xc v (v: f, out: n) */
 static void
-mul_x (const float *x, const double *mean, int n, int f, const double *q, int k, double *z)
+mul_x (const Op *op, const double *v, double *out)
 {
-  double mq[MAX_K] = { 0 };
-  for (int i = 0; i < f; i++)
-    for (int j = 0; j < k; j++)
-      mq[j] += mean[i] * q[(gsize) i * k + j];
-  for (int r = 0; r < n; r++)
+  double mv = 0;
+  for (int i = 0; i < op->f; i++)
+    mv += op->mean[i] * v[i];
+#pragma omp parallel for schedule (static) if ((gint64) op->n * op->f > 200000)
+  for (int r = 0; r < op->n; r++)
     {
-      double acc[MAX_K] = { 0 };
-      const float *row = x + (gsize) r * f;
-      for (int i = 0; i < f; i++)
-        {
-          double xi = row[i];
-          const double *qi = q + (gsize) i * k;
-          for (int j = 0; j < k; j++)
-            acc[j] += xi * qi[j];
-        }
-      for (int j = 0; j < k; j++)
-        z[(gsize) r * k + j] = acc[j] - mq[j];
+      const float *row = op->x + (gsize) r * op->f;
+      double acc = 0;
+#pragma omp simd reduction (+ : acc)
+      for (int i = 0; i < op->f; i++)
+        acc += row[i] * v[i];
+      out[r] = acc - mv;
     }
 }
 
-/* q (f x k) = (X - mean)^T z */
+/* out = Xc^T u (u: n, out: f) */
 static void
-mul_xt (const float *x, const double *mean, int n, int f, const double *z, int k, double *q)
+mul_xt (const Op *op, const double *u, double *out)
 {
-  double zs[MAX_K] = { 0 };
-  memset (q, 0, sizeof (double) * f * k);
-  for (int r = 0; r < n; r++)
+  double us = 0;
+  for (int r = 0; r < op->n; r++)
+    us += u[r];
+  /* threads own blocks of features, so no two write the same sum */
+#pragma omp parallel for schedule (static) if ((gint64) op->n * op->f > 200000)
+  for (int b = 0; b < op->f; b += 256)
     {
-      const float *row = x + (gsize) r * f;
-      const double *zr = z + (gsize) r * k;
-      for (int j = 0; j < k; j++)
-        zs[j] += zr[j];
-      for (int i = 0; i < f; i++)
+      int end = MIN (b + 256, op->f);
+      for (int i = b; i < end; i++)
+        out[i] = -op->mean[i] * us;
+      for (int r = 0; r < op->n; r++)
         {
-          double xi = row[i];
-          double *qi = q + (gsize) i * k;
-          for (int j = 0; j < k; j++)
-            qi[j] += xi * zr[j];
+          const float *row = op->x + (gsize) r * op->f;
+          double ur = u[r];
+#pragma omp simd
+          for (int i = b; i < end; i++)
+            out[i] += row[i] * ur;
         }
     }
-  for (int i = 0; i < f; i++)
-    for (int j = 0; j < k; j++)
-      q[(gsize) i * k + j] -= mean[i] * zs[j];
 }
 
-/* Modified Gram-Schmidt on the k columns of q (f x k), twice for
- * accuracy; a column that vanishes is drawn again. */
 static void
-orthonormalise (double *q, int f, int k, GRand *rng)
+apply (const Op *op, const double *v, double *out)
 {
-  for (int pass = 0; pass < 2; pass++)
-    for (int j = 0; j < k; j++)
+  if (op->gram)
+    {
+      mul_xt (op, v, op->tmp);
+      mul_x (op, op->tmp, out);
+    }
+  else
+    {
+      mul_x (op, v, op->tmp);
+      mul_xt (op, op->tmp, out);
+    }
+}
+
+static double
+dot (const double *a, const double *b, int n)
+{
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
+/* Eigenvalues (into d) and eigenvectors (columns of z, m x m, row-major)
+ * of the symmetric tridiagonal matrix with diagonal d and off-diagonal e
+ * (e[i] between i and i + 1; destroyed): implicit QL with Wilkinson shifts. */
+static void
+tridiagonal_eigen (double *d, double *e, int m, double *z)
+{
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++)
+      z[i * m + j] = i == j;
+  if (m > 0)
+    e[m - 1] = 0;
+  for (int l = 0; l < m; l++)
+    for (int iter = 0; iter < 60; iter++)
       {
-        double norm = 0;
-        for (int c = 0; c < j; c++)
+        int k;
+        double g, r, s = 1, c = 1, p = 0;
+        for (k = l; k < m - 1; k++)
+          if (fabs (e[k]) <= 1e-15 * (fabs (d[k]) + fabs (d[k + 1])))
+            break;
+        if (k == l)
+          break;
+        g = (d[l + 1] - d[l]) / (2 * e[l]);
+        r = hypot (g, 1.0);
+        g = d[k] - d[l] + e[l] / (g + copysign (r, g));
+        int i;
+        for (i = k - 1; i >= l; i--)
           {
-            double dot = 0;
-            for (int i = 0; i < f; i++)
-              dot += q[(gsize) i * k + j] * q[(gsize) i * k + c];
-            for (int i = 0; i < f; i++)
-              q[(gsize) i * k + j] -= dot * q[(gsize) i * k + c];
+            double f = s * e[i], b = c * e[i];
+            e[i + 1] = r = hypot (f, g);
+            if (r == 0)
+              {
+                d[i + 1] -= p;
+                e[k] = 0;
+                break;
+              }
+            s = f / r;
+            c = g / r;
+            g = d[i + 1] - p;
+            r = (d[i] - g) * s + 2 * c * b;
+            d[i + 1] = g + (p = s * r);
+            g = c * r - b;
+            for (int q = 0; q < m; q++)
+              {
+                f = z[q * m + i + 1];
+                z[q * m + i + 1] = s * z[q * m + i] + c * f;
+                z[q * m + i] = c * z[q * m + i] - s * f;
+              }
           }
-        for (int i = 0; i < f; i++)
-          norm += q[(gsize) i * k + j] * q[(gsize) i * k + j];
-        if (norm < 1e-280)
-          {
-            for (int i = 0; i < f; i++)
-              q[(gsize) i * k + j] = g_rand_double_range (rng, -1, 1);
-            j--; /* orthogonalise the new draw */
-            continue;
-          }
-        norm = sqrt (norm);
-        for (int i = 0; i < f; i++)
-          q[(gsize) i * k + j] /= norm;
+        if (r == 0 && i >= l)
+          continue;
+        d[l] -= p;
+        e[l] = g;
+        e[k] = 0;
       }
 }
 
-/* Eigen-decomposition of the symmetric k x k matrix a (destroyed) by
- * cyclic Jacobi rotations: values descending into w, vectors as the
- * columns of v (k x k). */
+/* The indices of the n_comp largest of d[0..m) into top, largest first. */
 static void
-jacobi (double *a, int k, double *w, double *v)
+largest (const double *d, int m, int n_comp, int *top)
 {
-  int order[MAX_K];
-  double vals[MAX_K], vecs[MAX_K * MAX_K];
-  for (int i = 0; i < k; i++)
-    for (int j = 0; j < k; j++)
-      vecs[i * k + j] = i == j;
-  for (int sweep = 0; sweep < 100; sweep++)
+  for (int c = 0; c < n_comp; c++)
     {
-      double off = 0, total = 0;
-      for (int i = 0; i < k; i++)
-        for (int j = 0; j < k; j++)
-          {
-            total += a[i * k + j] * a[i * k + j];
-            if (i != j)
-              off += a[i * k + j] * a[i * k + j];
-          }
-      if (off <= 1e-30 * total || off == 0)
-        break;
-      for (int p = 0; p < k; p++)
-        for (int q = p + 1; q < k; q++)
-          {
-            double apq = a[p * k + q], theta, t, c, s;
-            if (fabs (apq) < 1e-300)
-              continue;
-            theta = (a[q * k + q] - a[p * k + p]) / (2 * apq);
-            t = (theta >= 0 ? 1 : -1) / (fabs (theta) + sqrt (theta * theta + 1));
-            c = 1 / sqrt (t * t + 1);
-            s = t * c;
-            for (int r = 0; r < k; r++)
-              {
-                double arp = a[r * k + p], arq = a[r * k + q];
-                a[r * k + p] = c * arp - s * arq;
-                a[r * k + q] = s * arp + c * arq;
-              }
-            for (int r = 0; r < k; r++)
-              {
-                double apr = a[p * k + r], aqr = a[q * k + r];
-                a[p * k + r] = c * apr - s * aqr;
-                a[q * k + r] = s * apr + c * aqr;
-              }
-            for (int r = 0; r < k; r++)
-              {
-                double vrp = vecs[r * k + p], vrq = vecs[r * k + q];
-                vecs[r * k + p] = c * vrp - s * vrq;
-                vecs[r * k + q] = s * vrp + c * vrq;
-              }
-          }
-    }
-  for (int i = 0; i < k; i++)
-    {
-      vals[i] = a[i * k + i];
-      order[i] = i;
-    }
-  for (int i = 1; i < k; i++)
-    for (int j = i; j > 0 && vals[order[j]] > vals[order[j - 1]]; j--)
-      {
-        int t = order[j];
-        order[j] = order[j - 1];
-        order[j - 1] = t;
-      }
-  for (int c = 0; c < k; c++)
-    {
-      w[c] = vals[order[c]];
-      for (int r = 0; r < k; r++)
-        v[r * k + c] = vecs[r * k + order[c]];
+      top[c] = -1;
+      for (int i = 0; i < m; i++)
+        {
+          gboolean taken = FALSE;
+          for (int k = 0; k < c; k++)
+            taken = taken || top[k] == i;
+          if (!taken && (top[c] < 0 || d[i] > d[top[c]]))
+            top[c] = i;
+        }
     }
 }
 
-/* The Ritz values (descending) of the subspace q, and z = (X - mean) q
- * with its Ritz vectors in v. */
-static void
-ritz (const float *x, const double *mean, int n, int f, const double *q, int k, double *z, double *w, double *v)
+/* Ritz values and vectors of the Lanczos tridiagonal T (steps x steps) into
+ * d and z; whether the top n_comp have converged (residual beta * |last
+ * component| small against the largest value). */
+static gboolean
+ritz (const double *alpha, const double *beta, int steps, int n_comp, double *d, double *z, int *top)
 {
-  double t[MAX_K * MAX_K] = { 0 };
-  mul_x (x, mean, n, f, q, k, z);
-  for (int r = 0; r < n; r++)
-    for (int i = 0; i < k; i++)
-      for (int j = 0; j < k; j++)
-        t[i * k + j] += z[(gsize) r * k + i] * z[(gsize) r * k + j];
-  jacobi (t, k, w, v);
+  g_autofree double *e = g_new (double, steps);
+  gboolean done = TRUE;
+  memcpy (d, alpha, sizeof (double) * steps);
+  memcpy (e, beta, sizeof (double) * steps);
+  tridiagonal_eigen (d, e, steps, z);
+  largest (d, steps, MIN (n_comp, steps), top);
+  for (int c = 0; c < MIN (n_comp, steps); c++)
+    done = done && fabs (beta[steps - 1] * z[(steps - 1) * steps + top[c]]) <= 1e-10 * MAX (d[top[0]], 1e-300);
+  return done;
 }
 
 void
 nl_pca_project (const float *x, int n, int f, int n_comp, float *xy)
 {
-  int k = MIN (MAX_K, MIN (n, f));
-  g_autofree double *mean = g_new0 (double, f);
-  g_autofree double *q = NULL, *z = NULL;
-  double w[MAX_K], v[MAX_K * MAX_K], prev[MAX_K] = { 0 };
+  Op op = { .x = x, .n = n, .f = f, .gram = f > n };
+  int dim = MIN (n, f), max_steps = MIN (dim, MAX_STEPS), steps = 0, top[4];
+  g_autofree double *mean = g_new0 (double, f), *v = NULL, *w = NULL, *alpha = NULL, *beta = NULL;
+  g_autofree double *d = NULL, *z = NULL, *y = NULL, *tmp = g_new (double, MAX (n, f));
   g_autoptr (GRand) rng = g_rand_new_with_seed (0x5eed);
 
   g_return_if_fail (n >= 1 && f >= 1 && n_comp >= 1 && n_comp <= 4);
   memset (xy, 0, sizeof (float) * n * n_comp);
-  q = g_new (double, (gsize) f * k);
-  z = g_new (double, (gsize) n * k);
   for (int r = 0; r < n; r++)
     for (int i = 0; i < f; i++)
       mean[i] += x[(gsize) r * f + i];
   for (int i = 0; i < f; i++)
     mean[i] /= n;
-  for (gsize i = 0; i < (gsize) f * k; i++)
-    q[i] = g_rand_double_range (rng, -1, 1);
-  orthonormalise (q, f, k, rng);
-  /* a subspace of every feature (k = f) is exact at once */
-  for (int it = 0; k < f && it < MAX_ITERS; it++)
+  op.mean = mean;
+  op.tmp = tmp;
+  v = g_new (double, (gsize) dim * (max_steps + 1));
+  w = g_new (double, dim);
+  alpha = g_new0 (double, max_steps);
+  beta = g_new0 (double, max_steps);
+  d = g_new (double, max_steps);
+  z = g_new (double, (gsize) max_steps * max_steps);
+  for (int i = 0; i < dim; i++)
+    v[i] = g_rand_double_range (rng, -1, 1);
+  {
+    double nv = sqrt (dot (v, v, dim));
+    for (int i = 0; i < dim; i++)
+      v[i] /= nv;
+  }
+  /* Lanczos with full reorthogonalisation: T = V^T A V tridiagonal */
+  for (int j = 0; j < max_steps; j++)
     {
-      gboolean done = TRUE;
-      mul_x (x, mean, n, f, q, k, z);
-      mul_xt (x, mean, n, f, z, k, q);
-      orthonormalise (q, f, k, rng);
-      if (it % CHECK_EVERY != CHECK_EVERY - 1)
-        continue;
-      ritz (x, mean, n, f, q, k, z, w, v);
-      for (int c = 0; c < MIN (n_comp, k); c++)
-        done = done && fabs (w[c] - prev[c]) <= 1e-13 * MAX (w[0], 1e-300);
-      memcpy (prev, w, sizeof w);
-      if (done)
+      double *vj = v + (gsize) j * dim, nw;
+      apply (&op, vj, w);
+      alpha[j] = dot (w, vj, dim);
+      for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i <= j; i++)
+          {
+            double c = dot (w, v + (gsize) i * dim, dim);
+            for (int k = 0; k < dim; k++)
+              w[k] -= c * v[(gsize) i * dim + k];
+          }
+      nw = sqrt (dot (w, w, dim));
+      beta[j] = nw;
+      steps = j + 1;
+      /* an invariant subspace (a matrix of low rank): T is exact */
+      if (nw <= 1e-12 * MAX (fabs (alpha[0]), 1e-300) || steps == max_steps)
         break;
+      if (steps % CHECK_EVERY == 0 && steps >= n_comp && ritz (alpha, beta, steps, n_comp, d, z, top))
+        break;
+      for (int k = 0; k < dim; k++)
+        v[(gsize) (j + 1) * dim + k] = w[k] / nw;
     }
-  ritz (x, mean, n, f, q, k, z, w, v);
-  for (int c = 0; c < MIN (n_comp, k); c++)
+  ritz (alpha, beta, steps, n_comp, d, z, top);
+  y = g_new (double, MAX (n, f));
+  for (int c = 0; c < MIN (n_comp, steps); c++)
     {
-      double big = 0;
+      double big = 0, sigma = sqrt (MAX (d[top[c]], 0.0));
+      /* the Ritz vector; its coordinates: Xc y (features) or y * sigma (samples) */
+      memset (y, 0, sizeof (double) * dim);
+      for (int j = 0; j < steps; j++)
+        for (int k = 0; k < dim; k++)
+          y[k] += z[j * steps + top[c]] * v[(gsize) j * dim + k];
+      if (!op.gram)
+        mul_x (&op, y, tmp);
       for (int r = 0; r < n; r++)
         {
-          double s = 0;
-          for (int j = 0; j < k; j++)
-            s += z[(gsize) r * k + j] * v[j * k + c];
+          double s = op.gram ? y[r] * sigma : tmp[r];
           xy[(gsize) r * n_comp + c] = (float) s;
           if (fabs (s) > fabs (big))
             big = s;

@@ -9,21 +9,6 @@
 
 #define SHOT_PROJECTED 1000   /* test samples in the shot's projection */
 
-/* Scrolls the view so that W's bottom edge (and what is above it) shows. */
-static void
-scroll_to_bottom_of (GtkWidget *w)
-{
-  GtkWidget *sw = gtk_widget_get_ancestor (w, GTK_TYPE_SCROLLED_WINDOW);
-  GtkWidget *content = sw ? gtk_scrolled_window_get_child (GTK_SCROLLED_WINDOW (sw)) : NULL;
-  GtkAdjustment *adj;
-  double x, y;
-
-  if (!content || !gtk_widget_translate_coordinates (w, content, 0, 0, &x, &y))
-    return;
-  adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (sw));
-  gtk_adjustment_set_value (adj, y + gtk_widget_get_height (w) + 24 - gtk_adjustment_get_page_size (adj));
-}
-
 static gboolean
 explain_pending (NlEvalShot *s, const NlLaunchOptions *o, const char **failure)
 {
@@ -54,9 +39,6 @@ explain_pending (NlEvalShot *s, const NlLaunchOptions *o, const char **failure)
           *failure = "the run has no misclassified sample to explain";
           return FALSE;
         }
-      return TRUE;
-    case 1:
-      scroll_to_bottom_of (GTK_WIDGET (panel));
       return TRUE;
     default:
       return FALSE;

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "ui/widgets/nl-heatmap-view.h"
+#include "ui/widgets/nl-scroll-into-view.h"
 
 #define SCORE_ROWS 3   /* classes named under the map */
 
@@ -297,6 +298,8 @@ nl_explain_panel_show_sample (NlExplainPanel *p, const float *pixels, const NlSh
   nl_heatmap_view_set_map (NL_HEATMAP_VIEW (p->heatmap), NULL, 0, 0);
   g_clear_pointer (&p->shown, explanation_free);
   gtk_label_set_text (GTK_LABEL (p->scores), "");
+  /* a mistake clicked high up in the gallery: its explanation comes into view */
+  nl_widget_scroll_into_view (GTK_WIDGET (p));
   if (!p->src)
     {
       set_status (p, _("Evaluate a checkpoint first: its model is explained."), TRUE);

@@ -24,7 +24,8 @@ void nl_explain_panel_set_source (NlExplainPanel *p, NlExplainSource *src, const
                                   int n_classes);
 /* Shows a sample ((C, H, W) pixels in [0, 1], as the dataset gives them;
  * truth: its class, or -1 when unknown, e.g. an image file) under TITLE and
- * explains it in the background, with the class selector on "predicted". */
+ * explains it in the background, with the class selector on "predicted".
+ * Scrolls the panel into view. */
 void nl_explain_panel_show_sample (NlExplainPanel *p, const float *pixels, const NlShape *shape, int truth,
                                    const char *title);
 /* The same for a mistake of EV (its sample is read here: one decode). */

@@ -85,7 +85,8 @@ main (int argc, char **argv)
   if (opts.explain_run < 0 || opts.activations_run < 0 || (opts.explain_run > 0 && opts.activations_run > 0)
       || ((opts.explain_run > 0 || opts.activations_run > 0) && !opts.screenshot))
     {
-      fprintf (stderr, _("netloom: --explain-run and --activations-run need --screenshot and a run id, one at a time\n"));
+      fprintf (stderr,
+               _("netloom: --explain-run and --activations-run need --screenshot and a run id, one at a time\n"));
       return 2;
     }
   if (opts.explain_method && opts.explain_run <= 0)

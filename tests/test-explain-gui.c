@@ -281,6 +281,12 @@ test_overlay (void)
   /* another mistake: the selector is back on "predicted" */
   g_assert_true (nl_evaluation_view_explain_mistake (v, 1));
   g_assert_cmpint (nl_explain_panel_get_target_class (p), ==, -1);
+  {
+    /* the gallery marks the mistake explained */
+    g_autoptr (GList) sel = gtk_flow_box_get_selected_children (GTK_FLOW_BOX (nl_evaluation_view_get_gallery (v)));
+    g_assert_cmpuint (g_list_length (sel), ==, 1);
+    g_assert_cmpint (gtk_flow_box_child_get_index (sel->data), ==, 1);
+  }
   wait_panel (p);
   g_clear_pointer (&x, g_free);
   x = normalised_sample (ev, ev->misclassified[1].index);

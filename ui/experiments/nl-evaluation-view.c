@@ -631,8 +631,12 @@ nl_evaluation_view_explain_mistake (NlEvaluationView *v, int i)
 {
   NlEvaluation *ev = v->holder ? v->holder->ev : NULL;
   g_return_val_if_fail (NL_IS_EVALUATION_VIEW (v), FALSE);
-  return ev && i >= 0 && i < ev->n_misclassified
-         && nl_explain_panel_show_mistake (NL_EXPLAIN_PANEL (v->explain), ev, &ev->misclassified[i]);
+  if (!ev || i < 0 || i >= ev->n_misclassified)
+    return FALSE;
+  /* the selection marks the mistake being explained */
+  gtk_flow_box_select_child (GTK_FLOW_BOX (v->gallery),
+                             gtk_flow_box_get_child_at_index (GTK_FLOW_BOX (v->gallery), i));
+  return nl_explain_panel_show_mistake (NL_EXPLAIN_PANEL (v->explain), ev, &ev->misclassified[i]);
 }
 
 static void

@@ -41,7 +41,7 @@ main (int argc, char **argv)
     { "quantize-run", 0, 0, G_OPTION_ARG_INT64, &opts.quantize_run,
       N_("With --screenshot: quantize run ID from the experiments page and shoot the finished dialog"), N_("ID") },
     { "explain-run", 0, 0, G_OPTION_ARG_INT64, &opts.explain_run,
-      N_("With --screenshot: evaluate run ID, explain its first misclassified sample and shoot the evaluation window"),
+      N_("With --screenshot: evaluate run ID, explain a misclassified sample and shoot the evaluation window"),
       N_("ID") },
     { "explain-method", 0, 0, G_OPTION_ARG_STRING, &opts.explain_method,
       N_("With --explain-run: saliency, gradcam (default) or occlusion"), N_("METHOD") },

@@ -12,7 +12,7 @@ typedef struct {
   int width, height;      /* window size, 0: remembered / default */
   double train_for_seconds; /* screenshot mid-training: start a run, shoot after N s */
   gint64 quantize_run;    /* screenshot of the Quantize dialog: quantize this run, shoot the result */
-  gint64 explain_run;     /* screenshot of the evaluation window explaining this run's first mistake */
+  gint64 explain_run;     /* screenshot of the evaluation window explaining one of this run's mistakes */
   char *explain_method;   /* with explain_run: saliency, gradcam (NULL) or occlusion */
   gint64 activations_run; /* screenshot of the evaluation window's Activations tab for this run */
 } NlLaunchOptions;

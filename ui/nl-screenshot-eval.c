@@ -34,7 +34,8 @@ explain_pending (NlEvalShot *s, const NlLaunchOptions *o, const char **failure)
           return FALSE;
         }
       gtk_drop_down_set_selected (GTK_DROP_DOWN (nl_explain_panel_get_method_dropdown (panel)), m);
-      if (!nl_evaluation_view_explain_mistake (view, 0))
+      /* the gallery's last: it shows, selected, just above the panel */
+      if (!nl_evaluation_view_explain_mistake (view, nl_evaluation_view_get_evaluation (view)->n_misclassified - 1))
         {
           *failure = "the run has no misclassified sample to explain";
           return FALSE;

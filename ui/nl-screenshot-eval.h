@@ -1,5 +1,5 @@
 /* nl-screenshot-eval.h — the --screenshot modes of the evaluation window:
- * --explain-run (its Explain panel on the first misclassified sample) and
+ * --explain-run (its Explain panel on a misclassified sample) and
  * --activations-run (its Activations tab with a projection). */
 #pragma once
 

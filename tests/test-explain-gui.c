@@ -6,7 +6,8 @@
  *   the map the overlay stores equals nl_explainer_explain's for the same
  *   sample, method and class (an explainer of the test's own, the sample
  *   normalised here from the evaluation's mean and std); switching the
- *   method, choosing the true class and a class by name recompute it;
+ *   method, Grad-CAM's layer, choosing the true class and a class by name
+ *   recompute it;
  *   the opacity slider changes the drawing; a classified image file is
  *   explained with Explain; a run that does not exist shows its error in
  *   the panel;
@@ -130,9 +131,10 @@ normalise_copy (NlEvaluation *ev, const float *pixels)
 
 /* The panel's stored map equals the reference explainer's for input x. */
 static void
-assert_map_is_reference (NlExplainPanel *p, const float *x, NlExplainMethod method, int target)
+assert_layer_map_is_reference (NlExplainPanel *p, const float *x, NlExplainMethod method, int target,
+                               const char *layer)
 {
-  NlExplainOptions o = { .method = method, .target_class = target };
+  NlExplainOptions o = { .method = method, .target_class = target, .layer = layer };
   NlExplanation want = { 0 };
   g_autoptr (GError) error = NULL;
   const NlExplanation *got = nl_explain_panel_get_explanation (p);
@@ -151,6 +153,12 @@ assert_map_is_reference (NlExplainPanel *p, const float *x, NlExplainMethod meth
   for (int i = 0; i < h * w; i++)
     g_assert_cmpfloat_with_epsilon (map[i], want.map[i], 1e-6);
   nl_explanation_clear (&want);
+}
+
+static void
+assert_map_is_reference (NlExplainPanel *p, const float *x, NlExplainMethod method, int target)
+{
+  assert_layer_map_is_reference (p, x, method, target, NULL);
 }
 
 static double
@@ -233,6 +241,28 @@ test_overlay (void)
   assert_map_is_reference (p, x, NL_EXPLAIN_GRADCAM, -1);
   g_assert_true (memcmp (saliency, nl_heatmap_view_get_map (hv, NULL, NULL), sizeof (float) * 400) != 0);
 
+  /* Grad-CAM's layer selector: the layers with feature maps, after the default */
+  {
+    GtkWidget *layer = nl_explain_panel_get_layer_dropdown (p);
+    GListModel *ids = gtk_drop_down_get_model (GTK_DROP_DOWN (layer));
+    static const char *const spatial[] = { "conv1", "relu1", "pool1" };
+    g_autofree float *conv = g_memdup2 (nl_heatmap_view_get_map (hv, NULL, NULL), sizeof (float) * 400);
+    g_assert_true (gtk_widget_get_visible (layer));
+    g_assert_cmpuint (g_list_model_get_n_items (ids), ==, 1 + G_N_ELEMENTS (spatial));
+    for (guint i = 0; i < G_N_ELEMENTS (spatial); i++)
+      g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (ids), i + 1), ==, spatial[i]);
+    g_assert_null (nl_explain_panel_get_layer (p));
+    g_assert_true (nl_explain_panel_select_layer (p, "pool1"));
+    g_assert_true (nl_explain_panel_is_computing (p));
+    wait_panel (p);
+    assert_layer_map_is_reference (p, x, NL_EXPLAIN_GRADCAM, -1, "pool1");
+    g_assert_true (memcmp (conv, nl_heatmap_view_get_map (hv, NULL, NULL), sizeof (float) * 400) != 0);
+    g_assert_false (nl_explain_panel_select_layer (p, "fc1"));
+    g_assert_true (nl_explain_panel_select_layer (p, NULL));
+    wait_panel (p);
+    assert_map_is_reference (p, x, NL_EXPLAIN_GRADCAM, -1);
+  }
+
   /* the class selector: entry 1 is the true class */
   gtk_drop_down_set_selected (GTK_DROP_DOWN (klass), 1);
   g_assert_cmpint (nl_explain_panel_get_target_class (p), ==, m->truth);
@@ -243,6 +273,7 @@ test_overlay (void)
   other = (m->truth + 1) % ev->n_classes == m->predicted ? (m->truth + 2) % ev->n_classes
                                                           : (m->truth + 1) % ev->n_classes;
   gtk_drop_down_set_selected (GTK_DROP_DOWN (method), NL_EXPLAIN_OCCLUSION);
+  g_assert_false (gtk_widget_get_visible (nl_explain_panel_get_layer_dropdown (p)));
   g_assert_true (nl_explain_panel_select_class (p, other));
   g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (gtk_drop_down_get_model (GTK_DROP_DOWN (klass))),
                                                gtk_drop_down_get_selected (GTK_DROP_DOWN (klass))),

@@ -18,11 +18,12 @@ struct _NlExplainPanel {
   int truth;
   int *entry_class;            /* the class selector's entries: -1 predicted, else a class */
   int n_entries;
+  char **layers;               /* the Grad-CAM layer selector's entries after "last convolution"; NULL: not listed */
   gboolean running, again, disposed, filling;
   NlExplanation *shown;        /* the map on screen */
   char *error;
 
-  GtkWidget *heatmap, *title, *method, *target, *opacity, *spinner, *status, *scores;
+  GtkWidget *heatmap, *title, *method, *target, *opacity, *spinner, *status, *scores, *layer, *layer_label;
 };
 
 enum { PROP_0, PROP_COMPUTING, N_PROPS };
@@ -34,10 +35,27 @@ static void start_compute (NlExplainPanel *p);
 
 /* ---- the computation ---- */
 
+static void
+fill_layers (NlExplainPanel *p, char **ids)
+{
+  g_autoptr (GtkStringList) list = gtk_string_list_new (NULL);
+  g_strfreev (p->layers);
+  p->layers = g_strdupv (ids);
+  gtk_string_list_append (list, _("Last convolution"));
+  for (int i = 0; ids && ids[i]; i++)
+    gtk_string_list_append (list, ids[i]);
+  p->filling = TRUE;
+  gtk_drop_down_set_model (GTK_DROP_DOWN (p->layer), G_LIST_MODEL (list));
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (p->layer), 0);
+  p->filling = FALSE;
+}
+
 typedef struct {
   NlExplainSource *src;
   float *pixels;
   NlExplainOptions opts;
+  char *layer;
+  char **layers;     /* out: the source's spatial layers */
 } ComputeData;
 
 static void
@@ -46,6 +64,8 @@ compute_data_free (gpointer data)
   ComputeData *d = data;
   nl_explain_source_unref (d->src);
   g_free (d->pixels);
+  g_free (d->layer);
+  g_strfreev (d->layers);
   g_free (d);
 }
 
@@ -73,6 +93,7 @@ compute_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
       return;
     }
   input = nl_explain_source_normalise (ev, d->pixels);
+  d->layers = g_strdupv ((char **) nl_explain_source_spatial_layers (d->src));
   x = g_new0 (NlExplanation, 1);
   ok = nl_explainer_explain (ex, input, &d->opts, x, &error);
   nl_explain_source_unlock (d->src);
@@ -147,6 +168,7 @@ compute_done (GObject *source, GAsyncResult *res, gpointer user)
   NlExplainPanel *p = NL_EXPLAIN_PANEL (source);
   g_autoptr (GError) error = NULL;
   NlExplanation *x = g_task_propagate_pointer (G_TASK (res), &error);
+  ComputeData *d = g_task_get_task_data (G_TASK (res));
 
   if (p->disposed)
     {
@@ -169,6 +191,8 @@ compute_done (GObject *source, GAsyncResult *res, gpointer user)
     }
   g_clear_pointer (&p->error, g_free);
   g_clear_pointer (&p->shown, explanation_free);
+  if (!p->layers && d->layers)
+    fill_layers (p, d->layers);
   if (!x)
     {
       p->error = g_strdup (error->message);
@@ -207,6 +231,8 @@ start_compute (NlExplainPanel *p)
   d->pixels = g_memdup2 (p->pixels, sizeof (float) * nl_shape_numel (&p->shape));
   d->opts.method = nl_explain_panel_get_method (p);
   d->opts.target_class = nl_explain_panel_get_target_class (p);
+  d->layer = g_strdup (nl_explain_panel_get_layer (p));
+  d->opts.layer = d->layer;
   set_running (p, TRUE);
   task = g_task_new (p, NULL, compute_done, NULL);
   g_task_set_source_tag (task, start_compute);
@@ -248,7 +274,11 @@ fill_classes (NlExplainPanel *p)
 static void
 on_choice_changed (GObject *dd, GParamSpec *pspec, NlExplainPanel *p)
 {
-  if (!p->filling)
+  gboolean gradcam = nl_explain_panel_get_method (p) == NL_EXPLAIN_GRADCAM;
+  gtk_widget_set_visible (p->layer, gradcam);
+  gtk_widget_set_visible (p->layer_label, gradcam);
+  /* the layer matters to Grad-CAM only */
+  if (!p->filling && (gradcam || dd != G_OBJECT (p->layer)))
     start_compute (p);
 }
 
@@ -274,6 +304,7 @@ nl_explain_panel_set_source (NlExplainPanel *p, NlExplainSource *src, const char
   g_clear_pointer (&p->pixels, g_free);
   g_clear_pointer (&p->shown, explanation_free);
   g_clear_pointer (&p->error, g_free);
+  fill_layers (p, NULL);
   p->truth = -1;
   p->again = p->running;  /* whatever runs now is for the old source */
   fill_classes (p);
@@ -345,6 +376,29 @@ nl_explain_panel_select_class (NlExplainPanel *p, int c)
   return FALSE;
 }
 
+const char *
+nl_explain_panel_get_layer (NlExplainPanel *p)
+{
+  guint i = gtk_drop_down_get_selected (GTK_DROP_DOWN (p->layer));
+  return p->layers && i >= 1 && i <= g_strv_length (p->layers) ? p->layers[i - 1] : NULL;
+}
+
+gboolean
+nl_explain_panel_select_layer (NlExplainPanel *p, const char *id)
+{
+  g_return_val_if_fail (NL_IS_EXPLAIN_PANEL (p), FALSE);
+  for (guint i = 0; p->layers && p->layers[i]; i++)
+    if (!g_strcmp0 (p->layers[i], id))
+      {
+        gtk_drop_down_set_selected (GTK_DROP_DOWN (p->layer), i + 1);
+        return TRUE;
+      }
+  if (id)
+    return FALSE;
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (p->layer), 0);
+  return TRUE;
+}
+
 int
 nl_explain_panel_get_target_class (NlExplainPanel *p)
 {
@@ -375,6 +429,7 @@ nl_explain_panel_finalize (GObject *object)
 {
   NlExplainPanel *p = NL_EXPLAIN_PANEL (object);
   g_strfreev (p->names);
+  g_strfreev (p->layers);
   g_free (p->pixels);
   g_free (p->entry_class);
   g_clear_pointer (&p->shown, explanation_free);
@@ -414,6 +469,8 @@ nl_explain_panel_class_init (NlExplainPanelClass *klass)
   BIND (spinner);
   BIND (status);
   BIND (scores);
+  BIND (layer);
+  BIND (layer_label);
 #undef BIND
 }
 
@@ -433,6 +490,9 @@ nl_explain_panel_init (NlExplainPanel *p)
   nl_heatmap_view_set_opacity (NL_HEATMAP_VIEW (p->heatmap), gtk_range_get_value (GTK_RANGE (p->opacity)));
   g_signal_connect (p->method, "notify::selected", G_CALLBACK (on_choice_changed), p);
   g_signal_connect (p->target, "notify::selected", G_CALLBACK (on_choice_changed), p);
+  g_signal_connect (p->layer, "notify::selected", G_CALLBACK (on_choice_changed), p);
+  fill_layers (p, NULL);
+  on_choice_changed (G_OBJECT (p->method), NULL, p);
   g_signal_connect (p->opacity, "value-changed", G_CALLBACK (on_opacity_changed), p);
 }
 
@@ -473,3 +533,4 @@ PART_GETTER (heatmap, heatmap)
 PART_GETTER (method_dropdown, method)
 PART_GETTER (class_dropdown, target)
 PART_GETTER (opacity_scale, opacity)
+PART_GETTER (layer_dropdown, layer)

@@ -1,6 +1,6 @@
 /* nl-explain-panel.h — the Explain overlay: a sample with the heat map of
  * where the model looked laid over it (NlHeatmapView), a method switch
- * (every NlExplainMethod), a class selector (the predicted class, the true
+ * (every NlExplainMethod; Grad-CAM with a layer selector), a class selector (the predicted class, the true
  * class, any class by name) and an opacity slider. Maps are computed with
  * nl_explainer_explain in a GTask thread, one at a time: a change while one
  * computes is computed when it ends, so the main loop never waits. Errors
@@ -33,6 +33,11 @@ gboolean nl_explain_panel_show_mistake (NlExplainPanel *p, NlEvaluation *ev, con
 /* Selects class c in the class selector (-1: the predicted class), which
  * recomputes. FALSE if the selector has no such entry. */
 gboolean nl_explain_panel_select_class (NlExplainPanel *p, int c);
+/* Selects Grad-CAM's layer by node id (NULL: the last convolution), which
+ * recomputes a Grad-CAM map; the selector lists the layers with feature
+ * maps once the first map has been computed. FALSE: no such layer listed. */
+gboolean nl_explain_panel_select_layer (NlExplainPanel *p, const char *id);
+const char *nl_explain_panel_get_layer (NlExplainPanel *p);  /* NULL: the last convolution */
 /* The class explained (-1: the predicted) and the method selected. */
 int nl_explain_panel_get_target_class (NlExplainPanel *p);
 NlExplainMethod nl_explain_panel_get_method (NlExplainPanel *p);
@@ -45,5 +50,6 @@ GtkWidget *nl_explain_panel_get_heatmap (NlExplainPanel *p);  /* NlHeatmapView *
 GtkWidget *nl_explain_panel_get_method_dropdown (NlExplainPanel *p);
 GtkWidget *nl_explain_panel_get_class_dropdown (NlExplainPanel *p);
 GtkWidget *nl_explain_panel_get_opacity_scale (NlExplainPanel *p);
+GtkWidget *nl_explain_panel_get_layer_dropdown (NlExplainPanel *p); /* shown for Grad-CAM only */
 
 G_END_DECLS

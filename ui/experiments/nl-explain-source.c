@@ -15,6 +15,8 @@ struct NlExplainSource {
   GMutex lock;          /* ex, ev and every call on them */
   NlExplainer *ex;
   NlEvaluation *ev;
+  char **spatial;       /* the layers with feature maps, once listed */
+  gboolean listed;
 };
 
 NlExplainSource *
@@ -44,6 +46,7 @@ nl_explain_source_unref (NlExplainSource *s)
     return;
   g_clear_pointer (&s->ex, nl_explainer_free);
   g_clear_pointer (&s->ev, nl_evaluation_free);
+  g_strfreev (s->spatial);
   g_mutex_clear (&s->lock);
   g_free (s->which);
   g_object_unref (s->ws);
@@ -106,6 +109,19 @@ nl_explain_source_sample (NlEvaluation *ev, int64_t index, float **pixels, float
   if (pixels)
     *pixels = g_steal_pointer (&x);
   return TRUE;
+}
+
+const char *const *
+nl_explain_source_spatial_layers (NlExplainSource *s)
+{
+  if (!s->listed)
+    {
+      g_auto (GStrv) all = NULL;
+      s->listed = TRUE;
+      if (!nl_explain_source_list_layers (s, &s->spatial, &all, NULL))
+        s->spatial = NULL;
+    }
+  return (const char *const *) s->spatial;
 }
 
 gboolean

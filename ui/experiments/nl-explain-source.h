@@ -39,6 +39,10 @@ gboolean nl_explain_source_sample (NlEvaluation *ev, int64_t index, float **pixe
 /* pixels in [0, 1] normalised as the run's pipeline does (g_free). */
 float *nl_explain_source_normalise (const NlEvaluation *ev, const float *pixels);
 
+/* Worker threads, lock held: nl_explain_source_list_layers's spatial list,
+ * listed once and kept (NULL when it cannot be listed). */
+const char *const *nl_explain_source_spatial_layers (NlExplainSource *s);
+
 /* Worker threads (no lock needed): the run's nodes, in execution order,
  * whose output is a (C, H, W) feature map (spatial) or anything but the
  * input (all), as NULL-terminated id lists (g_strfreev). */

@@ -311,6 +311,9 @@ nl_explain_panel_set_source (NlExplainPanel *p, NlExplainSource *src, const char
   nl_heatmap_view_set_sample (NL_HEATMAP_VIEW (p->heatmap), NULL, NULL);
   nl_heatmap_view_set_map (NL_HEATMAP_VIEW (p->heatmap), NULL, 0, 0);
   gtk_label_set_text (GTK_LABEL (p->scores), "");
+  gtk_label_set_text (GTK_LABEL (p->title), _("Nothing to explain yet"));
+  set_status (p, _("Click a misclassified sample, or classify an image and press Explain: the map shows where "
+                   "the model looked."), FALSE);
 }
 
 void

@@ -497,6 +497,17 @@ test_activations (void)
   g_assert_true (nl_explainer_project (reference, "fc1", 60, &xy, &labels, &error));
   g_assert_no_error (error);
   {
+    /* the plot's points and classes are the projection's */
+    const int *shown_labels = NULL;
+    const float *shown = nl_scatter_plot_get_points (scatter, &shown_labels);
+    for (int i = 0; i < 60; i++)
+      {
+        g_assert_cmpfloat_with_epsilon (shown[2 * i], xy[2 * i], 1e-6);
+        g_assert_cmpfloat_with_epsilon (shown[2 * i + 1], xy[2 * i + 1], 1e-6);
+        g_assert_cmpint (shown_labels[i], ==, labels[i]);
+      }
+  }
+  {
     /* points are where their coordinates say, relative to each other */
     double ax, ay, bx, by;
     g_assert_true (nl_scatter_plot_point_position (scatter, 0, &ax, &ay));

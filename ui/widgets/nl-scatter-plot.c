@@ -75,6 +75,15 @@ nl_scatter_plot_get_n_points (NlScatterPlot *p)
   return p->n;
 }
 
+const float *
+nl_scatter_plot_get_points (NlScatterPlot *p, const int **labels)
+{
+  g_return_val_if_fail (NL_IS_SCATTER_PLOT (p), NULL);
+  if (labels)
+    *labels = p->labels;
+  return p->xy;
+}
+
 static void
 plot_area (NlScatterPlot *p, double *x0, double *y0, double *w, double *h)
 {

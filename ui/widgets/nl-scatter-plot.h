@@ -18,6 +18,8 @@ GtkWidget *nl_scatter_plot_new (void);
 void nl_scatter_plot_set_points (NlScatterPlot *p, const float *xy, const int *labels, int n,
                                  const char *const *class_names, int n_classes);
 int nl_scatter_plot_get_n_points (NlScatterPlot *p);
+/* The stored points (2 per point) and their labels (may be NULL); NULL when none. */
+const float *nl_scatter_plot_get_points (NlScatterPlot *p, const int **labels);
 /* Where point i is drawn in the widget's current size; FALSE if no such point. */
 gboolean nl_scatter_plot_point_position (NlScatterPlot *p, int i, double *x, double *y);
 /* The point nearest (x, y) within a few pixels, or -1. */

@@ -351,7 +351,10 @@ gradcam_layer (NlExplainer *e, const char *layer, GError **error)
   int node = -1;
   char buf[96];
   if (layer && (node = nl_explainer_find_node (e, layer)) < 0)
-    return nl_explainer_unknown_layer (e, layer, error) - 1;
+    {
+      nl_explainer_unknown_layer (e, layer, error);
+      return -1;
+    }
   if (!layer)
     node = last_conv (e);
   if (node < 0)

@@ -59,6 +59,11 @@ nl_explainer_occlusion (NlExplainer *e, const float *sample, const NlExplainOpti
                    "'s network takes %s", e->run, nl_shape_format (s, buf, sizeof buf));
       return FALSE;
     }
+  if (o->window < 0 || o->stride < 0)
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the occlusion window and stride must be positive");
+      return FALSE;
+    }
   H = (int) s->d[1];
   W = (int) s->d[2];
   plane = (int64_t) H * W;
@@ -68,11 +73,6 @@ nl_explainer_occlusion (NlExplainer *e, const float *sample, const NlExplainOpti
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
                    "the occlusion window %d is larger than the %dx%d image", win, H, W);
-      return FALSE;
-    }
-  if (o->window < 0 || o->stride < 0)
-    {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the occlusion window and stride must be positive");
       return FALSE;
     }
   if (!nl_explainer_forward (e, sample, o->target_class, out, error) || !(b = batch_program (e, error)))

@@ -324,14 +324,27 @@ nl_explain_resize_bilinear (const float *src, int sh, int sw, float *dst, int dh
     }
 }
 
+/* The deepest Conv2D: the most nodes on a path from the input (the last
+ * in execution order among equals), so that in a residual block the main
+ * branch's convolution wins over the shortcut's, which may run after it. */
 static int
 last_conv (NlExplainer *e)
 {
   const NlGraph *g = nl_program_get_graph (e->prog);
+  g_autofree int *depth = g_new0 (int, g->nodes->len);
   int node = -1;
   for (guint i = 0; i < g->nodes->len; i++)
-    if (!strcmp (nl_graph_node (g, i)->def->name, "Conv2D"))
-      node = (int) i;
+    {
+      const NlGraphNode *n = nl_graph_node (g, i);
+      for (int p = 0; p < n->n_data; p++)
+        {
+          int from = nl_graph_value (g, n->in[p])->node;
+          if (from >= 0 && nl_graph_value (g, n->in[p])->kind == NL_VALUE_ACTIVATION)
+            depth[i] = MAX (depth[i], depth[from] + 1);
+        }
+      if (!strcmp (n->def->name, "Conv2D") && (node < 0 || depth[i] >= depth[node]))
+        node = (int) i;
+    }
   return node;
 }
 
@@ -351,7 +364,10 @@ gradcam_layer (NlExplainer *e, const char *layer, GError **error)
   int node = -1;
   char buf[96];
   if (layer && (node = nl_explainer_find_node (e, layer)) < 0)
-    return nl_explainer_unknown_layer (e, layer, error) - 1;
+    {
+      nl_explainer_unknown_layer (e, layer, error);
+      return -1;
+    }
   if (!layer)
     node = last_conv (e);
   if (node < 0)

@@ -16,7 +16,7 @@
  *    an Embedding) each token scores the L2 norm of the gradient at the
  *    embedding's output: a 1 x T map.
  *  - gradcam: ReLU(sum_c w_c A_c) over the feature maps A of a Conv2D-like
- *    layer (default: the last Conv2D), w_c the spatial mean of
+ *    layer (default: the last Conv2D, nl_explainer_default_layer), w_c the spatial mean of
  *    d y_c / d A_c, resized bilinearly to the input (PyTorch's
  *    align_corners=False). Images only.
  *  - occlusion: a window of 0 (the normalised mean; default a quarter of
@@ -87,7 +87,9 @@ gboolean nl_explainer_project (NlExplainer *e, const char *layer, int n, float *
 /* Beyond the helpers' contract: what a caller with an image file needs. */
 /* The sample shape the model takes, e.g. (1, 28, 28). */
 NlShape nl_explainer_sample_shape (const NlExplainer *e);
-/* Grad-CAM's default layer: the last Conv2D in execution order (NULL: none). */
+/* Grad-CAM's default layer: the last Conv2D, i.e. the one with the most
+ * nodes on a path from the input (in a residual block the main branch's,
+ * not the shortcut's); NULL: none. */
 const char *nl_explainer_default_layer (NlExplainer *e);
 /* The class names: the dataset's, else "0", "1", ... (n_classes, NULL-terminated). */
 const char *const *nl_explainer_class_names (const NlExplainer *e);

@@ -1,6 +1,7 @@
 /* nl-scatter-plot.c — a class-coloured scatter with a legend (see nl-scatter-plot.h). */
 #include "ui/widgets/nl-scatter-plot.h"
 
+#include <glib/gi18n.h>
 #include <math.h>
 
 #define PAD 12          /* around the plotting area */
@@ -29,7 +30,7 @@ nl_scatter_plot_class_color (int c, GdkRGBA *out)
   /* Tableau 10: distinct at a glance; hues repeat, darker, past ten classes */
   static const guint32 palette[10] = { 0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
                                        0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac };
-  guint32 rgb = palette[c % 10];
+  guint32 rgb = c >= 0 ? palette[c % 10] : 0x808080;  /* no class: grey */
   double dim = c >= 10 ? 0.7 : 1.0;
   out->red = ((rgb >> 16) & 0xff) / 255.0 * dim;
   out->green = ((rgb >> 8) & 0xff) / 255.0 * dim;
@@ -215,6 +216,21 @@ on_pressed (GtkGestureClick *gesture, int n_press, double x, double y, NlScatter
   g_signal_emit (p, signals[POINT_ACTIVATED], 0, i);
 }
 
+static gboolean
+on_query_tooltip (GtkWidget *w, int x, int y, gboolean keyboard, GtkTooltip *tooltip, gpointer unused)
+{
+  NlScatterPlot *p = NL_SCATTER_PLOT (w);
+  int i = keyboard ? p->selected : nl_scatter_plot_point_at (p, x, y);
+  g_autofree char *text = NULL;
+  if (i < 0)
+    return FALSE;
+  /* TRANSLATORS: a point of the projection: the test sample's index and class */
+  text = g_strdup_printf (_("Sample %d: %s"), i,
+                          p->labels[i] >= 0 && p->labels[i] < p->n_classes ? p->names[p->labels[i]] : "?");
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
 static void
 nl_scatter_plot_measure (GtkWidget *widget, GtkOrientation o, int for_size, int *min, int *nat, int *min_base,
                          int *nat_base)
@@ -252,6 +268,8 @@ nl_scatter_plot_init (NlScatterPlot *p)
   g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), p);
   gtk_widget_add_controller (GTK_WIDGET (p), GTK_EVENT_CONTROLLER (click));
   gtk_widget_set_cursor_from_name (GTK_WIDGET (p), "crosshair");
+  gtk_widget_set_has_tooltip (GTK_WIDGET (p), TRUE);
+  g_signal_connect (p, "query-tooltip", G_CALLBACK (on_query_tooltip), NULL);
 }
 
 GtkWidget *

@@ -1,7 +1,8 @@
 /* nl-scatter-plot.h — points in the plane coloured by class, with a
  * legend, drawn with Cairo: the activation viewer's projection of a
  * layer's outputs. Clicking near a point selects it (a ring marks it) and
- * emits ::point-activated with its index. */
+ * emits ::point-activated with its index; hovering a point names it
+ * ("Sample i: class"). */
 #pragma once
 
 #include <gtk/gtk.h>

@@ -46,6 +46,13 @@ main (int argc, char **argv)
       N_("With --screenshot: the training page's view: loss, accuracy, lr, throughput or layers"), N_("VIEW") },
     { "layer", 0, 0, G_OPTION_ARG_STRING, &opts.layer,
       N_("With --screenshot: the Layers view with the histograms of layer NODE open"), N_("NODE") },
+    { "explain-run", 0, 0, G_OPTION_ARG_INT64, &opts.explain_run,
+      N_("With --screenshot: evaluate run ID, explain a misclassified sample and shoot the evaluation window"),
+      N_("ID") },
+    { "explain-method", 0, 0, G_OPTION_ARG_STRING, &opts.explain_method,
+      N_("With --explain-run: saliency, gradcam (default) or occlusion"), N_("METHOD") },
+    { "activations-run", 0, 0, G_OPTION_ARG_INT64, &opts.activations_run,
+      N_("With --screenshot: show run ID's activations and a projection of its test set, and shoot them"), N_("ID") },
     { NULL }
   };
   static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
@@ -95,6 +102,18 @@ main (int argc, char **argv)
   if (opts.run < 0)
     {
       fprintf (stderr, _("netloom: --run must be a run's id, not %" G_GINT64_FORMAT "\n"), opts.run);
+      return 2;
+    }
+  if (opts.explain_run < 0 || opts.activations_run < 0 || (opts.explain_run > 0 && opts.activations_run > 0)
+      || ((opts.explain_run > 0 || opts.activations_run > 0) && !opts.screenshot))
+    {
+      fprintf (stderr,
+               _("netloom: --explain-run and --activations-run need --screenshot and a run id, one at a time\n"));
+      return 2;
+    }
+  if (opts.explain_method && opts.explain_run <= 0)
+    {
+      fprintf (stderr, _("netloom: --explain-method needs --explain-run\n"));
       return 2;
     }
   if (argc > 2)

@@ -1,5 +1,6 @@
 /* test-graph.c — compiled graphs: shapes, the explicit backward graph with
- * gradient-sum nodes, and whole-network gradients by finite differences. */
+ * gradient-sum nodes, and whole-network gradients by finite differences
+ * (weights in training graphs, the input in explain graphs). */
 #include <math.h>
 #include <string.h>
 
@@ -134,6 +135,97 @@ test_whole_network_gradient (void)
   g_assert_cmpint (checked, >=, 40);
 }
 
+/* The other ops an explain graph runs in inference mode: max and average
+ * pooling, LayerNorm, GELU, Dropout (the identity), a Softmax at the end. */
+static const char *mixed_json =
+  "{\"format\":\"netloom.network\",\"version\":1,\"name\":\"mixed\",\"nodes\":["
+  "{\"id\":\"data\",\"op\":\"Input\"},"
+  "{\"id\":\"conv\",\"op\":\"Conv2D\",\"params\":{\"channels\":2,\"kernel\":3,\"padding\":1}},"
+  "{\"id\":\"max\",\"op\":\"MaxPool2D\"},{\"id\":\"avg\",\"op\":\"AvgPool2D\",\"params\":{\"pool_size\":3}},"
+  "{\"id\":\"flatten\",\"op\":\"Flatten\"},{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":8}},"
+  "{\"id\":\"ln\",\"op\":\"LayerNorm\"},{\"id\":\"gelu\",\"op\":\"GELU\"},"
+  "{\"id\":\"drop\",\"op\":\"Dropout\",\"params\":{\"rate\":0.5}},"
+  "{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":4}},{\"id\":\"soft\",\"op\":\"Softmax\"}],"
+  "\"edges\":[\"data -> conv\",\"conv -> max\",\"max -> avg\",\"avg -> flatten\",\"flatten -> fc1\","
+  "\"fc1 -> ln\",\"ln -> gelu\",\"gelu -> drop\",\"drop -> fc2\",\"fc2 -> soft\"]}";
+
+/* Explain graphs: inference-mode ops, no loss, no weight gradients; a
+ * backward from a head gradient the caller sets (here one-hot on output 2
+ * of sample 0) reaches the Input's output, where it equals finite
+ * differences of that output, and is 0 for the other sample. */
+static void
+check_explain_gradient (const char *json)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
+  NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 6, (int64_t) 6);
+  g_autoptr (NlModel) model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 13 }, &error);
+  NlCompileOptions opts = { .batch = 2, .explain = TRUE, .naive_memory = TRUE };
+  g_autoptr (NlProgram) p = nl_program_new (model, &opts, &error);
+  const NlGraph *g = nl_program_get_graph (p);
+  NlTensor *x = nl_program_input (p), *head;
+  g_autoptr (NlTensor) grad = NULL;
+  int gv = -1;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g->loss_node, ==, -1);
+  for (guint v = 0; v < g->values->len; v++)
+    {
+      g_assert_cmpint (nl_graph_value (g, v)->kind, !=, NL_VALUE_WEIGHT_GRAD);
+      if (nl_graph_value (g, v)->kind == NL_VALUE_GRAD && nl_graph_value (g, v)->node == 0)
+        gv = (int) v;
+    }
+  g_assert_cmpint (gv, >=, 0);
+  g_assert_true (nl_shape_equal (&nl_graph_value (g, g->head_grad_value)->shape,
+                                 &nl_graph_value (g, g->pred_value)->shape));
+  /* running statistics away from 0 and 1, as after training */
+  if (nl_network_find (net, "bn") >= 0)
+    {
+      nl_test_fill_uniform (model->aux[NL_MODEL_SLOT (nl_network_find (net, "bn"), 0)], -0.5f, 0.5f, 7);
+      nl_test_fill_uniform (model->aux[NL_MODEL_SLOT (nl_network_find (net, "bn"), 1)], 0.5f, 2.0f, 8);
+    }
+  nl_test_fill_uniform (x, -1, 1, 9);
+  g_assert_true (nl_program_forward (p, 0, &error));
+  head = nl_program_value (p, g->head_grad_value);
+  memset (nl_tensor_f32 (head), 0, sizeof (float) * nl_tensor_numel (head));
+  nl_tensor_f32 (head)[2] = 1;
+  g_assert_true (nl_program_backward (p, &error));
+  g_assert_no_error (error);
+  grad = nl_tensor_copy (nl_program_value (p, gv));
+  {
+    /* large against the tolerance below, so the comparison says something */
+    double big = 0;
+    for (int i = 0; i < 36; i++)
+      big = MAX (big, fabs (nl_tensor_f32 (grad)[i]));
+    g_test_message ("largest input gradient %g", big);
+    g_assert_cmpfloat (big, >, 0.02);
+  }
+  for (int i = 0; i < 36; i++)
+    {
+      float *xi = &nl_tensor_f32 (x)[i], keep = *xi;
+      const double eps = 1e-2;
+      double plus, minus, numeric;
+      *xi = keep + eps;
+      g_assert_true (nl_program_forward (p, 0, &error));
+      plus = nl_tensor_f32 (nl_program_pred (p))[2];
+      *xi = keep - eps;
+      g_assert_true (nl_program_forward (p, 0, &error));
+      minus = nl_tensor_f32 (nl_program_pred (p))[2];
+      *xi = keep;
+      numeric = (plus - minus) / (2 * eps);
+      if (fabs (numeric - nl_tensor_f32 (grad)[i]) > 2e-3 + 2e-2 * fabs (numeric))
+        g_error ("input %d: analytic %g, numeric %g", i, nl_tensor_f32 (grad)[i], numeric);
+      g_assert_cmpfloat (nl_tensor_f32 (grad)[36 + i], ==, 0.0f);
+    }
+}
+
+static void
+test_explain_gradient (void)
+{
+  check_explain_gradient (residual_json);
+  check_explain_gradient (mixed_json);
+}
+
 /* A loss node inside the network: its label port stays open and is bound
  * to the labels; for inference the graph stops before it. */
 static void
@@ -190,6 +282,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph/structure", test_structure);
   g_test_add_func ("/graph/whole-network-gradient", test_whole_network_gradient);
   g_test_add_func ("/graph/loss-in-network", test_loss_in_network);
+  g_test_add_func ("/graph/explain-gradient", test_explain_gradient);
   g_test_add_func ("/graph/macs-hook", test_macs_hook);
   return g_test_run ();
 }

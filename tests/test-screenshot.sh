@@ -35,7 +35,7 @@ print(w, h, len(set(rows)))
 PY
 }
 
-echo "1..9"
+echo "1..15"
 for page in network data training experiments; do
   out="$artifacts/$page.png"
   rm -f "$out"
@@ -78,4 +78,20 @@ if [ $rc -ne 0 ] && [ ! -f "$tmp/q.png" ] && grep -q "quantize" <<<"$log"; then
 else
   not_ok "--quantize-run 9999: rc $rc" "$log"
 fi
+# --explain-run and --activations-run shoot the evaluation window; alone, together, or for a
+# run that is not there, they are refused
+for opt in --explain-run --activations-run; do
+  log=$("$netloom" $opt 1 2>&1); rc=$?
+  if [ $rc -eq 2 ] && grep -q -- "$opt" <<<"$log"; then ok "$opt needs --screenshot"; else not_ok "$opt alone: rc $rc" "$log"; fi
+  log=$("$netloom" --screenshot "$tmp/e.png" $opt 9999 "$XDG_DATA_HOME/netloom/sample.netloom" 2>&1); rc=$?
+  if [ $rc -ne 0 ] && [ ! -f "$tmp/e.png" ] && grep -q "9999" <<<"$log"; then
+    ok "$opt of a run that is not there: non-zero exit naming it, no picture"
+  else
+    not_ok "$opt 9999: rc $rc" "$log"
+  fi
+done
+log=$("$netloom" --screenshot "$tmp/e.png" --explain-run 1 --activations-run 1 2>&1); rc=$?
+if [ $rc -eq 2 ]; then ok "--explain-run and --activations-run: one at a time"; else not_ok "both: rc $rc" "$log"; fi
+log=$("$netloom" --screenshot "$tmp/e.png" --explain-method gradcam 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--explain-method" <<<"$log"; then ok "--explain-method needs --explain-run"; else not_ok "--explain-method alone: rc $rc" "$log"; fi
 [ "$failed" -eq 0 ]

@@ -5,6 +5,7 @@
 #include "ui/experiments/nl-experiments-page.h"
 #include "ui/experiments/nl-quantize-dialog.h"
 #include "ui/nl-screenshot.h"
+#include "ui/nl-screenshot-eval.h"
 #include "ui/nl-settings.h"
 #include "ui/training/nl-training-page.h"
 #include "ui/nl-window.h"
@@ -23,6 +24,7 @@ struct _NlApplication {
   gint64 train_started;
   NlQuantizeDialog *quantize; /* --quantize-run: the dialog, once started */
   gboolean shot_prepared, layer_opened;
+  NlEvalShot eval;            /* --explain-run, --activations-run: the evaluation window */
   int settle_frames;
   int exit_status;
 };
@@ -37,6 +39,7 @@ nl_launch_options_clear (NlLaunchOptions *o)
   g_clear_pointer (&o->page, g_free);
   g_clear_pointer (&o->view, g_free);
   g_clear_pointer (&o->layer, g_free);
+  g_clear_pointer (&o->explain_method, g_free);
 }
 
 char *
@@ -127,8 +130,9 @@ static void
 screenshot_finish (NlApplication *app, NlWindow *win, const char *failure)
 {
   g_autoptr (GError) error = NULL;
-  /* --quantize-run shoots the dialog, not the window under it */
-  GtkWidget *shot = app->quantize ? GTK_WIDGET (app->quantize) : GTK_WIDGET (win);
+  /* --quantize-run shoots the dialog, --explain-run the evaluation window: not the window under them */
+  GtkWidget *shot = app->quantize ? GTK_WIDGET (app->quantize)
+                    : app->eval.window ? GTK_WIDGET (app->eval.window) : GTK_WIDGET (win);
   g_clear_handle_id (&app->shot_timeout, g_source_remove);
   if (failure)
     {
@@ -145,6 +149,7 @@ screenshot_finish (NlApplication *app, NlWindow *win, const char *failure)
   if (app->quantize)
     gtk_window_destroy (GTK_WINDOW (app->quantize));
   g_clear_object (&app->quantize);
+  nl_eval_shot_clear (&app->eval);
   gtk_window_destroy (GTK_WINDOW (win));
 }
 
@@ -256,6 +261,20 @@ screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
           return G_SOURCE_REMOVE;
         }
     }
+  if (app->opts.explain_run > 0 || app->opts.activations_run > 0)
+    {
+      const char *failure = NULL;
+      if (nl_eval_shot_pending (&app->eval, &app->opts, GTK_WINDOW (win), ws, &failure))
+        {
+          app->settle_frames = 0;
+          return G_SOURCE_CONTINUE;
+        }
+      if (failure)
+        {
+          screenshot_finish (app, win, failure);
+          return G_SOURCE_REMOVE;
+        }
+    }
   /* a few quiet frames so that late layout and idle work have landed */
   if (++app->settle_frames < 4)
     return G_SOURCE_CONTINUE;
@@ -264,7 +283,8 @@ screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
   if (app->settle_frames < 64)
     {
       g_autoptr (GdkTexture) probe
-          = nl_widget_render_texture (app->quantize ? GTK_WIDGET (app->quantize) : GTK_WIDGET (win), NULL);
+          = nl_widget_render_texture (app->quantize ? GTK_WIDGET (app->quantize)
+                                      : app->eval.window ? GTK_WIDGET (app->eval.window) : GTK_WIDGET (win), NULL);
       if (!probe)
         return G_SOURCE_CONTINUE;
     }
@@ -403,6 +423,7 @@ nl_application_new (const NlLaunchOptions *opts)
       app->opts.page = g_strdup (opts->page);
       app->opts.view = g_strdup (opts->view);
       app->opts.layer = g_strdup (opts->layer);
+      app->opts.explain_method = g_strdup (opts->explain_method);
     }
   return app;
 }

@@ -15,6 +15,9 @@ typedef struct {
   gint64 run;             /* screenshot: the training page shows this stored run */
   char *view;             /* screenshot: the training page's view (loss ... layers) */
   char *layer;            /* screenshot: the Layers view with this layer's histograms open */
+  gint64 explain_run;     /* screenshot of the evaluation window explaining one of this run's mistakes */
+  char *explain_method;   /* with explain_run: saliency, gradcam (NULL) or occlusion */
+  gint64 activations_run; /* screenshot of the evaluation window's Activations tab for this run */
 } NlLaunchOptions;
 
 void nl_launch_options_clear (NlLaunchOptions *o);

@@ -23,6 +23,7 @@ int nl_cli_devices (int argc, char **argv);
 int nl_cli_evaluate (int argc, char **argv);
 int nl_cli_predict (int argc, char **argv);
 int nl_cli_quantize (int argc, char **argv);
+int nl_cli_explain (int argc, char **argv);
 int nl_cli_sweep (int argc, char **argv);
 int nl_cli_sweeps (int argc, char **argv);
 int nl_cli_profile (int argc, char **argv);

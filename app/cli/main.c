@@ -31,6 +31,7 @@ static const Command commands[] = {
   { "evaluate", nl_cli_evaluate, "a checkpoint's accuracy, per-class scores and confusion matrix" },
   { "predict", nl_cli_predict, "classify image files or dataset samples with a checkpoint" },
   { "quantize", nl_cli_quantize, "an INT8 model of a checkpoint: calibrate, compare with fp32, store" },
+  { "explain", nl_cli_explain, "where a checkpoint looked in an image: saliency, Grad-CAM or occlusion map" },
   { "import-weights", nl_cli_import_weights, "load safetensors weights into a project network" },
   { "import-onnx", nl_cli_import_onnx, "an ONNX model as a project network with its weights" },
   { "devices", nl_cli_devices, "list the CPU and the GPUs training can run on" },

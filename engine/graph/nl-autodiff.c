@@ -33,16 +33,19 @@ nl_graph_build_backward (NlGraph *g, GError **error)
         any = any || n->weights[k].ndim >= 0;
       for (int p = 0; p < n->n_data; p++)
         any = any || (needs[n->in[p]] && port_takes_grad (n, p));
-      needs[n->out] = any;
+      /* explaining: the gradient reaches the input */
+      needs[n->out] = any || (g->opts.explain && !strcmp (n->def->name, "Input"));
     }
   for (int v = 0; v < nv; v++)
     grad_of[v] = -1;
 
-  /* the head: d(mean loss)/d(loss_n) = 1/N, filled by the program */
+  /* the head: d(mean loss)/d(loss_n) = 1/N, filled by the program; when
+   * explaining, d(score)/d(prediction), filled by the caller */
   {
-    NlValue *lv = nl_graph_value (g, g->loss_value);
-    g->head_grad_value = nl_graph_add_value (g, NL_VALUE_HEAD_GRAD, &lv->shape, g->loss_node);
-    grad_of[g->loss_value] = g->head_grad_value;
+    int head = g->loss_node >= 0 ? g->loss_value : g->pred_value;
+    NlValue *lv = nl_graph_value (g, head);
+    g->head_grad_value = nl_graph_add_value (g, NL_VALUE_HEAD_GRAD, &lv->shape, lv->node);
+    grad_of[head] = g->head_grad_value;
   }
 
   /* count consumers that will produce a gradient for each value */
@@ -100,8 +103,12 @@ nl_graph_build_backward (NlGraph *g, GError **error)
               partials[(gsize) v * NL_MAX_PORTS * 2 + n_partials[v]++] = pv;
             }
         }
+      /* explaining asks for no weight gradient: the kernels skip those products */
       for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
-        n->wgrad_v[k] = n->weights[k].ndim >= 0 ? nl_graph_add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
+        n->wgrad_v[k] = n->weights[k].ndim >= 0 && !g->opts.explain
+                          ? nl_graph_add_value (g, NL_VALUE_WEIGHT_GRAD, &n->weights[k], i) : -1;
+      if (g->opts.explain && !strcmp (n->def->name, "Input"))
+        continue; /* its output's gradient is what was asked for; nothing lies before it */
       if (n->def->no_backward)
         {
           g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,

@@ -47,7 +47,8 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
     n->in_grad[i] = -1;
   for (int i = 0; i < n->n_data; i++)
     in[i] = nl_graph_value (g, n->in[i])->shape;
-  ic = (NlInferCtx) { .p = n->params, .training = g->opts.training, .n_data = n->n_data, .in = in,
+  /* explain graphs keep what backward reads (MaxPool's argmax) though ops run in inference mode */
+  ic = (NlInferCtx) { .p = n->params, .training = g->opts.training || g->opts.explain, .n_data = n->n_data, .in = in,
                       .weights = n->weights, .aux = n->aux, .saved = n->saved, .out = out };
   if (!nl_op_infer_shape (n->def, &ic, &local))
     {
@@ -313,5 +314,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
       if (!nl_graph_build_backward (g, error))
         return NULL;
     }
+  else if (opts->explain && !nl_graph_build_backward (g, error))
+    return NULL;
   return g_steal_pointer (&g);
 }

@@ -77,6 +77,10 @@ typedef struct {
   NlPrecision precision; /* autocast of Dense and Conv2D (see ops/nl-op.h) */
   float loss_scale;      /* training: the loss gradient is multiplied by this (dynamic loss
                             scaling, nl-loss-scale.h); 0 means 1 */
+  gboolean explain;      /* not training (ops in inference mode, no loss): a backward from the
+                            prediction, whose head gradient (pred's shape) the caller fills, down
+                            to the Input node's output, so gradients of a class score can be read
+                            at the input and at every node (nl-explain.h) */
 } NlCompileOptions;
 
 typedef struct {

@@ -266,7 +266,7 @@ nl_program_set_loss_scale (NlProgram *p, float scale, GError **error)
   const NlGraph *g = p->graph;
   float v = scale / (float) (p->grad_batch > 0 ? p->grad_batch : g->opts.batch);
   p->loss_scale = scale;
-  if (g->head_grad_value < 0)
+  if (g->head_grad_value < 0 || g->opts.explain)
     return TRUE;
   /* queued behind the last backward that read it */
   return nl_backend_fill (p->backend, nl_tensor_f32 (p->values[g->head_grad_value]),
@@ -391,6 +391,13 @@ NlTensor *
 nl_program_loss (NlProgram *p)
 {
   return p->host_loss;
+}
+
+NlTensor *
+nl_program_value (NlProgram *p, int v)
+{
+  g_return_val_if_fail (v >= 0 && v < (int) p->graph->values->len, NULL);
+  return p->values[v];
 }
 
 size_t
@@ -601,7 +608,7 @@ gboolean
 nl_program_backward (NlProgram *p, GError **error)
 {
   const NlGraph *g = p->graph;
-  g_return_val_if_fail (g->opts.training, FALSE);
+  g_return_val_if_fail (g->opts.training || g->opts.explain, FALSE);
   int bucket = 0, n_buckets = nl_grad_reducer_n_buckets (p->reducer);
   gboolean ok;
   p->backward_done = 0;

@@ -58,6 +58,11 @@ void nl_program_comm_seconds (NlProgram *p, double *busy, double *exposed);
  * all-reduce buckets, go into trace (borrowed; NULL: off). The caller
  * keeps it alive until the ops pushed with it are done. */
 void nl_program_set_trace (NlProgram *p, NlTrace *trace);
+/* Value v of the graph (nl_program_get_graph): a view into the arena, a
+ * device tensor on a GPU. What it holds after a step depends on the memory
+ * plan: only a naive plan (naive_memory) keeps every value. Explain
+ * programs write their head gradient here (g->head_grad_value). */
+NlTensor *nl_program_value (NlProgram *p, int v);
 /* Bytes of activations, gradients and saved tensors this program holds. */
 size_t nl_program_bytes (NlProgram *p);
 /* Called right after each step's op ran, on the thread that ran it, while

@@ -537,6 +537,13 @@ image_sample (const char *path, const NlShape *shape, float mean, float std, flo
   return TRUE;
 }
 
+gboolean
+nl_image_file_read_sample (const char *path, const NlShape *shape, float mean, float std, float *x, float *seen,
+                           GError **error)
+{
+  return image_sample (path, shape, mean, std, x, seen, error);
+}
+
 /* Classifies with the model in priv (locked); probs holds n_out values. */
 static gboolean
 predict (NlEvaluationPrivate *priv, const char *path, const NlShape *shape, float mean, float std, gint64 run,

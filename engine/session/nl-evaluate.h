@@ -107,6 +107,12 @@ gboolean nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double *
 gboolean nl_evaluation_predict_image_file (NlEvaluation *ev, const char *path, double **probs, float **seen,
                                            GError **error);
 
+/* PATH as a model of sample shape `shape` ((1 or 3, H, W)) trained with
+ * mean and std sees it, decoded as above: x (numel of shape) the
+ * normalised sample, seen (may be NULL) the image in [0, 1]. */
+gboolean nl_image_file_read_sample (const char *path, const NlShape *shape, float mean, float std, float *x,
+                                    float *seen, GError **error);
+
 /* The same without an evaluation: builds the model of checkpoint `which`
  * of RUN, classifies the image and frees it. The run's dataset supplies the
  * class names and, when the network's Input sets no shape, the sample

@@ -326,7 +326,8 @@ max_forward (NlOpCtx *c, GError **error)
   Geom g = geom_of (c, c->in[0], c->out[0]);
   const float *x = nl_tensor_f32 (c->in[0]);
   float *y = nl_tensor_f32 (c->out[0]);
-  float *arg = c->training && c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
+  /* the graph gives the argmax memory only where a backward reads it */
+  float *arg = c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
   const int64_t isz = g.h * g.w, osz = g.oh * g.ow;
   const gboolean fast = is_2x2s2 (&g);
 

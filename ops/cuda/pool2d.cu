@@ -126,7 +126,8 @@ max_forward (NlOpCtx *c, GError **error)
   Geom g;
   geom_of (c, c->in[0], c->out[0], &g);
   const int64_t n = nl_tensor_numel (c->out[0]);
-  float *arg = c->training && c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
+  /* the graph gives the argmax memory only where a backward reads it */
+  float *arg = c->saved[0] ? nl_tensor_f32 (c->saved[0]) : NULL;
   return launch_over (
     c, n, "MaxPool2D forward",
     [&] (cudaStream_t s) {

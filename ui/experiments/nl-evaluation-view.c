@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 #include <inttypes.h>
 #include "ui/experiments/nl-confusion-matrix.h"
+#include "ui/experiments/nl-explain-panel.h"
 #include "ui/widgets/nl-file-chooser.h"
 #include "ui/widgets/nl-sample-image.h"
 
@@ -49,6 +50,9 @@ struct _NlEvaluationView {
   GtkWidget *title, *subtitle, *stat_acc, *stat_macro, *stat_weighted, *stat_samples;
   GtkWidget *matrix, *table, *gallery, *gallery_caption;
   GtkWidget *pred_picture, *pred_placeholder, *pred_file, *pred_probs, *pred_message;
+  GtkWidget *explain, *explain_button;
+  float *pred_seen;            /* the classified image as the model saw it, for Explain */
+  char *pred_name;
 };
 
 enum { PROP_0, PROP_LOADING, N_PROPS };
@@ -300,6 +304,12 @@ show_result (NlEvaluationView *v, LoadResult *r, const char *which)
   nl_confusion_matrix_set_data (NL_CONFUSION_MATRIX (v->matrix), ev->n_classes, ev->confusion,
                                 (const char *const *) ev->class_names);
   fill_table (v, ev);
+  {
+    /* Explain uses the checkpoint's fp32 weights, also beside an INT8 evaluation */
+    g_autoptr (NlExplainSource) src = nl_explain_source_new (v->ws, ev->run, which);
+    nl_explain_panel_set_source (NL_EXPLAIN_PANEL (v->explain), src, (const char *const *) ev->class_names,
+                                 ev->n_classes);
+  }
   clear_children (v->gallery);
   for (int i = 0; i < ev->n_misclassified; i++)
     gtk_flow_box_append (GTK_FLOW_BOX (v->gallery),
@@ -399,6 +409,7 @@ typedef struct {
 
 typedef struct {
   double *probs;
+  float *pixels;     /* as the model saw it, in [0, 1] */
   NlSampleImage seen;
 } PredictResult;
 
@@ -417,6 +428,7 @@ predict_result_free (gpointer data)
 {
   PredictResult *r = data;
   g_free (r->probs);
+  g_free (r->pixels);
   nl_sample_image_clear (&r->seen);
   g_free (r);
 }
@@ -437,6 +449,7 @@ predict_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
       return;
     }
   nl_sample_image_from_sample (seen, &ev->sample_shape, PREDICT_SIZE, &r->seen);
+  r->pixels = g_steal_pointer (&seen);
   g_task_return_pointer (task, r, predict_result_free);
 }
 
@@ -512,6 +525,11 @@ predict_done (GObject *source, GAsyncResult *res, gpointer user)
       return;
     }
   set_pred_message (v, NULL, FALSE);
+  g_free (v->pred_seen);
+  v->pred_seen = g_steal_pointer (&r->pixels);
+  g_free (v->pred_name);
+  v->pred_name = g_strdup (base);
+  gtk_widget_set_sensitive (v->explain_button, v->pred_seen != NULL);
   tex = nl_sample_image_texture (&r->seen);
   gtk_image_set_from_paintable (GTK_IMAGE (v->pred_picture), GDK_PAINTABLE (tex));
   if (tex)
@@ -606,6 +624,35 @@ on_choose_clicked (GtkButton *button, NlEvaluationView *v)
                                                    _("_Open"), NULL, filter, image_chosen, NULL, NULL));
 }
 
+/* ---- explaining ---- */
+
+gboolean
+nl_evaluation_view_explain_mistake (NlEvaluationView *v, int i)
+{
+  NlEvaluation *ev = v->holder ? v->holder->ev : NULL;
+  g_return_val_if_fail (NL_IS_EVALUATION_VIEW (v), FALSE);
+  if (!ev || i < 0 || i >= ev->n_misclassified)
+    return FALSE;
+  /* the selection marks the mistake being explained */
+  gtk_flow_box_select_child (GTK_FLOW_BOX (v->gallery),
+                             gtk_flow_box_get_child_at_index (GTK_FLOW_BOX (v->gallery), i));
+  return nl_explain_panel_show_mistake (NL_EXPLAIN_PANEL (v->explain), ev, &ev->misclassified[i]);
+}
+
+static void
+on_mistake_activated (GtkFlowBox *box, GtkFlowBoxChild *child, NlEvaluationView *v)
+{
+  nl_evaluation_view_explain_mistake (v, gtk_flow_box_child_get_index (child));
+}
+
+static void
+on_explain_clicked (GtkButton *button, NlEvaluationView *v)
+{
+  if (v->pred_seen && v->holder)
+    nl_explain_panel_show_sample (NL_EXPLAIN_PANEL (v->explain), v->pred_seen, &v->holder->ev->sample_shape, -1,
+                                  v->pred_name);
+}
+
 static void
 nl_evaluation_view_dispose (GObject *object)
 {
@@ -628,6 +675,8 @@ static void
 nl_evaluation_view_finalize (GObject *object)
 {
   g_free (NL_EVALUATION_VIEW (object)->error);
+  g_free (NL_EVALUATION_VIEW (object)->pred_seen);
+  g_free (NL_EVALUATION_VIEW (object)->pred_name);
   G_OBJECT_CLASS (nl_evaluation_view_parent_class)->finalize (object);
 }
 
@@ -658,6 +707,7 @@ nl_evaluation_view_class_init (NlEvaluationViewClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   g_type_ensure (NL_TYPE_CONFUSION_MATRIX);
+  g_type_ensure (NL_TYPE_EXPLAIN_PANEL);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-evaluation-view.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, NlEvaluationView, name)
   BIND (stack);
@@ -679,8 +729,12 @@ nl_evaluation_view_class_init (NlEvaluationViewClass *klass)
   BIND (pred_file);
   BIND (pred_message);
   BIND (pred_probs);
+  BIND (explain);
+  BIND (explain_button);
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_choose_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_mistake_activated);
+  gtk_widget_class_bind_template_callback (widget_class, on_explain_clicked);
 }
 
 static void
@@ -740,3 +794,4 @@ PART_GETTER (matrix, matrix)
 PART_GETTER (table, table)
 PART_GETTER (gallery, gallery)
 PART_GETTER (probabilities, pred_probs)
+PART_GETTER (explain_panel, explain)

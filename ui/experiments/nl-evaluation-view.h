@@ -2,7 +2,8 @@
  * confusion matrix, per-class precision / recall / F1 / support, overall
  * accuracy and F1, a gallery of the most confident mistakes, and a panel
  * that classifies an image file dropped on the view or chosen with
- * "Choose Image…" (probabilities as sorted bars).
+ * "Choose Image…" (probabilities as sorted bars), and an Explain panel
+ * (nl-explain-panel.h) for a clicked mistake or the classified image.
  *
  * Loading runs nl_evaluate_run in a GTask thread with a progress bar and
  * nl_workspace_busy_push/pop around it; loading again cancels the previous
@@ -41,5 +42,9 @@ GtkWidget *nl_evaluation_view_get_matrix (NlEvaluationView *v);  /* NlConfusionM
 GtkWidget *nl_evaluation_view_get_table (NlEvaluationView *v);   /* GtkGrid: a header row, a row per class, averages */
 GtkWidget *nl_evaluation_view_get_gallery (NlEvaluationView *v); /* GtkFlowBox of mistakes */
 GtkWidget *nl_evaluation_view_get_probabilities (NlEvaluationView *v); /* GtkBox: a row per class, most likely first */
+GtkWidget *nl_evaluation_view_get_explain_panel (NlEvaluationView *v); /* NlExplainPanel */
+/* Shows mistake i of the gallery (as clicking it does) in the Explain
+ * panel, which computes its map in the background. FALSE: no such mistake. */
+gboolean nl_evaluation_view_explain_mistake (NlEvaluationView *v, int i);
 
 G_END_DECLS

@@ -3,6 +3,7 @@
 #include "ui/experiments/nl-evaluation-window.h"
 #include <glib/gi18n.h>
 
+#include "ui/experiments/nl-activation-view.h"
 #include "ui/experiments/nl-evaluation-view.h"
 
 /* What the window evaluates; its data, freed with it. */
@@ -10,7 +11,8 @@ typedef struct {
   NlWorkspace *ws;
   gint64 run;
   char *which;
-  GtkWidget *view, *precision;
+  GtkWidget *view, *precision, *stack, *activations;
+  gboolean activations_open;   /* opened on first view: it loads a model of its own */
 } EvalWindow;
 
 static void
@@ -34,6 +36,17 @@ precision_changed (GtkDropDown *dd, GParamSpec *pspec, EvalWindow *e)
                                 gtk_drop_down_get_selected (dd) == 1);
 }
 
+static void
+page_changed (AdwViewStack *stack, GParamSpec *pspec, EvalWindow *e)
+{
+  g_autoptr (NlExplainSource) src = NULL;
+  if (e->activations_open || g_strcmp0 (adw_view_stack_get_visible_child_name (stack), "activations"))
+    return;
+  e->activations_open = TRUE;
+  src = nl_explain_source_new (e->ws, e->run, e->which);
+  nl_activation_view_set_source (NL_ACTIVATION_VIEW (e->activations), src);
+}
+
 GtkWindow *
 nl_evaluation_window_new (GtkWindow *parent, NlWorkspace *ws, gint64 run, const char *which, gboolean int8)
 {
@@ -48,21 +61,35 @@ nl_evaluation_window_new (GtkWindow *parent, NlWorkspace *ws, gint64 run, const 
   e->run = run;
   e->which = g_strdup (which ? which : "best");
   e->view = nl_evaluation_view_new ();
+  e->activations = nl_activation_view_new ();
+  e->stack = adw_view_stack_new ();
   e->precision = gtk_drop_down_new_from_strings (choices);
   gtk_widget_set_tooltip_text (e->precision, _("Evaluate the checkpoint's fp32 weights or its INT8 model"));
   gtk_drop_down_set_selected (GTK_DROP_DOWN (e->precision), int8 ? 1 : 0);
   /* a run without INT8 models (Quantize… makes them) has nothing to choose */
   gtk_widget_set_visible (e->precision, int8 || (models && models->len > 0));
   adw_header_bar_pack_start (ADW_HEADER_BAR (header), e->precision);
+  adw_view_stack_add_titled_with_icon (ADW_VIEW_STACK (e->stack), e->view, "evaluation", _("Evaluation"),
+                                       "view-grid-symbolic");
+  adw_view_stack_add_titled_with_icon (ADW_VIEW_STACK (e->stack), e->activations, "activations",
+                                       _("Activations"), "view-reveal-symbolic");
+  {
+    /* the tabs where the window is wide enough, else its title */
+    GtkWidget *switcher = adw_view_switcher_title_new ();
+    adw_view_switcher_title_set_stack (ADW_VIEW_SWITCHER_TITLE (switcher), ADW_VIEW_STACK (e->stack));
+    adw_view_switcher_title_set_title (ADW_VIEW_SWITCHER_TITLE (switcher), title);
+    adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), switcher);
+  }
   gtk_box_append (GTK_BOX (box), header);
-  gtk_widget_set_vexpand (e->view, TRUE);
-  gtk_box_append (GTK_BOX (box), e->view);
+  gtk_widget_set_vexpand (e->stack, TRUE);
+  gtk_box_append (GTK_BOX (box), e->stack);
   adw_window_set_content (ADW_WINDOW (w), box);
   gtk_window_set_title (GTK_WINDOW (w), title);
   gtk_window_set_transient_for (GTK_WINDOW (w), parent);
   gtk_window_set_default_size (GTK_WINDOW (w), 1100, 800);
   g_object_set_data_full (G_OBJECT (w), "nl-evaluation-window", e, (GDestroyNotify) eval_window_free);
   g_signal_connect (e->precision, "notify::selected", G_CALLBACK (precision_changed), e);
+  g_signal_connect (e->stack, "notify::visible-child-name", G_CALLBACK (page_changed), e);
   gtk_window_present (GTK_WINDOW (w));
   nl_evaluation_view_load_full (NL_EVALUATION_VIEW (e->view), ws, run, e->which, int8);
   return GTK_WINDOW (w);
@@ -82,4 +109,20 @@ nl_evaluation_window_get_precision (GtkWindow *window)
   EvalWindow *e = eval_window (window);
   g_return_val_if_fail (e != NULL, NULL);
   return e->precision;
+}
+
+GtkWidget *
+nl_evaluation_window_get_activations (GtkWindow *window)
+{
+  EvalWindow *e = eval_window (window);
+  g_return_val_if_fail (e != NULL, NULL);
+  return e->activations;
+}
+
+void
+nl_evaluation_window_show_page (GtkWindow *window, const char *page)
+{
+  EvalWindow *e = eval_window (window);
+  g_return_if_fail (e != NULL);
+  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (e->stack), page);
 }

@@ -3,7 +3,8 @@
  * while the workbench goes on): Evaluate on the Experiments page, and
  * Evaluate on a row of the Quantize dialog's INT8 models. For a run with
  * INT8 models its header bar chooses between the checkpoint's fp32 weights
- * and its INT8 model. */
+ * and its INT8 model. Its header switches between the evaluation and the
+ * Activations tab (feature maps and a projection of the test set). */
 #pragma once
 
 #include <adwaita.h>
@@ -20,5 +21,10 @@ GtkWindow *nl_evaluation_window_new (GtkWindow *parent, NlWorkspace *ws, gint64 
  * 1 INT8; hidden for a run without INT8 models). */
 GtkWidget *nl_evaluation_window_get_view (GtkWindow *window);
 GtkWidget *nl_evaluation_window_get_precision (GtkWindow *window);
+/* Its Activations tab (NlActivationView; it opens the checkpoint's model
+ * the first time it is shown). */
+GtkWidget *nl_evaluation_window_get_activations (GtkWindow *window);
+/* Shows tab PAGE: "evaluation" or "activations". */
+void nl_evaluation_window_show_page (GtkWindow *window, const char *page);
 
 G_END_DECLS

@@ -7,7 +7,8 @@
 # run without any fail with one message; a run whose node makes a NaN (or
 # Inf) fails with the message naming the node, forward or backward, and
 # the step, stored as the run's error with the metric
-# layer/<node>/first_nonfinite, which `layers` shows; deleting the run
+# layer/<node>/first_nonfinite, which `layers` shows; a resume keeps the
+# histograms before its checkpoint and adds its own; deleting the run
 # deletes its histograms.
 # Usage: test-layers-cli.sh PATH/TO/netloom-cli (TAP)
 set -u
@@ -115,6 +116,12 @@ nonfinite() {
 }
 nonfinite fc1:backward:nan:3 3 "node 'fc1' made the first NaN in backward at step 3" fc1 2 3
 nonfinite relu1:forward:inf:2 4 "node 'relu1' made the first Inf in forward at step 2" relu1 1 2
+
+# ---- kept by resume: a second epoch adds steps 12 and 16 to those of the first ----
+out=$("$cli" resume --project "$P" --run 1 --epochs 2 2>&1) || not_ok "resume" "$out"
+steps=$(sql "$P" "SELECT group_concat (step) FROM (SELECT DISTINCT step FROM layer_histograms WHERE run = 1 ORDER BY step)")
+[ "$steps" = "4,8,12,16" ] && ok "resume keeps the first epoch's histograms and adds its own" \
+  || not_ok "histograms after resume" "$steps"
 
 # ---- deleted with the run ----
 python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA foreign_keys = ON")

@@ -46,7 +46,7 @@ typedef enum {
 
 typedef struct {
   NlNonfiniteWhere where;
-  const char *node;              /* the graph's, valid while its program is */
+  const char *node;              /* the graph's: valid while its program is (copy it) */
   gboolean is_nan;               /* else an infinity */
 } NlNonfinite;
 

@@ -2,8 +2,8 @@
  * independent references: histograms against a hand loop, activation
  * statistics after ReLU against a hand count, norms and update ratios
  * against PyTorch 1.13 on the same weights and batch (layer_stats_torch.py),
- * and the first non-finite value named where real ops make it, forward
- * and backward. */
+ * the first non-finite value named where real ops make it, forward and
+ * backward, and the trainer's hooks. */
 #include <math.h>
 #include <string.h>
 
@@ -12,6 +12,7 @@
 #include "engine/graph/nl-network.h"
 #include "engine/train/nl-layer-stats.h"
 #include "engine/train/nl-optim.h"
+#include "engine/train/nl-trainer.h"
 #include "nl-test-util.h"
 
 /* conv1 (4 channels, 3x3) -> relu1 -> fc1 (16) -> relu2 -> fc2 (3), on 1x8x8 */
@@ -365,6 +366,92 @@ test_nonfinite_backward (void)
   fixture_down (&f);
 }
 
+typedef struct {
+  GArray *steps;       /* int64_t: the statistics steps reported */
+  int nonfinite;       /* calls of the nonfinite hook */
+  NlNonfinite nf;
+  char *nf_node;       /* nf.node is the program's: valid during the call */
+  int64_t nf_step;
+} Seen;
+
+static void
+on_stats (gpointer user, const NlLayerStatsReport *r)
+{
+  Seen *seen = user;
+  g_assert_cmpint (r->n_tensors, ==, 4);
+  g_assert_cmpint (r->epoch, ==, r->step <= 6 ? 1 : 2);
+  g_array_append_val (seen->steps, r->step);
+}
+
+static void
+on_nonfinite (gpointer user, const NlNonfinite *nf, int64_t step)
+{
+  Seen *seen = user;
+  seen->nonfinite++;
+  seen->nf = *nf;
+  g_free (seen->nf_node);
+  seen->nf_node = g_strdup (nf->node);
+  seen->nf_step = step;
+}
+
+/* The trainer: statistics every 5 of 12 updates (two epochs of 6
+ * batches; steps 5 and 10), none without a hook to take them; a gradient
+ * made infinite at step 4 (the test hook) ends the run with the message
+ * and the hook, before any later statistics. */
+static void
+test_trainer (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("nl-layer-stats-XXXXXX", NULL);
+  g_autofree char *spec = g_strdup_printf ("mnist:%s", dir);
+  g_autofree char *json = chain_json ("Flatten", 10);
+  g_autoptr (NlNetwork) net = nl_network_load_data (json, -1, &error);
+  g_auto (NlRunConfig) cfg = { 0 };
+  Seen seen = { .steps = g_array_new (FALSE, FALSE, sizeof (int64_t)) };
+  NlTrainCallbacks cb = { .user = &seen, .layer_stats = on_stats, .nonfinite = on_nonfinite };
+
+  nl_test_write_idx_dataset (dir, 96, 20);
+  nl_run_config_init (&cfg);
+  nl_run_config_set_text (&cfg.dataset, spec);
+  cfg.epochs = 2;
+  cfg.batch_size = 16;
+  cfg.threads = 1;
+  cfg.workers = 0;
+  cfg.layer_stats_every = 5;
+  {
+    g_autoptr (NlTrainer) t = nl_trainer_new (net, &cfg, &error);
+    g_assert_no_error (error);
+    g_assert_true (nl_trainer_run (t, &cb, &error));
+    g_assert_no_error (error);
+  }
+  g_assert_cmpuint (seen.steps->len, ==, 2);
+  g_assert_cmpint (g_array_index (seen.steps, int64_t, 0), ==, 5);
+  g_assert_cmpint (g_array_index (seen.steps, int64_t, 1), ==, 10);
+  g_assert_cmpint (seen.nonfinite, ==, 0);
+
+  /* the same run, the gradient fc2 passes back infinite from step 4 on */
+  g_array_set_size (seen.steps, 0);
+  cfg.layer_stats_every = 1;
+  g_setenv ("NETLOOM_TEST_NONFINITE", "fc2:backward:inf:4", TRUE);
+  {
+    g_autoptr (NlTrainer) t = nl_trainer_new (net, &cfg, &error);
+    g_assert_no_error (error);
+    g_assert_false (nl_trainer_run (t, &cb, &error));
+  }
+  g_unsetenv ("NETLOOM_TEST_NONFINITE");
+  g_assert_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_DIVERGED);
+  g_assert_cmpstr (error->message, ==, "node 'fc2' made the first Inf in backward at step 4");
+  g_assert_cmpint (seen.nonfinite, ==, 1);
+  g_assert_cmpstr (seen.nf_node, ==, "fc2");
+  g_assert_cmpint (seen.nf.where, ==, NL_NONFINITE_BACKWARD);
+  g_assert_false (seen.nf.is_nan);
+  g_assert_cmpint (seen.nf_step, ==, 4);
+  g_assert_cmpuint (seen.steps->len, ==, 3); /* steps 1 to 3 */
+  g_array_unref (seen.steps);
+  g_free (seen.nf_node);
+  nl_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -374,5 +461,6 @@ main (int argc, char **argv)
   g_test_add_func ("/layer-stats/torch", test_torch);
   g_test_add_func ("/layer-stats/nonfinite-forward", test_nonfinite_forward);
   g_test_add_func ("/layer-stats/nonfinite-backward", test_nonfinite_backward);
+  g_test_add_func ("/layer-stats/trainer", test_trainer);
   return g_test_run ();
 }

@@ -7,8 +7,9 @@
 # run without any fail with one message; a run whose node makes a NaN (or
 # Inf) fails with the message naming the node, forward or backward, and
 # the step, stored as the run's error with the metric
-# layer/<node>/first_nonfinite, which `layers` shows; deleting the run
-# deletes its histograms.
+# layer/<node>/first_nonfinite, which `layers` shows; a resume keeps the
+# histograms before its checkpoint and adds its own; a fork takes its own
+# interval (resume refuses one); deleting the run deletes its histograms.
 # Usage: test-layers-cli.sh PATH/TO/netloom-cli (TAP)
 set -u
 cli="$1"
@@ -115,6 +116,22 @@ nonfinite() {
 }
 nonfinite fc1:backward:nan:3 3 "node 'fc1' made the first NaN in backward at step 3" fc1 2 3
 nonfinite relu1:forward:inf:2 4 "node 'relu1' made the first Inf in forward at step 2" relu1 1 2
+
+# ---- kept by resume: a second epoch adds steps 12 and 16 to those of the first ----
+out=$("$cli" resume --project "$P" --run 1 --epochs 2 2>&1) || not_ok "resume" "$out"
+steps=$(sql "$P" "SELECT group_concat (step) FROM (SELECT DISTINCT step FROM layer_histograms WHERE run = 1 ORDER BY step)")
+[ "$steps" = "4,8,12,16" ] && ok "resume keeps the first epoch's histograms and adds its own" \
+  || not_ok "histograms after resume" "$steps"
+
+# ---- a fork takes its own interval; its steps go on from its parent's ----
+out=$("$cli" fork --project "$P" --run 1 --epochs 3 --layer-stats-every 2 2>&1) || not_ok "fork" "$out"
+steps=$(sql "$P" "SELECT group_concat (step) FROM (SELECT DISTINCT step FROM layer_histograms WHERE run = 5 ORDER BY step)")
+[ "$steps" = "18,20,22,24" ] && [ "$(sql "$P" "SELECT json_extract (hparams_json, '$.layer_stats_every') FROM runs
+  WHERE id = 5")" = 2 ] && ok "fork --layer-stats-every 2: stored, statistics at steps 18 to 24" \
+  || not_ok "fork's statistics" "$steps"
+out=$("$cli" resume --project "$P" --run 1 --layer-stats-every 3 2>&1); s=$?
+[ $s -eq 2 ] && grep -q "to change its settings, fork it" <<<"$out" && ok "resume refuses --layer-stats-every" \
+  || not_ok "resume --layer-stats-every" "$out"
 
 # ---- deleted with the run ----
 python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA foreign_keys = ON")

@@ -220,6 +220,7 @@ typedef struct {
   NlDevice device;          /* parsed from device_s */
   NlPrecision precision;    /* parsed from precision_s */
   const NlCliDataOptions *data; /* another dataset for the weights */
+  int layer_stats;          /* --layer-stats-every (-1: not given) */
 } Overrides;
 
 static void
@@ -258,6 +259,8 @@ apply_overrides (NlRunConfig *rc, gpointer user)
     rc->device = o->device;
   if (o->precision_s)
     rc->precision = o->precision;
+  if (o->layer_stats >= 0)
+    rc->layer_stats_every = o->layer_stats;
   /* the normalisation the weights were trained with, unless --mean/--std */
   nl_cli_data_options_apply (o->data, rc, FALSE);
 }
@@ -291,6 +294,8 @@ run_command (int argc, char **argv, gboolean fork)
     { "lr-schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedule, "fork: learning-rate schedule", "SPEC" },
     { "device", 0, 0, G_OPTION_ARG_STRING, &o.device_s, "fork: cpu, cuda or cuda:N (default: the parent's)", "DEVICE" },
     { "precision", 0, 0, G_OPTION_ARG_STRING, &o.precision_s, "fork: fp32, bf16 or fp16", "P" },
+    { "layer-stats-every", 0, 0, G_OPTION_ARG_INT, &o.layer_stats, "fork: layer statistics every N steps (0: off)",
+      "N" },
   };
   const GOptionEntry end = { NULL };
   g_autoptr (GOptionContext) ctx = g_option_context_new (fork ? "- a new run from a checkpoint of a run"
@@ -318,12 +323,14 @@ run_command (int argc, char **argv, gboolean fork)
     g_option_context_set_description (ctx, "Example (fine-tuning on another dataset):\n"
                                       "  netloom-cli fork --project p.netloom --run 3 --dataset mnist:DIR --epochs 2 "
                                       "--lr 0.01\n");
+  o.layer_stats = -1;
   if (!nl_cli_parse (ctx, all_entries, &argc, &argv, fork ? "fork" : "resume", &status))
     return status;
   if (run <= 0)
     return nl_cli_usage_error ("--run ID is required");
   if (!fork && (checkpoint || name || !isnan (o.lr) || o.optimizer || !isnan (o.momentum) || !isnan (o.wd) || o.batch
-                || o.schedule || o.device_s || o.precision_s || nl_cli_data_options_given (&data)))
+                || o.schedule || o.device_s || o.precision_s || o.layer_stats >= 0
+                || nl_cli_data_options_given (&data)))
     return nl_cli_usage_error ("resume continues a run as it was; to change its settings, fork it");
   if ((status = nl_cli_data_options_finish (&data)) != 0)
     return status;
@@ -340,6 +347,8 @@ run_command (int argc, char **argv, gboolean fork)
       || (!isnan (o.momentum)
           && !nl_run_field_check (nl_run_config_find_field ("momentum"), "--momentum", o.momentum, &error))
       || (!isnan (o.wd) && !nl_run_field_check (nl_run_config_find_field ("wd"), "--wd", o.wd, &error))
+      || (o.layer_stats != -1 && !nl_run_field_check (nl_run_config_find_field ("layer_stats_every"),
+                                                      "--layer-stats-every", o.layer_stats, &error))
       || (!isnan (interval) && !nl_run_field_check (nl_run_config_find_field ("checkpoint_interval"),
                                                    "--checkpoint-interval", interval, &error)))
     return nl_cli_usage_error ("%s", error->message);

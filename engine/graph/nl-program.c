@@ -13,6 +13,7 @@
 #include "engine/graph/nl-device-timer.h"
 #include "engine/graph/nl-grad-reducer.h"
 #include "engine/graph/nl-program.h"
+#include "engine/graph/nl-test-inject.h"
 #include "ops/nl-op-registry.h"
 
 #include <math.h>
@@ -77,45 +78,8 @@ struct NlProgram {
   double exposed;          /* seconds backward waited on the all-reduce after its own work */
   NlProgramStepHook hook;  /* nl_program_set_step_hook */
   gpointer hook_user;
-  /* NETLOOM_TEST_NONFINITE=NODE:forward|backward:nan|inf:STEP (tests of
-   * the search for the first NaN): that node's output, or the first
-   * gradient it writes, gets one such value on every step from STEP on */
-  int inject_node;         /* -1: none */
-  gboolean inject_fwd;
-  float inject_value;
-  guint64 inject_step;
+  NlTestInject inject;     /* NETLOOM_TEST_NONFINITE (nl-test-inject.h) */
 };
-
-static void
-inject_parse (NlProgram *p)
-{
-  g_auto (GStrv) f = g_strsplit (g_getenv ("NETLOOM_TEST_NONFINITE") ? g_getenv ("NETLOOM_TEST_NONFINITE") : "", ":", 4);
-  p->inject_node = -1;
-  if (g_strv_length (f) != 4 || !p->graph->opts.training || p->mirrored)
-    return;
-  for (guint i = 0; i < p->graph->nodes->len; i++)
-    if (!g_strcmp0 (nl_graph_node (p->graph, i)->id, f[0]))
-      p->inject_node = (int) i;
-  p->inject_fwd = !strcmp (f[1], "forward");
-  p->inject_value = !strcmp (f[2], "nan") ? NAN : INFINITY;
-  p->inject_step = g_ascii_strtoull (f[3], NULL, 10);
-}
-
-static void
-inject_maybe (NlProgram *p, const NlOpCtx *ctx, int node, gboolean fwd)
-{
-  if (node != p->inject_node || fwd != p->inject_fwd || p->step < p->inject_step)
-    return;
-  for (int k = 0; k < (fwd ? 1 : ctx->n_data + ctx->def->n_weights); k++)
-    {
-      NlTensor *t = fwd ? ctx->out[k] : ctx->in_grad[k];
-      if (t && nl_tensor_numel (t) > 0)
-        {
-          nl_tensor_f32 (t)[0] = p->inject_value;
-          return;
-        }
-    }
-}
 
 static void
 profile_report (NlProgram *p)
@@ -301,7 +265,7 @@ nl_program_new (NlModel *model, const NlCompileOptions *opts, GError **error)
                         NULL);
   if (!bind_kernels (p, error))
     return NULL;
-  inject_parse (p);
+  nl_test_inject_parse (&p->inject, p->graph, opts->training && !p->mirrored);
   {
     g_autofree char *what = g_strdup_printf ("the %s activations and gradients for batch %d",
                                              opts->training ? "training" : "inference", opts->batch);
@@ -474,12 +438,14 @@ run_step (gpointer data, GError **error)
     }
   if (p->profile)
     (fwd ? p->fwd_us : p->bwd_us)[st->node] += g_get_monotonic_time () - t0;
-  if (G_UNLIKELY (p->inject_node >= 0))
-    inject_maybe (p, &ctx, st->node, fwd);
-  if (p->hook)
+  if (p->hook || G_UNLIKELY (p->inject.node >= 0))
     {
       const NlGraphNode *n = nl_graph_node (p->graph, st->node);
-      p->hook (p->hook_user, st->node, fwd, fwd ? ctx.out : ctx.in_grad, fwd ? 1 : n->n_data + n->def->n_weights);
+      NlTensor *const *written = fwd ? ctx.out : ctx.in_grad;
+      int n_written = fwd ? 1 : n->n_data + n->def->n_weights;
+      nl_test_inject_apply (&p->inject, st->node, fwd, p->step, written, n_written);
+      if (p->hook)
+        p->hook (p->hook_user, st->node, fwd, written, n_written);
     }
   if (trace)
     nl_device_timer_op_done (p->timer, trace, mark, nl_graph_node (p->graph, st->node), fwd, (gint64) p->step, t0);

@@ -145,8 +145,8 @@ nl_layer_stats_free (NlLayerStats *s)
 {
   if (!s)
     return;
-  if (s->prog)
-    nl_program_set_step_hook (s->prog, NULL, NULL);
+  /* s->prog is not touched: it may be gone (a replaced last-batch
+   * program); its hook was taken off after its step */
   g_array_unref (s->tensors);
   g_array_unref (s->watched);
   g_free (s->nodes);
@@ -194,7 +194,7 @@ watch_tensors (NlLayerStats *s, NlProgram *p)
     return;
   for (guint i = 0; i < g->nodes->len; i++)
     {
-      const NlGraphNode *n = nl_graph_node ((NlGraph *) g, i);
+      const NlGraphNode *n = nl_graph_node (g, i);
       for (int k = 0; n->net_index >= 0 && k < n->def->n_weights; k++)
         {
           int slot = NL_MODEL_SLOT (n->net_index, k);
@@ -202,7 +202,8 @@ watch_tensors (NlLayerStats *s, NlProgram *p)
             continue;
           Watched w = { .slot = slot, .net_node = n->net_index, .k = k,
                         .before = g_new (float, nl_tensor_numel (s->model->weights[slot])) };
-          NlTensorStats ts = { .node = n->id, .tensor = nl_model_weight_name (s->model, n->net_index, k) };
+          NlTensorStats ts = { .node = g_intern_string (n->id),
+                               .tensor = nl_model_weight_name (s->model, n->net_index, k) };
           g_array_append_val (s->watched, w);
           g_array_append_val (s->tensors, ts);
         }
@@ -220,7 +221,7 @@ nl_layer_stats_begin (NlLayerStats *s, NlProgram *p)
       s->n_nodes = (int) g->nodes->len;
       s->nodes = g_new0 (NlActivationStats, MAX (s->n_nodes, 1));
       for (int i = 0; i < s->n_nodes; i++)
-        s->nodes[i].node = nl_graph_node ((NlGraph *) g, i)->id;
+        s->nodes[i].node = g_intern_string (nl_graph_node (g, i)->id);
     }
   for (int i = 0; i < s->n_nodes; i++)
     s->nodes[i].seen = FALSE;
@@ -339,7 +340,7 @@ nl_layer_stats_find_nonfinite (NlProgram *p, NlModel *model, guint64 step, NlNon
       if (!v)
         continue;
       found->where = st->kind == NL_STEP_FORWARD ? NL_NONFINITE_FORWARD : NL_NONFINITE_BACKWARD;
-      found->node = nl_graph_node ((NlGraph *) g, st->node)->id;
+      found->node = g_intern_string (nl_graph_node (g, st->node)->id);
       found->is_nan = v == 1;
     }
   return TRUE;

@@ -15,7 +15,7 @@ G_BEGIN_DECLS
 #define NL_LAYER_STATS_BINS 32
 
 typedef struct {
-  const char *node;              /* the graph node's id ("fc1") */
+  const char *node;              /* the graph node's id ("fc1"), interned */
   char *tensor;                  /* "fc1.weight" */
   double weight_norm, grad_norm; /* L2, of the weights the step's gradient was taken at */
   double update_ratio;           /* ||w after - w before|| / ||w before|| (NAN: ||w|| = 0) */
@@ -24,7 +24,7 @@ typedef struct {
 } NlTensorStats;
 
 typedef struct {
-  const char *node;
+  const char *node;              /* interned */
   gboolean seen;                 /* the node ran forward on this step */
   double mean, std;              /* over every element of the output, batch included */
   double dead_fraction;          /* share of elements exactly 0 */
@@ -46,7 +46,7 @@ typedef enum {
 
 typedef struct {
   NlNonfiniteWhere where;
-  const char *node;              /* the graph's, valid while its program is */
+  const char *node;              /* interned */
   gboolean is_nan;               /* else an infinity */
 } NlNonfinite;
 

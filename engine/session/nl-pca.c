@@ -178,12 +178,13 @@ void
 nl_pca_project (const float *x, int n, int f, int n_comp, float *xy)
 {
   Op op = { .x = x, .n = n, .f = f, .gram = f > n };
-  int dim = MIN (n, f), max_steps = MIN (dim, MAX_STEPS), steps = 0, top[4];
+  int dim = MIN (n, f), max_steps = MIN (dim, MAX_STEPS), steps = 0;
+  g_autofree int *top = g_new (int, MAX (n_comp, 1));
   g_autofree double *mean = g_new0 (double, f), *v = NULL, *w = NULL, *alpha = NULL, *beta = NULL;
   g_autofree double *d = NULL, *z = NULL, *y = NULL, *tmp = g_new (double, MAX (n, f));
   g_autoptr (GRand) rng = g_rand_new_with_seed (0x5eed);
 
-  g_return_if_fail (n >= 1 && f >= 1 && n_comp >= 1 && n_comp <= 4);
+  g_return_if_fail (n >= 1 && f >= 1 && n_comp >= 1 && n_comp <= NL_PCA_MAX_COMPONENTS);
   memset (xy, 0, sizeof (float) * n * n_comp);
   for (int r = 0; r < n; r++)
     for (int i = 0; i < f; i++)

@@ -14,8 +14,10 @@
 
 G_BEGIN_DECLS
 
+#define NL_PCA_MAX_COMPONENTS 64
+
 /* x: n rows of f features (row-major). xy (n * n_comp floats, row-major)
- * receives each row's coordinates on the first n_comp (1..4) principal
+ * receives each row's coordinates on the first n_comp (1..64) principal
  * components of the centred rows, i.e. U[:, :n_comp] * S[:n_comp] of the
  * centred matrix's SVD; each component's sign is fixed so that its largest
  * coordinate in magnitude is positive. n >= 1, f >= 1. */

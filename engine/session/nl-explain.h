@@ -86,7 +86,8 @@ gboolean nl_explainer_project (NlExplainer *e, const char *layer, int n, float *
 
 /* Beyond the helpers' contract. */
 /* The same projection by t-SNE (nl-tsne.h; exact, 1000 iterations;
- * perplexity <= 0: 30). Deterministic. About a second for 1000 samples. */
+ * perplexity <= 0: 30). Deterministic. About 2 s for 1000 samples; keep n
+ * to a thousand or two. */
 gboolean nl_explainer_project_tsne (NlExplainer *e, const char *layer, int n, double perplexity, float **xy,
                                     int **labels, GError **error);
 /* The sample shape the model takes, e.g. (1, 28, 28). */

@@ -22,5 +22,9 @@ G_BEGIN_DECLS
  * centred matrix's SVD; each component's sign is fixed so that its largest
  * coordinate in magnitude is positive. n >= 1, f >= 1. */
 void nl_pca_project (const float *x, int n, int f, int n_comp, float *xy);
+/* The same with the components converged loosely (Ritz residuals 1e-3 of
+ * the largest value): a reduction to the leading subspace before t-SNE,
+ * where the exact axes do not matter, in far fewer steps. */
+void nl_pca_reduce (const float *x, int n, int f, int n_comp, float *xy);
 
 G_END_DECLS

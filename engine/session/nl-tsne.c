@@ -74,36 +74,41 @@ nl_tsne_affinities (const double *x, int n, int d, double perplexity, double *p)
 }
 
 /* The gradient of KL (exaggeration * P || Q) into grad; the KL itself
- * when want_kl (the optimisation does not need it). */
+ * when want_kl (the optimisation does not need it). num (n x n floats)
+ * holds the Student-t kernel of each pair: computed once per pair (the
+ * upper triangle, mirrored), read twice. */
 static double
-kl_gradient (const double *p, double exaggeration, const double *y, int n, double *grad, gboolean want_kl)
+kl_gradient (const double *p, double exaggeration, const double *y, int n, float *num, double *grad,
+             gboolean want_kl)
 {
   double sumq = 0, kl = 0;
-#pragma omp parallel for reduction (+ : sumq) schedule (static) if (n > 64)
+#pragma omp parallel for reduction (+ : sumq) schedule (dynamic, 32) if (n > 64)
   for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++)
-      if (j != i)
-        {
-          double dx = y[2 * i] - y[2 * j], dy = y[2 * i + 1] - y[2 * j + 1];
-          sumq += 1 / (1 + dx * dx + dy * dy);
-        }
+    for (int j = i + 1; j < n; j++)
+      {
+        double dx = y[2 * i] - y[2 * j], dy = y[2 * i + 1] - y[2 * j + 1];
+        double t = 1 / (1 + dx * dx + dy * dy);
+        num[(gsize) i * n + j] = num[(gsize) j * n + i] = (float) t;
+        sumq += 2 * t;
+      }
 #pragma omp parallel for reduction (+ : kl) schedule (static) if (n > 64)
   for (int i = 0; i < n; i++)
     {
       double gx = 0, gy = 0;
+      const float *row = num + (gsize) i * n;
+      const double *prow = p + (gsize) i * n;
       for (int j = 0; j < n; j++)
         {
-          double dx, dy, num, pij;
+          double t, pij, c;
           if (j == i)
             continue;
-          dx = y[2 * i] - y[2 * j];
-          dy = y[2 * i + 1] - y[2 * j + 1];
-          num = 1 / (1 + dx * dx + dy * dy);
-          pij = exaggeration * p[(gsize) i * n + j];
-          gx += (pij - num / sumq) * num * dx;
-          gy += (pij - num / sumq) * num * dy;
+          t = row[j];
+          pij = exaggeration * prow[j];
+          c = (pij - t / sumq) * t;
+          gx += c * (y[2 * i] - y[2 * j]);
+          gy += c * (y[2 * i + 1] - y[2 * j + 1]);
           if (want_kl && pij > 0)
-            kl += pij * log (pij / MAX (num / sumq, 1e-300));
+            kl += pij * log (pij / MAX (t / sumq, 1e-300));
         }
       grad[2 * i] = 4 * gx;
       grad[2 * i + 1] = 4 * gy;
@@ -114,7 +119,8 @@ kl_gradient (const double *p, double exaggeration, const double *y, int n, doubl
 double
 nl_tsne_kl_gradient (const double *p, const double *y, int n, double *grad)
 {
-  return kl_gradient (p, 1.0, y, n, grad, TRUE);
+  g_autofree float *num = g_new (float, (gsize) n * n);
+  return kl_gradient (p, 1.0, y, n, num, grad, TRUE);
 }
 
 void
@@ -124,14 +130,14 @@ nl_tsne_embed (const float *x, int n, int f, double perplexity, int iterations, 
   g_autofree double *xd = g_new (double, (gsize) n * d), *p = g_new (double, (gsize) n * n);
   g_autofree double *y = g_new (double, 2 * n), *grad = g_new (double, 2 * n);
   g_autofree double *update = g_new0 (double, 2 * n), *gains = g_new (double, 2 * n);
-  g_autofree float *init = g_new (float, 2 * n), *reduced = NULL;
+  g_autofree float *init = g_new (float, 2 * n), *reduced = NULL, *num = g_new (float, (gsize) n * n);
   double lr = MAX (n / EXAGGERATION / 4, 50), sd = 0;
 
   g_return_if_fail (n >= 2 && f >= 1);
   if (f > PCA_DIMS)
     {
       reduced = g_new (float, (gsize) n * d);
-      nl_pca_project (x, n, f, d, reduced);
+      nl_pca_reduce (x, n, f, d, reduced);
       for (gsize k = 0; k < (gsize) n * d; k++)
         xd[k] = reduced[k];
     }
@@ -163,7 +169,7 @@ nl_tsne_embed (const float *x, int n, int f, double perplexity, int iterations, 
     {
       gboolean early = it < EXAGGERATED_ITERS;
       double momentum = early ? 0.5 : 0.8;
-      kl_gradient (p, early ? EXAGGERATION : 1.0, y, n, grad, FALSE);
+      kl_gradient (p, early ? EXAGGERATION : 1.0, y, n, num, grad, FALSE);
       for (int k = 0; k < 2 * n; k++)
         {
           /* delta-bar-delta: faster along a steady direction */

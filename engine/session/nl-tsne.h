@@ -1,8 +1,10 @@
 /* nl-tsne.h — t-SNE (van der Maaten and Hinton, 2008), exact: every pair,
- * O(n^2) per iteration, which is fast enough for the few thousand samples
- * the projection view shows (1000 samples: about a second on two cores;
- * numbers in the README). Rows of more than 50 features are first reduced
- * to their 50 principal components (nl-pca.h), as is customary.
+ * O(n^2) time per iteration and n^2 floats of memory: about 2 s of one
+ * core for 1000 samples of 500 features, 15 s for 2000 of 10000, a minute
+ * for 5000 (bench-explain) — for the first thousand or two test samples,
+ * not for a whole test set (Barnes-Hut would be the next step). Rows of
+ * more than 50 features are first reduced to their 50 leading principal
+ * components (nl_pca_reduce), as is customary.
  *
  * The optimisation is the reference implementation's (and scikit-learn's):
  * PCA initialisation scaled to a standard deviation of 1e-4 (so the result
@@ -24,7 +26,8 @@ void nl_tsne_embed (const float *x, int n, int f, double perplexity, int iterati
  * summing to 1) of rows x (n x d): each row's conditional Gaussian set by
  * binary search so its perplexity is `perplexity`. */
 void nl_tsne_affinities (const double *x, int n, int d, double perplexity, double *p);
-/* KL (P || Q) of the embedding y (n x 2) and its gradient into grad (n x 2). */
+/* KL (P || Q) of the embedding y (n x 2) and its gradient into grad (n x 2)
+ * (Q's kernel in single precision, as in the optimisation). */
 double nl_tsne_kl_gradient (const double *p, const double *y, int n, double *grad);
 
 G_END_DECLS

@@ -6,7 +6,8 @@
  *
  * Then the PCA of the projection (nl-pca.h) on uniform noise (a flat
  * spectrum: the most steps) of 2000 samples x 10000 features and the
- * other way round, and 5000 x 800.
+ * other way round, 5000 x 800 and 1000 x 500, and t-SNE (nl-tsne.h) of
+ * those up to 5000 samples.
  *
  *   build/bench/bench-explain [REPEATS]     (OMP_NUM_THREADS sets the threads) */
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-explain.h"
 #include "engine/session/nl-pca.h"
+#include "engine/session/nl-tsne.h"
 #include "tests/nl-test-util.h"
 
 /* CPU seconds of this process: on a loaded machine, what the work cost
@@ -125,6 +127,13 @@ bench_pca (int n, int f)
   nl_pca_project (x, n, f, 2, xy);
   printf ("PCA %5d samples x %5d features: %.0f ms (CPU %.0f ms)\n", n, f, (g_get_monotonic_time () - t0) / 1e3,
           (cpu_now () - c0) * 1e3);
+  if ((gint64) n * n > 25000000)
+    return; /* t-SNE is for a few thousand samples */
+  c0 = cpu_now ();
+  t0 = g_get_monotonic_time ();
+  nl_tsne_embed (x, n, f, 30, 1000, xy);
+  printf ("t-SNE %5d samples x %5d features: %.0f ms (CPU %.0f ms)\n", n, f, (g_get_monotonic_time () - t0) / 1e3,
+          (cpu_now () - c0) * 1e3);
 }
 
 int
@@ -141,6 +150,7 @@ main (int argc, char **argv)
   bench_pca (2000, 10000);
   bench_pca (10000, 2000);
   bench_pca (5000, 800);
+  bench_pca (1000, 500);
   nl_project_close (p);
   nl_test_remove_tree (dir);
   return 0;

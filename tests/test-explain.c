@@ -509,6 +509,21 @@ test_projection (void)
   check_projection (e, "fc1", 100);   /* 500 features: more than samples */
   check_projection (e, "fc2", 150);   /* 10 features */
   check_projection (e, "pool2", 70);  /* 800 features, a batch and a part */
+  /* t-SNE (its numbers: test-tsne): the same samples, in order, placed */
+  {
+    g_autofree float *xy = NULL;
+    g_autofree int *labels = NULL;
+    g_assert_true (nl_explainer_project_tsne (e, "fc1", 60, 10, &xy, &labels, &error));
+    g_assert_no_error (error);
+    for (int i = 0; i < 60; i++)
+      {
+        int label;
+        float x[SIDE * SIDE];
+        test_sample (i, x, &label);
+        g_assert_cmpint (labels[i], ==, label);
+        g_assert_true (isfinite (xy[2 * i]) && isfinite (xy[2 * i + 1]));
+      }
+  }
 }
 
 /* A flat spectrum (uniform noise: the top singular values close together),

@@ -2,6 +2,7 @@
  * batch program: occlusion maps and the PCA projection of a layer. */
 #include "engine/session/nl-explain-private.h"
 #include "engine/session/nl-pca.h"
+#include "engine/session/nl-tsne.h"
 
 #include <math.h>
 #include <string.h>
@@ -182,51 +183,77 @@ nl_explainer_test_sample (NlExplainer *e, int64_t index, gboolean normalised, in
   return g_steal_pointer (&x);
 }
 
-gboolean
-nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels, GError **error)
+/* Node `layer`'s outputs for the first *n test samples (at most the
+ * split's): *x (*n x *f) and *labels, g_free. */
+static gboolean
+collect (NlExplainer *e, const char *layer, int *n, float **x, int64_t *f, int **labels, GError **error)
 {
   int node = layer ? nl_explainer_find_node (e, layer) : -1;
   NlProgram *b;
   const NlGraph *g;
-  g_autofree float *x = NULL, *coords = NULL;
+  g_autofree float *acts = NULL;
   g_autofree int *lab = NULL;
-  int64_t f;
   const float *act;
 
-  g_return_val_if_fail (e != NULL && xy != NULL && labels != NULL, FALSE);
   if (node < 0)
     return nl_explainer_unknown_layer (e, layer ? layer : "(none)", error);
   if (!need_data (e, error))
     return FALSE;
-  n = (int) MIN ((int64_t) n, e->l.ds->length);
-  if (n < 1)
+  *n = (int) MIN ((int64_t) *n, e->l.ds->length);
+  if (*n < 2)
     {
-      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "a projection needs at least one test sample");
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "a projection needs at least two test samples");
       return FALSE;
     }
   if (!(b = batch_program (e, error)))
     return FALSE;
   g = nl_program_get_graph (b);
-  f = nl_tensor_numel (nl_program_value (b, nl_graph_node (g, node)->out)) / NL_EXPLAIN_BATCH;
+  *f = nl_tensor_numel (nl_program_value (b, nl_graph_node (g, node)->out)) / NL_EXPLAIN_BATCH;
   act = nl_tensor_f32 (nl_program_value (b, nl_graph_node (g, node)->out));
-  x = g_try_new (float, (gsize) n * f);
-  if (!x)
+  if (!(acts = g_try_new (float, (gsize) *n * *f)))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
-                   "out of memory: %d samples of %" G_GINT64_FORMAT " features of layer '%s'", n, f, layer);
+                   "out of memory: %d samples of %" G_GINT64_FORMAT " features of layer '%s'", *n, *f, layer);
       return FALSE;
     }
-  lab = g_new (int, n);
-  for (int first = 0; first < n; first += NL_EXPLAIN_BATCH)
+  lab = g_new (int, *n);
+  for (int first = 0; first < *n; first += NL_EXPLAIN_BATCH)
     {
-      int rows = MIN (NL_EXPLAIN_BATCH, n - first);
+      int rows = MIN (NL_EXPLAIN_BATCH, *n - first);
       if (!load_batch (e, b, first, rows, lab + first, error) || !nl_program_forward (b, 0, error))
         return FALSE;
-      memcpy (x + (gsize) first * f, act, sizeof (float) * f * rows);
+      memcpy (acts + (gsize) first * *f, act, sizeof (float) * *f * rows);
     }
+  *x = g_steal_pointer (&acts);
+  *labels = g_steal_pointer (&lab);
+  return TRUE;
+}
+
+gboolean
+nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels, GError **error)
+{
+  g_autofree float *x = NULL, *coords = NULL;
+  int64_t f;
+  g_return_val_if_fail (e != NULL && xy != NULL && labels != NULL, FALSE);
+  if (!collect (e, layer, &n, &x, &f, labels, error))
+    return FALSE;
   coords = g_new (float, (gsize) n * 2);
   nl_pca_project (x, n, (int) f, 2, coords);
   *xy = g_steal_pointer (&coords);
-  *labels = g_steal_pointer (&lab);
+  return TRUE;
+}
+
+gboolean
+nl_explainer_project_tsne (NlExplainer *e, const char *layer, int n, double perplexity, float **xy, int **labels,
+                           GError **error)
+{
+  g_autofree float *x = NULL, *coords = NULL;
+  int64_t f;
+  g_return_val_if_fail (e != NULL && xy != NULL && labels != NULL, FALSE);
+  if (!collect (e, layer, &n, &x, &f, labels, error))
+    return FALSE;
+  coords = g_new (float, (gsize) n * 2);
+  nl_tsne_embed (x, n, (int) f, perplexity > 0 ? perplexity : 30, 1000, coords);
+  *xy = g_steal_pointer (&coords);
   return TRUE;
 }

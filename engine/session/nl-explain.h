@@ -84,7 +84,12 @@ float *nl_explainer_activations (NlExplainer *e, const float *sample, const char
 gboolean nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels,
                                GError **error);
 
-/* Beyond the helpers' contract: what a caller with an image file needs. */
+/* Beyond the helpers' contract. */
+/* The same projection by t-SNE (nl-tsne.h; exact, 1000 iterations;
+ * perplexity <= 0: 30). Deterministic. About 2 s for 1000 samples; keep n
+ * to a thousand or two. */
+gboolean nl_explainer_project_tsne (NlExplainer *e, const char *layer, int n, double perplexity, float **xy,
+                                    int **labels, GError **error);
 /* The sample shape the model takes, e.g. (1, 28, 28). */
 NlShape nl_explainer_sample_shape (const NlExplainer *e);
 /* Grad-CAM's default layer: the last Conv2D, i.e. the one with the most

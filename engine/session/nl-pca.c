@@ -161,7 +161,7 @@ largest (const double *d, int m, int n_comp, int *top)
  * d and z; whether the top n_comp have converged (residual beta * |last
  * component| small against the largest value). */
 static gboolean
-ritz (const double *alpha, const double *beta, int steps, int n_comp, double *d, double *z, int *top)
+ritz (const double *alpha, const double *beta, int steps, int n_comp, double tol, double *d, double *z, int *top)
 {
   g_autofree double *e = g_new (double, steps);
   gboolean done = TRUE;
@@ -170,20 +170,22 @@ ritz (const double *alpha, const double *beta, int steps, int n_comp, double *d,
   tridiagonal_eigen (d, e, steps, z);
   largest (d, steps, MIN (n_comp, steps), top);
   for (int c = 0; c < MIN (n_comp, steps); c++)
-    done = done && fabs (beta[steps - 1] * z[(steps - 1) * steps + top[c]]) <= 1e-10 * MAX (d[top[0]], 1e-300);
+    done = done && fabs (beta[steps - 1] * z[(steps - 1) * steps + top[c]]) <= tol * MAX (d[top[0]], 1e-300);
   return done;
 }
 
-void
-nl_pca_project (const float *x, int n, int f, int n_comp, float *xy)
+/* tol: of the Ritz residuals against the largest value */
+static void
+pca (const float *x, int n, int f, int n_comp, double tol, float *xy)
 {
   Op op = { .x = x, .n = n, .f = f, .gram = f > n };
-  int dim = MIN (n, f), max_steps = MIN (dim, MAX_STEPS), steps = 0, top[4];
+  int dim = MIN (n, f), max_steps = MIN (dim, MAX_STEPS), steps = 0;
+  g_autofree int *top = g_new (int, MAX (n_comp, 1));
   g_autofree double *mean = g_new0 (double, f), *v = NULL, *w = NULL, *alpha = NULL, *beta = NULL;
   g_autofree double *d = NULL, *z = NULL, *y = NULL, *tmp = g_new (double, MAX (n, f));
   g_autoptr (GRand) rng = g_rand_new_with_seed (0x5eed);
 
-  g_return_if_fail (n >= 1 && f >= 1 && n_comp >= 1 && n_comp <= 4);
+  g_return_if_fail (n >= 1 && f >= 1 && n_comp >= 1 && n_comp <= NL_PCA_MAX_COMPONENTS);
   memset (xy, 0, sizeof (float) * n * n_comp);
   for (int r = 0; r < n; r++)
     for (int i = 0; i < f; i++)
@@ -224,12 +226,13 @@ nl_pca_project (const float *x, int n, int f, int n_comp, float *xy)
       /* an invariant subspace (a matrix of low rank): T is exact */
       if (nw <= 1e-12 * MAX (fabs (alpha[0]), 1e-300) || steps == max_steps)
         break;
-      if (steps % CHECK_EVERY == 0 && steps >= n_comp && ritz (alpha, beta, steps, n_comp, d, z, top))
+      /* each check solves T with its vectors (steps^3): check less often as T grows */
+      if (steps % MAX (CHECK_EVERY, steps / 8) == 0 && steps >= n_comp && ritz (alpha, beta, steps, n_comp, tol, d, z, top))
         break;
       for (int k = 0; k < dim; k++)
         v[(gsize) (j + 1) * dim + k] = w[k] / nw;
     }
-  ritz (alpha, beta, steps, n_comp, d, z, top);
+  ritz (alpha, beta, steps, n_comp, tol, d, z, top);
   y = g_new (double, MAX (n, f));
   for (int c = 0; c < MIN (n_comp, steps); c++)
     {
@@ -252,4 +255,16 @@ nl_pca_project (const float *x, int n, int f, int n_comp, float *xy)
         for (int r = 0; r < n; r++)
           xy[(gsize) r * n_comp + c] = -xy[(gsize) r * n_comp + c];
     }
+}
+
+void
+nl_pca_project (const float *x, int n, int f, int n_comp, float *xy)
+{
+  pca (x, n, f, n_comp, 1e-10, xy);
+}
+
+void
+nl_pca_reduce (const float *x, int n, int f, int n_comp, float *xy)
+{
+  pca (x, n, f, n_comp, 1e-3, xy);
 }

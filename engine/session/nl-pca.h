@@ -14,11 +14,17 @@
 
 G_BEGIN_DECLS
 
+#define NL_PCA_MAX_COMPONENTS 64
+
 /* x: n rows of f features (row-major). xy (n * n_comp floats, row-major)
- * receives each row's coordinates on the first n_comp (1..4) principal
+ * receives each row's coordinates on the first n_comp (1..64) principal
  * components of the centred rows, i.e. U[:, :n_comp] * S[:n_comp] of the
  * centred matrix's SVD; each component's sign is fixed so that its largest
  * coordinate in magnitude is positive. n >= 1, f >= 1. */
 void nl_pca_project (const float *x, int n, int f, int n_comp, float *xy);
+/* The same with the components converged loosely (Ritz residuals 1e-3 of
+ * the largest value): a reduction to the leading subspace before t-SNE,
+ * where the exact axes do not matter, in far fewer steps. */
+void nl_pca_reduce (const float *x, int n, int f, int n_comp, float *xy);
 
 G_END_DECLS

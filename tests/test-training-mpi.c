@@ -35,6 +35,11 @@ mpi_ready (Fixture *f)
       return FALSE;
     }
   g_assert_true (gtk_widget_get_sensitive (row));
+#ifndef NL_TEST_HAVE_MPI
+  /* mpirun is there, but the netloom-cli it would start cannot join a group */
+  g_test_skip ("this netloom was built without MPI (-Dmpi=disabled or no Open MPI headers)");
+  return FALSE;
+#endif
   if (!cli || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
     {
       g_test_skip ("netloom-cli is not built (NETLOOM_BUILD_DIR/app/netloom-cli)");

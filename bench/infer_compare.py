@@ -15,6 +15,7 @@ temporary project (--epochs) and quantized with `netloom-cli quantize
 
   bench/infer_compare.py [--build build] [--rounds 3] [--networks lenet,resnet-small]
                          [--batches 128,1] [--accuracy] [--epochs 2]
+(--rounds 0 --accuracy: the accuracy part alone)
 """
 import argparse, json, os, statistics, subprocess, tempfile
 
@@ -74,7 +75,7 @@ def med(net, batch, name):
     return statistics.median(results[(net, batch, name)])
 
 
-for net in a.networks.split(","):
+for net in a.networks.split(",") if a.rounds else []:
     for batch in map(int, a.batches.split(",")):
         m = {name: med(net, batch, name) for name, _ in CONFIGS}
         nl32 = max(m["netloom program"], m["netloom fp32"])
@@ -95,7 +96,8 @@ if a.accuracy:
     lr = {"lenet": "0.05", "resnet-small": "0.1"}
     with tempfile.TemporaryDirectory() as tmp:
         for i, net in enumerate(a.networks.split(","), 1):
-            proj = os.path.join(tmp, net + ".nlproj")
+            proj = os.path.join(tmp, net + ".netloom")
+            subprocess.run([cli, "project", "new", proj], check=True, capture_output=True)
             subprocess.run([cli, "train", "--project", proj, "--network",
                             os.path.join(ROOT, "data", "networks", net + ".json"), "--dataset", "fashion-mnist",
                             "--epochs", str(a.epochs), "--batch-size", "128", "--optimizer", "sgd",

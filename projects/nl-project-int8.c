@@ -89,23 +89,11 @@ nl_project_load_int8_model (NlProject *p, gint64 id, gint64 *run, GError **error
   int rc = st ? sqlite3_step (st) : SQLITE_ERROR;
   if (rc == SQLITE_ROW)
     {
-      sqlite3_blob *b = NULL;
       if (run)
         *run = sqlite3_column_int64 (st, 0);
-      rc = sqlite3_blob_open (p->db, "main", "int8_models", "blob", id, 0, &b);
-      if (rc == SQLITE_OK)
-        {
-          int n = sqlite3_blob_bytes (b);
-          guint8 *buf = g_malloc (n ? n : 1);
-          rc = sqlite3_blob_read (b, buf, n, 0);
-          if (rc == SQLITE_OK)
-            bytes = g_bytes_new_take (buf, n);
-          else
-            g_free (buf);
-        }
+      bytes = nl_project_read_blob (p, "int8_models", id, &rc);
       if (rc != SQLITE_OK)
         nl_project_sql_error (p, rc, "cannot read the INT8 model", error);
-      sqlite3_blob_close (b);
     }
   else if (rc == SQLITE_DONE)
     nl_project_not_found (p, error, "INT8 model", id);

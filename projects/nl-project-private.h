@@ -22,6 +22,9 @@ struct NlProject {
 /* Sets ERROR from SQLite's result code rc and the connection's message:
  * "PATH: WHAT: sqlite's text". Returns FALSE. Call with p->lock held. */
 gboolean nl_project_sql_error (NlProject *p, int rc, const char *what, GError **error);
+/* The column "blob" of row id of table, read whole (checkpoints, INT8
+ * models); NULL with *rc the SQLite failure. */
+GBytes *nl_project_read_blob (NlProject *p, const char *table, gint64 id, int *rc);
 
 /* A failed write's ERROR restated as what was being done, when the disk
  * failed (full, I/O error, a journal that cannot be opened):

@@ -500,21 +500,9 @@ nl_project_load_checkpoint (NlProject *p, gint64 checkpoint, gint64 *run, int *e
         *epoch = sqlite3_column_int (st, 1);
       if (step)
         *step = sqlite3_column_int64 (st, 2);
-      sqlite3_blob *b = NULL;
-      rc = sqlite3_blob_open (p->db, "main", "checkpoints", "blob", checkpoint, 0, &b);
-      if (rc == SQLITE_OK)
-        {
-          int n = sqlite3_blob_bytes (b);
-          guint8 *buf = g_malloc (n ? n : 1);
-          rc = sqlite3_blob_read (b, buf, n, 0);
-          if (rc == SQLITE_OK)
-            bytes = g_bytes_new_take (buf, n);
-          else
-            g_free (buf);
-        }
+      bytes = nl_project_read_blob (p, "checkpoints", checkpoint, &rc);
       if (rc != SQLITE_OK)
         nl_project_sql_error (p, rc, "cannot read the checkpoint", error);
-      sqlite3_blob_close (b);
     }
   else if (rc == SQLITE_DONE)
     nl_project_not_found (p, error, "checkpoint", checkpoint);
@@ -608,4 +596,24 @@ nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError **error)
                      "i", checkpoint);
   nl_project_restate (p, error, "deleting checkpoint %" G_GINT64_FORMAT, checkpoint);
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "checkpoint", checkpoint));
+}
+
+GBytes *
+nl_project_read_blob (NlProject *p, const char *table, gint64 id, int *rc)
+{
+  sqlite3_blob *b = NULL;
+  GBytes *bytes = NULL;
+  *rc = sqlite3_blob_open (p->db, "main", table, "blob", id, 0, &b);
+  if (*rc == SQLITE_OK)
+    {
+      int n = sqlite3_blob_bytes (b);
+      guint8 *buf = g_malloc (n ? n : 1);
+      *rc = sqlite3_blob_read (b, buf, n, 0);
+      if (*rc == SQLITE_OK)
+        bytes = g_bytes_new_take (buf, n);
+      else
+        g_free (buf);
+    }
+  sqlite3_blob_close (b);
+  return bytes;
 }

@@ -26,7 +26,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 build=${FUZZ_BUILD:-build-fuzz}
-all=(network checkpoint idx cifar csv record image project onnx)
+# every target: tests/fuzz/fuzz-NAME.c (fuzz-replay.c is the plain main)
+all=()
+for f in tests/fuzz/fuzz-*.c; do
+  t=${f#tests/fuzz/fuzz-}; t=${t%.c}
+  [ "$t" = replay ] || all+=("$t")
+done
 
 seconds=60 runs=
 case "${1:-}" in

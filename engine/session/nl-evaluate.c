@@ -6,6 +6,7 @@
 #include "engine/formats/nl-int8-model.h"
 #include "engine/session/nl-eval-runner.h"
 #include "engine/session/nl-run-model.h"
+#include "engine/train/nl-metric.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -61,17 +62,6 @@ row_probs (OutKind kind, const float *x, int64_t C, double *out)
     sum += out[j] = kind == OUT_LOG_PROBS ? exp ((double) x[j]) : exp ((double) x[j] - max);
   for (int64_t j = 0; j < C; j++)
     out[j] /= sum;
-}
-
-/* The first maximum, as the accuracy metric (nl-metric.h) picks it. */
-static int
-argmax (const float *x, int64_t C)
-{
-  int best = 0;
-  for (int j = 1; j < C; j++)
-    if (x[j] > x[best])
-      best = j;
-  return best;
 }
 
 static char **
@@ -151,7 +141,7 @@ tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int n, 
   for (int i = 0; i < n; i++)
     {
       const float *row = x + i * C;
-      int truth = (int) labels[i], guess = argmax (row, C);
+      int truth = (int) labels[i], guess = (int) nl_metric_argmax (row, C);
       if (!(labels[i] >= 0 && truth < ev->n_classes && labels[i] == truth))
         {
           g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,

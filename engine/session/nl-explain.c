@@ -13,6 +13,7 @@
 #include "engine/session/nl-evaluate.h"
 #include "engine/session/nl-explain-private.h"
 #include "engine/session/nl-pca.h"
+#include "engine/train/nl-metric.h"
 
 #include <math.h>
 #include <string.h>
@@ -198,10 +199,7 @@ nl_explainer_forward (NlExplainer *e, const float *sample, int target, NlExplana
   out->n_classes = e->n_classes;
   out->scores = g_new (float, e->n_classes);
   nl_explainer_probs (e, pred, out->scores);
-  out->predicted = 0;
-  for (int j = 1; j < e->n_classes; j++)
-    if (pred[j] > pred[out->predicted])
-      out->predicted = j;
+  out->predicted = (int) nl_metric_argmax (pred, e->n_classes);
   if (target >= e->n_classes || target < -1)
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,

@@ -11,6 +11,7 @@
 #include "engine/infer/nl-infer-net.h"
 #include "engine/infer/nl-quant-calib.h"
 #include "engine/session/nl-run-model.h"
+#include "engine/train/nl-metric.h"
 
 #define BATCH 128
 #define DEFAULT_SAMPLES 512
@@ -142,17 +143,6 @@ calibrate (NlModel *model, NlQuantMethod method, const Batches *b, int samples, 
   return nl_quant_calib_finish (calib, samples, error);
 }
 
-/* The first maximum, as the accuracy metric picks it. */
-static int
-argmax (const float *x, int64_t C)
-{
-  int best = 0;
-  for (int j = 1; j < C; j++)
-    if (x[j] > x[best])
-      best = j;
-  return best;
-}
-
 /* Accuracy and confusion (n_classes^2, new) of net on b. */
 static gboolean
 evaluate (NlInferNet *net, const Batches *b, int n_classes, const char *phase, const Progress *pr, double *acc,
@@ -169,7 +159,7 @@ evaluate (NlInferNet *net, const Batches *b, int n_classes, const char *phase, c
       for (int r = 0; r < b->rows[i]; r++)
         {
           float y = b->labels[(gsize) i * BATCH + r];
-          int truth = (int) y, guess = argmax (out + r * C, C);
+          int truth = (int) y, guess = (int) nl_metric_argmax (out + r * C, C);
           if (!(y >= 0 && truth < n_classes && y == truth))
             {
               g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,

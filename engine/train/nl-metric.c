@@ -313,17 +313,6 @@ reject_shapes (const NlMetric *m, const NlTensor *labels, const NlTensor *preds,
           nl_shape_format (&ls, a, sizeof a), nl_shape_format (&ps, b, sizeof b), want);
 }
 
-/* Index of the first maximum. */
-static inline int64_t
-argmax (const float *x, int64_t C)
-{
-  int64_t best = 0;
-  for (int64_t j = 1; j < C; j++)
-    if (x[j] > x[best])
-      best = j;
-  return best;
-}
-
 static inline gboolean
 is_class (float v, int64_t C)
 {
@@ -396,7 +385,7 @@ update_fbeta (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
   for (int64_t i = 0; i < n; i++)
     {
       int64_t y = (int64_t) l[i];
-      int64_t k = one_column ? p[i] > 0.5f : argmax (p + i * C, C);
+      int64_t k = one_column ? p[i] > 0.5f : nl_metric_argmax (p + i * C, C);
       if (k == y)
         m->tp[k]++;
       else
@@ -425,7 +414,7 @@ update_accuracy (NlMetric *m, const NlTensor *labels, const NlTensor *preds)
       if (!class_layout (m, labels, preds, &C))
         return;
       for (int64_t i = 0; i < nl; i++)
-        correct += (float) argmax (p + i * C, C) == l[i];
+        correct += (float) nl_metric_argmax (p + i * C, C) == l[i];
     }
   m->sum += (double) correct;
   m->count += nl;

@@ -45,6 +45,19 @@ G_BEGIN_DECLS
 
 typedef struct NlMetric NlMetric;
 
+/* The predicted class of one row of C scores: the index of the first
+ * maximum, as accuracy counts it (evaluation and quantization use it too,
+ * so their accuracies agree with training's). */
+static inline int64_t
+nl_metric_argmax (const float *x, int64_t C)
+{
+  int64_t best = 0;
+  for (int64_t j = 1; j < C; j++)
+    if (x[j] > x[best])
+      best = j;
+  return best;
+}
+
 /* NULL with G_IO_ERROR_INVALID_ARGUMENT (listing the valid specs) for an
  * unknown name or a bad argument. */
 NlMetric *nl_metric_new (const char *spec, GError **error);

@@ -76,33 +76,19 @@ nl_project_add_int8_model (NlProject *p, const NlInt8ModelInfo *info, const void
   return id;
 }
 
+static void
+read_int8_row (sqlite3_stmt *st, gpointer run)
+{
+  if (run)
+    *(gint64 *) run = sqlite3_column_int64 (st, 0);
+}
+
 GBytes *
 nl_project_load_int8_model (NlProject *p, gint64 id, gint64 *run, GError **error)
 {
   g_return_val_if_fail (p != NULL, NULL);
-  GBytes *bytes = NULL;
-  g_mutex_lock (&p->lock);
-  /* as checkpoints: straight into our buffer, the read transaction keeps the row */
-  gboolean ok = nl_project_exec (p, "BEGIN", error);
-  sqlite3_stmt *st = ok ? nl_project_prepare_bind (p, error, "SELECT run FROM int8_models WHERE id = ?1", "i", id)
-                        : NULL;
-  int rc = st ? sqlite3_step (st) : SQLITE_ERROR;
-  if (rc == SQLITE_ROW)
-    {
-      if (run)
-        *run = sqlite3_column_int64 (st, 0);
-      bytes = nl_project_read_blob (p, "int8_models", id, &rc);
-      if (rc != SQLITE_OK)
-        nl_project_sql_error (p, rc, "cannot read the INT8 model", error);
-    }
-  else if (rc == SQLITE_DONE)
-    nl_project_not_found (p, error, "INT8 model", id);
-  else if (st)
-    nl_project_sql_error (p, rc, "cannot read the INT8 model", error);
-  sqlite3_finalize (st);
-  nl_project_rollback (p);
-  g_mutex_unlock (&p->lock);
-  return bytes;
+  return nl_project_load_blob_row (p, "int8_models", "INT8 model", "SELECT run FROM int8_models WHERE id = ?1", id,
+                                   read_int8_row, run, error);
 }
 
 GArray *

@@ -22,9 +22,14 @@ struct NlProject {
 /* Sets ERROR from SQLite's result code rc and the connection's message:
  * "PATH: WHAT: sqlite's text". Returns FALSE. Call with p->lock held. */
 gboolean nl_project_sql_error (NlProject *p, int rc, const char *what, GError **error);
-/* The column "blob" of row id of table, read whole (checkpoints, INT8
- * models); NULL with *rc the SQLite failure. */
-GBytes *nl_project_read_blob (NlProject *p, const char *table, gint64 id, int *rc);
+/* Row id of table (checkpoints, INT8 models) in one read transaction: sql
+ * (a SELECT binding ?1 = id) gives the row's other columns to read_row,
+ * then its "blob" column is read whole, straight into our buffer (the
+ * transaction keeps the row stable). what names the row in errors
+ * ("checkpoint": "no checkpoint 7", "cannot read the checkpoint"). */
+GBytes *nl_project_load_blob_row (NlProject *p, const char *table, const char *what, const char *sql, gint64 id,
+                                  void (*read_row) (sqlite3_stmt *st, gpointer data), gpointer data,
+                                  GError **error);
 
 /* A failed write's ERROR restated as what was being done, when the disk
  * failed (full, I/O error, a journal that cannot be opened):

@@ -479,39 +479,32 @@ nl_project_add_interval_checkpoint (NlProject *p, gint64 run, int epoch, gint64 
   return id;
 }
 
+typedef struct {
+  gint64 *run, *step;
+  int *epoch;
+} CheckpointRow;
+
+static void
+read_checkpoint_row (sqlite3_stmt *st, gpointer data)
+{
+  CheckpointRow *r = data;
+  if (r->run)
+    *r->run = sqlite3_column_int64 (st, 0);
+  if (r->epoch)
+    *r->epoch = sqlite3_column_int (st, 1);
+  if (r->step)
+    *r->step = sqlite3_column_int64 (st, 2);
+}
+
 GBytes *
 nl_project_load_checkpoint (NlProject *p, gint64 checkpoint, gint64 *run, int *epoch, gint64 *step,
                             GError **error)
 {
   g_return_val_if_fail (p != NULL, NULL);
-  GBytes *bytes = NULL;
-  g_mutex_lock (&p->lock);
-  /* Incremental blob I/O reads straight into our buffer instead of via a
-   * second copy inside SQLite; the read transaction keeps the row stable. */
-  gboolean ok = nl_project_exec (p, "BEGIN", error);
-  sqlite3_stmt *st = ok ? nl_project_prepare_bind (p, error, "SELECT run, epoch, step FROM checkpoints WHERE id = ?1",
-                                        "i", checkpoint) : NULL;
-  int rc = st ? sqlite3_step (st) : SQLITE_ERROR;
-  if (rc == SQLITE_ROW)
-    {
-      if (run)
-        *run = sqlite3_column_int64 (st, 0);
-      if (epoch)
-        *epoch = sqlite3_column_int (st, 1);
-      if (step)
-        *step = sqlite3_column_int64 (st, 2);
-      bytes = nl_project_read_blob (p, "checkpoints", checkpoint, &rc);
-      if (rc != SQLITE_OK)
-        nl_project_sql_error (p, rc, "cannot read the checkpoint", error);
-    }
-  else if (rc == SQLITE_DONE)
-    nl_project_not_found (p, error, "checkpoint", checkpoint);
-  else if (st)
-    nl_project_sql_error (p, rc, "cannot read the checkpoint", error);
-  sqlite3_finalize (st);
-  nl_project_rollback (p);
-  g_mutex_unlock (&p->lock);
-  return bytes;
+  CheckpointRow row = { .run = run, .step = step, .epoch = epoch };
+  return nl_project_load_blob_row (p, "checkpoints", "checkpoint",
+                                   "SELECT run, epoch, step FROM checkpoints WHERE id = ?1", checkpoint,
+                                   read_checkpoint_row, &row, error);
 }
 
 gint64
@@ -598,8 +591,8 @@ nl_project_delete_checkpoint (NlProject *p, gint64 checkpoint, GError **error)
   return n == 1 || (n == 0 && nl_project_not_found (p, error, "checkpoint", checkpoint));
 }
 
-GBytes *
-nl_project_read_blob (NlProject *p, const char *table, gint64 id, int *rc)
+static GBytes *
+read_blob (NlProject *p, const char *table, gint64 id, int *rc)
 {
   sqlite3_blob *b = NULL;
   GBytes *bytes = NULL;
@@ -615,5 +608,32 @@ nl_project_read_blob (NlProject *p, const char *table, gint64 id, int *rc)
         g_free (buf);
     }
   sqlite3_blob_close (b);
+  return bytes;
+}
+
+GBytes *
+nl_project_load_blob_row (NlProject *p, const char *table, const char *what, const char *sql, gint64 id,
+                          void (*read_row) (sqlite3_stmt *st, gpointer data), gpointer data, GError **error)
+{
+  g_autofree char *cannot = g_strdup_printf ("cannot read the %s", what);
+  GBytes *bytes = NULL;
+  g_mutex_lock (&p->lock);
+  gboolean ok = nl_project_exec (p, "BEGIN", error);
+  sqlite3_stmt *st = ok ? nl_project_prepare_bind (p, error, sql, "i", id) : NULL;
+  int rc = st ? sqlite3_step (st) : SQLITE_ERROR;
+  if (rc == SQLITE_ROW)
+    {
+      read_row (st, data);
+      bytes = read_blob (p, table, id, &rc);
+      if (rc != SQLITE_OK)
+        nl_project_sql_error (p, rc, cannot, error);
+    }
+  else if (rc == SQLITE_DONE)
+    nl_project_not_found (p, error, what, id);
+  else if (st)
+    nl_project_sql_error (p, rc, cannot, error);
+  sqlite3_finalize (st);
+  nl_project_rollback (p);
+  g_mutex_unlock (&p->lock);
   return bytes;
 }

@@ -22,6 +22,18 @@ nl_infer_prim_new (dnnl_primitive_t *prim, const_dnnl_primitive_desc_t pd, const
   return nl_dnnl_check (dnnl_primitive_create (prim, pd), what, error);
 }
 
+gboolean
+nl_infer_add_prim_step (NlInferNet *n, dnnl_primitive_desc_t pd, char *desc, int arg_in, int in, int arg_out, int out,
+                        const char *what, GError **error)
+{
+  IStep *s = nl_infer_add_step (n, STEP_PRIM, desc);
+  nl_infer_step_read (n, s, arg_in, in);
+  nl_infer_step_write (n, s, arg_out, out);
+  gboolean ok = nl_infer_prim_new (&s->prim, pd, what, error);
+  dnnl_primitive_desc_destroy (pd);
+  return ok;
+}
+
 /* An owned memory holding data (in md_user), reordered into md. */
 static dnnl_memory_t
 owned_memory (const dnnl_memory_desc_t *md_user, void *data, const dnnl_memory_desc_t *md, GError **error)
@@ -356,15 +368,9 @@ nl_infer_build_pool (NlInferNet *n, const NlGraphNode *node, GError **error)
   int out = nl_infer_new_val (n, dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0), os, from.scale, -1);
   ival (n, out)->qscale = from.qscale;
   ival (n, out)->qunsigned = from.qunsigned;
-  IStep *s = nl_infer_add_step (n, STEP_PRIM,
-                                g_strdup_printf ("%s %s pool %s", node->id,
-                                                 src.data_type == dnnl_f32 ? "fp32" : "int8",
-                                                 nl_infer_dt_name (src.data_type)));
-  nl_infer_step_read (n, s, DNNL_ARG_SRC, in);
-  nl_infer_step_write (n, s, DNNL_ARG_DST, out);
-  gboolean ok = nl_infer_prim_new (&s->prim, pd, node->id, error);
-  dnnl_primitive_desc_destroy (pd);
-  return ok ? out : -1;
+  char *desc = g_strdup_printf ("%s %s pool %s", node->id, src.data_type == dnnl_f32 ? "fp32" : "int8",
+                                nl_infer_dt_name (src.data_type));
+  return nl_infer_add_prim_step (n, pd, desc, DNNL_ARG_SRC, in, DNNL_ARG_DST, out, node->id, error) ? out : -1;
 }
 
 int
@@ -395,12 +401,8 @@ nl_infer_build_eltwise (NlInferNet *n, const NlGraphNode *node, GError **error)
       || !nl_dnnl_check (dnnl_primitive_desc_create (&pd, &d, NULL, nl_dnnl_engine (), NULL), node->id, error))
     return -1;
   int out = nl_infer_new_val (n, &md, &nl_graph_value (n->graph, node->out)->shape, 1.0f, -1);
-  IStep *s = nl_infer_add_step (n, STEP_PRIM, g_strdup_printf ("%s fp32 eltwise", node->id));
-  nl_infer_step_read (n, s, DNNL_ARG_SRC, in);
-  nl_infer_step_write (n, s, DNNL_ARG_DST, out);
-  gboolean ok = nl_infer_prim_new (&s->prim, pd, node->id, error);
-  dnnl_primitive_desc_destroy (pd);
-  return ok ? out : -1;
+  return nl_infer_add_prim_step (n, pd, g_strdup_printf ("%s fp32 eltwise", node->id), DNNL_ARG_SRC, in, DNNL_ARG_DST,
+                                 out, node->id, error) ? out : -1;
 }
 
 int

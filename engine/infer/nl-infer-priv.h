@@ -93,6 +93,11 @@ IStep *nl_infer_add_step (NlInferNet *n, StepKind kind, char *desc);
 /* Step arguments: reading marks the buffer's last reader. */
 void nl_infer_step_read (NlInferNet *n, IStep *s, int arg, int v);
 void nl_infer_step_write (NlInferNet *n, IStep *s, int arg, int v);
+/* A step running pd (destroyed here, whatever happens) from value in,
+ * as argument arg_in, to value out, as arg_out; desc as nl_infer_add_step.
+ * FALSE when oneDNN cannot make the primitive (what names it). */
+gboolean nl_infer_add_prim_step (NlInferNet *n, dnnl_primitive_desc_t pd, char *desc, int arg_in, int in, int arg_out,
+                                 int out, const char *what, GError **error);
 void nl_infer_step_mem (IStep *s, int arg, dnnl_memory_t mem);
 int nl_infer_step_index (NlInferNet *n);
 

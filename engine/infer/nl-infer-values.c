@@ -170,15 +170,12 @@ reorder (NlInferNet *n, int v, const dnnl_memory_desc_t *md, float scale, GError
   int out = nl_infer_new_val (n, md, &shape, scale, -1);
   ival (n, out)->qscale = ival (n, v)->qscale;
   ival (n, out)->qunsigned = ival (n, v)->qunsigned;
-  IStep *st = nl_infer_add_step (n, STEP_PRIM,
-                                 g_strdup_printf ("reorder %s %s->%s %s", nl_infer_is_plain (&ival (n, v)->md) ? "plain" : "blocked",
-                                                  nl_infer_dt_name (ival (n, v)->md.data_type),
-                                                  nl_infer_dt_name (md->data_type),
-                                                  nl_infer_is_plain (md) ? "plain" : "blocked"));
-  nl_infer_step_read (n, st, DNNL_ARG_FROM, v);
-  nl_infer_step_write (n, st, DNNL_ARG_TO, out);
-  ok = nl_infer_prim_new (&st->prim, pd, "reorder", error);
-  dnnl_primitive_desc_destroy (pd);
+  ok = nl_infer_add_prim_step (n, pd,
+                               g_strdup_printf ("reorder %s %s->%s %s", nl_infer_is_plain (&ival (n, v)->md) ? "plain" : "blocked",
+                                                nl_infer_dt_name (ival (n, v)->md.data_type),
+                                                nl_infer_dt_name (md->data_type),
+                                                nl_infer_is_plain (md) ? "plain" : "blocked"),
+                               DNNL_ARG_FROM, v, DNNL_ARG_TO, out, "reorder", error);
   g_array_append_val (n->reorders, v);
   g_array_append_val (n->reorders, out);
   return ok ? out : -1;

@@ -137,3 +137,14 @@ nl_atomic_file_set_contents (const char *path, const void *data, gsize len, GErr
     }
   return nl_atomic_file_commit (f, error);
 }
+
+gboolean
+nl_atomic_file_set_bytes (const char *path, GBytes *bytes, GError **error)
+{
+  gsize size;
+  const void *data;
+  if (!bytes)
+    return FALSE;
+  data = g_bytes_get_data (bytes, &size);
+  return nl_atomic_file_set_contents (path, data ? data : "", size, error); /* empty bytes have no data */
+}

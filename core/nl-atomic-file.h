@@ -28,6 +28,9 @@ void nl_atomic_file_abort (NlAtomicFile *f);
 
 /* The whole of path in one go. */
 gboolean nl_atomic_file_set_contents (const char *path, const void *data, gsize len, GError **error);
+/* The same with bytes made by a call that may have failed: NULL (its error
+ * already set) writes nothing and returns FALSE. */
+gboolean nl_atomic_file_set_bytes (const char *path, GBytes *bytes, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlAtomicFile, nl_atomic_file_abort)
 

@@ -637,8 +637,6 @@ nl_safetensors_writer_finish (NlSafetensorsWriter *w, GError **error)
 gboolean
 nl_safetensors_write_file (const char *path, GBytes *bytes, GError **error)
 {
-  gsize len;
-  const char *data = g_bytes_get_data (bytes, &len);
   /* temporary file, fsync, rename: a crash leaves the old file or the new one */
-  return nl_atomic_file_set_contents (path, data ? data : "", len, error);
+  return nl_atomic_file_set_bytes (path, bytes, error);
 }

@@ -499,10 +499,5 @@ nl_onnx_export_int8_file (const NlModel *m, const NlQuantTable *t, const NlOnnxE
                           GError **error)
 {
   g_autoptr (GBytes) bytes = nl_onnx_export_int8 (m, t, o, error);
-  gsize size;
-  const char *data;
-  if (!bytes)
-    return FALSE;
-  data = g_bytes_get_data (bytes, &size);
-  return nl_atomic_file_set_contents (path, data, size, error);
+  return nl_atomic_file_set_bytes (path, bytes, error);
 }

@@ -614,10 +614,5 @@ gboolean
 nl_onnx_export_file (const NlModel *m, const NlOnnxExportOptions *o, const char *path, GError **error)
 {
   g_autoptr (GBytes) bytes = nl_onnx_export (m, o, error);
-  gsize size;
-  const char *data;
-  if (!bytes)
-    return FALSE;
-  data = g_bytes_get_data (bytes, &size);
-  return nl_atomic_file_set_contents (path, data, size, error);
+  return nl_atomic_file_set_bytes (path, bytes, error);
 }

@@ -4,6 +4,8 @@
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/graph/nl-network.h"
 #include "engine/train/nl-optim.h"
+#include "engine/session/nl-run.h"
+#include "tests/nl-test-util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,4 +213,30 @@ nl_test_add_checkpoint (NlProject *p, gint64 run, const char *net_json, const Nl
   g_assert_cmpint (nl_project_add_checkpoint (p, run, epoch, 10 * epoch, g_bytes_get_data (blob, NULL),
                                               g_bytes_get_size (blob), "test_accuracy", accuracy, TRUE, epoch, &error),
                    >, 0);
+}
+
+gint64
+nl_test_train_small_conv (NlProject *p, const char *dataset_dir)
+{
+  static const char *net_json =
+    "{\"format\":\"netloom.network\",\"version\":1,\"name\":\"small\",\"nodes\":["
+    "{\"id\":\"data\",\"op\":\"Input\"},"
+    "{\"id\":\"conv1\",\"op\":\"Conv2D\",\"params\":{\"channels\":4,\"kernel\":[3,3]}},"
+    "{\"id\":\"relu1\",\"op\":\"Activation\",\"params\":{\"act_type\":\"relu\"}},"
+    "{\"id\":\"pool1\",\"op\":\"MaxPool2D\",\"params\":{\"pool_size\":[2,2]}},"
+    "{\"id\":\"flat\",\"op\":\"Flatten\"},{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":16}},"
+    "{\"id\":\"act\",\"op\":\"Activation\"},{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":10}}],"
+    "\"edges\":[\"data -> conv1\",\"conv1 -> relu1\",\"relu1 -> pool1\",\"pool1 -> flat\",\"flat -> fc1\","
+    "\"fc1 -> act\",\"act -> fc2\"]}";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
+  g_autofree char *spec = g_strdup_printf ("mnist:%s", dataset_dir);
+  g_auto (NlRunConfig) cfg = { 0 };
+  gint64 run = 0;
+  g_assert_no_error (error);
+  nl_test_tiny_train_config (&cfg, spec);
+  cfg.epochs = 2;
+  g_assert_true (nl_run_train (p, "small", net, &cfg, NULL, &run, &error));
+  g_assert_no_error (error);
+  return run;
 }

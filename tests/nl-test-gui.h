@@ -41,3 +41,9 @@ double nl_test_drawn_fraction (GtkWidget *widget);
  * test accuracy ACCURACY, keeping the last EPOCH. */
 void nl_test_add_checkpoint (NlProject *p, gint64 run, const char *net_json, const NlShape *sample, guint64 seed,
                              int epoch, double accuracy);
+
+/* A small conv net (conv1 4x3x3, relu1, pool1 2x2, flat, fc1 16, act, fc2
+ * 10) trained for 2 epochs (nl_test_tiny_train_config) on the generated
+ * IDX dataset in dataset_dir, as network "small" of p: the run's id. The
+ * quantize and explain dialogs' tests use it. */
+gint64 nl_test_train_small_conv (NlProject *p, const char *dataset_dir);

@@ -39,31 +39,6 @@ static NlWorkspace *workspace;
 static gint64 run_id;
 static NlExplainer *reference;   /* the test's own explainer of the run's best checkpoint */
 
-static const char *net_json =
-  "{\"format\":\"netloom.network\",\"version\":1,\"name\":\"small\",\"nodes\":["
-  "{\"id\":\"data\",\"op\":\"Input\"},"
-  "{\"id\":\"conv1\",\"op\":\"Conv2D\",\"params\":{\"channels\":4,\"kernel\":[3,3]}},"
-  "{\"id\":\"relu1\",\"op\":\"Activation\",\"params\":{\"act_type\":\"relu\"}},"
-  "{\"id\":\"pool1\",\"op\":\"MaxPool2D\",\"params\":{\"pool_size\":[2,2]}},"
-  "{\"id\":\"flat\",\"op\":\"Flatten\"},{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":16}},"
-  "{\"id\":\"act\",\"op\":\"Activation\"},{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":10}}],"
-  "\"edges\":[\"data -> conv1\",\"conv1 -> relu1\",\"relu1 -> pool1\",\"pool1 -> flat\",\"flat -> fc1\","
-  "\"fc1 -> act\",\"act -> fc2\"]}";
-
-static void
-train_run (NlProject *p)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
-  g_autofree char *spec = g_strdup_printf ("mnist:%s", data_dir);
-  g_auto (NlRunConfig) cfg = { 0 };
-  g_assert_no_error (error);
-  nl_test_tiny_train_config (&cfg, spec);
-  cfg.epochs = 2;
-  g_assert_true (nl_run_train (p, "small", net, &cfg, NULL, &run_id, &error));
-  g_assert_no_error (error);
-}
-
 /* ---- helpers ---- */
 
 static gboolean
@@ -566,7 +541,7 @@ main (int argc, char **argv)
   path = g_build_filename (work_dir, "p.netloom", NULL);
   project = nl_project_open (path, TRUE, &error);
   g_assert_no_error (error);
-  train_run (project);
+  run_id = nl_test_train_small_conv (project, data_dir);
   workspace = nl_workspace_new (project);
   reference = nl_explainer_new (project, run_id, "best", &error);
   g_assert_no_error (error);

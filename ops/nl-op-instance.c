@@ -98,6 +98,7 @@ nl_op_instance_free (NlOpInstance *inst)
   unref_array (inst->saved, inst->def->n_saved);
   unref_array (inst->out, inst->def->n_outputs);
   unref_array (inst->out_grad, inst->def->n_outputs);
+  g_clear_pointer (&inst->lengths, nl_tensor_unref);
   g_free (inst->args);
   g_free (inst->p);
   g_free (inst);
@@ -110,7 +111,10 @@ make_ctx (NlOpInstance *inst)
                      .in = inst->in, .out = inst->out, .aux = inst->aux, .saved = inst->saved,
                      .out_grad = inst->out_grad, .in_grad = inst->in_grad,
                      .training = inst->training, .seed = inst->seed, .step = inst->step,
-                     .state = &inst->state, .backend = nl_backend_cpu () };
+                     .state = &inst->state, .backend = nl_backend_cpu (),
+                     .lengths = inst->def->uses_lengths ? inst->lengths : NULL,
+                     .host_lengths = inst->def->uses_lengths && inst->lengths
+                                       ? nl_tensor_f32 (inst->lengths) : NULL };
 }
 
 gboolean

@@ -23,6 +23,8 @@ typedef struct {
   NlOpKernels kernels;        /* the CPU's (nl_op_kernels); a test may set its own */
   void *state;                /* freed by kernels.free_state */
   guint64 seed, step;
+  NlTensor *lengths;          /* float32 (batch) on the CPU for uses_lengths ops, or NULL
+                                 (full length); a test sets it, the instance frees it */
 } NlOpInstance;
 
 /* params: NULL-terminated name/value string pairs ("channels", "8", NULL).

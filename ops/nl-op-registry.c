@@ -105,7 +105,7 @@ nl_op_count_registered (void)
 void
 nl_op_input_range (const NlOpDef *def, int *min, int *max)
 {
-  *min = def->variadic ? 1 : def->n_inputs;
+  *min = def->variadic ? 1 : def->min_inputs > 0 ? def->min_inputs : def->n_inputs;
   *max = !def->variadic ? def->n_inputs : def->max_inputs > 0 ? def->max_inputs : NL_MAX_PORTS;
 }
 

@@ -26,6 +26,13 @@
  *    mean/var); forward updates them in training mode only.
  *  - Kernels may cache per-shape resources (oneDNN primitives, scratch) in
  *    *ctx->state; their free_state releases them.
+ *  - Sequences are batch-first: (batch, T, features...), time on axis 1.
+ *    Ops with uses_lengths read ctx->lengths: each sample's number of valid
+ *    steps along axis 1 of data input 0 (float32 (batch), on the op's
+ *    device; host_lengths the same numbers on the CPU), or NULL when every
+ *    sample fills all T steps. Steps at t >= length are padding: such an op
+ *    never lets them reach a valid output, writes zeros at padded output
+ *    steps that keep the time axis, and gives padding no gradient.
  *  - Kernels return FALSE with a GError only for data-dependent failures
  *    (an Embedding index out of range, an allocation failure); shape errors
  *    belong in infer_shape. */
@@ -155,6 +162,9 @@ typedef struct {
   void **state;               /* per-node kernel cache, freed by the kernels' free_state */
   NlBackend *backend;         /* the device's (core/nl-backend.h); on CUDA its context is the NlCudaCtx */
   NlPrecision precision;
+  /* uses_lengths ops only (see the conventions above); NULL: full length */
+  const NlTensor *lengths;    /* float32 (batch) on the op's device */
+  const float *host_lengths;  /* the same on the CPU */
 } NlOpCtx;
 
 /* One op's kernels on one device. ops/cpu/<op>.c defines `nl_op_cpu_<c_name>`
@@ -174,7 +184,7 @@ typedef struct {
 struct NlOpDef {
   const char *name;      /* "Conv2D" */
   const char *category;  /* palette group: Input, Core, Convolution, Pooling,
-                            Normalization, Activation, Structure, Loss */
+                            Normalization, Activation, Sequence, Structure, Loss */
   const char *doc;       /* one line */
   const NlParamSpec *params;
   int n_params;
@@ -183,6 +193,9 @@ struct NlOpDef {
   gboolean variadic;          /* Concat, Add: 1 .. max_inputs inputs all named inputs[0] */
   int max_inputs;             /* variadic: most data inputs, 0 = NL_MAX_PORTS; others take
                                  exactly n_inputs. nl_op_infer_shape checks it first. */
+  int min_inputs;             /* not variadic: the trailing inputs from min_inputs on are
+                                 optional (LSTM's initial state, attention's memory);
+                                 0 = all n_inputs are required */
   const char *const *weights; /* {"weight", "bias"} */
   const NlInitHint *weight_init; /* [n_weights] */
   int n_weights;
@@ -197,6 +210,7 @@ struct NlOpDef {
   gboolean no_grad_inputs;    /* data inputs take no gradient (Embedding indices, labels);
                                  losses: the label input (index 1) never takes one */
   gboolean no_backward;       /* nothing flows back through it (Input): no backward kernel */
+  gboolean uses_lengths;      /* reads ctx->lengths: a sequence op that masks padding */
 
   /* The typed arguments the kernels read (ctx->args), an NlDenseArgs ...
    * declared in the op's header (ops/nl-<op>.h) for the CPU and CUDA

@@ -53,6 +53,7 @@ prep_huber (NlTensor **in, const NlParamValue *p, const NlOpDef *def, GRand *r)
 const NlOpCase nl_op_cases[] = {
   /* ---- Input: no gradient, only the NULL in_grad is checked ---- */
   { "Input", "plain", .in = { "2x3x4" }, .nograd = 1 },
+  { "Input", "lengths nonzero", P ("lengths", "nonzero"), .in = { "2x5" }, .nograd = 1 },
 
   /* ---- Dense ---- */
   { "Dense", "2d", P ("units", "4"), { "3x5" } },

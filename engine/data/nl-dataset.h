@@ -50,6 +50,9 @@ struct NlDataset {
   const NlDatasetClass *klass;
   int64_t length;
   NlShape sample_shape; /* e.g. (1, 28, 28) */
+  NlShape label_shape;  /* one sample's label: ndim 0 (zeroed, the default) is one value; a
+                           language model's (T) next tokens, a series' (H) future values. get()
+                           writes numel(label_shape) floats (1 for ndim 0) to label */
   int n_classes;        /* 0 for regression */
   char **class_names;   /* NULL-terminated or NULL */
   char *description;    /* "Fashion-MNIST train (60000 images) from DIR" */

@@ -25,6 +25,8 @@ typedef enum {
   NL_VALUE_HEAD_GRAD,   /* d(mean loss)/d(per-sample loss) = 1/N */
   NL_VALUE_SAVED,       /* what a forward keeps for its backward (dropout mask ...) */
   NL_VALUE_WEIGHT_GRAD, /* a weight's gradient, read by the optimizer update */
+  NL_VALUE_LENGTHS,     /* each sample's valid steps (float32 (batch)), from the input batch
+                           when the Input node's `lengths` is "nonzero"; read by uses_lengths ops */
 } NlValueKind;
 
 typedef struct {
@@ -77,6 +79,9 @@ typedef struct {
   NlPrecision precision; /* autocast of Dense and Conv2D (see ops/nl-op.h) */
   float loss_scale;      /* training: the loss gradient is multiplied by this (dynamic loss
                             scaling, nl-loss-scale.h); 0 means 1 */
+  NlShape label_shape;   /* one sample's label, without the batch: ndim 0 (the default) is one
+                            value per sample; (T) per-step classes of a language model, (H) a
+                            series' horizon */
   gboolean explain;      /* not training (ops in inference mode, no loss): a backward from the
                             prediction, whose head gradient (pred's shape) the caller fills, down
                             to the Input node's output, so gradients of a class score can be read
@@ -91,6 +96,7 @@ typedef struct {
   GArray *steps;         /* NlStep: forward steps, then backward */
   int n_forward_steps;
   int input_value, label_value, pred_value, loss_value, head_grad_value;
+  int lengths_value;     /* NL_VALUE_LENGTHS, or -1 when the Input has no lengths */
   int loss_node;         /* -1 without a loss */
   NlParamValue *loss_params; /* for an appended loss */
 } NlGraph;

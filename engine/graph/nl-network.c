@@ -267,6 +267,9 @@ nl_network_validate (const NlNetwork *net, int *order, GError **error)
           if (port >= 0 && port < n_ports)
             has_port[port] = TRUE;
         }
+      /* optional trailing ports (min_inputs) may stay open, but only from the end */
+      while (n->def->min_inputs > 0 && n_ports > n->def->min_inputs && !has_port[n_ports - 1])
+        n_ports--;
       for (int port = 0; port < n_ports; port++)
         if (!has_port[port] && !(n->def->is_loss && port == 1))
           {

@@ -3,9 +3,14 @@
  * (kernels: ops/cpu/input.c, ops/cuda/input.cu). */
 #include "ops/nl-input.h"
 
+static const char *const lengths_values[] = { "full", "nonzero", NULL };
+
 static const NlParamSpec params[INPUT_N] = {
   [INPUT_SHAPE] = { "shape", NL_PARAM_SHAPE, 0, 1, 1e18, NULL, FALSE,
                     "Shape of one sample, without the batch dimension, e.g. [1, 28, 28]" },
+  [INPUT_LENGTHS] = { "lengths", NL_PARAM_ENUM, NL_INPUT_LENGTHS_FULL, 0, 1, lengths_values, FALSE,
+                      "Sequence lengths for the sequence ops: full (every step is data) or nonzero "
+                      "(a sample ends at its last non-zero step, as padded token ids do)" },
 };
 
 static gboolean

@@ -305,6 +305,7 @@ NlOpInstance *
 nl_op_case_instance (const NlOpDef *def, const NlOpCase *c, GError **error)
 {
   NlShape shapes[NL_OP_CASE_MAX_DATA];
+  NlOpInstance *inst;
   int n_data = 0;
 
   while (n_data < NL_OP_CASE_MAX_DATA && c->in[n_data])
@@ -312,7 +313,19 @@ nl_op_case_instance (const NlOpDef *def, const NlOpCase *c, GError **error)
       shapes[n_data] = nl_test_parse_shape (c->in[n_data]);
       n_data++;
     }
-  return nl_op_instance_new (def, c->params, n_data, shapes, !c->predict, error);
+  inst = nl_op_instance_new (def, c->params, n_data, shapes, !c->predict, error);
+  if (inst && c->lengths)
+    {
+      g_auto (GStrv) parts = g_strsplit (c->lengths, ",", -1);
+      int64_t n = g_strv_length (parts);
+      float *len;
+      g_assert_cmpint (n, ==, shapes[0].d[0]); /* one length per sample */
+      inst->lengths = nl_tensor_new (NL_DTYPE_F32, 1, &n);
+      len = nl_tensor_f32 (inst->lengths);
+      for (int64_t b = 0; b < n; b++)
+        len[b] = (float) g_ascii_strtod (parts[b], NULL);
+    }
+  return inst;
 }
 
 void

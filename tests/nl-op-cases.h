@@ -46,6 +46,8 @@ typedef struct {
   int k;                           /* range of NL_GEN_INT */
   unsigned nograd;                 /* bit i: data input i takes no gradient */
   gboolean predict;                /* inference mode (default: training) */
+  const char *lengths;             /* uses_lengths ops: each sample's length, "3,1" (one per
+                                      sample of data input 0); NULL: full length */
   NlOpCasePrep prep;
   unsigned only;                   /* NlOpCaseMode bits; 0: every mode */
   /* hints for gradient mode */

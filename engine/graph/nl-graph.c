@@ -181,6 +181,16 @@ find_sink (NlNetwork *net, const int *out_first, int *sink_out, GError **error)
   return TRUE;
 }
 
+/* Per-sample lengths, computed from the batch by the program (nl-program.c)
+ * when the Input asks for them; nothing takes their gradient. */
+static void
+add_lengths_value (NlGraph *g, const NlNode *input)
+{
+  NlShape ls = nl_shape_of (1, (int64_t) g->opts.batch);
+  if (NL_P_ENUM (input->params, INPUT_LENGTHS) == NL_INPUT_LENGTHS_NONZERO)
+    g->lengths_value = nl_graph_add_value (g, NL_VALUE_LENGTHS, &ls, -1);
+}
+
 /* The label value: (batch, label_shape...). */
 static int
 add_label_value (NlGraph *g, const NlCompileOptions *opts)
@@ -266,12 +276,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
         {
           gn.n_data = 1;
           gn.in[0] = g->input_value;
-          /* per-sample lengths, computed from the batch (nl-program.c); no gradient */
-          if (NL_P_ENUM (node->params, INPUT_LENGTHS) == NL_INPUT_LENGTHS_NONZERO)
-            {
-              NlShape ls = nl_shape_of (1, (int64_t) opts->batch);
-              g->lengths_value = nl_graph_add_value (g, NL_VALUE_LENGTHS, &ls, -1);
-            }
+          add_lengths_value (g, node);
         }
       else
         {

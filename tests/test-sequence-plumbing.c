@@ -10,6 +10,7 @@
 #include "engine/graph/nl-program.h"
 #include "engine/graph/nl-seq-lengths.h"
 #include "engine/infer/nl-infer-net.h"
+#include "engine/session/nl-analysis.h"
 #include "engine/session/nl-eval-runner.h"
 #include "engine/train/nl-metric.h"
 #include "engine/train/nl-optim.h"
@@ -487,6 +488,26 @@ test_infer_declines (void)
     }
 }
 
+/* The network analysis plans a training step of a per-step classifier
+ * with labels (B, T), as its dataset would give them */
+static void
+test_analysis_per_step (void)
+{
+  g_autoptr (NlNetwork) net = per_step_network ("nonzero", 3);
+  NlShape sample = nl_shape_of (2, (int64_t) STEPS, (int64_t) FEATURES);
+  g_autoptr (NlAnalysis) a = nl_analysis_new_for_sample (net, &sample, 8, 2);
+  g_autoptr (GError) error = NULL;
+  NlCompileOptions opts = { .batch = 8, .training = TRUE, .loss = "SoftmaxCrossEntropy",
+                            .label_shape = nl_shape_of (1, (int64_t) STEPS) };
+  g_autoptr (NlGraph) g = nl_graph_compile (net, &sample, &opts, &error);
+  g_autoptr (NlMemoryPlan) plan = NULL;
+
+  g_assert_no_error (error);
+  plan = nl_memory_plan_new (g, FALSE);
+  g_assert_null (a->network_error);
+  g_assert_cmpint (a->activation_bytes, ==, plan->planned_bytes);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -498,5 +519,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sequence/labels/metrics", test_step_metrics);
   g_test_add_func ("/sequence/labels/per-step-learning", test_per_step_learning);
   g_test_add_func ("/sequence/labels/infer-declines", test_infer_declines);
+  g_test_add_func ("/sequence/labels/analysis", test_analysis_per_step);
   return g_test_run ();
 }

@@ -494,6 +494,35 @@ test_text_lm_bad_input (void)
   g_assert_nonnull (strstr (error->message, "vocabulary"));
 }
 
+/* The corpus of tools/make-text-corpus.py when NETLOOM_TEXT_CORPUS names it
+ * (skipped otherwise: it is made from this machine's manual pages). */
+static void
+test_real_corpus (void)
+{
+  const char *path = g_getenv ("NETLOOM_TEXT_CORPUS");
+  g_autoptr (GError) error = NULL;
+  if (!path)
+    {
+      g_test_skip ("NETLOOM_TEXT_CORPUS is not set (tools/make-text-corpus.py OUT.csv makes one)");
+      return;
+    }
+  NlDatasetOptions opts = { .val_fraction = 0.2 };
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (NlDataset) train = open_text (path, TRUE, &opts, &error);
+  g_assert_no_error (error);
+  double seconds = (g_get_monotonic_time () - t0) / 1e6;
+  opts.vocab = train->vocab;
+  g_autoptr (NlDataset) val = open_text (path, FALSE, &opts, &error);
+  g_assert_no_error (error);
+  int64_t truncated = 0;
+  for (int64_t i = 0; i < train->length; i++)
+    truncated += nl_text_dataset_tokens (train, i, NULL, 0) > 128;
+  g_test_message ("%s; %s; opened in %.2f s; %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " training samples cut at 128",
+                  train->description, val->description, seconds, truncated, train->length);
+  g_assert_cmpint (train->n_classes, >=, 2);
+  g_assert_cmpint (train->length + val->length, >, 1000);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -512,6 +541,7 @@ main (int argc, char **argv)
   g_test_add_func ("/text/dataset/megabyte-row", test_text_megabyte_row);
   g_test_add_func ("/text/lm/windows", test_text_lm);
   g_test_add_func ("/text/lm/bad-input", test_text_lm_bad_input);
+  g_test_add_func ("/text/dataset/real-corpus", test_real_corpus);
   int rc = g_test_run ();
   nl_test_remove_tree (tmp_dir);
   g_free (tmp_dir);

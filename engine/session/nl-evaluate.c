@@ -425,7 +425,6 @@ nl_evaluation_free (NlEvaluation *ev)
 gboolean
 nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShape *shape, GError **error)
 {
-  float label;
   g_return_val_if_fail (ev != NULL && pixels != NULL, FALSE);
   if (shape)
     *shape = ev->sample_shape;
@@ -434,7 +433,9 @@ nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShap
       g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND, "the evaluation has no dataset");
       return FALSE;
     }
-  return nl_dataset_get (ev->priv->ds, index, pixels, &label, error);
+  /* a sequence's labels (label_shape) are more than one float */
+  g_autofree float *label = g_new (float, MAX (nl_shape_numel (&ev->priv->ds->label_shape), 1));
+  return nl_dataset_get (ev->priv->ds, index, pixels, label, error);
 }
 
 /* ---- image files ---- */

@@ -234,7 +234,8 @@ test_vocab_json (void)
     {
       g_autoptr (GError) e = NULL;
       g_autoptr (NlVocab) v = nl_vocab_from_json (damaged[i], -1, &e);
-      g_test_message ("damaged %u: %s", i, damaged[i]);
+      g_autofree char *shown = g_utf8_make_valid (damaged[i], -1);
+      g_test_message ("damaged %u: %s", i, shown);
       g_assert_null (v);
       g_assert_error (e, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT);
       g_assert_true (g_str_has_prefix (e->message, "not a netloom vocabulary: "));

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/nl-tensor.h"
+#include "engine/data/nl-tokenizer.h"
 
 G_BEGIN_DECLS
 
@@ -26,6 +27,7 @@ typedef enum {
 } NlDataErrorCode;
 
 typedef struct NlDataset NlDataset;
+typedef struct NlVocab NlVocab;
 
 typedef struct {
   const char *type_name;
@@ -56,6 +58,7 @@ struct NlDataset {
   int n_classes;        /* 0 for regression */
   char **class_names;   /* NULL-terminated or NULL */
   char *description;    /* "Fashion-MNIST train (60000 images) from DIR" */
+  NlVocab *vocab;       /* owned: the vocabulary a text kind encodes with; NULL for the others */
 };
 
 /* Options for nl_dataset_open_full; all-zero (or NULL) means the defaults. */
@@ -64,6 +67,16 @@ typedef struct {
   int image_width, image_height; /* folder: resize to; 0 = that size of the first image */
   gboolean regression;      /* CSV: the label is a real value, n_classes 0 */
   double val_fraction;      /* csv/folder: 0..1 of the samples held out for validation */
+  const char *text_column;  /* text: the text column's header name */
+  NlTokenizerKind tokenizer; /* text, text-lm: word (default) or char */
+  int vocab_size;           /* text, text-lm: entries with <pad> and <unk> (0 = 20000) */
+  int min_count;            /* text, text-lm: least count of a kept token (0 = 1) */
+  int max_length;           /* text, text-lm: tokens per sample (0 = 128) */
+  const NlVocab *vocab;     /* borrowed: NULL = build from the training side; the other sides and
+                               predict pass the training side's */
+  const char *target_column; /* series: the column predicted */
+  int window;               /* series: past steps per sample */
+  int horizon;              /* series: future values of the target per sample */
 } NlDatasetOptions;
 
 /* Open a dataset from a spec "KIND[:PATH]": KIND is a row of the kind

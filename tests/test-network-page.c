@@ -210,7 +210,7 @@ test_palette_adds_after_selection (Fixture *f, gconstpointer data)
 
   nl_palette_set_filter (palette, "pool");
   visible = nl_palette_dup_visible_ops (palette);
-  g_assert_cmpuint (g_strv_length (visible), ==, 3);
+  g_assert_cmpuint (g_strv_length (visible), ==, 4); /* with SequencePool */
   g_assert_true (g_strv_contains ((const char *const *) visible, "MaxPool2D"));
   nl_palette_set_filter (palette, NULL);
 
@@ -516,6 +516,33 @@ test_attention_memory_status (Fixture *f, gconstpointer data)
     }
 }
 
+/* A GRU dropped from the palette: the inspector shows its variant's doc,
+ * which says the default (PyTorch's and cuDNN's linear_before_reset) is
+ * the one selected, wrapped over lines rather than cut. */
+static void
+test_gru_inspector (Fixture *f, gconstpointer data)
+{
+  NlPalette *palette = NL_PALETTE (nl_network_page_get_part (f->page, "palette"));
+  NlInspector *insp = NL_INSPECTOR (nl_network_page_get_part (f->page, "inspector"));
+  GtkWidget *field, *row;
+  const char *doc;
+
+  select_node (f, "fc2");
+  g_assert_true (nl_palette_activate_op (palette, "GRU"));
+  nl_test_pump (20);
+  g_assert_cmpint (nl_inspector_get_node (insp), ==, node_index (f, "gru"));
+  field = nl_inspector_get_field (insp, "variant");
+  g_assert_true (GTK_IS_DROP_DOWN (field));
+  g_assert_cmpuint (gtk_drop_down_get_selected (GTK_DROP_DOWN (field)), ==, 0);
+  g_assert_cmpstr (gtk_string_object_get_string (gtk_drop_down_get_selected_item (GTK_DROP_DOWN (field))), ==,
+                   "linear_before_reset");
+  row = gtk_widget_get_ancestor (field, ADW_TYPE_ACTION_ROW);
+  doc = adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
+  g_assert_nonnull (strstr (doc, "linear_before_reset (the default)"));
+  g_assert_nonnull (strstr (doc, "classic"));
+  g_assert_cmpint (adw_action_row_get_subtitle_lines (ADW_ACTION_ROW (row)), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -532,5 +559,6 @@ main (int argc, char **argv)
   ADD ("enum-docs-explain-choices", test_enum_docs_explain_choices);
   ADD ("text-shapes", test_text_shapes);
   ADD ("attention-memory-status", test_attention_memory_status);
+  ADD ("gru-inspector", test_gru_inspector);
   return g_test_run ();
 }

@@ -28,7 +28,7 @@ static const char *const variants[] = { "linear_before_reset", "classic", NULL }
 const NlParamSpec nl_gru_params[RNN_N] = {
   RNN_COMMON_PARAMS,
   [RNN_VARIANT] = { "variant", NL_PARAM_ENUM, 0, 1, 0, variants, FALSE,
-                    "linear_before_reset: n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), the GRU of PyTorch "
+                    "linear_before_reset (the default): n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), the GRU of PyTorch "
                     "and cuDNN; classic: n = tanh(W_in x + b_in + W_hn (r * h) + b_hn), CPU only" },
 };
 

@@ -138,7 +138,8 @@ typedef struct {
   int n_top;                 /* <= NL_TEXT_PREVIEW_TOP */
   NlTokenCount *top;         /* most frequent tokens of the training texts, <pad>/<unk> left out */
   int64_t unk_count;         /* tokens the vocabulary dropped (they read as <unk>) */
-  NlTextSamplePreview *samples; /* one per preview sample (NlDataPreview.n_samples, .indices) */
+  int n_samples;             /* NlDataPreview.n_samples */
+  NlTextSamplePreview *samples; /* one per preview sample, in the order of NlDataPreview.indices */
 } NlTextPreview;
 
 #define NL_SERIES_PREVIEW_POINTS 2000 /* at most this many values drawn */

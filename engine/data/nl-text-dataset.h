@@ -46,6 +46,10 @@ gboolean nl_text_dataset_is (const NlDataset *ds);
  * them into tokens[] (borrowed, valid while ds lives; tokens may be NULL
  * with max 0). Returns how many it has, before truncation to max_length. */
 int64_t nl_text_dataset_tokens (NlDataset *ds, int64_t i, const char **tokens, int64_t max);
+/* The distinct tokens as read (provisional, before the vocabulary) and
+ * how often each occurs in this side's samples (text-lm: windows and the
+ * last label token); returns how many (all borrowed). */
+gsize nl_text_dataset_token_counts (NlDataset *ds, const char *const **tokens, const int64_t **counts);
 /* The tokens per sample (max_length) */
 int nl_text_dataset_max_length (const NlDataset *ds);
 

@@ -188,7 +188,8 @@ nl_cli_data_options_finish (NlCliDataOptions *d)
       || !check_int ("max_length", "--max-length", d->max_length, &error)
       || !check_int ("window", "--window", d->window, &error) || !check_int ("horizon", "--horizon", d->horizon, &error))
     return nl_cli_usage_error ("%s", error->message);
-  if (d->tokenizer && strcmp (d->tokenizer, "word") && strcmp (d->tokenizer, "char"))
+  NlTokenizerKind kind;
+  if (d->tokenizer && (!*d->tokenizer || !nl_tokenizer_kind_parse (d->tokenizer, &kind)))
     return nl_cli_usage_error ("--tokenizer must be word or char, not '%s'", d->tokenizer);
   if (d->image_size && sscanf (d->image_size, "%dx%d", &d->image_width, &d->image_height) != 2)
     return nl_cli_usage_error ("--image-size must look like 32x32, not '%s'", d->image_size);
@@ -204,7 +205,7 @@ apply_sequence (const NlCliDataOptions *d, NlRunConfig *rc)
   if (d->text_column)
     nl_run_config_set_text ((char **) &rc->data.text_column, d->text_column);
   if (d->tokenizer)
-    rc->data.tokenizer = strcmp (d->tokenizer, "char") ? NL_TOKENIZER_WORD : NL_TOKENIZER_CHAR;
+    nl_tokenizer_kind_parse (d->tokenizer, &rc->data.tokenizer);  /* checked by finish */
   if (d->target)
     nl_run_config_set_text ((char **) &rc->data.target_column, d->target);
   const struct { int v; int *slot; } ints[] = {

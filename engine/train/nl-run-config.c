@@ -165,22 +165,6 @@ nl_run_field_set_number (const NlRunField *f, NlRunConfig *rc, double v)
     }
 }
 
-/* The tokenizer by name: "word" or "char" (nl-tokenizer.h's names). */
-static gboolean
-tokenizer_parse (const char *name, NlTokenizerKind *kind)
-{
-  if (strcmp (name, "word") && strcmp (name, "char"))
-    return FALSE;
-  *kind = strcmp (name, "word") ? NL_TOKENIZER_CHAR : NL_TOKENIZER_WORD;
-  return TRUE;
-}
-
-static const char *
-tokenizer_name (NlTokenizerKind kind)
-{
-  return kind == NL_TOKENIZER_CHAR ? "char" : "word";
-}
-
 static gboolean
 is_text (const NlRunField *f)
 {
@@ -290,7 +274,7 @@ nl_run_field_set_text (const NlRunField *f, NlRunConfig *rc, const char *text, G
     case NL_RUN_FIELD_DEVICE:
       return nl_device_parse (text, &rc->device, error);
     case NL_RUN_FIELD_TOKENIZER:
-      if (tokenizer_parse (text, AT (rc, f, NlTokenizerKind)))
+      if (*text && nl_tokenizer_kind_parse (text, AT (rc, f, NlTokenizerKind)))
         return TRUE;
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s must be word or char, not '%s'", f->name, text);
       return FALSE;
@@ -421,7 +405,7 @@ nl_run_config_to_json (const NlRunConfig *rc)
           json_builder_add_string_value (b, nl_precision_name (rc->precision));
           break;
         case NL_RUN_FIELD_TOKENIZER:
-          json_builder_add_string_value (b, tokenizer_name (*AT_C (rc, f, NlTokenizerKind)));
+          json_builder_add_string_value (b, nl_tokenizer_kind_name (*AT_C (rc, f, NlTokenizerKind)));
           break;
         case NL_RUN_FIELD_STRING:
         case NL_RUN_FIELD_METRIC:
@@ -548,7 +532,7 @@ nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
         case NL_RUN_FIELD_TOKENIZER:
           {
             const char *name = json_object_get_string_member_with_default (o, f->name, f->def_text);
-            if (!tokenizer_parse (name, AT (rc, f, NlTokenizerKind)))
+            if (!*name || !nl_tokenizer_kind_parse (name, AT (rc, f, NlTokenizerKind)))
               {
                 g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
                              "unknown tokenizer '%s' in the run's settings (word or char)", name);

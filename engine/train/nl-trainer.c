@@ -1,5 +1,6 @@
 /* nl-trainer.c — the training loop. */
 #include "engine/train/nl-trainer.h"
+#include "engine/train/nl-vocab-fit.h"
 #include "engine/train/nl-data-parallel.h"
 #include "engine/data/nl-loader.h"
 #include "engine/data/nl-transform.h"
@@ -121,17 +122,19 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
   train_opts.loss_scale = t->scaler.scale;
   nl_threads_set (cfg->threads);
   t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
-  if (!t->train_set)
+  if (!t->train_set || !nl_vocab_fit_network (net, t->train_set->vocab, error))
     return NULL;
+  /* the test side encodes its texts with the training side's vocabulary */
+  NlDatasetOptions test_opts = cfg->data;
+  test_opts.vocab = t->train_set->vocab;
   if (cfg->val_dataset)
     {
       /* a split by file: every sample of the other dataset */
-      NlDatasetOptions all = cfg->data;
-      all.val_fraction = 0;
-      t->test_set = nl_dataset_open_full (cfg->val_dataset, FALSE, &all, error);
+      test_opts.val_fraction = 0;
+      t->test_set = nl_dataset_open_full (cfg->val_dataset, FALSE, &test_opts, error);
     }
   else
-    t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &cfg->data, error);
+    t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &test_opts, error);
   if (!t->test_set)
     return NULL;
   if (cfg->augment && *cfg->augment)

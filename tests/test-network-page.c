@@ -10,6 +10,7 @@
 #include "ui/network/nl-network-doc.h"
 #include "ui/network/nl-network-page-private.h"
 #include "ui/network/nl-palette.h"
+#include "ui/nl-screenshot.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -543,6 +544,35 @@ test_gru_inspector (Fixture *f, gconstpointer data)
   g_assert_cmpint (adw_action_row_get_subtitle_lines (ADW_ACTION_ROW (row)), ==, 0);
 }
 
+/* The text-transformer template on the canvas: every card's shape is
+ * known (no problem), the embedding's ≤128×128, and attention's memory in
+ * the status bar. NL_SHOT_DIR=DIR saves the page as DIR/text-transformer.png. */
+static void
+test_text_transformer_template (Fixture *f, gconstpointer data)
+{
+  GtkWidget *canvas = nl_network_page_get_part (f->page, "canvas");
+  const char *dir = g_getenv ("NL_SHOT_DIR");
+
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "editor.new", "s", "text-transformer");
+  nl_test_pump (50);
+  g_assert_nonnull (strstr (status_text (f), "no problems"));
+  g_assert_nonnull (strstr (status_text (f), "input ≤128 (default)"));
+  g_assert_nonnull (strstr (status_text (f), "(attention "));
+  g_assert_true (g_str_has_prefix (nl_graph_canvas_get_card_text (NL_GRAPH_CANVAS (canvas), node_index (f, "embed")),
+                                   "≤128×128"));
+  if (dir)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *path = g_build_filename (dir, "text-transformer.png", NULL);
+      /* readable cards: the first block at zoom 1, its attention in the
+       * inspector, the palette's Sequence group */
+      nl_palette_set_filter (NL_PALETTE (nl_network_page_get_part (f->page, "palette")), "sequence");
+      nl_graph_canvas_focus_node (NL_GRAPH_CANVAS (canvas), node_index (f, "block1_attn"));
+      nl_test_pump (300);
+      g_assert_true (nl_widget_save_png (GTK_WIDGET (f->win), path, &error));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -560,5 +590,6 @@ main (int argc, char **argv)
   ADD ("text-shapes", test_text_shapes);
   ADD ("attention-memory-status", test_attention_memory_status);
   ADD ("gru-inspector", test_gru_inspector);
+  ADD ("text-transformer-template", test_text_transformer_template);
   return g_test_run ();
 }

@@ -118,8 +118,11 @@ add_label (NlDataPage *page, const char *name, const char *markup, const char *c
 {
   GtkWidget *l = gtk_label_new (NULL);
   gtk_label_set_markup (GTK_LABEL (l), markup);
-  gtk_label_set_wrap (GTK_LABEL (l), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (l), PANGO_WRAP_WORD_CHAR);
+  /* one line each, the rest in the tooltip: wrapped labels in the
+   * scrolled preview were measured at another width than they got, and
+   * the box below overlapped them */
+  gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
+  gtk_widget_set_tooltip_markup (l, markup);
   gtk_label_set_xalign (GTK_LABEL (l), 0);
   gtk_label_set_selectable (GTK_LABEL (l), TRUE);
   if (css)
@@ -198,10 +201,8 @@ show_text (NlDataPage *page, const NlDataPreview *p)
       g_autofree char *item = g_markup_printf_escaped ("%s<tt>%s</tt> %s", k ? "  ·  " : "", t->top[k].token, count);
       g_string_append (top, item);
     }
-  {
-    g_autofree char *head = g_strdup_printf (_("<b>Most frequent tokens</b>\n%s"), top->str);
-    add_label (page, "top-tokens", head, NULL);
-  }
+  add_label (page, NULL, _("<b>Most frequent tokens</b>"), NULL);
+  add_label (page, "top-tokens", top->str, NULL);
   g_string_free (top, TRUE);
   add_label (page, NULL, _("<b>Samples</b> (<span underline=\"error\" foreground=\"#c01c28\">marked</span> tokens "
                            "read as &lt;unk&gt;)"),

@@ -55,7 +55,8 @@ struct _NlEvaluationView {
   GtkWidget *matrix, *table, *gallery, *gallery_caption;
   GtkWidget *pred_picture, *pred_placeholder, *pred_file, *pred_probs, *pred_message;
   GtkWidget *explain, *explain_button;
-  GtkWidget *image_header, *image_card, *text_header, *text_predict;
+  GtkWidget *image_header, *image_card, *text_header, *text_predict, *explain_header;
+  gboolean text_run;           /* token ids: no image to explain */
   float *pred_seen;            /* the classified image as the model saw it, for Explain */
   char *pred_name;
 };
@@ -288,6 +289,9 @@ show_result (NlEvaluationView *v, LoadResult *r, const char *which)
   gtk_widget_set_visible (v->image_card, r->texts == NULL);
   gtk_widget_set_visible (v->text_header, r->texts != NULL);
   gtk_widget_set_visible (v->text_predict, r->texts != NULL);
+  v->text_run = r->texts != NULL;
+  gtk_widget_set_visible (v->explain_header, !v->text_run);
+  gtk_widget_set_visible (v->explain, !v->text_run);
   nl_text_predict_set_run (NL_TEXT_PREDICT (v->text_predict), r->texts ? v->ws : NULL, ev->run, which);
   caption = wrong == 0 ? g_strdup (_("No sample was misclassified."))
             : g_strdup_printf ("The %d most confident of %" G_GINT64_FORMAT " misclassified samples, "
@@ -583,7 +587,7 @@ nl_evaluation_view_explain_mistake (NlEvaluationView *v, int i)
 {
   NlEvaluation *ev = v->holder ? v->holder->ev : NULL;
   g_return_val_if_fail (NL_IS_EVALUATION_VIEW (v), FALSE);
-  if (!ev || i < 0 || i >= ev->n_misclassified)
+  if (!ev || i < 0 || i >= ev->n_misclassified || v->text_run)
     return FALSE;
   /* the selection marks the mistake being explained */
   gtk_flow_box_select_child (GTK_FLOW_BOX (v->gallery),
@@ -688,6 +692,7 @@ nl_evaluation_view_class_init (NlEvaluationViewClass *klass)
   BIND (image_card);
   BIND (text_header);
   BIND (text_predict);
+  BIND (explain_header);
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_choose_clicked);
   gtk_widget_class_bind_template_callback (widget_class, on_mistake_activated);

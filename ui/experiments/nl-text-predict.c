@@ -164,7 +164,10 @@ nl_text_predict_classify (NlTextPredict *tp, const char *text)
   g_return_val_if_fail (NL_IS_TEXT_PREDICT (tp), FALSE);
   if (!tp->model)
     return FALSE;
-  start (tp, text ? text : gtk_editable_get_text (GTK_EDITABLE (tp->entry)));
+  /* the entry shows what the scores are of */
+  if (text && g_strcmp0 (text, gtk_editable_get_text (GTK_EDITABLE (tp->entry))) != 0)
+    gtk_editable_set_text (GTK_EDITABLE (tp->entry), text);
+  start (tp, gtk_editable_get_text (GTK_EDITABLE (tp->entry)));
   return TRUE;
 }
 

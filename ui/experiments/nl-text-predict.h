@@ -19,7 +19,7 @@ GtkWidget *nl_text_predict_new (void);
 /* Checkpoint `which` ("best", "last", an epoch) of RUN; drops the model
  * of the one before. */
 void nl_text_predict_set_run (NlTextPredict *tp, NlWorkspace *ws, gint64 run, const char *which);
-/* What Classify does with TEXT (the entry's text when NULL); FALSE when no
+/* What Classify does with TEXT (put in the entry; NULL: the entry's); FALSE when no
  * run is set. A text typed while one is classified is classified next. */
 gboolean nl_text_predict_classify (NlTextPredict *tp, const char *text);
 gboolean nl_text_predict_is_busy (NlTextPredict *tp);

@@ -163,5 +163,45 @@ PY
 [ $s -eq 0 ] && [ $r -eq 0 ] && ok "series-gru beats the last value on the validation windows (MSE, last value: $res)" \
   || not_ok "series-gru (exit $s, $r)" "$out"$'\n'"$res"
 
+# ---- an imported model without normalisation: evaluate and predict say which they use ----
+make_mnist "$tmp/m" 64 32
+if python3 -c 'import onnx' 2>/dev/null; then
+  python3 - "$tmp/raw.onnx" "$tmp/raw-w.npy" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+rng = np.random.default_rng(3)
+w, b = rng.normal(0, 0.05, (784, 10)).astype(np.float32), rng.normal(0, 0.1, 10).astype(np.float32)
+np.save(sys.argv[2], np.concatenate([w, b[None]], 0))
+nodes = [helper.make_node("Flatten", ["x"], ["f"], name="flat"), helper.make_node("Gemm", ["f", "w", "b"], ["y"], name="fc")]
+g = helper.make_graph(nodes, "raw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 28, 28])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+                      [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+  "$cli" import-onnx --project "$P" --name raw "$tmp/raw.onnx" >/dev/null 2>&1
+  raw=$(sql "$P" "SELECT max (id) FROM runs")
+  err=$("$cli" evaluate --project "$P" --run "$raw" --dataset "mnist:$tmp/m" 2>&1 >/dev/null); s=$?
+  [ $s -eq 0 ] && grep -qF "run $raw carries no input normalisation (an imported model): inputs go in as read" <<<"$err" \
+    && ok "evaluate of an imported model without normalisation says so" || not_ok "evaluate: the normalisation line (exit $s)" "$err"
+  for norm in "" "--mean 0.5 --std 0.25"; do
+    out=$("$cli" predict --project "$P" --run "$raw" --dataset "mnist:$tmp/m" --limit 3 --json $norm 2>"$tmp/err"); s=$?
+    python3 - "$tmp/m/t10k-images-idx3-ubyte" "$tmp/raw-w.npy" "$out" ${norm:+0.5 0.25} <<'PY' \
+      && [ $s -eq 0 ] && { [ -z "$norm" ] || grep -qF "using the given mean 0.5, std 0.25" "$tmp/err"; } \
+      && ok "predict ${norm:-without --mean/--std}: the probabilities of softmax (W x' + b), x' normalised so" \
+      || not_ok "predict $norm of the imported model (exit $s)" "$out $(cat "$tmp/err")"
+import json, sys
+import numpy as np
+x = np.frombuffer(open(sys.argv[1], "rb").read()[16:], np.uint8).reshape(-1, 784)[:3] / 255.0
+if len(sys.argv) > 4:
+    x = (x - float(sys.argv[4])) / float(sys.argv[5])
+wb = np.load(sys.argv[2]); z = x @ wb[:784] + wb[784]
+p = np.exp(z - z.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+got = np.array([json.loads(l)["probabilities"] for l in sys.argv[3].splitlines()])
+assert np.abs(got - p).max() < 1e-5, (got, p)
+PY
+  done
+fi
+
 echo "1..$n"
 [ $failed -eq 0 ]

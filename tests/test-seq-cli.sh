@@ -182,13 +182,15 @@ PY
   "$cli" import-onnx --project "$P" --name raw "$tmp/raw.onnx" >/dev/null 2>&1
   raw=$(sql "$P" "SELECT max (id) FROM runs")
   err=$("$cli" evaluate --project "$P" --run "$raw" --dataset "mnist:$tmp/m" 2>&1 >/dev/null); s=$?
+  err2=$("$cli" evaluate --project "$P" --run "$raw" --dataset "mnist:$tmp/m" --mean 0.5 --std 0.25 2>&1 >/dev/null)
   [ $s -eq 0 ] && grep -qF "run $raw carries no input normalisation (an imported model): inputs go in as read" <<<"$err" \
+    && grep -qF "run $raw carries no input normalisation: using the given mean 0.5, std 0.25" <<<"$err2" \
     && ok "evaluate of an imported model without normalisation says so" || not_ok "evaluate: the normalisation line (exit $s)" "$err"
   for norm in "" "--mean 0.5 --std 0.25"; do
     out=$("$cli" predict --project "$P" --run "$raw" --dataset "mnist:$tmp/m" --limit 3 --json $norm 2>"$tmp/err"); s=$?
     python3 - "$tmp/m/t10k-images-idx3-ubyte" "$tmp/raw-w.npy" "$out" ${norm:+0.5 0.25} <<'PY' \
-      && [ $s -eq 0 ] && { [ -z "$norm" ] || grep -qF "using the given mean 0.5, std 0.25" "$tmp/err"; } \
-      && ok "predict ${norm:-without --mean/--std}: the probabilities of softmax (W x' + b), x' normalised so" \
+      && [ $s -eq 0 ] && [ ! -s "$tmp/err" ] \
+      && ok "predict --json ${norm:-without --mean/--std}: the normalisation it used, and softmax (W x' + b) of x' so normalised" \
       || not_ok "predict $norm of the imported model (exit $s)" "$out $(cat "$tmp/err")"
 import json, sys
 import numpy as np
@@ -197,7 +199,10 @@ if len(sys.argv) > 4:
     x = (x - float(sys.argv[4])) / float(sys.argv[5])
 wb = np.load(sys.argv[2]); z = x @ wb[:784] + wb[784]
 p = np.exp(z - z.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
-got = np.array([json.loads(l)["probabilities"] for l in sys.argv[3].splitlines()])
+rows = [json.loads(l) for l in sys.argv[3].splitlines()]
+want = {"mean": 0.5, "std": 0.25, "from": "given"} if len(sys.argv) > 4 else {"mean": 0, "std": 1, "from": "none"}
+assert all(r["normalisation"] == want for r in rows), rows
+got = np.array([r["probabilities"] for r in rows])
 assert np.abs(got - p).max() < 1e-5, (got, p)
 PY
   done

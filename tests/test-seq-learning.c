@@ -123,13 +123,13 @@ learn (Task task, int iterations, float lr)
 static void
 test_copy (void)
 {
-  learn (TASK_COPY, 300, 1e-2f);
+  learn (TASK_COPY, 150, 1e-2f);
 }
 
 static void
 test_reverse (void)
 {
-  learn (TASK_REVERSE, 600, 1e-2f);
+  learn (TASK_REVERSE, 300, 1e-2f);
 }
 
 /* The Embedding's padding row is 0 from the start (an export reads it). */

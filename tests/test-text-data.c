@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/data/nl-dataset.h"
+#include "engine/data/nl-packed-dataset.h"
 #include "engine/data/nl-text-dataset.h"
 #include "engine/data/nl-tokenizer.h"
 #include "engine/data/nl-vocab.h"
@@ -233,7 +234,8 @@ test_vocab_json (void)
     {
       g_autoptr (GError) e = NULL;
       g_autoptr (NlVocab) v = nl_vocab_from_json (damaged[i], -1, &e);
-      g_test_message ("damaged %u: %s", i, damaged[i]);
+      g_autofree char *shown = g_utf8_make_valid (damaged[i], -1);
+      g_test_message ("damaged %u: %s", i, shown);
       g_assert_null (v);
       g_assert_error (e, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT);
       g_assert_true (g_str_has_prefix (e->message, "not a netloom vocabulary: "));
@@ -474,6 +476,13 @@ test_text_lm (void)
   g_autoptr (NlDataset) chars = nl_dataset_open_full (lspec, TRUE, &copts, &error);
   g_assert_cmpint (chars->length, ==, (16 - 1) / 4);
   g_assert_cmpint (nl_vocab_lookup (chars->vocab, "\n"), >, 1);
+
+  /* a packed file holds one label and no vocabulary: refused, nothing written */
+  g_autofree char *packed = g_build_filename (tmp_dir, "lm.rec", NULL);
+  g_assert_false (nl_record_pack_dataset (chars, packed, NULL, &error));
+  g_assert_error (error, NL_DATA_ERROR, NL_DATA_ERROR_MISMATCH);
+  g_assert_nonnull (strstr (error->message, packed));
+  g_assert_false (g_file_test (packed, G_FILE_TEST_EXISTS));
 }
 
 static void

@@ -86,31 +86,34 @@ nl_cli_dataset_synopsis (void)
   return nl_dataset_kind_list (0, TRUE, " or ");
 }
 
-/* "PREFIX" + the field's doc + " (default D)" for an int field. */
+/* PREFIX, the kinds that read the option (the kind table's), the field's
+ * doc after its own "kinds: ", and its default. */
 static const char *
-field_help (NlCliDataOptions *d, const char *prefix, const char *field)
+field_help (NlCliDataOptions *d, const char *prefix, NlDatasetKindUses uses, const char *field)
 {
   const NlRunField *f = nl_run_config_find_field (field);
-  if (f->type == NL_RUN_FIELD_INT)
-    return text (d, g_strdup_printf ("%s%s (default %g)", prefix, f->doc, f->def));
-  if (f->def_text)
-    return text (d, g_strdup_printf ("%s%s (default %s)", prefix, f->doc, f->def_text));
-  return text (d, g_strdup_printf ("%s%s", prefix, f->doc));
+  const char *doc = strstr (f->doc, ": ") ? strstr (f->doc, ": ") + 2 : f->doc;
+  g_autofree char *kinds = kinds_using (uses);
+  g_autofree char *def = f->type == NL_RUN_FIELD_INT ? g_strdup_printf (" (default %g)", f->def)
+                         : f->def_text ? g_strdup_printf (" (default %s)", f->def_text) : g_strdup ("");
+  return text (d, g_strdup_printf ("%s%s%s%s", prefix, kinds, doc, def));
 }
 
 /* The text and series options: their help is the run settings' docs. */
 static void
 add_sequence_entries (NlCliDataOptions *d, GArray *entries, const char *prefix)
 {
+  const NlDatasetKindUses tx = NL_DATASET_USES_TEXT, se = NL_DATASET_USES_SERIES;
   const GOptionEntry add[] = {
-    { "text-column", 0, 0, G_OPTION_ARG_STRING, &d->text_column, field_help (d, prefix, "text_column"), "NAME" },
-    { "tokenizer", 0, 0, G_OPTION_ARG_STRING, &d->tokenizer, field_help (d, prefix, "tokenizer"), "word|char" },
-    { "vocab-size", 0, 0, G_OPTION_ARG_INT, &d->vocab_size, field_help (d, prefix, "vocab_size"), "N" },
-    { "min-count", 0, 0, G_OPTION_ARG_INT, &d->min_count, field_help (d, prefix, "min_count"), "N" },
-    { "max-length", 0, 0, G_OPTION_ARG_INT, &d->max_length, field_help (d, prefix, "max_length"), "N" },
-    { "target", 0, 0, G_OPTION_ARG_STRING, &d->target, field_help (d, prefix, "target"), "COLUMN" },
-    { "window", 0, 0, G_OPTION_ARG_INT, &d->window, field_help (d, prefix, "window"), "N" },
-    { "horizon", 0, 0, G_OPTION_ARG_INT, &d->horizon, field_help (d, prefix, "horizon"), "H" },
+    { "text-column", 0, 0, G_OPTION_ARG_STRING, &d->text_column,
+      field_help (d, prefix, NL_DATASET_USES_TEXT_COLUMN, "text_column"), "NAME" },
+    { "tokenizer", 0, 0, G_OPTION_ARG_STRING, &d->tokenizer, field_help (d, prefix, tx, "tokenizer"), "word|char" },
+    { "vocab-size", 0, 0, G_OPTION_ARG_INT, &d->vocab_size, field_help (d, prefix, tx, "vocab_size"), "N" },
+    { "min-count", 0, 0, G_OPTION_ARG_INT, &d->min_count, field_help (d, prefix, tx, "min_count"), "N" },
+    { "max-length", 0, 0, G_OPTION_ARG_INT, &d->max_length, field_help (d, prefix, tx, "max_length"), "N" },
+    { "target", 0, 0, G_OPTION_ARG_STRING, &d->target, field_help (d, prefix, se, "target"), "COLUMN" },
+    { "window", 0, 0, G_OPTION_ARG_INT, &d->window, field_help (d, prefix, se, "window"), "N" },
+    { "horizon", 0, 0, G_OPTION_ARG_INT, &d->horizon, field_help (d, prefix, se, "horizon"), "H" },
   };
   g_array_append_vals (entries, add, G_N_ELEMENTS (add));
 }
@@ -122,6 +125,7 @@ nl_cli_data_options_add_entries (NlCliDataOptions *d, GArray *entries, const cha
   const NlRunField *val = nl_run_config_find_field ("val_fraction");
   g_autofree char *synopsis = nl_cli_dataset_synopsis ();
   g_autofree char *csv = kinds_using (NL_DATASET_USES_LABEL_COLUMN);
+  g_autofree char *texts = nl_dataset_kind_list (NL_DATASET_USES_TEXT_COLUMN, FALSE, ", ");
   g_autofree char *images = kinds_using (NL_DATASET_USES_IMAGE_SIZE);
   g_autofree char *split = kinds_using (NL_DATASET_USES_SPLIT);
   g_autofree char *mean = mean_note ? g_strdup (mean_note) : norm_note (FALSE);
@@ -130,7 +134,8 @@ nl_cli_data_options_add_entries (NlCliDataOptions *d, GArray *entries, const cha
     { "dataset", 'd', 0, G_OPTION_ARG_STRING, &d->dataset,
       text (d, g_strdup_printf ("%s%s (%s)", prefix, synopsis, dataset_note)), "SPEC" },
     { "label-column", 0, 0, G_OPTION_ARG_STRING, &d->label_column,
-      text (d, g_strdup_printf ("%s%sthe label column, by name or 0-based index (default: the last)", prefix, csv)),
+      text (d, g_strdup_printf ("%s%sthe label column, by name or 0-based index (default: the last); %s: by name "
+                                "(default: label)", prefix, csv, texts)),
       "NAME|INDEX" },
     { "regression", 0, 0, G_OPTION_ARG_NONE, &d->regression,
       text (d, g_strdup_printf ("%s%sthe label is a real value (use --loss L2Loss)", prefix, csv)), NULL },

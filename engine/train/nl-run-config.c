@@ -79,7 +79,7 @@ static const NlRunField fields[] = {
     1000000000, NAN, "Layer statistics every N steps: norms, update ratios, histograms, activations (0: off)" },
   /* sequence data (issue 21): runs before them read the defaults */
   { "text_column", NL_RUN_FIELD_STRING, OFF (data.text_column), S, 0, NULL, 0, 0, NAN,
-    "text: the column holding the texts, by header name" },
+    "text: the column holding the texts, by header name (default: text)" },
   { "tokenizer", NL_RUN_FIELD_TOKENIZER, OFF (data.tokenizer), S, 0, "word", 0, 0, NAN,
     "text, text-lm: word (lower-cased, split at what is not a letter or digit) or char" },
   { "vocab_size", NL_RUN_FIELD_INT, OFF (data.vocab_size), S, 20000, NULL, 2, 10000000, NAN,
@@ -89,7 +89,7 @@ static const NlRunField fields[] = {
   { "max_length", NL_RUN_FIELD_INT, OFF (data.max_length), S, 128, NULL, 1, 1 << 20, NAN,
     "text, text-lm: tokens per sample (longer texts are truncated, shorter ones padded)" },
   { "target", NL_RUN_FIELD_STRING, OFF (data.target_column), S, 0, NULL, 0, 0, NAN,
-    "series: the column to predict, by header name (default: the last)" },
+    "series: the column to predict, by header name (default: the last numeric one)" },
   { "window", NL_RUN_FIELD_INT, OFF (data.window), S, 32, NULL, 1, 1 << 20, NAN,
     "series: past steps each prediction sees" },
   { "horizon", NL_RUN_FIELD_INT, OFF (data.horizon), S, 1, NULL, 1, 1 << 20, NAN,

@@ -88,27 +88,26 @@ column_sums (const float *g, int64_t rows, int64_t n, float *db)
 }
 
 /* Row t of one unit's scores, in place: masked, then a stable softmax.
- * A row with every key masked (an empty sample) is all zeros. */
+ * Both masks hide a suffix of the keys, so the visible ones are [0, lim):
+ * plain loops the compiler vectorises. A row with every key masked (an
+ * empty sample) is all zeros. */
 static void
 softmax_row (float *p, int64_t t, int64_t S, int64_t len, gboolean mask_keys, gboolean causal)
 {
+  int64_t lim = MIN (S, MIN (mask_keys ? len : S, causal ? t + 1 : S));
   float m = -INFINITY, sum = 0.0f;
-  for (int64_t s = 0; s < S; s++)
-    if (!nl_attention_masked (t, s, len, mask_keys, causal))
-      m = fmaxf (m, p[s]);
-  if (m == -INFINITY)
+  for (int64_t s = 0; s < lim; s++)
+    m = fmaxf (m, p[s]);
+#pragma omp simd reduction (+ : sum)
+  for (int64_t s = 0; s < lim; s++)
     {
-      memset (p, 0, S * sizeof (float));
-      return;
+      p[s] = expf (p[s] - m);
+      sum += p[s];
     }
-  for (int64_t s = 0; s < S; s++)
-    {
-      float e = nl_attention_masked (t, s, len, mask_keys, causal) ? 0.0f : expf (p[s] - m);
-      p[s] = e;
-      sum += e;
-    }
-  for (int64_t s = 0; s < S; s++)
+  for (int64_t s = 0; s < lim; s++)
     p[s] /= sum;
+  if (lim < S)
+    memset (p + lim, 0, (S - lim) * sizeof (float));
 }
 
 /* d[i] = p[i] * the unit's dropout mask (0 or 1 / (1 - rate)) */

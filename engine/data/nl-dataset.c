@@ -83,6 +83,12 @@ nl_dataset_get (NlDataset *ds, int64_t i, float *sample, float *label, GError **
   return ds->klass->get (ds, i, sample, label, error);
 }
 
+int64_t
+nl_dataset_label_numel (const NlDataset *ds)
+{
+  return ds->label_shape.ndim > 0 ? nl_shape_numel (&ds->label_shape) : 1;
+}
+
 /* splitmix64: a fixed, tiny generator, so a split never changes with the
  * GLib version or the platform. */
 static guint64

@@ -148,8 +148,11 @@ NlDataset *nl_idx_dataset_open_full (const char *images_path, const char *labels
 
 void nl_dataset_free (NlDataset *ds);
 
-/* Convenience: ds->klass->get with a bounds check. */
+/* Convenience: ds->klass->get with a bounds check. label holds
+ * nl_dataset_label_numel (ds) floats. */
 gboolean nl_dataset_get (NlDataset *ds, int64_t i, float *sample, float *label, GError **error);
+/* The floats of one sample's label: numel (label_shape), 1 for ndim 0. */
+int64_t nl_dataset_label_numel (const NlDataset *ds);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlDataset, nl_dataset_free)
 

@@ -296,6 +296,8 @@ count_classes (NlDataSource *s, const char *spec, double val_fraction, GCancella
   g_autofree guint8 *buf8 = NULL;
   const NlDatasetKind *kind = nl_dataset_kind_lookup (spec, &path);
   const char *where = path ? path : kind ? kind->default_path : NULL;
+  int64_t per = nl_dataset_label_numel (ds); /* per-step labels: every step counts */
+  g_autofree float *label = g_new (float, per);
 
   s->counts = g_new0 (int64_t, s->n_classes);
   if (kind && kind->count_labels && where
@@ -311,15 +313,17 @@ count_classes (NlDataSource *s, const char *spec, double val_fraction, GCancella
     }
   for (int64_t i = 0; i < ds->length; i++)
     {
-      float label = -1;
+      for (int64_t k = 0; k < per; k++)
+        label[k] = -1;
       if ((i & 1023) == 0 && g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
       if (ds->klass->get_u8)
-        ds->klass->get_u8 (ds, i, &label);
-      else if (buf8 ? !ds->klass->read_u8 (ds, i, buf8, &label, error) : !nl_dataset_get (ds, i, buf, &label, error))
+        ds->klass->get_u8 (ds, i, label);
+      else if (buf8 ? !ds->klass->read_u8 (ds, i, buf8, label, error) : !nl_dataset_get (ds, i, buf, label, error))
         return FALSE;
-      if (label >= 0 && label < s->n_classes)
-        s->counts[(int) label]++;
+      for (int64_t k = 0; k < per; k++)
+        if (label[k] >= 0 && label[k] < s->n_classes)
+          s->counts[(int) label[k]]++;
     }
   return TRUE;
 }
@@ -454,7 +458,7 @@ fill_samples (NlDataPreview *p, NlDataset *ds, const NlTransform *t, guint64 see
 {
   int64_t in_numel = nl_shape_numel (&ds->sample_shape), out_numel = nl_shape_numel (&p->shape);
   g_autofree float *in = g_new (float, MAX (in_numel, 1));
-  g_autofree float *scratch = NULL;
+  g_autofree float *scratch = NULL, *label = g_new (float, nl_dataset_label_numel (ds));
   gboolean identity = nl_transform_is_identity (t);
 
   if (!identity)
@@ -464,8 +468,10 @@ fill_samples (NlDataPreview *p, NlDataset *ds, const NlTransform *t, guint64 see
       float *out = p->samples + (gsize) i * out_numel;
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
-      if (!nl_dataset_get (ds, p->indices[i], identity ? out : in, &p->labels[i], error))
+      /* a per-step label shows its first step */
+      if (!nl_dataset_get (ds, p->indices[i], identity ? out : in, label, error))
         return FALSE;
+      p->labels[i] = label[0];
       if (!identity)
         nl_transform_apply (t, in, &ds->sample_shape, out, seed, 0, p->indices[i], scratch);
     }

@@ -74,11 +74,26 @@ class_names_for (const NlDataset *ds, int n)
   return names;
 }
 
-/* Classes the network scores: its output's last dimension. */
-static gboolean
-output_classes (NlEvalRunner *runner, gint64 run, int *n, GError **error)
+/* Label values per sample of ds (per-step labels: one per step), 1 without ds */
+static int64_t
+labels_per_sample (const NlDataset *ds)
 {
-  int64_t C = nl_eval_runner_classes (runner);
+  return ds ? nl_dataset_label_numel (ds) : 1;
+}
+
+/* Classes the network scores: its output's last dimension (the outputs of
+ * a sample over its `per_sample` labels). */
+static gboolean
+output_classes (NlEvalRunner *runner, gint64 run, int64_t per_sample, int *n, GError **error)
+{
+  int64_t out = nl_eval_runner_classes (runner), C = out / per_sample;
+  if (out % per_sample != 0)
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                   "run %" G_GINT64_FORMAT "'s network outputs %" G_GINT64_FORMAT " values per sample, which do not "
+                   "divide into its %" G_GINT64_FORMAT " labels", run, out, per_sample);
+      return FALSE;
+    }
   if (C < 2)
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
@@ -132,20 +147,20 @@ scores (NlEvaluation *ev)
   ev->accuracy = ev->n_samples ? (double) ev->n_correct / ev->n_samples : 0;
 }
 
-/* One batch of n predictions against their labels; first is the dataset
- * index of row 0. */
+/* One batch of n predictions against their labels, `per` of them a sample
+ * (per-step labels); first is the dataset index of the batch's sample 0. */
 static gboolean
-tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int n, int64_t first, GArray *mistakes,
-       double *probs, GError **error)
+tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int64_t n, int64_t per, int64_t first,
+       GArray *mistakes, double *probs, GError **error)
 {
-  for (int i = 0; i < n; i++)
+  for (int64_t i = 0; i < n; i++)
     {
       const float *row = x + i * C;
       int truth = (int) labels[i], guess = (int) nl_metric_argmax (row, C);
       if (!(labels[i] >= 0 && truth < ev->n_classes && labels[i] == truth))
         {
           g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
-                       "sample %" G_GINT64_FORMAT " has label %g, outside the %d classes", first + i,
+                       "sample %" G_GINT64_FORMAT " has label %g, outside the %d classes", first + i / per,
                        labels[i], ev->n_classes);
           return FALSE;
         }
@@ -156,7 +171,8 @@ tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int n, 
           continue;
         }
       row_probs (ev->priv->out_kind, row, C, probs);
-      NlMisclassified m = { .index = first + i, .truth = truth, .predicted = guess, .confidence = probs[guess] };
+      NlMisclassified m = { .index = first + i / per, .truth = truth, .predicted = guess,
+                            .confidence = probs[guess] };
       g_array_append_val (mistakes, m);
     }
   ev->n_samples += n;
@@ -175,8 +191,9 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
   g_autoptr (NlTensor) labels = NULL;
   g_autoptr (GArray) mistakes = g_array_new (FALSE, FALSE, sizeof (NlMisclassified));
   g_autofree double *probs = NULL;
-  NlShape ls = nl_shape_of (1, (int64_t) MAX (cfg->eval_batch_size, 1));
-  int64_t length = ev->priv->ds->length;
+  const NlDataset *ds = ev->priv->ds;
+  NlShape ls = nl_shape_batched (MAX (cfg->eval_batch_size, 1), &ds->label_shape);
+  int64_t length = ds->length, per = labels_per_sample (ds), done = 0;
   gint64 start = g_get_monotonic_time (), in_model = 0;
   int n, C;
 
@@ -187,8 +204,9 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
       return FALSE;
     }
   loader = nl_loader_new (ev->priv->ds, &lc, error);
-  runner = loader ? nl_eval_runner_new (ev->priv->model, cfg->eval_batch_size, ev->priv->int8, error) : NULL;
-  if (!runner || !output_classes (runner, ev->run, &C, error))
+  runner = loader ? nl_eval_runner_new_for (ev->priv->model, cfg->eval_batch_size, ev->priv->int8, &ds->label_shape,
+                                            error) : NULL;
+  if (!runner || !output_classes (runner, ev->run, per, &C, error))
     return FALSE;
   ev->priv->out_kind = out_kind_of (ev->priv->model);
   /* a network with more outputs than the dataset has classes still gets a square matrix */
@@ -212,16 +230,17 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
       if (!nl_eval_runner_run (runner, n, error))
         return FALSE;
       in_model += g_get_monotonic_time () - t0;
-      if (!tally (ev, nl_eval_runner_output (runner), C, nl_tensor_f32 (labels), n, ev->n_samples, mistakes, probs,
+      if (!tally (ev, nl_eval_runner_output (runner), C, nl_tensor_f32 (labels), n * per, per, done, mistakes, probs,
                   error))
         return FALSE;
+      done += n;
       if (progress)
-        progress (user, length > 0 ? (double) ev->n_samples / length : 1.0);
+        progress (user, length > 0 ? (double) done / length : 1.0);
     }
   if (n < 0)
     return FALSE;
   ev->seconds = (g_get_monotonic_time () - start) / 1e6;
-  ev->images_per_s = in_model > 0 ? ev->n_samples / (in_model / 1e6) : NAN;
+  ev->images_per_s = in_model > 0 ? done / (in_model / 1e6) : NAN;
   g_array_sort (mistakes, compare_mistakes);
   if (max_misclassified >= 0 && mistakes->len > (guint) max_misclassified)
     g_array_set_size (mistakes, max_misclassified);
@@ -342,8 +361,9 @@ nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char
   if (!model_load (&l, p, run, which, dataset, need_data, int8, &int8_id, &table, error))
     return NULL;
   ev = evaluation_new (&l, run, int8_id, table);
-  ev->priv->single = nl_eval_runner_new (ev->priv->model, 1, ev->priv->int8, error);
-  if (!ev->priv->single || !output_classes (ev->priv->single, run, &C, error))
+  ev->priv->single = nl_eval_runner_new_for (ev->priv->model, 1, ev->priv->int8,
+                                             ev->priv->ds ? &ev->priv->ds->label_shape : NULL, error);
+  if (!ev->priv->single || !output_classes (ev->priv->single, run, labels_per_sample (ev->priv->ds), &C, error))
     return NULL;
   ev->priv->out_kind = out_kind_of (ev->priv->model);
   ev->n_classes = MAX (C, ev->priv->ds ? ev->priv->ds->n_classes : 0);
@@ -363,7 +383,8 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
   g_autoptr (GMutexLocker) locker = NULL;
   g_autofree double *p = NULL;
   NlEvalRunner *runner;
-  float *x, y, std = ev->std == 0.0f ? 1.0f : ev->std;
+  g_autofree float *y = NULL;
+  float *x, std = ev->std == 0.0f ? 1.0f : ev->std;
   gint64 t0;
   int64_t numel = nl_shape_numel (&ev->sample_shape);
 
@@ -377,7 +398,8 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
   locker = g_mutex_locker_new (&ev->priv->lock);
   runner = ev->priv->single;
   x = nl_tensor_f32 (nl_eval_runner_input (runner));
-  if (!nl_dataset_get (ev->priv->ds, index, x, &y, error))
+  y = g_new0 (float, nl_dataset_label_numel (ev->priv->ds));
+  if (!nl_dataset_get (ev->priv->ds, index, x, y, error))
     return FALSE;
   /* as the loader normalises (nl-loader.c) */
   if (ev->mean != 0.0f || std != 1.0f)
@@ -392,7 +414,7 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
              p);
   *probs = g_steal_pointer (&p);
   if (label)
-    *label = (int) y;
+    *label = (int) y[0];
   return TRUE;
 }
 
@@ -425,7 +447,7 @@ nl_evaluation_free (NlEvaluation *ev)
 gboolean
 nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShape *shape, GError **error)
 {
-  float label;
+  g_autofree float *label = NULL;
   g_return_val_if_fail (ev != NULL && pixels != NULL, FALSE);
   if (shape)
     *shape = ev->sample_shape;
@@ -434,7 +456,8 @@ nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShap
       g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND, "the evaluation has no dataset");
       return FALSE;
     }
-  return nl_dataset_get (ev->priv->ds, index, pixels, &label, error);
+  label = g_new0 (float, nl_dataset_label_numel (ev->priv->ds));
+  return nl_dataset_get (ev->priv->ds, index, pixels, label, error);
 }
 
 /* ---- image files ---- */
@@ -544,9 +567,10 @@ predict (NlEvaluationPrivate *priv, const char *path, const NlShape *shape, floa
   gint64 t0;
   int C;
 
-  if (!priv->single && !(priv->single = nl_eval_runner_new (priv->model, 1, priv->int8, error)))
+  if (!priv->single && !(priv->single = nl_eval_runner_new_for (priv->model, 1, priv->int8,
+                                                                 priv->ds ? &priv->ds->label_shape : NULL, error)))
     return FALSE;
-  if (!output_classes (priv->single, run, &C, error))
+  if (!output_classes (priv->single, run, labels_per_sample (priv->ds), &C, error))
     return FALSE;
   priv->out_kind = out_kind_of (priv->model);
   if (!image_sample (path, shape, mean, std, nl_tensor_f32 (nl_eval_runner_input (priv->single)), seen, error))

@@ -265,6 +265,50 @@ test_attention_memory (void)
     }
 }
 
+/* Costs that depend on T: an LSTM run to its last step costs as much as
+ * one returning every step (it runs them all), 4 gates of H × (C + H) per
+ * step; MatMul multiplies over its inner K. */
+static void
+test_sequence_macs (void)
+{
+  static const char lstm_net[] =
+    "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"t\", \"nodes\": ["
+    "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"lengths\": \"nonzero\"}},"
+    "{\"id\": \"emb\", \"op\": \"Embedding\", \"params\": {\"input_dim\": 100, \"output_dim\": 24}},"
+    "{\"id\": \"rnn\", \"op\": \"LSTM\", \"params\": {\"units\": 16, \"output\": \"last\"}},"
+    "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}}],"
+    "\"edges\": [\"data:0 -> emb:0\", \"emb:0 -> rnn:0\", \"rnn:0 -> out:0\"]}";
+  static const char matmul_net[] =
+    "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"t\", \"nodes\": ["
+    "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"shape\": [5, 7]}},"
+    "{\"id\": \"mm\", \"op\": \"MatMul\", \"params\": {\"transpose_b\": true}},"
+    "{\"id\": \"flat\", \"op\": \"Flatten\"},"
+    "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}}],"
+    "\"edges\": [\"data:0 -> mm:0\", \"data:0 -> mm:1\", \"mm:0 -> flat:0\", \"flat:0 -> out:0\"]}";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = NULL, mm = NULL;
+  g_autoptr (NlAnalysis) a = NULL, b = NULL;
+  NlShape t30 = nl_shape_of (1, (int64_t) 30);
+
+  if (!nl_catalog_lookup ("LSTM") || !nl_catalog_lookup ("MatMul"))
+    {
+      g_test_skip ("no LSTM or MatMul op in this build");
+      return;
+    }
+  net = nl_network_load_data (lstm_net, -1, &error);
+  nl_test_ok_or_die (net != NULL, error, "lstm network");
+  a = nl_analysis_new_for_sample (net, &t30, 4, 1);
+  g_assert_cmpint (a->n_errors, ==, 0);
+  g_assert_cmpint (node_of (a, net, "rnn")->out.ndim, ==, 2);
+  g_assert_cmpint (node_of (a, net, "rnn")->macs, ==, (int64_t) 4 * 30 * 4 * 16 * (24 + 16));
+  /* (B, 5, 7) × (B, 5, 7)ᵀ: (B, 5, 5), 7 multiply-adds each */
+  mm = nl_network_load_data (matmul_net, -1, &error);
+  nl_test_ok_or_die (mm != NULL, error, "matmul network");
+  b = nl_analysis_new (mm, 4, 1);
+  g_assert_cmpint (b->n_errors, ==, 0);
+  g_assert_cmpint (node_of (b, mm, "mm")->macs, ==, (int64_t) 4 * 5 * 5 * 7);
+}
+
 static void
 test_formats (void)
 {
@@ -323,6 +367,7 @@ main (int argc, char **argv)
   g_test_add_func ("/analysis/formats", test_formats);
   g_test_add_func ("/analysis/sequence-shapes", test_sequence_shapes);
   g_test_add_func ("/analysis/attention-memory", test_attention_memory);
+  g_test_add_func ("/analysis/sequence-macs", test_sequence_macs);
   g_test_add_func ("/analysis/templates", test_templates_clean);
   g_test_add_func ("/analysis/big-chain", test_big_chain);
   return g_test_run ();

@@ -5,6 +5,7 @@
 #include "engine/session/nl-analysis.h"
 #include "engine/graph/nl-program.h"
 #include "ops/nl-input.h"
+#include "ops/nl-matmul.h"
 #include "ops/nl-op-registry.h"
 
 #include <string.h>
@@ -72,6 +73,27 @@ static int64_t
 shape_bytes (const NlShape *s)
 {
   return s->ndim > 0 ? nl_shape_numel (s) * (int64_t) sizeof (float) : 0;
+}
+
+/* An op's macs() sees only its output and weights. Two costs need the
+ * input too: a sequence op that reduces (B, T, C) to (B, C) (LSTM's last
+ * step, SequencePool) still runs every step, and MatMul (no weights)
+ * multiplies over its inner dimension K. */
+static int64_t
+node_macs (const NlNode *node, const NlShape *in, const NlShape *out, const NlShape *weights)
+{
+  const NlOpDef *def = node->def;
+  if (def->uses_lengths && in[0].ndim == 3 && out->ndim == 2)
+    {
+      NlShape steps = nl_shape_of (3, out->d[0], in[0].d[1], out->d[1]);
+      return nl_graph_estimate_macs (def, &steps, weights);
+    }
+  if (strcmp (def->name, "MatMul") == 0 && in[0].ndim >= 2)
+    {
+      int64_t k = NL_P_BOOL (node->params, MATMUL_TRANSPOSE_A) ? in[0].d[in[0].ndim - 2] : in[0].d[in[0].ndim - 1];
+      return nl_shape_numel (out) * k;
+    }
+  return nl_graph_estimate_macs (def, out, weights);
 }
 
 /* Shape inference of node i from its inputs' shapes. */
@@ -153,7 +175,7 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
       na->params += nl_shape_numel (&weights[k]);
   for (int k = 0; k < node->def->n_saved && k < NL_GRAPH_MAX_SLOTS; k++)
     na->saved_bytes += shape_bytes (&saved[k]);
-  na->macs = nl_graph_estimate_macs (node->def, &out[0], weights);
+  na->macs = node_macs (node, in, &out[0], weights);
 }
 
 /* Memory of one training step: the planner's arena plus weights, their

@@ -435,6 +435,21 @@ load_net (const char *json)
   return net;
 }
 
+/* the label under W showing TEXT, or NULL */
+static GtkWidget *
+find_label (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_LABEL (w) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (w)), text) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *hit = find_label (c, text);
+      if (hit)
+        return hit;
+    }
+  return NULL;
+}
+
 /* A text network: the cards show T×C with T marked as an upper bound, the
  * status bar the Input's ≤T, and the inspector the lengths parameter's doc
  * in full (wrapped, not cut). */
@@ -466,6 +481,18 @@ test_text_shapes (Fixture *f, gconstpointer data)
   /* 0: the subtitle wraps over as many lines as it needs */
   g_assert_cmpint (adw_action_row_get_subtitle_lines (ADW_ACTION_ROW (row)), ==, 0);
   g_assert_cmpint (gtk_widget_get_width (row), <, 1280);
+  {
+    /* the doc is longer than the inspector is wide: it takes several lines */
+    GtkWidget *label = find_label (row, lengths->doc);
+    g_autoptr (PangoLayout) one = NULL;
+    int line;
+    g_assert_nonnull (label);
+    g_assert_true (gtk_label_get_wrap (GTK_LABEL (label)));
+    nl_test_pump (50);
+    one = gtk_widget_create_pango_layout (label, "x");
+    pango_layout_get_pixel_size (one, NULL, &line);
+    g_assert_cmpint (gtk_widget_get_height (label), >=, 2 * line);
+  }
 }
 
 /* MultiHeadAttention's probabilities, O(T²) per head, are in the status

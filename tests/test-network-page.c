@@ -573,7 +573,7 @@ test_gru_inspector (Fixture *f, gconstpointer data)
 
 /* The text-transformer template on the canvas: every card's shape is
  * known (no problem), the embedding's ≤128×128, and attention's memory in
- * the status bar. NL_SHOT_DIR=DIR saves the page as DIR/text-transformer.png. */
+ * the status bar. NL_SHOT_DIR=DIR saves the page as DIR/text-transformer-inspector.png. */
 static void
 test_text_transformer_template (Fixture *f, gconstpointer data)
 {
@@ -590,7 +590,7 @@ test_text_transformer_template (Fixture *f, gconstpointer data)
   if (dir)
     {
       g_autoptr (GError) error = NULL;
-      g_autofree char *path = g_build_filename (dir, "text-transformer.png", NULL);
+      g_autofree char *path = g_build_filename (dir, "text-transformer-inspector.png", NULL);
       /* readable cards: the first block at zoom 1, its attention in the
        * inspector, the palette's Sequence group */
       nl_palette_set_filter (NL_PALETTE (nl_network_page_get_part (f->page, "palette")), "sequence");

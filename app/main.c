@@ -53,6 +53,8 @@ main (int argc, char **argv)
       N_("With --explain-run: saliency, gradcam (default) or occlusion"), N_("METHOD") },
     { "activations-run", 0, 0, G_OPTION_ARG_INT64, &opts.activations_run,
       N_("With --screenshot: show run ID's activations and a projection of its test set, and shoot them"), N_("ID") },
+    { "network", 0, 0, G_OPTION_ARG_STRING, &opts.network,
+      N_("With --screenshot: the Network page shows template NAME (lenet, text-transformer, ...)"), N_("NAME") },
     { NULL }
   };
   static const char *const pages[] = { "network", "data", "training", "experiments", NULL };
@@ -109,6 +111,11 @@ main (int argc, char **argv)
     {
       fprintf (stderr,
                _("netloom: --explain-run and --activations-run need --screenshot and a run id, one at a time\n"));
+      return 2;
+    }
+  if (opts.network && !opts.screenshot)
+    {
+      fprintf (stderr, _("netloom: --network needs --screenshot\n"));
       return 2;
     }
   if (opts.explain_method && opts.explain_run <= 0)

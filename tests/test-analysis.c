@@ -141,7 +141,7 @@ test_catalog (void)
   g_autofree char *id = nl_catalog_new_node_id (net, "Conv2D");
   g_autofree char *fmt = NULL;
 
-  g_assert_cmpint (n, ==, 27);
+  g_assert_cmpint (n, ==, 33); /* 27 + MatMul, MultiHeadAttention, PositionalEmbedding, SequencePool, LSTM, GRU */
   /* every op's category is one of the palette's groups */
   for (int i = 0; i < n; i++)
     g_assert_true (g_strv_contains (cats, ops[i]->category));
@@ -157,6 +157,156 @@ test_catalog (void)
     fmt = nl_catalog_format_param (&data->def->params[0], &data->params[0]);
     g_assert_cmpstr (fmt, ==, "1x28x28");
   }
+}
+
+
+/* A text network: token ids whose lengths vary per sample. Every (B, T, ...)
+ * value downstream of the Input is marked "≤T" (an upper bound); pooling the
+ * steps away ends the mark; saved tensors are counted (Dropout's mask). */
+static const char text_net[] =
+  "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"t\", \"nodes\": ["
+  "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"lengths\": \"nonzero\"}},"
+  "{\"id\": \"emb\", \"op\": \"Embedding\", \"params\": {\"input_dim\": 1000, \"output_dim\": 64}},"
+  "{\"id\": \"drop\", \"op\": \"Dropout\", \"params\": {\"rate\": 0.5}},"
+  "{\"id\": \"proj\", \"op\": \"Dense\", \"params\": {\"units\": 32, \"flatten\": false}},"
+  "{\"id\": \"flat\", \"op\": \"Flatten\"},"
+  "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}}],"
+  "\"edges\": [\"data:0 -> emb:0\", \"emb:0 -> drop:0\", \"drop:0 -> proj:0\", \"proj:0 -> flat:0\","
+  "\"flat:0 -> out:0\"]}";
+
+static void
+test_sequence_shapes (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (text_net, -1, &error);
+  g_autoptr (NlAnalysis) a = NULL, b = NULL;
+  NlShape t40 = nl_shape_of (1, (int64_t) 40);
+  g_autofree char *data = NULL, *emb = NULL, *proj = NULL, *flat = NULL;
+
+  nl_test_ok_or_die (net != NULL, error, "text network");
+  /* no pipeline: 128 token ids, the text datasets' default max_length */
+  a = nl_analysis_new_for_sample (net, NULL, 8, 1);
+  g_assert_cmpstr (a->network_error, ==, NULL);
+  g_assert_cmpint (a->n_errors, ==, 0);
+  data = nl_analysis_format_node_shape (node_of (a, net, "data"));
+  emb = nl_analysis_format_node_shape (node_of (a, net, "emb"));
+  proj = nl_analysis_format_node_shape (node_of (a, net, "proj"));
+  flat = nl_analysis_format_node_shape (node_of (a, net, "flat"));
+  g_assert_cmpstr (data, ==, "≤128");
+  g_assert_cmpstr (emb, ==, "≤128×64");
+  g_assert_cmpstr (proj, ==, "≤128×32");
+  g_assert_cmpstr (flat, ==, "4096"); /* the steps are gone: no bound */
+  /* Dense over (B, T, 64) -> (B, T, 32): 64 multiply-adds per output */
+  g_assert_cmpint (node_of (a, net, "proj")->macs, ==, (int64_t) 8 * 128 * 32 * 64);
+  g_assert_cmpint (a->total_macs, ==, a->nodes[0].macs + node_of (a, net, "emb")->macs
+                                        + node_of (a, net, "drop")->macs + (int64_t) 8 * 128 * 32 * 64
+                                        + node_of (a, net, "flat")->macs + (int64_t) 8 * 2 * 4096);
+  /* Dropout keeps one mask float per element */
+  g_assert_cmpint (node_of (a, net, "drop")->saved_bytes, ==, (int64_t) 8 * 128 * 64 * 4);
+  g_assert_cmpint (a->saved_bytes, >=, (int64_t) 8 * 128 * 64 * 4);
+  g_assert_cmpint (a->attention_bytes, ==, 0);
+  g_assert_cmpint (a->train_bytes, >, 0);
+  /* a pipeline of 40 tokens: T follows it, and so do the cost and memory */
+  b = nl_analysis_new_for_sample (net, &t40, 8, 1);
+  g_assert_cmpint (node_of (b, net, "proj")->macs, ==, (int64_t) 8 * 40 * 32 * 64);
+  g_assert_cmpint (node_of (b, net, "drop")->saved_bytes, ==, (int64_t) 8 * 40 * 64 * 4);
+  g_assert_cmpint (b->activation_bytes, <, a->activation_bytes);
+  /* an Input of full lengths has no bound */
+  g_assert_true (nl_network_set_param (net, nl_network_find (net, "data"), "lengths", "full", &error));
+  g_clear_pointer (&a, nl_analysis_free);
+  g_clear_pointer (&emb, g_free);
+  a = nl_analysis_new_for_sample (net, &t40, 8, 1);
+  emb = nl_analysis_format_node_shape (node_of (a, net, "emb"));
+  g_assert_cmpstr (emb, ==, "40×64");
+}
+
+/* MultiHeadAttention keeps its probabilities, B*heads*T*T floats (O(T²)):
+ * the analysis counts them in the memory and names them apart. */
+static const char attention_net[] =
+  "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"t\", \"nodes\": ["
+  "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"lengths\": \"nonzero\"}},"
+  "{\"id\": \"emb\", \"op\": \"Embedding\", \"params\": {\"input_dim\": 100, \"output_dim\": 32}},"
+  "{\"id\": \"att\", \"op\": \"MultiHeadAttention\", \"params\": {\"heads\": 4}},"
+  "{\"id\": \"flat\", \"op\": \"Flatten\"},"
+  "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}}],"
+  "\"edges\": [\"data:0 -> emb:0\", \"emb:0 -> att:0\", \"att:0 -> flat:0\", \"flat:0 -> out:0\"]}";
+
+static void
+test_attention_memory (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = NULL;
+  int64_t prev_att = 0, prev_train = 0;
+
+  if (!nl_catalog_lookup ("MultiHeadAttention"))
+    {
+      g_test_skip ("no MultiHeadAttention op in this build (branch h-attn not merged)");
+      return;
+    }
+  net = nl_network_load_data (attention_net, -1, &error);
+  nl_test_ok_or_die (net != NULL, error, "attention network");
+  for (int t = 16; t <= 64; t *= 2)
+    {
+      NlShape sample = nl_shape_of (1, (int64_t) t);
+      g_autoptr (NlAnalysis) a = nl_analysis_new_for_sample (net, &sample, 8, 1);
+      g_autofree char *shape = nl_analysis_format_node_shape (node_of (a, net, "att"));
+      g_autofree char *want = g_strdup_printf ("≤%d×32", t);
+      g_assert_cmpint (a->n_errors, ==, 0);
+      g_assert_cmpstr (shape, ==, want);
+      /* at least the probabilities: batch × heads × T × T floats */
+      g_assert_cmpint (a->attention_bytes, >=, (int64_t) 8 * 4 * t * t * 4);
+      g_assert_cmpint (a->attention_bytes, ==, node_of (a, net, "att")->saved_bytes);
+      /* and quadratic: doubling T more than doubles them */
+      g_assert_cmpint (a->attention_bytes, >, 2 * prev_att);
+      g_assert_cmpint (a->train_bytes, >, prev_train);
+      g_assert_cmpint (a->train_bytes, >=, a->attention_bytes);
+      prev_att = a->attention_bytes;
+      prev_train = a->train_bytes;
+    }
+}
+
+/* Costs that depend on T: an LSTM run to its last step costs as much as
+ * one returning every step (it runs them all), 4 gates of H × (C + H) per
+ * step; MatMul multiplies over its inner K. */
+static void
+test_sequence_macs (void)
+{
+  static const char lstm_net[] =
+    "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"t\", \"nodes\": ["
+    "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"lengths\": \"nonzero\"}},"
+    "{\"id\": \"emb\", \"op\": \"Embedding\", \"params\": {\"input_dim\": 100, \"output_dim\": 24}},"
+    "{\"id\": \"rnn\", \"op\": \"LSTM\", \"params\": {\"units\": 16, \"output\": \"last\"}},"
+    "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}}],"
+    "\"edges\": [\"data:0 -> emb:0\", \"emb:0 -> rnn:0\", \"rnn:0 -> out:0\"]}";
+  static const char matmul_net[] =
+    "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"t\", \"nodes\": ["
+    "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"shape\": [5, 7]}},"
+    "{\"id\": \"mm\", \"op\": \"MatMul\", \"params\": {\"transpose_b\": true}},"
+    "{\"id\": \"flat\", \"op\": \"Flatten\"},"
+    "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}}],"
+    "\"edges\": [\"data:0 -> mm:0\", \"data:0 -> mm:1\", \"mm:0 -> flat:0\", \"flat:0 -> out:0\"]}";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = NULL, mm = NULL;
+  g_autoptr (NlAnalysis) a = NULL, b = NULL;
+  NlShape t30 = nl_shape_of (1, (int64_t) 30);
+
+  if (!nl_catalog_lookup ("LSTM") || !nl_catalog_lookup ("MatMul"))
+    {
+      g_test_skip ("no LSTM or MatMul op in this build");
+      return;
+    }
+  net = nl_network_load_data (lstm_net, -1, &error);
+  nl_test_ok_or_die (net != NULL, error, "lstm network");
+  a = nl_analysis_new_for_sample (net, &t30, 4, 1);
+  g_assert_cmpint (a->n_errors, ==, 0);
+  g_assert_cmpint (node_of (a, net, "rnn")->out.ndim, ==, 2);
+  g_assert_cmpint (node_of (a, net, "rnn")->macs, ==, (int64_t) 4 * 30 * 4 * 16 * (24 + 16));
+  /* (B, 5, 7) × (B, 5, 7)ᵀ: (B, 5, 5), 7 multiply-adds each */
+  mm = nl_network_load_data (matmul_net, -1, &error);
+  nl_test_ok_or_die (mm != NULL, error, "matmul network");
+  b = nl_analysis_new (mm, 4, 1);
+  g_assert_cmpint (b->n_errors, ==, 0);
+  g_assert_cmpint (node_of (b, mm, "mm")->macs, ==, (int64_t) 4 * 5 * 5 * 7);
 }
 
 static void
@@ -215,6 +365,9 @@ main (int argc, char **argv)
   g_test_add_func ("/analysis/structure", test_structure_errors);
   g_test_add_func ("/analysis/catalog", test_catalog);
   g_test_add_func ("/analysis/formats", test_formats);
+  g_test_add_func ("/analysis/sequence-shapes", test_sequence_shapes);
+  g_test_add_func ("/analysis/attention-memory", test_attention_memory);
+  g_test_add_func ("/analysis/sequence-macs", test_sequence_macs);
   g_test_add_func ("/analysis/templates", test_templates_clean);
   g_test_add_func ("/analysis/big-chain", test_big_chain);
   return g_test_run ();

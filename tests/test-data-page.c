@@ -11,6 +11,10 @@
 #include "engine/data/nl-dataset-kind.h"
 #include "ui/data/nl-class-histogram.h"
 #include "ui/data/nl-data-page.h"
+#include "ui/data/nl-sequence-plot.h"
+#include "ui/nl-screenshot.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -457,9 +461,191 @@ test_kinds (Fixture *f, gconstpointer data)
       g_assert_cmpstr (adw_preferences_row_get_title (child (f, "path_row")), ==,
                        k->path_is_folder ? "Folder" : "File");
       g_assert_cmpint (gtk_widget_get_visible (child (f, "label_column_row")), ==,
-                       (k->uses & NL_DATASET_USES_LABEL_COLUMN) != 0);
+                       (k->uses & (NL_DATASET_USES_LABEL_COLUMN | NL_DATASET_USES_TEXT_COLUMN)) != 0);
+      /* the sequence options where the kind's row reads them */
+      g_assert_cmpint (gtk_widget_get_visible (child (f, "text_group")), ==, (k->uses & NL_DATASET_USES_TEXT) != 0);
+      g_assert_cmpint (gtk_widget_get_visible (child (f, "text_column_row")), ==,
+                       (k->uses & NL_DATASET_USES_TEXT_COLUMN) != 0);
+      g_assert_cmpint (gtk_widget_get_visible (child (f, "series_group")), ==,
+                       (k->uses & NL_DATASET_USES_SERIES) != 0);
       g_assert_cmpint (gtk_widget_get_sensitive (child (f, "split_spin")), ==, (k->uses & NL_DATASET_USES_SPLIT) != 0);
     }
+}
+
+/* NL_SHOT_DIR=DIR: the page as DIR/NAME */
+static void
+save_shot (Fixture *f, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  if (!g_getenv ("NL_SHOT_DIR"))
+    return;
+  path = g_build_filename (g_getenv ("NL_SHOT_DIR"), name, NULL);
+  nl_test_pump (300);
+  g_assert_true (nl_widget_save_png (GTK_WIDGET (f->win), path, &error));
+}
+
+/* every part of the sequence preview got at least its minimum height (no
+ * overlap with what follows) */
+static gboolean
+sequence_laid_out (gpointer data)
+{
+  Fixture *f = data;
+  for (GtkWidget *w = gtk_widget_get_first_child (child (f, "sequence_box")); w; w = gtk_widget_get_next_sibling (w))
+    {
+      int min;
+      gtk_widget_measure (w, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width (w), &min, NULL, NULL, NULL);
+      if (gtk_widget_get_height (w) < min || gtk_widget_get_width (w) <= 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static int
+kind_index (const char *name)
+{
+  int n;
+  const NlDatasetKind *kinds = nl_dataset_kinds (&n);
+  for (int i = 0; i < n; i++)
+    if (strcmp (kinds[i].name, name) == 0)
+      return i;
+  g_error ("no dataset kind %s", name);
+}
+
+static void
+choose_file (Fixture *f, const char *kind, const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  /* the sample pipeline's image transforms do not fit sequences */
+  for (;;)
+    {
+      g_autoptr (NlPipelineInfo) pl = nl_data_page_dup_pipeline (f->page);
+      if (!pl->transforms || !*pl->transforms)
+        break;
+      activate (f, "data.transform-remove", g_variant_new_int32 (0));
+    }
+  adw_combo_row_set_selected (child (f, "source_row"), kind_index (kind));
+  gtk_spin_button_set_value (child (f, "split_spin"), 0);
+  nl_data_page_set_source_file (f->page, file);
+  wait_idle (f);
+}
+
+static gboolean
+markup_has (GtkWidget *label, const char *what)
+{
+  return GTK_IS_LABEL (label) && strstr (gtk_label_get_label (GTK_LABEL (label)), what) != NULL;
+}
+
+/* A text table: 40 rows of 1..12 words, "the" twice in each, one word of
+ * its own in each (seen once: <unk> with a minimum count of 2). The
+ * preview shows the samples with that word marked, the length histogram
+ * with its truncation point, "the" first among the tokens, and how many
+ * samples max_length cuts, counted here from the file. */
+static void
+test_text_preview (Fixture *f, gconstpointer data)
+{
+  g_autofree char *csv = g_build_filename (f->dir, "reviews.csv", NULL);
+  GString *s = g_string_new ("text,label\n");
+  int cut = 0, max_length = 6;
+  NlDataPreview *p;
+  GtkWidget *hist, *summary, *top;
+  g_autofree char *want = NULL, *top_want = NULL;
+  int marked = 0;
+
+  for (int i = 0; i < 40; i++)
+    {
+      int words = 3 + i % 12; /* the, the, rare, then filler */
+      g_string_append_printf (s, "\"the the quokka%d", i);
+      for (int k = 3; k < words; k++)
+        g_string_append (s, k % 2 ? " good" : " film");
+      g_string_append_printf (s, "\",%s\n", i % 2 ? "pos" : "neg");
+      cut += words > max_length;
+    }
+  g_assert_true (g_file_set_contents (csv, s->str, -1, NULL));
+  g_string_free (s, TRUE);
+  gtk_spin_button_set_value (child (f, "max_length_spin"), max_length);
+  gtk_spin_button_set_value (child (f, "min_count_spin"), 2);
+  choose_file (f, "text", csv);
+  g_assert_cmpstr (nl_data_page_get_error (f->page), ==, NULL);
+  p = nl_data_page_get_preview (f->page);
+  g_assert_nonnull (p);
+  g_assert_nonnull (p->text);
+  g_assert_true (gtk_widget_get_visible (child (f, "text_group")));
+  g_assert_false (gtk_widget_get_visible (child (f, "series_group")));
+  /* no image tiles: the text preview instead */
+  g_assert_cmpint (n_children (child (f, "preview_grid")), ==, 0);
+  summary = nl_data_page_get_part (f->page, "text-summary");
+  want = g_strdup_printf ("%d samples longer than %d tokens are cut", cut, max_length);
+  g_assert_true (markup_has (summary, want));
+  hist = nl_data_page_get_part (f->page, "length-histogram");
+  g_assert_nonnull (hist);
+  g_assert_cmpfloat (nl_sequence_plot_get_mark_x (NL_SEQUENCE_PLOT (hist)), >, 0);
+  g_assert_cmpfloat (nl_test_drawn_fraction (hist), >, 0.01);
+  /* "the" twice per row */
+  top = nl_data_page_get_part (f->page, "top-tokens");
+  top_want = g_strdup_printf ("<tt>the</tt> %d", 80);
+  g_assert_true (markup_has (top, top_want));
+  /* each shown sample's own word is marked as <unk> */
+  for (GtkWidget *w = gtk_widget_get_first_child (gtk_widget_get_parent (summary)); w;
+       w = gtk_widget_get_next_sibling (w))
+    if (g_strcmp0 (gtk_widget_get_name (w), "text-sample") == 0)
+      {
+        const char *m = gtk_label_get_label (GTK_LABEL (w));
+        const char *at = strstr (m, "underline=\"error\"");
+        g_assert_nonnull (at);
+        g_assert_true (g_str_has_prefix (strchr (at, '>') + 1, "quokka"));
+        g_assert_null (strstr (strchr (at, '>'), "<span")); /* one per sample */
+        marked++;
+      }
+  g_assert_cmpint (marked, ==, MIN (p->n_samples, 8));
+  g_assert_true (nl_test_wait_until (sequence_laid_out, f, 5000));
+  /* the options go into the pipeline's extra_json */
+  {
+    g_autoptr (NlPipelineInfo) pl = nl_data_page_dup_pipeline (f->page);
+    NlPipelineExtra x;
+    g_assert_true (nl_pipeline_extra_parse (pl->extra_json, &x, NULL));
+    g_assert_cmpint (x.max_length, ==, max_length);
+    g_assert_cmpint (x.min_count, ==, 2);
+    g_assert_cmpint (x.vocab_size, ==, 0); /* the default, left to the kind */
+    nl_pipeline_extra_clear (&x);
+  }
+  save_shot (f, "text-preview.png");
+}
+
+/* A series: the plot of its target with the first window and horizon, and
+ * the summary saying what a sample reads and predicts. */
+static void
+test_series_preview (Fixture *f, gconstpointer data)
+{
+  g_autofree char *csv = g_build_filename (f->dir, "wave.csv", NULL);
+  GString *s = g_string_new ("t,load\n");
+  GtkWidget *plot, *summary;
+  NlDataPreview *p;
+
+  for (int i = 0; i < 300; i++)
+    g_string_append_printf (s, "%d,%.5f\n", i, sin (i / 7.0) + 0.01 * i);
+  g_assert_true (g_file_set_contents (csv, s->str, -1, NULL));
+  g_string_free (s, TRUE);
+  gtk_spin_button_set_value (child (f, "window_spin"), 24);
+  gtk_spin_button_set_value (child (f, "horizon_spin"), 4);
+  choose_file (f, "series", csv);
+  g_assert_cmpstr (nl_data_page_get_error (f->page), ==, NULL);
+  p = nl_data_page_get_preview (f->page);
+  g_assert_nonnull (p);
+  g_assert_nonnull (p->series);
+  g_assert_true (gtk_widget_get_visible (child (f, "series_group")));
+  summary = nl_data_page_get_part (f->page, "series-summary");
+  g_assert_true (markup_has (summary, "<b>load</b> over 300 rows"));
+  g_assert_true (markup_has (summary, "reads 24 rows"));
+  g_assert_true (markup_has (summary, "the next 4 values"));
+  plot = nl_data_page_get_part (f->page, "series-plot");
+  g_assert_nonnull (plot);
+  /* the window's end: 24 of 300 rows along the plot */
+  g_assert_cmpfloat (nl_sequence_plot_get_mark_x (NL_SEQUENCE_PLOT (plot)), >, 12);
+  g_assert_cmpfloat (nl_sequence_plot_get_mark_x (NL_SEQUENCE_PLOT (plot)), <, gtk_widget_get_width (plot) * 0.2);
+  g_assert_cmpfloat (nl_test_drawn_fraction (plot), >, 0.01);
+  g_assert_true (nl_test_wait_until (sequence_laid_out, f, 5000));
+  save_shot (f, "series-preview.png");
 }
 
 int
@@ -478,6 +664,8 @@ main (int argc, char **argv)
   ADD ("csv-and-errors", test_csv_and_errors);
   ADD ("new-delete-drafts", test_new_delete_drafts);
   ADD ("kinds", test_kinds);
+  ADD ("text-preview", test_text_preview);
+  ADD ("series-preview", test_series_preview);
 #undef ADD
   return g_test_run ();
 }

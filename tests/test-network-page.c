@@ -2,6 +2,7 @@
  * on the sample project: palette, inspector, canvas, problems, status bar,
  * undo/redo, save, templates, import/export. Runs under Xvfb. */
 #include "engine/session/nl-analysis.h"
+#include "engine/session/nl-catalog.h"
 #include "tests/nl-test-gui.h"
 #include "tests/nl-test-util.h"
 #include "ui/network/nl-graph-canvas.h"
@@ -9,6 +10,7 @@
 #include "ui/network/nl-network-doc.h"
 #include "ui/network/nl-network-page-private.h"
 #include "ui/network/nl-palette.h"
+#include "ui/nl-screenshot.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -209,7 +211,7 @@ test_palette_adds_after_selection (Fixture *f, gconstpointer data)
 
   nl_palette_set_filter (palette, "pool");
   visible = nl_palette_dup_visible_ops (palette);
-  g_assert_cmpuint (g_strv_length (visible), ==, 3);
+  g_assert_cmpuint (g_strv_length (visible), ==, 4); /* with SequencePool */
   g_assert_true (g_strv_contains ((const char *const *) visible, "MaxPool2D"));
   nl_palette_set_filter (palette, NULL);
 
@@ -316,6 +318,288 @@ test_broken_file_refused (Fixture *f, gconstpointer data)
   g_assert_cmpint (nl_network_n_nodes (nl_network_doc_get_network (f->doc)), ==, before);
 }
 
+
+/* The palette's groups: one header per category of the op table, in the
+ * catalog's order, and under "Sequence" exactly the ops of that category
+ * (LSTM, GRU, attention ... from branches h-rnn and h-attn). */
+static void
+test_sequence_palette (Fixture *f, gconstpointer data)
+{
+  NlPalette *palette = NL_PALETTE (nl_network_page_get_part (f->page, "palette"));
+  const char *const *cats = nl_catalog_categories ();
+  static const char *const seq_ops[] = { "LSTM", "GRU", "MultiHeadAttention", "PositionalEmbedding",
+                                         "SequencePool", NULL };
+  g_autoptr (GPtrArray) headers = g_ptr_array_new ();
+  g_autoptr (GPtrArray) under_seq = g_ptr_array_new ();
+  GtkWidget *list = NULL;
+  const char *current = NULL;
+  int n, n_seq = 0, c = 0, present = 0;
+  const NlOpDef *const *ops = nl_catalog_ops (&n);
+
+  for (int i = 0; seq_ops[i]; i++)
+    present += nl_catalog_lookup (seq_ops[i]) != NULL;
+  if (present == 0)
+    {
+      g_test_skip ("no sequence ops in this build (branches h-rnn, h-attn not merged)");
+      return;
+    }
+  nl_palette_set_filter (palette, NULL);
+  /* the list box: the palette's only GtkListBox */
+  for (GtkWidget *w = gtk_widget_get_first_child (GTK_WIDGET (palette)); w && !list;)
+    {
+      if (GTK_IS_LIST_BOX (w))
+        list = w;
+      else if (gtk_widget_get_first_child (w))
+        w = gtk_widget_get_first_child (w);
+      else
+        {
+          while (w && !gtk_widget_get_next_sibling (w))
+            w = gtk_widget_get_parent (w);
+          w = w ? gtk_widget_get_next_sibling (w) : NULL;
+        }
+    }
+  g_assert_nonnull (list);
+  for (int i = 0;; i++)
+    {
+      GtkListBoxRow *row = gtk_list_box_get_row_at_index (GTK_LIST_BOX (list), i);
+      GtkWidget *header;
+      if (!row)
+        break;
+      header = gtk_list_box_row_get_header (row);
+      if (header)
+        {
+          current = gtk_label_get_label (GTK_LABEL (header));
+          g_ptr_array_add (headers, (gpointer) current);
+        }
+      if (g_strcmp0 (current, "Sequence") == 0)
+        g_ptr_array_add (under_seq, row);
+    }
+  /* headers in the catalog's order, each category once */
+  for (guint h = 0; h < headers->len; h++)
+    {
+      while (cats[c] && g_strcmp0 (cats[c], g_ptr_array_index (headers, h)) != 0)
+        c++;
+      g_assert_nonnull (cats[c]);
+    }
+  g_assert_true (g_ptr_array_find_with_equal_func (headers, "Sequence", g_str_equal, NULL));
+  for (int i = 0; i < n; i++)
+    n_seq += g_strcmp0 (ops[i]->category, "Sequence") == 0;
+  g_assert_cmpuint (under_seq->len, ==, (guint) n_seq);
+  /* the search finds them by the group's name */
+  nl_palette_set_filter (palette, "sequence");
+  {
+    g_auto (GStrv) visible = nl_palette_dup_visible_ops (palette);
+    for (int i = 0; seq_ops[i]; i++)
+      if (nl_catalog_lookup (seq_ops[i]))
+        g_assert_true (g_strv_contains ((const char *const *) visible, seq_ops[i]));
+  }
+  nl_palette_set_filter (palette, NULL);
+}
+
+/* Every enum parameter's doc names each of its choices, so that the
+ * inspector, which shows the doc under the field, explains them. */
+static void
+test_enum_docs_explain_choices (Fixture *f, gconstpointer data)
+{
+  int n;
+  const NlOpDef *const *ops = nl_catalog_ops (&n);
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < ops[i]->n_params; k++)
+      {
+        const NlParamSpec *spec = &ops[i]->params[k];
+        g_assert_nonnull (spec->doc);
+        if (spec->type != NL_PARAM_ENUM)
+          continue;
+        for (int v = 0; spec->enum_values[v]; v++)
+          if (!strstr (spec->doc, spec->enum_values[v]))
+            g_error ("%s.%s: the doc does not explain the choice '%s'", ops[i]->name, spec->name,
+                     spec->enum_values[v]);
+      }
+}
+
+static const char text_net[] =
+  "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"text\", \"nodes\": ["
+  "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"lengths\": \"nonzero\"}, \"pos\": [0, 0]},"
+  "{\"id\": \"emb\", \"op\": \"Embedding\", \"params\": {\"input_dim\": 1000, \"output_dim\": 64}, \"pos\": [0, 100]},"
+  "{\"id\": \"proj\", \"op\": \"Dense\", \"params\": {\"units\": 32, \"flatten\": false}, \"pos\": [0, 200]},"
+  "{\"id\": \"flat\", \"op\": \"Flatten\", \"pos\": [0, 300]},"
+  "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}, \"pos\": [0, 400]}],"
+  "\"edges\": [\"data:0 -> emb:0\", \"emb:0 -> proj:0\", \"proj:0 -> flat:0\", \"flat:0 -> out:0\"]}";
+
+static NlNetwork *
+load_net (const char *json)
+{
+  g_autoptr (GError) error = NULL;
+  NlNetwork *net = nl_network_load_data (json, -1, &error);
+  g_assert_no_error (error);
+  return net;
+}
+
+/* the label under W showing TEXT, or NULL */
+static GtkWidget *
+find_label (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_LABEL (w) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (w)), text) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *hit = find_label (c, text);
+      if (hit)
+        return hit;
+    }
+  return NULL;
+}
+
+/* A text network: the cards show T×C with T marked as an upper bound, the
+ * status bar the Input's ≤T, and the inspector the lengths parameter's doc
+ * in full (wrapped, not cut). */
+static void
+test_text_shapes (Fixture *f, gconstpointer data)
+{
+  NlGraphCanvas *canvas = NL_GRAPH_CANVAS (nl_network_page_get_part (f->page, "canvas"));
+  NlInspector *insp = NL_INSPECTOR (nl_network_page_get_part (f->page, "inspector"));
+  GtkWidget *field, *row;
+  const NlParamSpec *lengths = &nl_catalog_lookup ("Input")->params[1];
+
+  nl_network_doc_set_network (f->doc, load_net (text_net));
+  nl_test_pump (50);
+  g_assert_cmpstr (nl_graph_canvas_get_card_text (canvas, node_index (f, "emb")), ==, "≤128×64 · 64.0k params");
+  g_assert_cmpstr (nl_graph_canvas_get_card_text (canvas, node_index (f, "proj")), ==, "≤128×32 · 2.08k params");
+  g_assert_cmpstr (nl_graph_canvas_get_card_text (canvas, node_index (f, "flat")), ==, "4096");
+  g_assert_nonnull (strstr (status_text (f), "input ≤128 (default)"));
+  /* lengths full: no bound (and no default of 128 steps either: an image's 1×28×28) */
+  g_assert_true (nl_network_doc_set_param (f->doc, node_index (f, "data"), "lengths", "full", NULL));
+  nl_test_pump (20);
+  g_assert_cmpstr (nl_graph_canvas_get_card_text (canvas, node_index (f, "emb")), ==, "1×28×28×64 · 64.0k params");
+
+  select_node (f, "data");
+  field = nl_inspector_get_field (insp, "lengths");
+  g_assert_true (GTK_IS_DROP_DOWN (field));
+  row = gtk_widget_get_ancestor (field, ADW_TYPE_ACTION_ROW);
+  g_assert_nonnull (row);
+  g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==, lengths->doc);
+  /* 0: the subtitle wraps over as many lines as it needs */
+  g_assert_cmpint (adw_action_row_get_subtitle_lines (ADW_ACTION_ROW (row)), ==, 0);
+  g_assert_cmpint (gtk_widget_get_width (row), <, 1280);
+  {
+    /* the doc is longer than the inspector is wide: it takes several lines */
+    GtkWidget *label = find_label (row, lengths->doc);
+    g_autoptr (PangoLayout) one = NULL;
+    int line;
+    g_assert_nonnull (label);
+    g_assert_true (gtk_label_get_wrap (GTK_LABEL (label)));
+    nl_test_pump (50);
+    one = gtk_widget_create_pango_layout (label, "x");
+    pango_layout_get_pixel_size (one, NULL, &line);
+    g_assert_cmpint (gtk_widget_get_height (label), >=, 2 * line);
+  }
+}
+
+/* MultiHeadAttention's probabilities, O(T²) per head, are in the status
+ * bar's memory and said apart; the figure grows with the steps T. */
+static const char attention_net[] =
+  "{\"format\": \"netloom.network\", \"version\": 1, \"name\": \"att\", \"nodes\": ["
+  "{\"id\": \"data\", \"op\": \"Input\", \"params\": {\"lengths\": \"nonzero\", \"shape\": [16]}, \"pos\": [0, 0]},"
+  "{\"id\": \"emb\", \"op\": \"Embedding\", \"params\": {\"input_dim\": 100, \"output_dim\": 32}, \"pos\": [0, 100]},"
+  "{\"id\": \"att\", \"op\": \"MultiHeadAttention\", \"params\": {\"heads\": 4}, \"pos\": [0, 200]},"
+  "{\"id\": \"flat\", \"op\": \"Flatten\", \"pos\": [0, 300]},"
+  "{\"id\": \"out\", \"op\": \"Dense\", \"params\": {\"units\": 2}, \"pos\": [0, 400]}],"
+  "\"edges\": [\"data:0 -> emb:0\", \"emb:0 -> att:0\", \"att:0 -> flat:0\", \"flat:0 -> out:0\"]}";
+
+static void
+test_attention_memory_status (Fixture *f, gconstpointer data)
+{
+  GtkWidget *status = nl_network_page_get_part (f->page, "status");
+  int64_t prev = 0;
+
+  if (!nl_catalog_lookup ("MultiHeadAttention"))
+    {
+      g_test_skip ("no MultiHeadAttention op in this build (branch h-attn not merged)");
+      return;
+    }
+  nl_network_doc_set_network (f->doc, load_net (attention_net));
+  nl_test_pump (50);
+  for (int t = 16; t <= 128; t *= 2)
+    {
+      g_autofree char *shape = g_strdup_printf ("%d", t);
+      g_autoptr (NlAnalysis) a = NULL;
+      g_autofree char *mem = NULL, *att = NULL, *want = NULL, *card = NULL;
+      g_assert_true (nl_network_doc_set_param (f->doc, node_index (f, "data"), "shape", shape, NULL));
+      nl_test_pump (20);
+      a = nl_analysis_new (nl_network_doc_get_network (f->doc), f->page->batch_size, 1);
+      /* batch × heads × T × T floats at least */
+      g_assert_cmpint (a->attention_bytes, >=, (int64_t) a->batch * 4 * t * t * 4);
+      g_assert_cmpint (a->train_bytes, >, prev);
+      prev = a->train_bytes;
+      mem = nl_format_bytes (a->train_bytes);
+      att = nl_format_bytes (a->attention_bytes);
+      want = g_strdup_printf ("%s (attention %s)", mem, att);
+      g_assert_nonnull (strstr (status_text (f), want));
+      g_assert_nonnull (strstr (gtk_widget_get_tooltip_text (status), "batch × heads × steps × steps"));
+      card = g_strdup_printf ("≤%d×32", t);
+      g_assert_true (g_str_has_prefix (nl_graph_canvas_get_card_text (NL_GRAPH_CANVAS (nl_network_page_get_part (
+                                         f->page, "canvas")),
+                                       node_index (f, "att")),
+                                       card));
+    }
+}
+
+/* A GRU dropped from the palette: the inspector shows its variant's doc,
+ * which says the default (PyTorch's and cuDNN's linear_before_reset) is
+ * the one selected, wrapped over lines rather than cut. */
+static void
+test_gru_inspector (Fixture *f, gconstpointer data)
+{
+  NlPalette *palette = NL_PALETTE (nl_network_page_get_part (f->page, "palette"));
+  NlInspector *insp = NL_INSPECTOR (nl_network_page_get_part (f->page, "inspector"));
+  GtkWidget *field, *row;
+  const char *doc;
+
+  select_node (f, "fc2");
+  g_assert_true (nl_palette_activate_op (palette, "GRU"));
+  nl_test_pump (20);
+  g_assert_cmpint (nl_inspector_get_node (insp), ==, node_index (f, "gru"));
+  field = nl_inspector_get_field (insp, "variant");
+  g_assert_true (GTK_IS_DROP_DOWN (field));
+  g_assert_cmpuint (gtk_drop_down_get_selected (GTK_DROP_DOWN (field)), ==, 0);
+  g_assert_cmpstr (gtk_string_object_get_string (gtk_drop_down_get_selected_item (GTK_DROP_DOWN (field))), ==,
+                   "linear_before_reset");
+  row = gtk_widget_get_ancestor (field, ADW_TYPE_ACTION_ROW);
+  doc = adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
+  g_assert_nonnull (strstr (doc, "linear_before_reset (the default)"));
+  g_assert_nonnull (strstr (doc, "classic"));
+  g_assert_cmpint (adw_action_row_get_subtitle_lines (ADW_ACTION_ROW (row)), ==, 0);
+}
+
+/* The text-transformer template on the canvas: every card's shape is
+ * known (no problem), the embedding's ≤128×128, and attention's memory in
+ * the status bar. NL_SHOT_DIR=DIR saves the page as DIR/text-transformer-inspector.png. */
+static void
+test_text_transformer_template (Fixture *f, gconstpointer data)
+{
+  GtkWidget *canvas = nl_network_page_get_part (f->page, "canvas");
+  const char *dir = g_getenv ("NL_SHOT_DIR");
+
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "editor.new", "s", "text-transformer");
+  nl_test_pump (50);
+  g_assert_nonnull (strstr (status_text (f), "no problems"));
+  g_assert_nonnull (strstr (status_text (f), "input ≤128 (default)"));
+  g_assert_nonnull (strstr (status_text (f), "(attention "));
+  g_assert_true (g_str_has_prefix (nl_graph_canvas_get_card_text (NL_GRAPH_CANVAS (canvas), node_index (f, "embed")),
+                                   "≤128×128"));
+  if (dir)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *path = g_build_filename (dir, "text-transformer-inspector.png", NULL);
+      /* readable cards: the first block at zoom 1, its attention in the
+       * inspector, the palette's Sequence group */
+      nl_palette_set_filter (NL_PALETTE (nl_network_page_get_part (f->page, "palette")), "sequence");
+      nl_graph_canvas_focus_node (NL_GRAPH_CANVAS (canvas), node_index (f, "block1_attn"));
+      nl_test_pump (300);
+      g_assert_true (nl_widget_save_png (GTK_WIDGET (f->win), path, &error));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -328,5 +612,11 @@ main (int argc, char **argv)
   ADD ("save-new-version", test_save_new_version);
   ADD ("templates-and-files", test_templates_and_files);
   ADD ("broken-file-refused", test_broken_file_refused);
+  ADD ("sequence-palette", test_sequence_palette);
+  ADD ("enum-docs-explain-choices", test_enum_docs_explain_choices);
+  ADD ("text-shapes", test_text_shapes);
+  ADD ("attention-memory-status", test_attention_memory_status);
+  ADD ("gru-inspector", test_gru_inspector);
+  ADD ("text-transformer-template", test_text_transformer_template);
   return g_test_run ();
 }

@@ -35,7 +35,7 @@ print(w, h, len(set(rows)))
 PY
 }
 
-echo "1..15"
+echo "1..18"
 for page in network data training experiments; do
   out="$artifacts/$page.png"
   rm -f "$out"
@@ -94,4 +94,21 @@ log=$("$netloom" --screenshot "$tmp/e.png" --explain-run 1 --activations-run 1 2
 if [ $rc -eq 2 ]; then ok "--explain-run and --activations-run: one at a time"; else not_ok "both: rc $rc" "$log"; fi
 log=$("$netloom" --screenshot "$tmp/e.png" --explain-method gradcam 2>&1); rc=$?
 if [ $rc -eq 2 ] && grep -q -- "--explain-method" <<<"$log"; then ok "--explain-method needs --explain-run"; else not_ok "--explain-method alone: rc $rc" "$log"; fi
+# --network opens a template on the Network page (a sequence one: its cards show ≤T×C)
+out="$artifacts/text-transformer.png"
+rm -f "$out"
+if log=$("$netloom" --screenshot "$out" --page network --network text-transformer --size 1280x1000 2>&1) && [ -f "$out" ]; then
+  read -r w h distinct < <(png_info "$out")
+  if [ "$w" -ge 1200 ] && [ "$distinct" -gt 100 ]; then ok "--network text-transformer: ${w}x${h} ($out)"; else not_ok "--network shot looks wrong: ${w}x${h}, $distinct rows" "$log"; fi
+else
+  not_ok "--network text-transformer failed" "$log"
+fi
+log=$("$netloom" --network lenet 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--network" <<<"$log"; then ok "--network needs --screenshot"; else not_ok "--network alone: rc $rc" "$log"; fi
+log=$("$netloom" --screenshot "$tmp/n.png" --network no-such-net "$XDG_DATA_HOME/netloom/sample.netloom" 2>&1); rc=$?
+if [ $rc -ne 0 ] && [ ! -f "$tmp/n.png" ] && grep -q "no-such-net" <<<"$log"; then
+  ok "--network of a template that is not there: non-zero exit naming it, no picture"
+else
+  not_ok "--network no-such-net: rc $rc" "$log"
+fi
 [ "$failed" -eq 0 ]

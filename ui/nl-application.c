@@ -7,6 +7,8 @@
 #include "ui/nl-screenshot.h"
 #include "ui/nl-screenshot-eval.h"
 #include "ui/nl-settings.h"
+#include "ui/network/nl-network-doc.h"
+#include "ui/network/nl-network-page.h"
 #include "ui/training/nl-training-page.h"
 #include "ui/nl-window.h"
 
@@ -23,7 +25,7 @@ struct _NlApplication {
   guint shot_timeout;
   gint64 train_started;
   NlQuantizeDialog *quantize; /* --quantize-run: the dialog, once started */
-  gboolean shot_prepared, layer_opened;
+  gboolean shot_prepared, layer_opened, network_opened;
   NlEvalShot eval;            /* --explain-run, --activations-run: the evaluation window */
   int settle_frames;
   int exit_status;
@@ -40,6 +42,7 @@ nl_launch_options_clear (NlLaunchOptions *o)
   g_clear_pointer (&o->view, g_free);
   g_clear_pointer (&o->layer, g_free);
   g_clear_pointer (&o->explain_method, g_free);
+  g_clear_pointer (&o->network, g_free);
 }
 
 char *
@@ -223,6 +226,20 @@ screenshot_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
   if (nl_window_is_busy (win) || !ws)
     {
       app->settle_frames = 0;
+      return G_SOURCE_CONTINUE;
+    }
+  if (app->opts.network && !app->network_opened)
+    {
+      /* a template, as New ▸ its name does: the page's network is then named after it */
+      NlNetworkPage *page = NL_NETWORK_PAGE (nl_window_get_page (win, "network"));
+      app->network_opened = TRUE;
+      gtk_widget_activate_action (GTK_WIDGET (page), "editor.new", "s", app->opts.network);
+      if (!g_str_has_prefix (nl_network_doc_get_name (nl_network_page_get_document (page)), app->opts.network))
+        {
+          g_autofree char *why = g_strdup_printf ("--network: no network template '%s'", app->opts.network);
+          screenshot_finish (app, win, why);
+          return G_SOURCE_REMOVE;
+        }
       return G_SOURCE_CONTINUE;
     }
   if (!screenshot_prepare (app, win))

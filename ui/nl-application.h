@@ -18,6 +18,7 @@ typedef struct {
   gint64 explain_run;     /* screenshot of the evaluation window explaining one of this run's mistakes */
   char *explain_method;   /* with explain_run: saliency, gradcam (NULL) or occlusion */
   gint64 activations_run; /* screenshot of the evaluation window's Activations tab for this run */
+  char *network;          /* screenshot: the Network page opens this template (data/networks/NAME.json) */
 } NlLaunchOptions;
 
 void nl_launch_options_clear (NlLaunchOptions *o);

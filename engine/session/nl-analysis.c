@@ -4,6 +4,8 @@
  * it are merely unknown, so the editor can show all problems at once. */
 #include "engine/session/nl-analysis.h"
 #include "engine/graph/nl-program.h"
+#include "ops/nl-input.h"
+#include "ops/nl-matmul.h"
 #include "ops/nl-op-registry.h"
 
 #include <string.h>
@@ -38,6 +40,62 @@ is_input (const NlNode *n)
   return strcmp (n->def->name, "Input") == 0;
 }
 
+/* The text datasets' default max_length: what a sequence Input reads
+ * before a pipeline says otherwise. */
+#define DEFAULT_STEPS 128
+
+/* The sample an Input reads: the shape the user fixed, else the data's,
+ * else MNIST's, or token ids for a sequence Input. */
+static NlShape
+input_sample (const NlAnalysis *a, const NlNode *node)
+{
+  const NlParamValue *s = &node->params[INPUT_SHAPE];
+  if (s->n > 0)
+    return nl_shape_make (s->n, s->v);
+  if (a->sample.ndim > 0)
+    return a->sample;
+  if (NL_P_ENUM (node->params, INPUT_LENGTHS) == NL_INPUT_LENGTHS_NONZERO)
+    return nl_shape_of (1, (int64_t) DEFAULT_STEPS);
+  return nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
+}
+
+/* A loss's labels for predictions PRED: one class per sample, or one per
+ * step for (B, T, V) predictions (a language model's next tokens). */
+static NlShape
+label_sample (const NlShape *pred)
+{
+  if (pred->ndim >= 3)
+    return nl_shape_of (1, (int64_t) pred->d[1]);
+  return (NlShape) { .ndim = 0 };
+}
+
+static int64_t
+shape_bytes (const NlShape *s)
+{
+  return s->ndim > 0 ? nl_shape_numel (s) * (int64_t) sizeof (float) : 0;
+}
+
+/* An op's macs() sees only its output and weights. Two costs need the
+ * input too: a sequence op that reduces (B, T, C) to (B, C) (LSTM's last
+ * step, SequencePool) still runs every step, and MatMul (no weights)
+ * multiplies over its inner dimension K. */
+static int64_t
+node_macs (const NlNode *node, const NlShape *in, const NlShape *out, const NlShape *weights)
+{
+  const NlOpDef *def = node->def;
+  if (def->uses_lengths && in[0].ndim == 3 && out->ndim == 2)
+    {
+      NlShape steps = nl_shape_of (3, out->d[0], in[0].d[1], out->d[1]);
+      return nl_graph_estimate_macs (def, &steps, weights);
+    }
+  if (strcmp (def->name, "MatMul") == 0 && in[0].ndim >= 2)
+    {
+      int64_t k = NL_P_BOOL (node->params, MATMUL_TRANSPOSE_A) ? in[0].d[in[0].ndim - 2] : in[0].d[in[0].ndim - 1];
+      return nl_shape_numel (out) * k;
+    }
+  return nl_graph_estimate_macs (def, out, weights);
+}
+
 /* Shape inference of node i from its inputs' shapes. */
 static void
 infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_ports)
@@ -48,14 +106,14 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
     out[4];
   g_autoptr (GError) error = NULL;
   int n_data = 0;
+  gboolean bound_in = FALSE;
   NlInferCtx ic;
 
   if (is_input (node))
     {
-      /* the shape the user fixed, else the data's, else MNIST's */
-      const NlParamValue *s = &node->params[0];
-      NlShape sample = s->n > 0 ? nl_shape_make (s->n, s->v)
-                       : a->sample.ndim > 0 ? a->sample : nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
+      NlShape sample = input_sample (a, node);
+      /* token ids or steps: every length up to T */
+      na->time_bound = sample.ndim >= 1 && NL_P_ENUM (node->params, INPUT_LENGTHS) == NL_INPUT_LENGTHS_NONZERO;
       in[0].ndim = sample.ndim + 1;
       in[0].d[0] = a->batch;
       for (int k = 0; k < sample.ndim; k++)
@@ -68,14 +126,19 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
         {
           if (src[p] < 0)
             {
-              if (node->def->is_loss && p == 1)
+              if (node->def->is_loss && p == 1 && n_data == 1)
                 {
                   /* the trainer binds the labels here */
-                  in[p] = nl_shape_of (1, (int64_t) a->batch);
+                  NlShape ls = label_sample (&in[0]);
+                  in[p].ndim = ls.ndim + 1;
+                  in[p].d[0] = a->batch;
+                  for (int k = 0; k < ls.ndim; k++)
+                    in[p].d[k + 1] = ls.d[k];
                   n_data = p + 1;
                   continue;
                 }
-              if (node->def->variadic)
+              /* variadic, or an optional trailing input left open */
+              if (node->def->variadic || (node->def->min_inputs > 0 && p >= node->def->min_inputs))
                 break;
               node_error (a, i, g_strdup_printf ("input '%s' is not connected", node->def->inputs[p]));
               return;
@@ -84,6 +147,9 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
             return; /* upstream problem: unknown, not an error here */
           in[p] = a->nodes[src[p]].out;
           n_data = p + 1;
+          /* the time axis goes on through ops that keep it (B, T, ...) */
+          if (p == 0 && a->nodes[src[p]].time_bound)
+            bound_in = TRUE;
         }
       if (n_data == 0)
         {
@@ -101,16 +167,21 @@ infer_node (NlAnalysis *a, const NlNetwork *net, int i, const int *src, int n_po
       return;
     }
   na->out = out[0];
+  /* (B, T, C...) out of (B, T, ...) in: the same steps; (B, C) has pooled them away */
+  if (bound_in && out[0].ndim >= 3 && out[0].d[1] == in[0].d[1])
+    na->time_bound = TRUE;
   for (int k = 0; k < node->def->n_weights; k++)
     if (weights[k].ndim > 0)
       na->params += nl_shape_numel (&weights[k]);
-  na->macs = nl_graph_estimate_macs (node->def, &out[0], weights);
+  for (int k = 0; k < node->def->n_saved && k < NL_GRAPH_MAX_SLOTS; k++)
+    na->saved_bytes += shape_bytes (&saved[k]);
+  na->macs = node_macs (node, in, &out[0], weights);
 }
 
 /* Memory of one training step: the planner's arena plus weights, their
  * gradients and the optimizer state. */
 static void
-estimate_memory (NlAnalysis *a, const NlNetwork *net, int input, int sink, int optimizer_slots)
+estimate_memory (NlAnalysis *a, const NlNetwork *net, int input, int sink, int pred, int optimizer_slots)
 {
   NlShape sample = a->nodes[input].out;
   g_autoptr (NlGraph) g = NULL;
@@ -120,7 +191,12 @@ estimate_memory (NlAnalysis *a, const NlNetwork *net, int input, int sink, int o
   sample.ndim--;
   memmove (sample.d, sample.d + 1, sizeof (sample.d[0]) * sample.ndim);
   if (!nl_network_node (net, sink)->def->is_loss)
-    opts.loss = "SoftmaxCrossEntropy";
+    {
+      opts.loss = "SoftmaxCrossEntropy";
+      opts.label_shape = label_sample (&a->nodes[sink].out);
+    }
+  else if (pred >= 0)
+    opts.label_shape = label_sample (&a->nodes[pred].out);
   /* compile borrows the network without changing it */
   g = nl_graph_compile ((NlNetwork *) net, &sample, &opts, NULL);
   if (!g)
@@ -235,6 +311,9 @@ nl_analysis_new_for_sample (const NlNetwork *net, const NlShape *sample, int bat
     {
       a->total_params += a->nodes[i].params;
       a->total_macs += a->nodes[i].macs;
+      a->saved_bytes += a->nodes[i].saved_bytes;
+      if (strcmp (nl_network_node (net, i)->def->name, "MultiHeadAttention") == 0)
+        a->attention_bytes += a->nodes[i].saved_bytes;
       if (consumers[i] == 0)
         g_ptr_array_add (sinks, nl_network_node (net, i)->id);
     }
@@ -258,7 +337,7 @@ nl_analysis_new_for_sample (const NlNetwork *net, const NlShape *sample, int bat
   if (a->network_error)
     a->n_errors++;
   if (a->n_errors == 0 && sink >= 0)
-    estimate_memory (a, net, input, sink, MAX (optimizer_slots, 0));
+    estimate_memory (a, net, input, sink, src[sink * NL_MAX_PORTS], MAX (optimizer_slots, 0));
   a->seconds = (g_get_monotonic_time () - t0) / 1e6;
   return a;
 }
@@ -275,6 +354,15 @@ nl_analysis_format_shape (const NlShape *s)
   for (int i = 1; i < s->ndim; i++)
     g_string_append_printf (str, "%s%" G_GINT64_FORMAT, i > 1 ? "×" : "", (gint64) s->d[i]);
   return g_string_free (str, FALSE);
+}
+
+char *
+nl_analysis_format_node_shape (const NlNodeAnalysis *na)
+{
+  g_autofree char *shape = nl_analysis_format_shape (&na->out);
+  if (!na->time_bound || na->out.ndim < 2)
+    return g_steal_pointer (&shape);
+  return g_strconcat ("≤", shape, NULL);
 }
 
 char *

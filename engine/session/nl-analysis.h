@@ -15,6 +15,9 @@ typedef struct {
   NlShape out;        /* with the batch dimension; ndim < 0 when unknown */
   int64_t params;     /* learnable scalars */
   int64_t macs;       /* forward multiply-adds for one batch */
+  int64_t saved_bytes; /* what its forward keeps for the backward (attention's probabilities ...) */
+  gboolean time_bound; /* out's axis 1 is time and only an upper bound: it descends from an
+                          Input with lengths "nonzero", so a sample may use fewer steps */
   char *error;        /* NULL when the node is fine */
 } NlNodeAnalysis;
 
@@ -26,6 +29,8 @@ typedef struct {
   int64_t total_params, total_macs;
   int64_t train_bytes;    /* -1 when the network does not compile */
   int64_t activation_bytes; /* the planned arena for one training step; -1 likewise */
+  int64_t saved_bytes;    /* the nodes' saved tensors at this batch (part of the arena) */
+  int64_t attention_bytes; /* of those, MultiHeadAttention's: O(T²) per head */
   int n_errors;           /* node errors plus the network error */
   char *network_error;    /* a problem of the whole network (no Input, several
                              outputs, a cycle ...), NULL when none */
@@ -37,7 +42,8 @@ NlAnalysis *nl_analysis_new (const NlNetwork *net, int batch, int optimizer_slot
 /* The same for data of sample shape SAMPLE (without the batch; NULL: none),
  * as Gluon's deferred shapes: an Input with no fixed shape takes it, an
  * Input whose shape the user fixed keeps that, and with neither an Input
- * reads 1x28x28. */
+ * reads 1x28x28, or 128 token ids when its lengths are "nonzero" (the text
+ * datasets' default max_length). */
 NlAnalysis *nl_analysis_new_for_sample (const NlNetwork *net, const NlShape *sample, int batch,
                                         int optimizer_slots);
 void nl_analysis_free (NlAnalysis *a);
@@ -45,6 +51,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlAnalysis, nl_analysis_free)
 
 /* "(128, 20, 24, 24)" style without the batch: "20×24×24"; "?" when unknown. */
 char *nl_analysis_format_shape (const NlShape *s);
+/* The same for a node's output, the time axis marked "≤" when it is an
+ * upper bound (time_bound): "≤128×256". */
+char *nl_analysis_format_node_shape (const NlNodeAnalysis *na);
 /* "431k", "1.2M", "6.4G" */
 char *nl_format_count (int64_t n);
 /* "12.4 MB" */

@@ -22,6 +22,7 @@ struct NlEvaluationPrivate {
   NlModel *model;
   NlDataset *ds;          /* the evaluated split; NULL for a bare predictor */
   NlQuantTable *int8;     /* the INT8 model's table; NULL: fp32 */
+  NlVocab *vocab;         /* a text run's; NULL otherwise */
   NlEvalRunner *single;   /* batch 1, for image files; built on demand */
   OutKind out_kind;
   GMutex lock;            /* single and the model's forward passes */
@@ -281,6 +282,30 @@ model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, const ch
          && (!int8 || load_int8 (l, p, run, *int8_id, table, error));
 }
 
+/* The given normalisation over the run's; FALSE for a std that is not > 0. */
+static gboolean
+apply_norm (NlRunModel *l, const NlEvalNorm *norm, GError **error)
+{
+  if (!norm)
+    return TRUE;
+  if (!isnan (norm->std) && !(norm->std > 0 && isfinite (norm->std)))
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "--std must be > 0, not %g", norm->std);
+      return FALSE;
+    }
+  if (!isnan (norm->mean))
+    l->rc.mean = (float) norm->mean;
+  if (!isnan (norm->std))
+    l->rc.std = (float) norm->std;
+  return TRUE;
+}
+
+static gboolean
+norm_given (const NlEvalNorm *norm)
+{
+  return norm && (!isnan (norm->mean) || !isnan (norm->std));
+}
+
 static NlEvaluation *
 evaluation_new (NlRunModel *l, gint64 run, gint64 int8_id, NlQuantTable *table)
 {
@@ -296,6 +321,8 @@ evaluation_new (NlRunModel *l, gint64 run, gint64 int8_id, NlQuantTable *table)
   ev->priv->net = g_steal_pointer (&l->net);
   ev->priv->model = g_steal_pointer (&l->model);
   ev->priv->ds = g_steal_pointer (&l->ds);
+  ev->priv->vocab = g_steal_pointer (&l->vocab);
+  ev->norm_absent = l->no_normalisation;
   ev->priv->int8 = table;
   ev->int8_model = int8_id;
   ev->images_per_s = ev->latency_ms = NAN;
@@ -319,10 +346,10 @@ nl_evaluate_run_on (NlProject *p, gint64 run, const char *which, const char *dat
   return nl_evaluate_run_full (p, run, which, dataset, FALSE, max_misclassified, cancel, progress, user, error);
 }
 
-NlEvaluation *
-nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
-                      int max_misclassified, GCancellable *cancel, void (*progress) (gpointer user, double fraction),
-                      gpointer user, GError **error)
+static NlEvaluation *
+evaluate_run (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8, const NlEvalNorm *norm,
+              int max_misclassified, GCancellable *cancel, void (*progress) (gpointer user, double fraction),
+              gpointer user, GError **error)
 {
   g_auto (NlRunModel) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
@@ -330,12 +357,28 @@ nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *d
   gint64 int8_id = 0;
 
   g_return_val_if_fail (p != NULL, NULL);
-  if (!model_load (&l, p, run, which, dataset, TRUE, int8, &int8_id, &table, error))
+  if (!model_load (&l, p, run, which, dataset, TRUE, int8, &int8_id, &table, error) || !apply_norm (&l, norm, error))
     return NULL;
   ev = evaluation_new (&l, run, int8_id, table);
+  ev->norm_given = norm_given (norm);
   if (!run_inference (ev, &l.rc, max_misclassified, cancel, progress, user, error))
     return NULL;
   return g_steal_pointer (&ev);
+}
+
+NlEvaluation *
+nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
+                      int max_misclassified, GCancellable *cancel, void (*progress) (gpointer user, double fraction),
+                      gpointer user, GError **error)
+{
+  return evaluate_run (p, run, which, dataset, int8, NULL, max_misclassified, cancel, progress, user, error);
+}
+
+NlEvaluation *
+nl_evaluate_run_norm (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
+                      const NlEvalNorm *norm, GError **error)
+{
+  return evaluate_run (p, run, which, dataset, int8, norm, 0, NULL, NULL, NULL, error);
 }
 
 /* An evaluation's model and dataset without the pass over the data: what
@@ -351,6 +394,13 @@ NlEvaluation *
 nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
                          gboolean int8, GError **error)
 {
+  return nl_evaluation_open_norm (p, run, which, dataset, need_data, int8, NULL, error);
+}
+
+NlEvaluation *
+nl_evaluation_open_norm (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
+                         gboolean int8, const NlEvalNorm *norm, GError **error)
+{
   g_auto (NlRunModel) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
   NlQuantTable *table = NULL;
@@ -358,9 +408,10 @@ nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char
   int C;
 
   g_return_val_if_fail (p != NULL, NULL);
-  if (!model_load (&l, p, run, which, dataset, need_data, int8, &int8_id, &table, error))
+  if (!model_load (&l, p, run, which, dataset, need_data, int8, &int8_id, &table, error) || !apply_norm (&l, norm, error))
     return NULL;
   ev = evaluation_new (&l, run, int8_id, table);
+  ev->norm_given = norm_given (norm);
   ev->priv->single = nl_eval_runner_new_for (ev->priv->model, 1, ev->priv->int8,
                                              ev->priv->ds ? &ev->priv->ds->label_shape : NULL, error);
   if (!ev->priv->single || !output_classes (ev->priv->single, run, labels_per_sample (ev->priv->ds), &C, error))
@@ -430,6 +481,7 @@ nl_evaluation_free (NlEvaluation *ev)
       g_clear_pointer (&ev->priv->model, nl_model_free);
       g_clear_pointer (&ev->priv->net, nl_network_free);
       g_clear_pointer (&ev->priv->ds, nl_dataset_free);
+      g_clear_pointer (&ev->priv->vocab, nl_vocab_unref);
       g_mutex_clear (&ev->priv->lock);
       g_free (ev->priv);
     }
@@ -582,6 +634,35 @@ predict (NlEvaluationPrivate *priv, const char *path, const NlShape *shape, floa
   for (int j = 0; j < n_out; j++)
     probs[j] = 0;
   row_probs (priv->out_kind, nl_eval_runner_output (priv->single), MIN (C, n_out), probs);
+  return TRUE;
+}
+
+gboolean
+nl_evaluation_predict_text (NlEvaluation *ev, const char *text, double **probs, GError **error)
+{
+  g_return_val_if_fail (ev != NULL && text != NULL && probs != NULL, FALSE);
+  NlEvaluationPrivate *priv = ev->priv;
+  if (!priv->vocab)
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                   "run %" G_GINT64_FORMAT " was not trained on text (text: or text-lm: data): it has no vocabulary "
+                   "to read a text with", ev->run);
+      return FALSE;
+    }
+  G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&priv->lock);
+  int64_t T = nl_shape_numel (&ev->sample_shape), C = nl_eval_runner_classes (priv->single);
+  float *x = nl_tensor_f32 (nl_eval_runner_input (priv->single)), std = ev->std == 0.0f ? 1.0f : ev->std;
+  nl_vocab_encode (priv->vocab, text, (int) T, x, NULL);
+  /* as the loader normalises (nl-loader.c); a text kind's is 0 and 1 */
+  for (int64_t k = 0; k < T && (ev->mean != 0.0f || std != 1.0f); k++)
+    x[k] = (x[k] - ev->mean) / std;
+  gint64 t0 = g_get_monotonic_time ();
+  if (!nl_eval_runner_run (priv->single, 1, error))
+    return FALSE;
+  ev->latency_ms = (g_get_monotonic_time () - t0) / 1e3;
+  double *p = g_new0 (double, ev->n_classes);
+  row_probs (priv->out_kind, nl_eval_runner_output (priv->single), MIN (ev->n_classes, C), p);
+  *probs = p;
   return TRUE;
 }
 

@@ -1,5 +1,6 @@
 /* nl-trainer.c — the training loop. */
 #include "engine/train/nl-trainer.h"
+#include "engine/train/nl-vocab-fit.h"
 #include "engine/train/nl-data-parallel.h"
 #include "engine/data/nl-loader.h"
 #include "engine/data/nl-transform.h"
@@ -121,7 +122,7 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
   train_opts.loss_scale = t->scaler.scale;
   nl_threads_set (cfg->threads);
   t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
-  if (!t->train_set)
+  if (!t->train_set || !nl_vocab_fit_network (net, t->train_set->vocab, error))
     return NULL;
   /* text kinds: the test side encodes with the training side's vocabulary */
   NlDatasetOptions test_opts = cfg->data;

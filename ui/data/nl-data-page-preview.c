@@ -57,6 +57,7 @@ _nl_data_page_clear_preview (NlDataPage *page)
   gtk_label_set_label (page->preview_info, "");
   adw_preferences_group_set_description (page->summary_group, NULL);
   gtk_widget_set_visible (page->details_box, FALSE);
+  _nl_data_page_sequence_clear (page);
 }
 
 /* "1×28×28" */
@@ -92,7 +93,9 @@ show_preview (NlDataPage *page, NlDataPreview *p)
 
   show_message (page, NULL, NULL);
   page->preview = p;
-  for (int i = 0; i < p->n_samples; i++)
+  /* text and series: their own preview instead of tiles */
+  gboolean sequence = _nl_data_page_sequence_show (page, p);
+  for (int i = 0; !sequence && i < p->n_samples; i++)
     {
       g_autoptr (GdkTexture) tex = sample_texture (p, i);
       g_autofree char *label = nl_data_preview_label_text (p, i);

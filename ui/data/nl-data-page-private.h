@@ -28,6 +28,11 @@ struct _NlDataPage {
   GtkFlowBox *preview_grid;
   AdwPreferencesGroup *summary_group;
   NlClassHistogram *histogram;
+  /* sequence kinds (nl-data-page-sequence.c) */
+  GtkWidget *text_group, *series_group, *sequence_box;
+  AdwEntryRow *text_column_row, *target_row;
+  AdwComboRow *tokenizer_row;
+  GtkSpinButton *vocab_size_spin, *min_count_spin, *max_length_spin, *window_spin, *horizon_spin;
 
   GtkStringList *pipeline_names;
   char *current;         /* the shown pipeline's name in the project */
@@ -68,5 +73,15 @@ void _nl_data_page_schedule_reload (NlDataPage *page, gboolean force);
 /* Cancels pending and running loads (their results are dropped). */
 void _nl_data_page_stop_loading (NlDataPage *page);
 void _nl_data_page_clear_preview (NlDataPage *page);
+
+/* nl-data-page-sequence.c */
+void _nl_data_page_sequence_init (NlDataPage *page);
+/* shows the text and series rows for the kinds that read them */
+void _nl_data_page_sequence_update_rows (NlDataPage *page, const NlDatasetKind *kind);
+void _nl_data_page_sequence_fill (NlDataPage *page, const NlPipelineExtra *x);
+void _nl_data_page_sequence_read (NlDataPage *page, NlPipelineExtra *x);
+/* FALSE when P is neither text nor series (the image tiles show it) */
+gboolean _nl_data_page_sequence_show (NlDataPage *page, const NlDataPreview *p);
+void _nl_data_page_sequence_clear (NlDataPage *page);
 
 G_END_DECLS

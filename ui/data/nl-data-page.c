@@ -87,7 +87,9 @@ update_source_rows (NlDataPage *page)
   else
     sub = g_strdup (kind->path_is_folder ? _("No folder chosen") : _("No file chosen"));
   adw_action_row_set_subtitle (page->path_row, sub);
-  gtk_widget_set_visible (GTK_WIDGET (page->label_column_row), (kind->uses & NL_DATASET_USES_LABEL_COLUMN) != 0);
+  gtk_widget_set_visible (GTK_WIDGET (page->label_column_row),
+                          (kind->uses & (NL_DATASET_USES_LABEL_COLUMN | NL_DATASET_USES_TEXT_COLUMN)) != 0);
+  _nl_data_page_sequence_update_rows (page, kind);
   gtk_widget_set_sensitive (GTK_WIDGET (page->split_spin), (kind->uses & NL_DATASET_USES_SPLIT) != 0);
   adw_action_row_set_subtitle (page->split_row, kind->uses & NL_DATASET_USES_SPLIT
                                                   ? _("Share of the samples held out for validation")
@@ -129,6 +131,7 @@ nl_data_page_dup_pipeline (NlDataPage *page)
   label_column = gtk_editable_get_text (GTK_EDITABLE (page->label_column_row));
   g_free (x.label_column);
   x.label_column = *label_column ? g_strstrip (g_strdup (label_column)) : NULL;
+  _nl_data_page_sequence_read (page, &x);
   pl->extra_json = nl_pipeline_extra_to_json (&x, page->loaded_extra);
   nl_pipeline_extra_clear (&x);
   return pl;
@@ -163,6 +166,7 @@ fill_form (NlDataPage *page, const NlPipelineInfo *pl)
     nl_pipeline_extra_parse (NULL, &x, NULL);
   gtk_switch_set_active (page->shuffle_switch, x.shuffle);
   gtk_editable_set_text (GTK_EDITABLE (page->label_column_row), x.label_column ? x.label_column : "");
+  _nl_data_page_sequence_fill (page, &x);
   nl_pipeline_extra_clear (&x);
   if (!(steps = nl_transform_steps_parse (pl->transforms, NULL)))
     {
@@ -666,6 +670,17 @@ nl_data_page_class_init (NlDataPageClass *klass)
   BIND (preview_grid);
   BIND (summary_group);
   BIND (histogram);
+  BIND (text_group);
+  BIND (series_group);
+  BIND (sequence_box);
+  BIND (text_column_row);
+  BIND (target_row);
+  BIND (tokenizer_row);
+  BIND (vocab_size_spin);
+  BIND (min_count_spin);
+  BIND (max_length_spin);
+  BIND (window_spin);
+  BIND (horizon_spin);
 #undef BIND
 
   gtk_widget_class_install_action (widget_class, "data.new", NULL, new_action);
@@ -716,6 +731,7 @@ nl_data_page_init (NlDataPage *page)
   g_signal_connect_swapped (page->workers_spin, "value-changed", G_CALLBACK (_nl_data_page_set_dirty), page);
   g_signal_connect_swapped (page->shuffle_switch, "notify::active", G_CALLBACK (_nl_data_page_set_dirty), page);
   g_signal_connect_swapped (page->name_row, "changed", G_CALLBACK (_nl_data_page_set_dirty), page);
+  _nl_data_page_sequence_init (page);
   update_source_rows (page);
   _nl_data_page_clear_preview (page);
   update_actions (page);

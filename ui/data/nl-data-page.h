@@ -39,6 +39,12 @@ void nl_data_page_set_source_file (NlDataPage *page, GFile *file);
 
 /* The preview shown (owned by the page), or NULL while there is none. */
 NlDataPreview *nl_data_page_get_preview (NlDataPage *page);
+/* A part of the page by name, for tests: "text-group", "series-group",
+ * "max-length", "text-column", "source", and of a text preview
+ * "text-summary", "length-histogram", "top-tokens", "text-sample" (the
+ * first), of a series preview "series-summary", "series-plot"; NULL when
+ * not shown. */
+GtkWidget *nl_data_page_get_part (NlDataPage *page, const char *part);
 /* The error shown in place of the preview, or NULL. */
 const char *nl_data_page_get_error (NlDataPage *page);
 

@@ -4,10 +4,14 @@
 #include "ui/experiments/nl-evaluation-view.h"
 #include <glib/gi18n.h>
 #include <inttypes.h>
+#include "ui/experiments/nl-class-report.h"
 #include "ui/experiments/nl-confusion-matrix.h"
 #include "ui/experiments/nl-explain-panel.h"
 #include "ui/widgets/nl-file-chooser.h"
+#include "ui/experiments/nl-text-predict.h"
+#include "ui/widgets/nl-prob-row.h"
 #include "ui/widgets/nl-sample-image.h"
+#include "engine/session/nl-run-vocab.h"
 
 #include <math.h>
 
@@ -51,6 +55,8 @@ struct _NlEvaluationView {
   GtkWidget *matrix, *table, *gallery, *gallery_caption;
   GtkWidget *pred_picture, *pred_placeholder, *pred_file, *pred_probs, *pred_message;
   GtkWidget *explain, *explain_button;
+  GtkWidget *image_header, *image_card, *text_header, *text_predict, *explain_header;
+  gboolean text_run;           /* token ids: no image to explain */
   float *pred_seen;            /* the classified image as the model saw it, for Explain */
   char *pred_name;
 };
@@ -75,6 +81,7 @@ typedef struct {
 typedef struct {
   Holder *holder;
   GArray *thumbs;   /* NlSampleImage per shown mistake */
+  GPtrArray *texts; /* a text run's: each shown mistake's text, from its token ids; else NULL */
 } LoadResult;
 
 static void
@@ -95,6 +102,8 @@ load_result_free (gpointer data)
   if (r->holder)
     holder_release (r->holder);
   g_array_unref (r->thumbs);
+  if (r->texts)
+    g_ptr_array_unref (r->texts);
   g_free (r);
 }
 
@@ -113,6 +122,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *unu
                                            on_progress, d->progress, &error);
   LoadResult *r;
   g_autofree float *x = NULL;
+  g_autoptr (NlVocab) vocab = NULL;
 
   if (!ev)
     {
@@ -126,10 +136,18 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *unu
   g_array_set_clear_func (r->thumbs, (GDestroyNotify) nl_sample_image_clear);
   /* decoding samples may take a while (image folders): here, not on the main loop */
   x = g_new (float, nl_shape_numel (&ev->sample_shape));
+  /* a text run's samples are token ids: its vocabulary reads them back */
+  vocab = nl_run_vocab_load (d->project, d->run, NULL);
+  r->texts = vocab ? g_ptr_array_new_with_free_func (g_free) : NULL;
   for (int i = 0; i < ev->n_misclassified; i++)
     {
       NlSampleImage im = { 0 };
-      if (nl_evaluation_get_sample (ev, ev->misclassified[i].index, x, NULL, NULL))
+      gboolean ok = nl_evaluation_get_sample (ev, ev->misclassified[i].index, x, NULL, NULL);
+      if (ok && vocab)
+        g_ptr_array_add (r->texts, nl_vocab_decode (vocab, x, (int) nl_shape_numel (&ev->sample_shape)));
+      else if (vocab)
+        g_ptr_array_add (r->texts, g_strdup ("?"));
+      else if (ok)
         nl_sample_image_from_sample (x, &ev->sample_shape, THUMB_SIZE, &im);
       g_array_append_val (r->thumbs, im);
     }
@@ -169,33 +187,6 @@ cell_label (const char *text, float xalign, const char *css)
 }
 
 static void
-set_bold (GtkWidget *label)
-{
-  PangoAttrList *attrs = pango_attr_list_new ();
-  pango_attr_list_insert (attrs, pango_attr_weight_new (PANGO_WEIGHT_BOLD));
-  gtk_label_set_attributes (GTK_LABEL (label), attrs);
-  pango_attr_list_unref (attrs);
-}
-
-static void
-table_row (GtkGrid *grid, int row, const char *name, double p, double r, double f, int64_t support, gboolean bold)
-{
-  char buf[4][32];
-  g_snprintf (buf[0], 32, "%.3f", p);
-  g_snprintf (buf[1], 32, "%.3f", r);
-  g_snprintf (buf[2], 32, "%.3f", f);
-  g_snprintf (buf[3], 32, "%" G_GINT64_FORMAT, support);
-  GtkWidget *l = cell_label (name, 0, NULL);
-  gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
-  gtk_label_set_max_width_chars (GTK_LABEL (l), 18);
-  if (bold)
-    set_bold (l);
-  gtk_grid_attach (grid, l, 0, row, 1, 1);
-  for (int k = 0; k < 4; k++)
-    gtk_grid_attach (grid, cell_label (buf[k], 1, "nl-numeric"), k + 1, row, 1, 1);
-}
-
-static void
 clear_children (GtkWidget *w)
 {
   GtkWidget *child;
@@ -210,42 +201,8 @@ clear_children (GtkWidget *w)
     }
 }
 
-static void
-fill_table (NlEvaluationView *v, const NlEvaluation *ev)
-{
-  GtkGrid *grid = GTK_GRID (v->table);
-  static const char *const heads[] = { N_("Class"), N_("Precision"), N_("Recall"), N_("F1"), N_("Support") };
-  int n = ev->n_classes, counted = 0;
-  double mp = 0, mr = 0, wp = 0, wr = 0;
-
-  clear_children (v->table);
-  for (int k = 0; k < 5; k++)
-    gtk_grid_attach (grid, cell_label (_(heads[k]), k ? 1 : 0, "dim-label"), k, 0, 1, 1);
-  for (int c = 0; c < n; c++)
-    {
-      int64_t predicted = 0;
-      for (int t = 0; t < n; t++)
-        predicted += ev->confusion[t * n + c];
-      table_row (grid, c + 1, ev->class_names[c], ev->precision[c], ev->recall[c], ev->f1[c], ev->support[c], FALSE);
-      /* the classes macro F1 counts: those that occur as truth or prediction */
-      if (ev->support[c] + predicted > 0)
-        {
-          mp += ev->precision[c];
-          mr += ev->recall[c];
-          counted++;
-        }
-      wp += ev->precision[c] * ev->support[c];
-      wr += ev->recall[c] * ev->support[c];
-    }
-  gtk_grid_attach (grid, gtk_separator_new (GTK_ORIENTATION_HORIZONTAL), 0, n + 1, 5, 1);
-  table_row (grid, n + 2, _("Macro average"), counted ? mp / counted : 0, counted ? mr / counted : 0, ev->macro_f1,
-             ev->n_samples, TRUE);
-  table_row (grid, n + 3, _("Weighted average"), ev->n_samples ? wp / ev->n_samples : 0,
-             ev->n_samples ? wr / ev->n_samples : 0, ev->weighted_f1, ev->n_samples, TRUE);
-}
-
 static GtkWidget *
-mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const NlSampleImage *im)
+mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const NlSampleImage *im, const char *text)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
   g_autofree char *what = g_strdup_printf ("%s → %s", ev->class_names[m->truth], ev->class_names[m->predicted]);
@@ -256,7 +213,18 @@ mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const NlSampleI
   g_autoptr (GdkTexture) tex = nl_sample_image_texture (im);
   GtkWidget *l;
 
-  if (tex)
+  if (text)
+    {
+      l = cell_label (text, 0, "nl-mistake-text");
+      gtk_label_set_wrap (GTK_LABEL (l), TRUE);
+      gtk_label_set_wrap_mode (GTK_LABEL (l), PANGO_WRAP_WORD_CHAR);
+      gtk_label_set_lines (GTK_LABEL (l), 4);
+      gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
+      gtk_label_set_max_width_chars (GTK_LABEL (l), 32);
+      gtk_label_set_width_chars (GTK_LABEL (l), 24);
+      gtk_box_append (GTK_BOX (box), l);
+    }
+  else if (tex)
     {
       /* a GtkImage stays at its pixel size (a GtkPicture would grow, blurred, with the child) */
       GtkWidget *pic = gtk_image_new_from_paintable (GDK_PAINTABLE (tex));
@@ -303,7 +271,8 @@ show_result (NlEvaluationView *v, LoadResult *r, const char *which)
   gtk_label_set_text (GTK_LABEL (v->stat_samples), buf);
   nl_confusion_matrix_set_data (NL_CONFUSION_MATRIX (v->matrix), ev->n_classes, ev->confusion,
                                 (const char *const *) ev->class_names);
-  fill_table (v, ev);
+  clear_children (v->table);
+  nl_class_report_fill (GTK_GRID (v->table), ev);
   {
     /* Explain uses the checkpoint's fp32 weights, also beside an INT8 evaluation */
     g_autoptr (NlExplainSource) src = nl_explain_source_new (v->ws, ev->run, which);
@@ -313,7 +282,17 @@ show_result (NlEvaluationView *v, LoadResult *r, const char *which)
   clear_children (v->gallery);
   for (int i = 0; i < ev->n_misclassified; i++)
     gtk_flow_box_append (GTK_FLOW_BOX (v->gallery),
-                         mistake_child (ev, &ev->misclassified[i], &g_array_index (r->thumbs, NlSampleImage, i)));
+                         mistake_child (ev, &ev->misclassified[i], &g_array_index (r->thumbs, NlSampleImage, i),
+                                        r->texts ? g_ptr_array_index (r->texts, i) : NULL));
+  /* text runs classify typed text, image runs image files */
+  gtk_widget_set_visible (v->image_header, r->texts == NULL);
+  gtk_widget_set_visible (v->image_card, r->texts == NULL);
+  gtk_widget_set_visible (v->text_header, r->texts != NULL);
+  gtk_widget_set_visible (v->text_predict, r->texts != NULL);
+  v->text_run = r->texts != NULL;
+  gtk_widget_set_visible (v->explain_header, !v->text_run);
+  gtk_widget_set_visible (v->explain, !v->text_run);
+  nl_text_predict_set_run (NL_TEXT_PREDICT (v->text_predict), r->texts ? v->ws : NULL, ev->run, which);
   caption = wrong == 0 ? g_strdup (_("No sample was misclassified."))
             : g_strdup_printf ("The %d most confident of %" G_GINT64_FORMAT " misclassified samples, "
                                "true → predicted (confidence)", ev->n_misclassified, wrong);
@@ -460,29 +439,6 @@ by_prob (gconstpointer a, gconstpointer b, gpointer probs)
   return pa > pb ? -1 : pa < pb ? 1 : *(const int *) a - *(const int *) b;
 }
 
-static GtkWidget *
-prob_row (const char *name, double p, gboolean top)
-{
-  GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  GtkWidget *bar = gtk_progress_bar_new ();
-  GtkWidget *l = cell_label (name, 0, NULL);
-  g_autofree char *pct = g_strdup_printf ("%.1f %%", 100 * p);
-  gtk_label_set_width_chars (GTK_LABEL (l), 14);
-  gtk_label_set_max_width_chars (GTK_LABEL (l), 14);
-  gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
-  if (top)
-    set_bold (l);
-  gtk_box_append (GTK_BOX (row), l);
-  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (bar), CLAMP (p, 0, 1));
-  gtk_widget_set_hexpand (bar, TRUE);
-  gtk_widget_set_valign (bar, GTK_ALIGN_CENTER);
-  gtk_box_append (GTK_BOX (row), bar);
-  l = cell_label (pct, 1, "nl-numeric");
-  gtk_label_set_width_chars (GTK_LABEL (l), 7);
-  gtk_box_append (GTK_BOX (row), l);
-  return row;
-}
-
 static void
 set_pred_message (NlEvaluationView *v, const char *text, gboolean is_error)
 {
@@ -541,7 +497,7 @@ predict_done (GObject *source, GAsyncResult *res, gpointer user)
     order[c] = c;
   g_qsort_with_data (order, ev->n_classes, sizeof (int), by_prob, r->probs);
   for (int k = 0; k < MIN (ev->n_classes, PROB_ROWS); k++)
-    gtk_box_append (GTK_BOX (v->pred_probs), prob_row (ev->class_names[order[k]], r->probs[order[k]], k == 0));
+    gtk_box_append (GTK_BOX (v->pred_probs), nl_prob_row_new (ev->class_names[order[k]], r->probs[order[k]], k == 0));
   if (ev->n_classes > PROB_ROWS)
     {
       g_autofree char *more = g_strdup_printf (_("and %d less likely classes"), ev->n_classes - PROB_ROWS);
@@ -631,7 +587,7 @@ nl_evaluation_view_explain_mistake (NlEvaluationView *v, int i)
 {
   NlEvaluation *ev = v->holder ? v->holder->ev : NULL;
   g_return_val_if_fail (NL_IS_EVALUATION_VIEW (v), FALSE);
-  if (!ev || i < 0 || i >= ev->n_misclassified)
+  if (!ev || i < 0 || i >= ev->n_misclassified || v->text_run)
     return FALSE;
   /* the selection marks the mistake being explained */
   gtk_flow_box_select_child (GTK_FLOW_BOX (v->gallery),
@@ -708,6 +664,7 @@ nl_evaluation_view_class_init (NlEvaluationViewClass *klass)
 
   g_type_ensure (NL_TYPE_CONFUSION_MATRIX);
   g_type_ensure (NL_TYPE_EXPLAIN_PANEL);
+  g_type_ensure (NL_TYPE_TEXT_PREDICT);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/netloom/Netloom/ui/nl-evaluation-view.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, NlEvaluationView, name)
   BIND (stack);
@@ -731,6 +688,11 @@ nl_evaluation_view_class_init (NlEvaluationViewClass *klass)
   BIND (pred_probs);
   BIND (explain);
   BIND (explain_button);
+  BIND (image_header);
+  BIND (image_card);
+  BIND (text_header);
+  BIND (text_predict);
+  BIND (explain_header);
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_choose_clicked);
   gtk_widget_class_bind_template_callback (widget_class, on_mistake_activated);
@@ -795,3 +757,4 @@ PART_GETTER (table, table)
 PART_GETTER (gallery, gallery)
 PART_GETTER (probabilities, pred_probs)
 PART_GETTER (explain_panel, explain)
+PART_GETTER (text_predict, text_predict)

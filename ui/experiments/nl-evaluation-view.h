@@ -43,6 +43,8 @@ GtkWidget *nl_evaluation_view_get_table (NlEvaluationView *v);   /* GtkGrid: a h
 GtkWidget *nl_evaluation_view_get_gallery (NlEvaluationView *v); /* GtkFlowBox of mistakes */
 GtkWidget *nl_evaluation_view_get_probabilities (NlEvaluationView *v); /* GtkBox: a row per class, most likely first */
 GtkWidget *nl_evaluation_view_get_explain_panel (NlEvaluationView *v); /* NlExplainPanel */
+/* NlTextPredict: shown instead of "Classify an Image" for a text run */
+GtkWidget *nl_evaluation_view_get_text_predict (NlEvaluationView *v);
 /* Shows mistake i of the gallery (as clicking it does) in the Explain
  * panel, which computes its map in the background. FALSE: no such mistake. */
 gboolean nl_evaluation_view_explain_mistake (NlEvaluationView *v, int i);

@@ -5,6 +5,10 @@
 
 #include "ui/experiments/nl-activation-view.h"
 #include "ui/experiments/nl-evaluation-view.h"
+#include "ui/experiments/nl-generate-box.h"
+#include "engine/session/nl-data-preview.h"
+
+#include <string.h>
 
 /* What the window evaluates; its data, freed with it. */
 typedef struct {
@@ -12,6 +16,7 @@ typedef struct {
   gint64 run;
   char *which;
   GtkWidget *view, *precision, *stack, *activations;
+  GtkWidget *generate;         /* a language model's generation box; NULL for other runs */
   gboolean activations_open;   /* opened on first view: it loads a model of its own */
 } EvalWindow;
 
@@ -27,6 +32,16 @@ static EvalWindow *
 eval_window (GtkWindow *window)
 {
   return g_object_get_data (G_OBJECT (window), "nl-evaluation-window");
+}
+
+/* Whether RUN trained a language model (dataset text-lm:): it writes text. */
+static gboolean
+is_language_model (const NlRunInfo *info)
+{
+  g_autoptr (NlPipelineInfo) pl = info && info->pipeline_json ? nl_pipeline_info_from_json (info->pipeline_json, NULL)
+                                                              : NULL;
+  const NlDatasetKind *kind = pl ? nl_dataset_kind_lookup (pl->dataset_spec, NULL) : NULL;
+  return kind && strcmp (kind->name, "text-lm") == 0;
 }
 
 static void
@@ -73,6 +88,15 @@ nl_evaluation_window_new (GtkWindow *parent, NlWorkspace *ws, gint64 run, const 
                                        "view-grid-symbolic");
   adw_view_stack_add_titled_with_icon (ADW_VIEW_STACK (e->stack), e->activations, "activations",
                                        _("Activations"), "view-reveal-symbolic");
+  if (is_language_model (info))
+    {
+      /* beside the evaluation: what the model writes */
+      e->generate = nl_generate_box_new ();
+      nl_generate_box_set_run (NL_GENERATE_BOX (e->generate), ws, run);
+      adw_view_stack_add_titled_with_icon (ADW_VIEW_STACK (e->stack), e->generate, "generate", _("Generate"),
+                                           "document-edit-symbolic");
+      adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (e->stack), "generate");
+    }
   {
     /* the tabs where the window is wide enough, else its title */
     GtkWidget *switcher = adw_view_switcher_title_new ();
@@ -117,6 +141,14 @@ nl_evaluation_window_get_activations (GtkWindow *window)
   EvalWindow *e = eval_window (window);
   g_return_val_if_fail (e != NULL, NULL);
   return e->activations;
+}
+
+GtkWidget *
+nl_evaluation_window_get_generate_box (GtkWindow *window)
+{
+  EvalWindow *e = eval_window (window);
+  g_return_val_if_fail (e != NULL, NULL);
+  return e->generate;
 }
 
 void

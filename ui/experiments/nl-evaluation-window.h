@@ -25,6 +25,9 @@ GtkWidget *nl_evaluation_window_get_precision (GtkWindow *window);
  * the first time it is shown). */
 GtkWidget *nl_evaluation_window_get_activations (GtkWindow *window);
 /* Shows tab PAGE: "evaluation" or "activations". */
+/* Its Generate tab (NlGenerateBox), shown first for a language-model run
+ * (dataset text-lm:); NULL for other runs. */
+GtkWidget *nl_evaluation_window_get_generate_box (GtkWindow *window);
 void nl_evaluation_window_show_page (GtkWindow *window, const char *page);
 
 G_END_DECLS

@@ -132,7 +132,7 @@ nl_graph_canvas_set_analysis (NlGraphCanvas *c, const NlAnalysis *a)
       for (int i = 0; i < a->n_nodes; i++)
         {
           const NlNodeAnalysis *na = &a->nodes[i];
-          g_autofree char *shape = nl_analysis_format_shape (&na->out);
+          g_autofree char *shape = nl_analysis_format_node_shape (na);
           if (na->params > 0)
             {
               g_autofree char *count = nl_format_count (na->params);
@@ -145,6 +145,15 @@ nl_graph_canvas_set_analysis (NlGraphCanvas *c, const NlAnalysis *a)
     }
   c->stamp++;
   gtk_widget_queue_draw (GTK_WIDGET (c));
+}
+
+const char *
+nl_graph_canvas_get_card_text (NlGraphCanvas *c, int node)
+{
+  g_return_val_if_fail (NL_IS_GRAPH_CANVAS (c), NULL);
+  if (node < 0 || node >= c->n_an)
+    return NULL;
+  return c->an[node].error ? c->an[node].error : c->an[node].info;
 }
 
 /* ---- geometry ---- */

@@ -47,6 +47,9 @@ NlNetworkDoc *nl_graph_canvas_get_document (NlGraphCanvas *c);
  * node), so a may be freed right after the call. NULL clears it. Indices are
  * the network's node indices at the time of the analysis. */
 void nl_graph_canvas_set_analysis (NlGraphCanvas *c, const NlAnalysis *a);
+/* The line under node's name on its card ("≤128×64 · 64k params"), or its
+ * error; NULL before an analysis. */
+const char *nl_graph_canvas_get_card_text (NlGraphCanvas *c, int node);
 
 /* Whole graph in view (before the first allocation: done once allocated). */
 void nl_graph_canvas_fit (NlGraphCanvas *c);

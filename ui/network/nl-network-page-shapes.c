@@ -41,7 +41,7 @@ _nl_network_page_input_text (NlNetworkPage *page, const NlAnalysis *a)
       input = i;
   if (input < 0 || a->nodes[input].out.ndim < 1)
     return NULL;
-  shape = nl_analysis_format_shape (&a->nodes[input].out); /* without the batch */
+  shape = nl_analysis_format_node_shape (&a->nodes[input]); /* without the batch; ≤T for text */
   if (nl_network_node (net, input)->params[0].n > 0)
     origin = "fixed";
   else if (page->sample.ndim > 0)

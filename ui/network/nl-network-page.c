@@ -23,7 +23,7 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   GtkWidget *child;
   g_autofree char *params = nl_format_count (a->total_params), *macs = nl_format_count (a->total_macs);
   g_autofree char *mem = a->train_bytes >= 0 ? nl_format_bytes (a->train_bytes) : g_strdup ("—");
-  g_autofree char *status = NULL, *title = NULL, *problems = NULL;
+  g_autofree char *status = NULL, *title = NULL, *problems = NULL, *tooltip = NULL, *att = NULL;
   g_autofree char *input = _nl_network_page_input_text (page, a);
 
   nl_graph_canvas_set_analysis (page->canvas, a);
@@ -61,12 +61,23 @@ show_analysis (NlNetworkPage *page, const NlAnalysis *a)
   problems = a->n_errors == 0 ? g_strdup (_("no problems"))
              : a->n_errors == 1 ? g_strdup (_("1 problem"))
                                 : g_strdup_printf (ngettext ("%d problem", "%d problems", a->n_errors), a->n_errors);
+  if (a->attention_bytes > 0 && a->train_bytes >= 0)
+    {
+      /* the O(T²) part, said apart: it grows fastest with the text's length */
+      g_autofree char *total = g_steal_pointer (&mem);
+      att = nl_format_bytes (a->attention_bytes);
+      mem = g_strdup_printf (_("%s (attention %s)"), total, att);
+    }
   status = g_strdup_printf (_("%s%s%d layers  ·  %s parameters  ·  %s multiply-adds per batch  ·  training memory "
                               "at batch %d: %s  ·  %s"),
                             input ? input : "", input ? "  ·  " : "", a->n_nodes, params, macs, a->batch, mem,
                             problems);
+  if (att)
+    tooltip = g_strdup_printf (_("%s\n\nAttention keeps its probabilities for the backward pass: batch × heads × "
+                                 "steps × steps floats per layer, %s of the training memory at batch %d."),
+                               status, att, a->batch);
   gtk_label_set_label (page->status_label, status);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (page->status_label), status);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (page->status_label), tooltip ? tooltip : status);
 }
 
 static void

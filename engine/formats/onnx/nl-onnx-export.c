@@ -45,6 +45,12 @@ unsupported (GError **error, const Node *n, const char *why)
   return FALSE;
 }
 
+gboolean
+nl_onnx_export_unsupported (GError **error, const NlOnnxNode *n, const char *why)
+{
+  return unsupported (error, n, why);
+}
+
 static const NlShape *
 in_shape (Ctx *c, const Node *n, int k)
 {
@@ -414,9 +420,9 @@ export_softmax (Ctx *c, const Node *n, GError **error)
 static gboolean
 export_embedding (Ctx *c, const Node *n, GError **error)
 {
-  const char *idx = temp (c, n, "indices");
+  const char *idx = temp (c, n, "indices"), *table = nl_onnx_export_embedding_table (c, n);
   nl_onnx_attr_int (c->b, node1 (c, "Cast", idx, n->in[0], idx), "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
-  nl_onnx_attr_int (c->b, node2 (c, "Gather", n->gn->id, weight (c, n, 0), idx, n->out), "axis", 0);
+  nl_onnx_attr_int (c->b, node2 (c, "Gather", n->gn->id, table ? table : weight (c, n, 0), idx, n->out), "axis", 0);
   return TRUE;
 }
 
@@ -446,6 +452,12 @@ static const struct {
   { "Softmax", export_softmax },
   { "LogSoftmax", export_softmax },
   { "Embedding", export_embedding },
+  { "MatMul", nl_onnx_export_matmul },
+  { "LSTM", nl_onnx_export_rnn },
+  { "GRU", nl_onnx_export_rnn },
+  { "MultiHeadAttention", nl_onnx_export_attention },
+  { "PositionalEmbedding", nl_onnx_export_positional },
+  { "SequencePool", nl_onnx_export_sequence_pool },
 };
 
 /* Ops that never reach an ONNX file, and why. */
@@ -605,6 +617,8 @@ nl_onnx_export_hooked (const NlModel *m, const NlOnnxExportOptions *o, const NlO
   nl_onnx_builder_producer (b, "netloom", NL_VERSION, o->doc);
   nl_onnx_builder_metadata (b, "netloom_version", NL_VERSION);
   nl_onnx_builder_metadata (b, "netloom_network", m->net->name ? m->net->name : "");
+  if (o->vocab)
+    nl_onnx_builder_metadata (b, "netloom.vocab", o->vocab);
   for (int i = 0; o->metadata && o->metadata[i] && o->metadata[i + 1]; i += 2)
     nl_onnx_builder_metadata (b, o->metadata[i], o->metadata[i + 1]);
   return nl_onnx_builder_pack (b);

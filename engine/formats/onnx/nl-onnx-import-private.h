@@ -32,6 +32,9 @@ typedef struct {
   GHashTable *poisoned; /* outputs of unsupported nodes and of what reads them */
   GHashTable *consumer; /* value name -> index + 1 of the last node reading it */
   GHashTable *absorbed; /* nodes folded into a pattern already mapped */
+  GHashTable *views;   /* name -> a layout view of a netloom node's output (nl-onnx-map-seq.c) */
+  GHashTable *shapes;  /* values computed from the input's shape at run time */
+  GHashTable *zeros;   /* zero tensors shaped at run time (initial states) */
   int64_t batch;       /* the graph input's first dimension, -1 when symbolic */
   char *why;           /* why the current node is unsupported */
 } NlOnnxImp;
@@ -72,5 +75,16 @@ NlOnnxResult nl_onnx_map_op (NlOnnxImp *im, const Onnx__NodeProto *n);
  * opset 17). TRUE when one starts at n and was mapped (its other nodes
  * absorbed); FALSE leaves n to its mapper. */
 gboolean nl_onnx_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n);
+
+/* The sequence side (nl-onnx-map-seq.c): LSTM and GRU nodes; the layout
+ * ops around them and the zero initial states made from the input's shape
+ * (TRUE with *r when n is one of those); the netloom node a graph output
+ * that is a view stands for (-1: none); whether the graph input feeds a
+ * time-major LSTM/GRU directly, and then that it is read batch-first. */
+NlOnnxResult nl_onnx_map_rnn (NlOnnxImp *im, const Onnx__NodeProto *n);
+gboolean nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r);
+int nl_onnx_map_seq_output (NlOnnxImp *im, const char *name);
+gboolean nl_onnx_map_seq_time_major_input (NlOnnxImp *im, const char *input);
+void nl_onnx_map_seq_input_view (NlOnnxImp *im, const char *input, int node);
 
 G_END_DECLS

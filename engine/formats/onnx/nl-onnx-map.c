@@ -621,6 +621,8 @@ static const struct {
   { "LogSoftmax", map_softmax },
   { "Gather", map_gather },
   { "Cast", map_cast },
+  { "LSTM", nl_onnx_map_rnn },
+  { "GRU", nl_onnx_map_rnn },
 };
 
 gboolean
@@ -635,6 +637,9 @@ nl_onnx_map_has_op (const char *op_type)
 NlOnnxResult
 nl_onnx_map_op (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
+  NlOnnxResult r;
+  if (nl_onnx_map_seq_layout (im, n, &r))
+    return r;
   if (nl_onnx_map_pattern (im, n))
     return NL_ONNX_MAPPED;
   for (gsize k = 0; k < G_N_ELEMENTS (mappers); k++)

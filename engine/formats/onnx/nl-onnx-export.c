@@ -470,9 +470,6 @@ static const struct {
   { "L2Loss", "a loss: the inference graph leaves it out" },
   { "L1Loss", "a loss: the inference graph leaves it out" },
   { "HuberLoss", "a loss: the inference graph leaves it out" },
-  /* temporary (branch h-rnn): h-onnx replaces these with the ONNX LSTM and GRU nodes */
-  { "LSTM", "its ONNX export is not written yet" },
-  { "GRU", "its ONNX export is not written yet" },
 };
 
 NlOnnxOpForm

@@ -1,6 +1,7 @@
 /* nl-graph.c — compile a network for one input shape: order, bind values,
  * infer shapes (errors name the node), append the loss, then autodiff. */
 #include "engine/graph/nl-graph.h"
+#include "ops/nl-input.h"
 #include "ops/nl-op-registry.h"
 
 #include <string.h>
@@ -101,6 +102,8 @@ nl_graph_step_access (const NlGraph *g, int s, int *reads, int *n_reads, int *wr
           for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
             if (n->saved_v[k] >= 0)
               writes[nw++] = n->saved_v[k];
+          if (n->def->uses_lengths && g->lengths_value >= 0)
+            reads[nr++] = g->lengths_value;
         }
       else
         {
@@ -115,6 +118,8 @@ nl_graph_step_access (const NlGraph *g, int s, int *reads, int *n_reads, int *wr
           for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
             if (n->saved_v[k] >= 0)
               reads[nr++] = n->saved_v[k];
+          if (n->def->uses_lengths && g->lengths_value >= 0)
+            reads[nr++] = g->lengths_value;
           for (int p = 0; p < n->n_data; p++)
             if (n->in_grad[p] >= 0)
               writes[nw++] = n->in_grad[p];
@@ -132,7 +137,7 @@ nl_graph_value_is_persistent (const NlGraph *g, int v)
 {
   NlValueKind kind = nl_graph_value (g, v)->kind;
   return v == g->pred_value || v == g->loss_value || kind == NL_VALUE_LABEL || kind == NL_VALUE_HEAD_GRAD
-         || kind == NL_VALUE_WEIGHT_GRAD;
+         || kind == NL_VALUE_WEIGHT_GRAD || kind == NL_VALUE_LENGTHS;
 }
 
 /* The one Input and the one sink of net (a node without consumers). */
@@ -176,13 +181,33 @@ find_sink (NlNetwork *net, const int *out_first, int *sink_out, GError **error)
   return TRUE;
 }
 
+/* Per-sample lengths, computed from the batch by the program (nl-program.c)
+ * when the Input asks for them; nothing takes their gradient. */
+static void
+add_lengths_value (NlGraph *g, const NlNode *input)
+{
+  NlShape ls = nl_shape_of (1, (int64_t) g->opts.batch);
+  if (NL_P_ENUM (input->params, INPUT_LENGTHS) == NL_INPUT_LENGTHS_NONZERO)
+    g->lengths_value = nl_graph_add_value (g, NL_VALUE_LENGTHS, &ls, -1);
+}
+
+/* The label value: (batch, label_shape...). */
+static int
+add_label_value (NlGraph *g, const NlCompileOptions *opts)
+{
+  NlShape ls = { .ndim = 1 + MAX (opts->label_shape.ndim, 0) };
+  ls.d[0] = opts->batch;
+  for (int i = 0; i < opts->label_shape.ndim; i++)
+    ls.d[i + 1] = opts->label_shape.d[i];
+  return nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
+}
+
 /* The loss opts->loss after the prediction, for a network without one. */
 static gboolean
 append_loss (NlGraph *g, const NlCompileOptions *opts, GError **error)
 {
   const NlOpDef *def = nl_op_lookup (opts->loss);
   NlGraphNode gn = { .def = def, .id = "loss", .net_index = -1, .n_data = 2, .out_grad = -1 };
-  NlShape ls = nl_shape_of (1, (int64_t) opts->batch);
   if (def == NULL || !def->is_loss)
     {
       g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_UNKNOWN_OP, "'%s' is not a loss", opts->loss);
@@ -191,7 +216,7 @@ append_loss (NlGraph *g, const NlCompileOptions *opts, GError **error)
   g->loss_params = g_new0 (NlParamValue, MAX (def->n_params, 1));
   nl_params_init_defaults (def, g->loss_params);
   gn.params = g->loss_params;
-  g->label_value = nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
+  g->label_value = add_label_value (g, opts);
   gn.in[0] = g->pred_value;
   gn.in[1] = g->label_value;
   g_array_append_val (g->nodes, gn);
@@ -218,7 +243,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
   g->nodes = g_array_new (FALSE, TRUE, sizeof (NlGraphNode));
   g->values = g_array_new (FALSE, TRUE, sizeof (NlValue));
   g->steps = g_array_new (FALSE, TRUE, sizeof (NlStep));
-  g->label_value = g->loss_value = g->head_grad_value = g->loss_node = -1;
+  g->label_value = g->loss_value = g->head_grad_value = g->loss_node = g->lengths_value = -1;
 
   if (!nl_network_validate (net, order, error))
     return NULL;
@@ -251,6 +276,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
         {
           gn.n_data = 1;
           gn.in[0] = g->input_value;
+          add_lengths_value (g, node);
         }
       else
         {
@@ -262,8 +288,7 @@ nl_graph_compile (NlNetwork *net, const NlShape *sample_shape, const NlCompileOp
             }
           if (node->def->is_loss && gn.n_data == 1)
             {
-              NlShape ls = nl_shape_of (1, (int64_t) opts->batch);
-              g->label_value = nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
+              g->label_value = add_label_value (g, opts);
               gn.in[1] = g->label_value;
               gn.n_data = 2;
             }

@@ -94,7 +94,7 @@ take_for (const NlGraph *g, BlockList *blocks, int v, int64_t need)
 }
 
 /* Each value's first writing and last reading step: values bound before
- * the step (data, labels, the head gradient) start at -1; persistent ones
+ * the step (data, labels, lengths, the head gradient) start at -1; persistent ones
  * never end. */
 static void
 plan_lifetimes (const NlGraph *g, NlMemoryPlan *plan)
@@ -105,7 +105,8 @@ plan_lifetimes (const NlGraph *g, NlMemoryPlan *plan)
   for (int v = 0; v < nv; v++)
     {
       NlValueKind k = nl_graph_value (g, v)->kind;
-      plan->first[v] = (k == NL_VALUE_INPUT || k == NL_VALUE_LABEL || k == NL_VALUE_HEAD_GRAD) ? -1 : INT_MAX;
+      plan->first[v] = (k == NL_VALUE_INPUT || k == NL_VALUE_LABEL || k == NL_VALUE_HEAD_GRAD || k == NL_VALUE_LENGTHS)
+                         ? -1 : INT_MAX;
       plan->last[v] = -1;
       plan->block[v] = -1;
       plan->naive_bytes += value_bytes (g, v);

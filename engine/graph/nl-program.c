@@ -13,6 +13,7 @@
 #include "engine/graph/nl-device-timer.h"
 #include "engine/graph/nl-grad-reducer.h"
 #include "engine/graph/nl-program.h"
+#include "engine/graph/nl-seq-lengths.h"
 #include "engine/graph/nl-test-inject.h"
 #include "ops/nl-op-registry.h"
 
@@ -33,8 +34,6 @@ typedef struct {
   NlVar *state_var;        /* the kernel cache, touched by forward and backward */
   NlOpKernels kernels;     /* of the program's device */
 } NodeBinding;
-
-typedef struct NlProgram NlProgram;
 
 /* What one pushed op needs: the program and which step (or weight) */
 typedef struct {
@@ -66,6 +65,7 @@ struct NlProgram {
   NlBackend *backend;      /* the model's */
   gboolean mirrored;       /* the backend's memory is not the CPU's: input, label, pred and loss have mirrors */
   NlTensor *host_input, *host_label, *host_pred, *host_loss; /* the trainer's view of them */
+  NlTensor *host_lengths;  /* forward computes it from host_input (NULL: no lengths) */
   float loss_scale;        /* the head gradient's factor (1: none) */
   float update_loss_scale; /* what the pushed updates divide out: set with lr and t, so
                               the next step's nl_program_set_loss_scale cannot race them */
@@ -144,6 +144,7 @@ nl_program_free (NlProgram *p)
   g_clear_pointer (&p->host_label, nl_tensor_unref);
   g_clear_pointer (&p->host_pred, nl_tensor_unref);
   g_clear_pointer (&p->host_loss, nl_tensor_unref);
+  g_clear_pointer (&p->host_lengths, nl_tensor_unref);
   nl_memory_plan_free (p->plan);
   if (p->arena)
     nl_storage_unref (p->arena);
@@ -207,21 +208,20 @@ static gboolean
 make_mirrors (NlProgram *p, GError **error)
 {
   const NlGraph *g = p->graph;
-  p->host_input = host_view (p, g->input_value);
-  p->host_pred = host_view (p, g->pred_value);
-  p->host_label = host_view (p, g->label_value);
-  p->host_loss = host_view (p, g->loss_value);
-  if (!p->host_input || !p->host_pred || (g->label_value >= 0 && !p->host_label)
-      || (g->loss_value >= 0 && !p->host_loss))
+  const int v[] = { g->input_value, g->label_value, g->pred_value, g->loss_value, g->lengths_value };
+  NlTensor **host[] = { &p->host_input, &p->host_label, &p->host_pred, &p->host_loss, &p->host_lengths };
+  size_t bytes = 0;
+  gboolean ok = TRUE;
+  for (guint i = 0; i < G_N_ELEMENTS (v); i++)
     {
-      g_set_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_NOMEM,
-                   "out of memory: the CPU copies of input, label, prediction and loss for batch %d "
-                   "(%zu bytes)", g->opts.batch, (size_t) (nl_shape_numel (&nl_graph_value (g, g->input_value)->shape)
-                                                         + nl_shape_numel (&nl_graph_value (g, g->pred_value)->shape)
-                                                         + 2 * g->opts.batch) * sizeof (float));
-      return FALSE;
+      *host[i] = host_view (p, v[i]);
+      ok = ok && (v[i] < 0 || *host[i]);
+      bytes += v[i] >= 0 ? (size_t) nl_shape_numel (&nl_graph_value (g, v[i])->shape) * sizeof (float) : 0;
     }
-  return TRUE;
+  if (!ok)
+    g_set_error (error, NL_BACKEND_ERROR, NL_BACKEND_ERROR_NOMEM, "out of memory: the CPU copies of input, "
+                 "label, prediction, loss and lengths for batch %d (%zu bytes)", g->opts.batch, bytes);
+  return ok;
 }
 
 gboolean
@@ -358,6 +358,12 @@ nl_program_loss (NlProgram *p)
 }
 
 NlTensor *
+nl_program_lengths (NlProgram *p)
+{
+  return p->host_lengths;
+}
+
+NlTensor *
 nl_program_value (NlProgram *p, int v)
 {
   g_return_val_if_fail (v >= 0 && v < (int) p->graph->values->len, NULL);
@@ -391,10 +397,13 @@ make_ctx (NlProgram *p, int i, guint64 step)
 {
   NlGraphNode *n = nl_graph_node (p->graph, i);
   NodeBinding *b = &p->bind[i];
+  gboolean lengths = n->def->uses_lengths && p->graph->lengths_value >= 0;
   return (NlOpCtx) { .def = n->def, .p = n->params, .args = b->args, .n_data = n->n_data, .in = b->in, .out = b->out,
                      .aux = b->aux, .saved = b->saved, .out_grad = b->out_grad, .in_grad = b->in_grad,
                      .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state,
-                     .backend = p->backend, .precision = p->graph->opts.precision };
+                     .backend = p->backend, .precision = p->graph->opts.precision,
+                     .lengths = lengths ? p->values[p->graph->lengths_value] : NULL,
+                     .host_lengths = lengths ? nl_tensor_f32 (p->host_lengths) : NULL };
 }
 
 static gboolean
@@ -554,8 +563,12 @@ nl_program_forward (NlProgram *p, guint64 step, GError **error)
   /* a backend with mirrors runs its work in order on one queue (in_order:
    * the model's ops are pushed inline), so these copies queue after the
    * previous step and before this one's kernels */
+  if (p->host_lengths)
+    nl_seq_lengths_compute (nl_tensor_f32 (p->host_input), &nl_graph_value (g, g->input_value)->shape,
+                            nl_tensor_f32 (p->host_lengths));
   if (!nl_model_upload (p->model, error) || !mirror_copy (p, p->host_input, g->input_value, TRUE, error)
-      || !mirror_copy (p, p->host_label, g->label_value, TRUE, error))
+      || !mirror_copy (p, p->host_label, g->label_value, TRUE, error)
+      || !mirror_copy (p, p->host_lengths, g->lengths_value, TRUE, error))
     return FALSE;
   p->step = step;
   if (p->mirrored && g->opts.training)

@@ -22,9 +22,13 @@ const NlGraph *nl_program_get_graph (NlProgram *p);
  * label are copied up by forward, pred and loss down by backward (or by an
  * inference forward). */
 NlTensor *nl_program_input (NlProgram *p);   /* (batch, sample_shape...) fill before forward */
-NlTensor *nl_program_label (NlProgram *p);   /* (batch) */
+NlTensor *nl_program_label (NlProgram *p);   /* (batch, label_shape...) */
 NlTensor *nl_program_pred (NlProgram *p);    /* the network's output */
 NlTensor *nl_program_loss (NlProgram *p);    /* (batch) per-sample loss, NULL without loss */
+/* Each sample's length (batch), computed by forward from the input when the
+ * Input's `lengths` is "nonzero" (nl-seq-lengths.h); NULL without lengths.
+ * A CPU tensor (the mirror on a GPU). */
+NlTensor *nl_program_lengths (NlProgram *p);
 /* Each phase pushes its steps to the model's scheduler. forward waits for
  * its results only in inference programs (training goes on to backward);
  * backward waits for the loss and every gradient; update does not wait.

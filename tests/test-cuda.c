@@ -180,13 +180,17 @@ side_free (Side *s, const NlOpInstance *inst, const NlOpKernels *k)
     k->free_state (s->state);
 }
 
+/* lengths: the case's per-sample lengths on this side's device (uses_lengths
+ * ops), with the same numbers on the host beside them */
 static NlOpCtx
-make_ctx (const NlOpInstance *inst, Side *s, const NlOpCase *c, NlBackend *backend)
+make_ctx (const NlOpInstance *inst, Side *s, const NlOpCase *c, NlBackend *backend, const NlTensor *lengths)
 {
+  gboolean seq = inst->def->uses_lengths && inst->lengths;
   return (NlOpCtx) { .def = inst->def, .p = inst->p, .args = inst->args, .n_data = inst->n_data, .in = s->in,
                      .out = s->out, .aux = s->aux, .saved = s->saved, .out_grad = s->out_grad, .in_grad = s->in_grad,
                      .training = inst->training, .seed = inst->seed, .step = inst->step, .state = &s->state,
-                     .backend = backend, .precision = c->precision };
+                     .backend = backend, .precision = c->precision, .lengths = seq ? lengths : NULL,
+                     .host_lengths = seq ? nl_tensor_f32 (inst->lengths) : NULL };
 }
 
 /* ---- comparing ---- */
@@ -280,6 +284,7 @@ run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
   Report rep = { .on = device_backend (d)->iface->name };
   Dev host = { 0 };
   NlTensor **aux0; /* the aux states before forward */
+  g_autoptr (NlTensor) dev_lengths = NULL;
   gboolean ran = TRUE;
   NlOpCtx hc, dc;
 
@@ -302,8 +307,9 @@ run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
                 dev_upload_all (d, inst->in_grad, inst->n_in, TRUE), NULL };
 
   aux0 = dev_upload_all (&host, inst->aux, def->n_aux, FALSE);
-  hc = make_ctx (inst, &hs, c, nl_backend_cpu ());
-  dc = make_ctx (inst, &ds, c, device_backend (d));
+  dev_lengths = dev_upload (d, inst->lengths, FALSE);
+  hc = make_ctx (inst, &hs, c, nl_backend_cpu (), inst->lengths);
+  dc = make_ctx (inst, &ds, c, device_backend (d), dev_lengths);
   nl_test_ok_or_die (hk.forward (&hc, &error), error, "CPU forward");
   for (int i = 0; i < inst->n_in; i++)
     if (inst->in_grad[i])

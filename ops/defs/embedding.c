@@ -8,6 +8,9 @@ static const NlParamSpec params[EMB_N] = {
                       "Vocabulary size: indices must lie in [0, input_dim)" },
   [EMB_OUTPUT_DIM] = { "output_dim", NL_PARAM_INT, 0, 1, 1e18, NULL, TRUE,
                        "Length of each embedding vector" },
+  [EMB_PADDING_INDEX] = { "padding_index", NL_PARAM_INT, -1, -1, 1e18, NULL, FALSE,
+                          "Index whose vector is always 0 and never trained (the <pad> token, 0 for "
+                          "netloom's text data); -1: none" },
 };
 
 static void
@@ -16,6 +19,7 @@ resolve (const NlParamValue *p, void *args)
   NlEmbeddingArgs *a = args;
   a->input_dim = NL_P_INT (p, EMB_INPUT_DIM);
   a->output_dim = NL_P_INT (p, EMB_OUTPUT_DIM);
+  a->padding_index = NL_P_INT (p, EMB_PADDING_INDEX);
 }
 
 static gboolean

@@ -16,6 +16,7 @@
 
 #include "engine/graph/nl-graph.h"
 #include "ops/nl-op-registry.h"
+#include "ops/nl-positional.h"
 
 typedef NlOnnxCtx Ctx;
 typedef NlOnnxNode Node;
@@ -481,10 +482,7 @@ nl_onnx_export_positional (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
       int64_t dims[2] = { T, C };
       for (int64_t t = 0; t < T; t++)
         for (int64_t i = 0; i < C; i++)
-          {
-            double a = (double) t / pow (10000.0, (double) (i - i % 2) / (double) C);
-            P[t * C + i] = (float) (i % 2 ? cos (a) : sin (a));
-          }
+          P[t * C + i] = nl_positional_sinusoid (t, i, C); /* the kernel's own formula */
       table = floats (c, name, dims, 2, P);
     }
   nl_onnx_builder_node (c->b, "Add", lengths (c) ? y : n->gn->id, (const char *[]) { n->in[0], table }, 2, y);

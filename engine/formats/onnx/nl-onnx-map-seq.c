@@ -48,13 +48,11 @@ out0 (const Onnx__NodeProto *n)
   return n->n_output > 0 && n->output[0] ? n->output[0] : "";
 }
 
+/* The graph's first output: the network's (the others beside it are left). */
 static gboolean
 is_graph_output (NlOnnxImp *im, const char *name)
 {
-  for (size_t k = 0; k < im->g->n_output; k++)
-    if (im->g->output[k]->name && !strcmp (im->g->output[k]->name, name))
-      return TRUE;
-  return FALSE;
+  return im->g->n_output > 0 && im->g->output[0]->name && !strcmp (im->g->output[0]->name, name);
 }
 
 static gboolean

@@ -202,10 +202,11 @@ nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r
   static const int64_t p102[3] = { 1, 0, 2 };
   const View *v = view_of (im, nl_onnx_in_name (n, 0));
   int from;
-  if (map_on_shape (im, n, r))
-    return TRUE;
+  /* their zero initial states are read by nl_onnx_map_rnn */
   if (!strcmp (n->op_type, "LSTM") || !strcmp (n->op_type, "GRU"))
     return FALSE;
+  if (map_on_shape (im, n, r))
+    return TRUE;
   if (v)
     return *r = map_on_view (im, n, v), TRUE;
   for (size_t k = 1; k < n->n_input; k++)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """torch_onnx_seq_models.py OUT_DIR — PyTorch 1.13's torch.onnx.export of
 batch_first nn.LSTM and nn.GRU (1 and 2 layers, one and two directions)
-and of nn.TransformerEncoderLayer, with random weights (biases too), and
+and of nn.TransformerEncoderLayer (post-norm ReLU, pre-norm GELU), with random weights (biases too), and
 what PyTorch computes on a random (N, T, C) input: for each model NAME,
 OUT_DIR/NAME.onnx, NAME.x and NAME.y (raw little-endian float32) and a
 line "NAME N,T,C OUT_DIMS" in OUT_DIR/models.txt. Exits 77 with the reason
@@ -38,13 +38,15 @@ def main():
         ("lstm1bi", Rnn(nn.LSTM, input_size=5, hidden_size=3, bidirectional=True), 14),
         ("encoder", nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0,
                                                batch_first=True), 14),
+        ("encoder-gelu-prenorm", nn.TransformerEncoderLayer(d_model=8, nhead=4, dim_feedforward=12, dropout=0.0,
+                                                            activation="gelu", norm_first=True, batch_first=True), 13),
     ]
     lines = []
     for name, model, opset in models:
         for p in model.parameters():
             p.data.uniform_(-0.5, 0.5)
         model.eval()
-        c = 8 if name == "encoder" else 5
+        c = 8 if name.startswith("encoder") else 5
         x = torch.randn(3, 7, c)
         path = os.path.join(out, name + ".onnx")
         torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"], opset_version=opset,

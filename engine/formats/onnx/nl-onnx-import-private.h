@@ -86,5 +86,9 @@ gboolean nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnx
 int nl_onnx_map_seq_output (NlOnnxImp *im, const char *name);
 gboolean nl_onnx_map_seq_time_major_input (NlOnnxImp *im, const char *input);
 void nl_onnx_map_seq_input_view (NlOnnxImp *im, const char *input, int node);
+/* PyTorch's nn.MultiheadAttention from its input projection mm (reading
+ * the time-major view of netloom node `from`) as one MultiHeadAttention
+ * (nl-onnx-pattern-attn.c); FALSE leaves mm unmatched. */
+gboolean nl_onnx_map_attention_pattern (NlOnnxImp *im, const Onnx__NodeProto *mm, int from);
 
 G_END_DECLS

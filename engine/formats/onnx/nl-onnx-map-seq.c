@@ -151,8 +151,8 @@ map_on_shape (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r)
                                               "Transpose", "Cast", "Concat", NULL };
   gboolean shape = FALSE, zeros = FALSE, other = FALSE;
   const char *out = out0 (n);
-  if (!strcmp (n->op_type, "Shape") && (nl_onnx_imp_data (im, nl_onnx_in_name (n, 0)) >= 0
-                                        || view_of (im, nl_onnx_in_name (n, 0))))
+  /* of data, of a view, or of a value inside a matched pattern */
+  if (!strcmp (n->op_type, "Shape") && !nl_onnx_imp_const (im, nl_onnx_in_name (n, 0)))
     {
       g_hash_table_add (im->shapes, g_strdup (out));
       return *r = NL_ONNX_MAPPED, TRUE;
@@ -207,6 +207,8 @@ nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r
     return FALSE;
   if (map_on_shape (im, n, r))
     return TRUE;
+  if (v && v->kind == VIEW_TIME_MAJOR && !strcmp (n->op_type, "MatMul") && nl_onnx_map_attention_pattern (im, n, v->node))
+    return *r = NL_ONNX_MAPPED, TRUE;
   if (v)
     return *r = map_on_view (im, n, v), TRUE;
   for (size_t k = 1; k < n->n_input; k++)

@@ -28,6 +28,8 @@ NlShape nl_shape_make (int ndim, const int64_t *dims);
 NlShape nl_shape_of (int ndim, ...); /* nl_shape_of (2, (int64_t) 3, (int64_t) 4) */
 int64_t nl_shape_numel (const NlShape *s);
 gboolean nl_shape_equal (const NlShape *a, const NlShape *b);
+/* (n, s...): a batch of n items of shape s (ndim 0 or less: (n)) */
+NlShape nl_shape_batched (int64_t n, const NlShape *s);
 /* "(128, 1, 28, 28)"; buf of at least 96 bytes */
 char *nl_shape_format (const NlShape *s, char *buf, size_t size);
 

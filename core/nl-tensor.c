@@ -70,6 +70,16 @@ nl_shape_equal (const NlShape *a, const NlShape *b)
   return TRUE;
 }
 
+NlShape
+nl_shape_batched (int64_t n, const NlShape *s)
+{
+  NlShape out = { .ndim = 1 + MAX (s->ndim, 0) };
+  out.d[0] = n;
+  for (int i = 0; i < s->ndim; i++)
+    out.d[i + 1] = s->d[i];
+  return out;
+}
+
 char *
 nl_shape_format (const NlShape *s, char *buf, size_t size)
 {

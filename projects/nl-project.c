@@ -78,6 +78,12 @@ G_DEFINE_QUARK (nl-project-error-quark, nl_project_error)
   "  counts BLOB NOT NULL);" \
   "CREATE INDEX layer_histograms_run ON layer_histograms (run, is_grad, tensor, step);"
 
+/* A text run's vocabulary (nl-project.h): the JSON of its NlVocab. */
+#define RUN_VOCABS_SQL \
+  "CREATE TABLE run_vocabs (" \
+  "  run_id INTEGER PRIMARY KEY REFERENCES runs ON DELETE CASCADE," \
+  "  vocab TEXT NOT NULL);"
+
 static const char schema_sql[] =
   "CREATE TABLE networks ("
   "  id INTEGER PRIMARY KEY,"
@@ -178,7 +184,8 @@ static const char schema_sql[] =
   "  created REAL NOT NULL);"
   "CREATE INDEX notes_run ON notes (run);"
   INT8_MODELS_SQL
-  LAYER_HISTOGRAMS_SQL;
+  LAYER_HISTOGRAMS_SQL
+  RUN_VOCABS_SQL;
 
 /* migrations[v] takes a file from schema v to v + 1. Version 0 was the
  * first draft: runs without device and epochs_done, checkpoints without
@@ -239,6 +246,8 @@ static const char *const migrations[] = {
   INT8_MODELS_SQL,
   /* Version 4 had no layer histograms. */
   LAYER_HISTOGRAMS_SQL,
+  /* Version 5 had no text runs' vocabularies. */
+  RUN_VOCABS_SQL,
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == NL_PROJECT_SCHEMA_VERSION);
 

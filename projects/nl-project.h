@@ -32,7 +32,7 @@ typedef enum {
 } NlProjectErrorCode;
 
 /* The schema this netloom writes; older files are migrated on open. */
-#define NL_PROJECT_SCHEMA_VERSION 5
+#define NL_PROJECT_SCHEMA_VERSION 6
 /* PRAGMA application_id of every project file: 'NLOM'. */
 #define NL_PROJECT_APPLICATION_ID 0x4E4C4F4D
 
@@ -175,7 +175,7 @@ GPtrArray *nl_project_list_runs (NlProject *p, GError **error);
 /* NlRunInfo*, the trials of SWEEP, by id. */
 GPtrArray *nl_project_list_sweep_runs (NlProject *p, gint64 sweep, GError **error);
 gboolean nl_project_rename_run (NlProject *p, gint64 run, const char *name, GError **error);
-/* Deletes the run with its metrics, checkpoints, tags and notes; runs forked
+/* Deletes the run with its metrics, checkpoints, tags, notes and vocabulary; runs forked
  * from it keep their snapshots and lose the parent link. */
 gboolean nl_project_delete_run (NlProject *p, gint64 run, GError **error);
 
@@ -194,6 +194,14 @@ gint64 nl_project_add_note (NlProject *p, gint64 run, const char *text, GError *
 /* NlNote*, oldest first. */
 GPtrArray *nl_project_list_notes (NlProject *p, gint64 run, GError **error);
 gboolean nl_project_delete_note (NlProject *p, gint64 note, GError **error);
+
+/* ---- a text run's vocabulary (schema 6): the JSON nl_vocab_to_json
+ * wrote, stored before the run's first step, deleted with the run ---- */
+/* Stores (or replaces) RUN's vocabulary; a run that does not exist is
+ * NL_PROJECT_ERROR_NOT_FOUND, an empty text NL_PROJECT_ERROR_INVALID. */
+gboolean nl_project_set_run_vocab (NlProject *p, gint64 run, const char *json, GError **error);
+/* RUN's vocabulary (g_free), or NULL without an error when it has none. */
+char *nl_project_get_run_vocab (NlProject *p, gint64 run, GError **error);
 
 /* ---- sweeps: a search over run settings; its trials are runs ---- */
 typedef struct {

@@ -162,7 +162,7 @@ test_migrated (void)
 
   NlProject *p = nl_project_open (path, FALSE, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (nl_project_schema_version (p), ==, 5);
+  g_assert_cmpint (nl_project_schema_version (p), ==, NL_PROJECT_SCHEMA_VERSION);
   add_steps (p, 1);
   assert_steps (p, 1, NULL, FALSE, 30);
   g_assert_true (nl_project_check (p, &error));

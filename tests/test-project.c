@@ -1102,10 +1102,10 @@ test_refuse (void)
   nl_project_save_network (p, "x", net_json, &error);
   nl_project_close (p);
   sqlite3 *db = raw_open (newer);
-  raw_exec (db, "PRAGMA user_version = 6; CREATE TABLE future (x)");
+  raw_exec (db, "PRAGMA user_version = 7; CREATE TABLE future (x)");
   sqlite3_close (db);
-  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 5);
-  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 6, this one reads up to 5)",
+  G_STATIC_ASSERT (NL_PROJECT_SCHEMA_VERSION == 6);
+  g_autofree char *expect = g_strdup_printf ("%s was written by a newer netloom (schema 7, this one reads up to 6)",
                                              newer);
   assert_refused (newer, NL_PROJECT_ERROR_NEWER, expect);
 
@@ -1390,7 +1390,7 @@ test_migrate_v2 (void)
   g_assert_no_error (error);
   nl_project_close (p);
   sqlite3 *db = raw_open (path);
-  raw_exec (db, "DROP TABLE layer_histograms; DROP TABLE int8_models;" /* schemas 5 and 4's */
+  raw_exec (db, "DROP TABLE run_vocabs; DROP TABLE layer_histograms; DROP TABLE int8_models;" /* 6, 5, 4's */
                 " ALTER TABLE runs DROP COLUMN interval_checkpoint; ALTER TABLE runs DROP COLUMN heartbeat;"
                 " PRAGMA user_version = 2");
   sqlite3_close (db);

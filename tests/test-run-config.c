@@ -19,7 +19,9 @@ static const char legacy_json[] =
   "\"lr_schedule\":\"cosine\",\"seed\":\"7\",\"threads\":1,\"loss\":\"SoftmaxCrossEntropy\","
   "\"mean\":0.12999999523162842,\"std\":0.31000000238418579,\"eval_batch_size\":500,\"workers\":1,"
   "\"augment\":null,\"label_column\":null,\"image_width\":0,\"image_height\":0,\"regression\":false,"
-  "\"val_fraction\":0.10000000000000001,\"precision\":\"fp32\",\"loss_scale\":0.0,\"layer_stats_every\":100}";
+  "\"val_fraction\":0.10000000000000001,\"precision\":\"fp32\",\"loss_scale\":0.0,\"layer_stats_every\":100,"
+  "\"text_column\":null,\"tokenizer\":\"word\",\"vocab_size\":20000,\"min_count\":1,\"max_length\":128,"
+  "\"target\":null,\"window\":32,\"horizon\":1}";
 
 static void
 test_defaults (void)

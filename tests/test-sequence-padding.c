@@ -44,7 +44,9 @@ static const Row rows[] = {
   { "LSTM", "bidirectional last, 2 layers",
     { "units", "2", "layers", "2", "bidirectional", "true", "output", "last", NULL }, { "3xTx3" } },
   { "LSTM", "bidirectional sum", { "units", "3", "bidirectional", "true", "merge", "sum", NULL }, { "3xTx2" } },
+  { "LSTM", "initial state", { "units", "3", NULL }, { "3xTx2", "3x2x3" } },
   { "GRU", "all steps", { "units", "3", NULL }, { "3xTx2" } },
+  { "GRU", "initial state, 2 layers", { "units", "2", "layers", "2", NULL }, { "3xTx2", "3x2x2" } },
   { "GRU", "bidirectional last classic",
     { "units", "2", "bidirectional", "true", "output", "last", "variant", "classic", NULL }, { "3xTx3" } },
 };

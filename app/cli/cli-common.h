@@ -22,6 +22,7 @@ int nl_cli_import_onnx (int argc, char **argv);
 int nl_cli_devices (int argc, char **argv);
 int nl_cli_evaluate (int argc, char **argv);
 int nl_cli_predict (int argc, char **argv);
+int nl_cli_generate (int argc, char **argv);
 int nl_cli_quantize (int argc, char **argv);
 int nl_cli_explain (int argc, char **argv);
 int nl_cli_sweep (int argc, char **argv);

@@ -13,6 +13,7 @@ nl_cli_data_options_init (NlCliDataOptions *d)
 {
   memset (d, 0, sizeof *d);
   d->val_fraction = d->mean = d->std = NAN;
+  d->vocab_size = d->min_count = d->max_length = d->window = d->horizon = -1;
   d->texts = g_ptr_array_new_with_free_func (g_free);
 }
 
@@ -23,6 +24,9 @@ nl_cli_data_options_clear (NlCliDataOptions *d)
   g_clear_pointer (&d->label_column, g_free);
   g_clear_pointer (&d->image_size, g_free);
   g_clear_pointer (&d->val_dataset, g_free);
+  g_clear_pointer (&d->text_column, g_free);
+  g_clear_pointer (&d->tokenizer, g_free);
+  g_clear_pointer (&d->target, g_free);
   g_clear_pointer (&d->texts, g_ptr_array_unref);
 }
 
@@ -82,6 +86,35 @@ nl_cli_dataset_synopsis (void)
   return nl_dataset_kind_list (0, TRUE, " or ");
 }
 
+/* "PREFIX" + the field's doc + " (default D)" for an int field. */
+static const char *
+field_help (NlCliDataOptions *d, const char *prefix, const char *field)
+{
+  const NlRunField *f = nl_run_config_find_field (field);
+  if (f->type == NL_RUN_FIELD_INT)
+    return text (d, g_strdup_printf ("%s%s (default %g)", prefix, f->doc, f->def));
+  if (f->def_text)
+    return text (d, g_strdup_printf ("%s%s (default %s)", prefix, f->doc, f->def_text));
+  return text (d, g_strdup_printf ("%s%s", prefix, f->doc));
+}
+
+/* The text and series options: their help is the run settings' docs. */
+static void
+add_sequence_entries (NlCliDataOptions *d, GArray *entries, const char *prefix)
+{
+  const GOptionEntry add[] = {
+    { "text-column", 0, 0, G_OPTION_ARG_STRING, &d->text_column, field_help (d, prefix, "text_column"), "NAME" },
+    { "tokenizer", 0, 0, G_OPTION_ARG_STRING, &d->tokenizer, field_help (d, prefix, "tokenizer"), "word|char" },
+    { "vocab-size", 0, 0, G_OPTION_ARG_INT, &d->vocab_size, field_help (d, prefix, "vocab_size"), "N" },
+    { "min-count", 0, 0, G_OPTION_ARG_INT, &d->min_count, field_help (d, prefix, "min_count"), "N" },
+    { "max-length", 0, 0, G_OPTION_ARG_INT, &d->max_length, field_help (d, prefix, "max_length"), "N" },
+    { "target", 0, 0, G_OPTION_ARG_STRING, &d->target, field_help (d, prefix, "target"), "COLUMN" },
+    { "window", 0, 0, G_OPTION_ARG_INT, &d->window, field_help (d, prefix, "window"), "N" },
+    { "horizon", 0, 0, G_OPTION_ARG_INT, &d->horizon, field_help (d, prefix, "horizon"), "H" },
+  };
+  g_array_append_vals (entries, add, G_N_ELEMENTS (add));
+}
+
 void
 nl_cli_data_options_add_entries (NlCliDataOptions *d, GArray *entries, const char *prefix,
                                  const char *dataset_note, const char *mean_note)
@@ -116,13 +149,15 @@ nl_cli_data_options_add_entries (NlCliDataOptions *d, GArray *entries, const cha
       text (d, g_strdup_printf ("%sInput normalisation std (%s)", prefix, std)), "S" },
   };
   g_array_append_vals (entries, add, G_N_ELEMENTS (add));
+  add_sequence_entries (d, entries, prefix);
 }
 
 gboolean
 nl_cli_data_options_given (const NlCliDataOptions *d)
 {
   return d->dataset || d->label_column || d->regression || d->image_size || d->val_dataset || !isnan (d->val_fraction)
-         || !isnan (d->mean) || !isnan (d->std);
+         || !isnan (d->mean) || !isnan (d->std) || d->text_column || d->tokenizer || d->target || d->vocab_size >= 0
+         || d->min_count >= 0 || d->max_length >= 0 || d->window >= 0 || d->horizon >= 0;
 }
 
 /* NAN: not given, nothing to check. */
@@ -130,6 +165,13 @@ static gboolean
 check (const char *field, const char *option, double v, GError **error)
 {
   return isnan (v) || nl_run_field_check (nl_run_config_find_field (field), option, v, error);
+}
+
+/* -1: not given (every int field's minimum is above it). */
+static gboolean
+check_int (const char *field, const char *option, int v, GError **error)
+{
+  return v == -1 || nl_run_field_check (nl_run_config_find_field (field), option, v, error);
 }
 
 int
@@ -141,12 +183,38 @@ nl_cli_data_options_finish (NlCliDataOptions *d)
   if (!check ("val_fraction", "--val-fraction", d->val_fraction, &error) || !check ("std", "--std", d->std, &error)
       || !check ("mean", "--mean", d->mean, &error))
     return nl_cli_usage_error ("%s", error->message);
+  if (!check_int ("vocab_size", "--vocab-size", d->vocab_size, &error)
+      || !check_int ("min_count", "--min-count", d->min_count, &error)
+      || !check_int ("max_length", "--max-length", d->max_length, &error)
+      || !check_int ("window", "--window", d->window, &error) || !check_int ("horizon", "--horizon", d->horizon, &error))
+    return nl_cli_usage_error ("%s", error->message);
+  NlTokenizerKind kind;
+  if (d->tokenizer && (!*d->tokenizer || !nl_tokenizer_kind_parse (d->tokenizer, &kind)))
+    return nl_cli_usage_error ("--tokenizer must be word or char, not '%s'", d->tokenizer);
   if (d->image_size && sscanf (d->image_size, "%dx%d", &d->image_width, &d->image_height) != 2)
     return nl_cli_usage_error ("--image-size must look like 32x32, not '%s'", d->image_size);
   if (d->image_size && (d->image_width < 1 || d->image_height < 1 || d->image_width > width->max
                         || d->image_height > width->max))
     return nl_cli_usage_error ("--image-size must be between 1x1 and %gx%g", width->max, width->max);
   return 0;
+}
+
+static void
+apply_sequence (const NlCliDataOptions *d, NlRunConfig *rc)
+{
+  if (d->text_column)
+    nl_run_config_set_text ((char **) &rc->data.text_column, d->text_column);
+  if (d->tokenizer)
+    nl_tokenizer_kind_parse (d->tokenizer, &rc->data.tokenizer);  /* checked by finish */
+  if (d->target)
+    nl_run_config_set_text ((char **) &rc->data.target_column, d->target);
+  const struct { int v; int *slot; } ints[] = {
+    { d->vocab_size, &rc->data.vocab_size }, { d->min_count, &rc->data.min_count },
+    { d->max_length, &rc->data.max_length }, { d->window, &rc->data.window }, { d->horizon, &rc->data.horizon },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (ints); i++)
+    if (ints[i].v != -1)
+      *ints[i].slot = ints[i].v;
 }
 
 void
@@ -173,4 +241,5 @@ nl_cli_data_options_apply (const NlCliDataOptions *d, NlRunConfig *rc, gboolean 
     }
   if (!isnan (d->val_fraction))
     rc->data.val_fraction = d->val_fraction;
+  apply_sequence (d, rc);
 }

@@ -1,6 +1,8 @@
 /* cli-data-options.h — the options that name a dataset and say how to read
  * it (--dataset, --label-column, --regression, --image-size,
- * --val-dataset, --val-fraction, --mean, --std), parsed and checked once
+ * --val-dataset, --val-fraction, --mean, --std; text: --text-column,
+ * --tokenizer, --vocab-size, --min-count, --max-length; series: --target,
+ * --window, --horizon), parsed and checked once
  * for every command that takes them: train and sweep (a run's data), fork
  * (another dataset for a run's weights). */
 #pragma once
@@ -11,6 +13,8 @@
 
 typedef struct {
   char *dataset, *label_column, *image_size, *val_dataset;
+  char *text_column, *tokenizer, *target;  /* text and series data */
+  int vocab_size, min_count, max_length, window, horizon;  /* -1: not given */
   gboolean regression;
   double val_fraction, mean, std;   /* NAN: not given */
   int image_width, image_height;    /* from image_size, after finish */

@@ -1,7 +1,7 @@
 /* cli-evaluate.c — `evaluate` (a checkpoint's scores, class by class, and
  * its confusion matrix: the numbers of the GUI's evaluation view, from the
- * same nl_evaluate_run_on) and `predict` (classify image files or dataset
- * samples). */
+ * same nl_evaluate_run_on) and `predict` (classify image files, dataset
+ * samples or typed texts). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +28,22 @@ resolve_run (NlProject *p, gint64 run, const char *network, int *status)
   if ((run = nl_run_find_for_network (p, network, &error)) <= 0)
     *status = nl_cli_fail (error);
   return run;
+}
+
+/* --mean / --std: NAN when not given; a line on stderr when the model
+ * carries no normalisation of its own, saying which one is used. */
+static void
+say_normalisation (const NlEvaluation *ev)
+{
+  if (!ev->norm_absent)
+    return;
+  if (ev->norm_given)
+    fprintf (stderr, "netloom-cli: run %" G_GINT64_FORMAT " carries no input normalisation: using the given "
+             "mean %g, std %g\n", ev->run, ev->mean, ev->std);
+  else
+    fprintf (stderr, "netloom-cli: run %" G_GINT64_FORMAT " carries no input normalisation (an imported model): "
+             "inputs go in as read ([0, 1] for images, mean %g, std %g); give --mean and --std to set one\n",
+             ev->run, ev->mean, ev->std);
 }
 
 static void
@@ -140,6 +156,7 @@ nl_cli_evaluate (int argc, char **argv)
   g_autofree char *path = NULL, *which = NULL, *network = NULL, *dataset = NULL;
   gint64 run = 0;
   gboolean json = FALSE, int8 = FALSE;
+  NlEvalNorm norm = { NAN, NAN };
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
@@ -150,6 +167,8 @@ nl_cli_evaluate (int argc, char **argv)
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object", NULL },
     { "int8", 0, 0, G_OPTION_ARG_NONE, &int8, "The run's INT8 model (of --checkpoint's checkpoint, else the newest)",
       NULL },
+    { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &norm.mean, "Input normalisation mean (default: the run's)", "M" },
+    { "std", 0, 0, G_OPTION_ARG_DOUBLE, &norm.std, "Input normalisation std (default: the run's)", "S" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- a checkpoint's accuracy, per-class scores and confusion matrix");
@@ -164,8 +183,9 @@ nl_cli_evaluate (int argc, char **argv)
     return nl_cli_usage_error ("unexpected argument '%s'", argv[1]);
   if (!(p = nl_cli_open_project (path, &status)) || (run = resolve_run (p, run, network, &status)) <= 0)
     return status;
-  if (!(ev = nl_evaluate_run_full (p, run, which, dataset, int8, 0, NULL, NULL, NULL, &error)))
+  if (!(ev = nl_evaluate_run_norm (p, run, which, dataset, int8, &norm, &error)))
     return nl_cli_fail (error);
+  say_normalisation (ev);
   if (json)
     evaluation_json (ev);
   else
@@ -205,11 +225,22 @@ print_prediction (const NlEvaluation *ev, JsonNode *input, const char *label, co
           json_builder_set_member_name (jb, "label");
           json_builder_add_string_value (jb, label);
         }
+      json_builder_set_member_name (jb, "predicted");
+      json_builder_add_string_value (jb, ev->class_names[order[0]]);
       json_builder_set_member_name (jb, "probabilities");
       json_builder_begin_array (jb);
       for (int c = 0; c < n; c++)
         json_builder_add_double_value (jb, probs[c]);
       json_builder_end_array (jb);
+      /* per-class scores by name: {"sports": 0.97, ...} */
+      json_builder_set_member_name (jb, "scores");
+      json_builder_begin_object (jb);
+      for (int c = 0; c < n; c++)
+        {
+          json_builder_set_member_name (jb, ev->class_names[c]);
+          json_builder_add_double_value (jb, probs[c]);
+        }
+      json_builder_end_object (jb);
       json_builder_set_member_name (jb, "top");
       json_builder_begin_array (jb);
       for (int k = 0; k < top; k++)
@@ -254,9 +285,11 @@ int
 nl_cli_predict (int argc, char **argv)
 {
   g_autofree char *path = NULL, *which = NULL, *network = NULL, *dataset = NULL;
+  g_auto (GStrv) texts = NULL;
   gint64 run = 0, limit = -1;
   int top = 5;
   gboolean json = FALSE, int8 = FALSE;
+  NlEvalNorm norm = { NAN, NAN };
   GOptionEntry entries[] = {
     { "project", 'p', 0, G_OPTION_ARG_FILENAME, &path, "The project", "FILE" },
     { "run", 'r', 0, G_OPTION_ARG_INT64, &run, "The run", "ID" },
@@ -269,9 +302,13 @@ nl_cli_predict (int argc, char **argv)
     { "limit", 0, 0, G_OPTION_ARG_INT64, &limit, "With --dataset: the first N samples (default all)", "N" },
     { "int8", 0, 0, G_OPTION_ARG_NONE, &int8, "The run's INT8 model (of --checkpoint's checkpoint, else the newest)",
       NULL },
+    { "text", 't', 0, G_OPTION_ARG_STRING_ARRAY, &texts, "Classify this text with a text run (repeatable)", "TEXT" },
+    { "mean", 0, 0, G_OPTION_ARG_DOUBLE, &norm.mean, "Input normalisation mean (default: the run's)", "M" },
+    { "std", 0, 0, G_OPTION_ARG_DOUBLE, &norm.std, "Input normalisation std (default: the run's)", "S" },
     { NULL }
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("[FILE...] - classify PNG/JPEG files or dataset samples");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("[FILE...] - classify PNG/JPEG files, dataset samples or "
+                                                         "texts");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlProject) p = NULL;
   g_autoptr (NlEvaluation) ev = NULL;
@@ -279,16 +316,27 @@ nl_cli_predict (int argc, char **argv)
 
   if (!nl_cli_parse (ctx, entries, &argc, &argv, "predict", &status))
     return status;
-  if ((argc > 1) == (dataset != NULL))
-    return nl_cli_usage_error ("give image FILEs or --dataset SPEC (one of them)");
+  if ((argc > 1) + (dataset != NULL) + (texts != NULL) != 1)
+    return nl_cli_usage_error ("give image FILEs, --dataset SPEC or --text TEXT (one of them)");
   if (top < 1)
     return nl_cli_usage_error ("--top must be at least 1");
   if (limit != -1 && (!dataset || limit < 0))
     return nl_cli_usage_error ("--limit N goes with --dataset and is at least 0");
   if (!(p = nl_cli_open_project (path, &status)) || (run = resolve_run (p, run, network, &status)) <= 0)
     return status;
-  if (!(ev = nl_evaluation_open_full (p, run, which, dataset, dataset != NULL, int8, &error)))
+  if (!(ev = nl_evaluation_open_norm (p, run, which, dataset, dataset != NULL, int8, &norm, &error)))
     return nl_cli_fail (error);
+  say_normalisation (ev);
+
+  for (int i = 0; texts && texts[i]; i++)
+    {
+      g_autofree double *probs = NULL;
+      if (!nl_evaluation_predict_text (ev, texts[i], &probs, &error))
+        return nl_cli_fail (error);
+      print_prediction (ev, json_node_init_string (json_node_alloc (), texts[i]), NULL, probs, top, json);
+    }
+  if (texts)
+    return 0;
 
   if (dataset)
     {

@@ -19,6 +19,8 @@ struct NlBatcher {
   gboolean normalise;
   float lut[256]; /* uint8 pixel -> normalised float */
   int64_t n, sample_numel;
+  int64_t label_numel; /* of one sample: 1, or numel (ds->label_shape) */
+  float *label;        /* 2 * label_numel: a sample's label, the prefetched one's (unread) */
 
   /* The epoch's sequence is carry[0..n_carry) then order[0..n). */
   int epoch;
@@ -69,6 +71,8 @@ nl_batcher_new (NlDataset *ds, int batch_size, gboolean shuffle, guint64 seed,
     b->lut[k] = b->normalise ? ((float) k / 255.0f - mean) / std : (float) k / 255.0f;
   b->n = ds->length;
   b->sample_numel = nl_shape_numel (&ds->sample_shape);
+  b->label_numel = nl_dataset_label_numel (ds);
+  b->label = g_new0 (float, 2 * b->label_numel);
   b->order = g_new (int64_t, MAX (b->n, 1));
   b->carry = g_new (int64_t, batch_size);
   return b;
@@ -124,9 +128,9 @@ int
 nl_batcher_next (NlBatcher *b, NlTensor *data, NlTensor *labels, GError **error)
 {
   g_return_val_if_fail (b != NULL && data != NULL, -1);
-  const int64_t B = b->batch_size, numel = b->sample_numel;
+  const int64_t B = b->batch_size, numel = b->sample_numel, L = b->label_numel;
   if (!nl_batch_check_tensor (data, "data", B * numel, error)
-      || (labels && !nl_batch_check_tensor (labels, "labels", B, error)))
+      || (labels && !nl_batch_check_tensor (labels, "labels", B * L, error)))
     return -1;
   if (!b->started)
     nl_batcher_start_epoch (b, 0);
@@ -146,17 +150,16 @@ nl_batcher_next (NlBatcher *b, NlTensor *data, NlTensor *labels, GError **error)
   const guint8 *(*get_u8) (NlDataset *, int64_t, float *) = b->ds->klass->get_u8;
   for (int64_t r = 0; r < count; r++)
     {
-      float *row = x + r * numel;
-      float label = 0;
-      const guint8 *px = get_u8 ? get_u8 (b->ds, sample_at (b, b->pos + r), &label) : NULL;
+      float *row = x + r * numel, *label = b->label;
+      memset (label, 0, L * sizeof (float));
+      const guint8 *px = get_u8 ? get_u8 (b->ds, sample_at (b, b->pos + r), label) : NULL;
       if (px)
         {
           /* Shuffled samples are scattered over the dataset: fetching the
            * one after next while converting this one hides the misses. */
           if (r + 2 < count)
             {
-              float unused;
-              const char *ahead = (const char *) get_u8 (b->ds, sample_at (b, b->pos + r + 2), &unused);
+              const char *ahead = (const char *) get_u8 (b->ds, sample_at (b, b->pos + r + 2), label + L);
               for (int64_t c = 0; ahead && c < numel; c += 64)
                 __builtin_prefetch (ahead + c);
             }
@@ -164,20 +167,20 @@ nl_batcher_next (NlBatcher *b, NlTensor *data, NlTensor *labels, GError **error)
         }
       else
         {
-          if (!b->ds->klass->get (b->ds, sample_at (b, b->pos + r), row, &label, error))
+          if (!b->ds->klass->get (b->ds, sample_at (b, b->pos + r), row, label, error))
             return -1;
           if (b->normalise)
             for (int64_t k = 0; k < numel; k++)
               row[k] = (row[k] - b->mean) / b->std;
         }
       if (y)
-        y[r] = label;
+        memcpy (y + r * L, label, L * sizeof (float));
     }
   if (count < B)
     {
       memset (x + count * numel, 0, (B - count) * numel * sizeof (float));
       if (y)
-        memset (y + count, 0, (B - count) * sizeof (float));
+        memset (y + count * L, 0, (B - count) * L * sizeof (float));
     }
   b->pos += count;
   return (int) count;
@@ -190,5 +193,6 @@ nl_batcher_free (NlBatcher *b)
     return;
   g_free (b->order);
   g_free (b->carry);
+  g_free (b->label);
   g_free (b);
 }

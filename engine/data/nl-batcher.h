@@ -41,7 +41,8 @@ int64_t nl_batcher_n_batches (const NlBatcher *b);
 
 /* Fill data (batch_size * numel (sample_shape) float32, any shape with the
  * batch first, e.g. (batch_size, 1, 28, 28) or (batch_size, 784)) and labels
- * (batch_size float32; may be NULL), both contiguous. Returns the number of
+ * (batch_size * numel (ds->label_shape) float32, one value a sample for ndim
+ * 0; may be NULL), both contiguous. Returns the number of
  * samples written (batch_size, or fewer for a kept last batch), 0 at the end
  * of the epoch, -1 with error. Starts epoch 0 if no epoch was started. */
 int nl_batcher_next (NlBatcher *b, NlTensor *data, NlTensor *labels, GError **error);

@@ -64,10 +64,13 @@ nl_dataset_free (NlDataset *ds)
     return;
   char **names = ds->class_names;
   char *desc = ds->description;
+  NlVocab *vocab = ds->vocab;
   if (ds->klass && ds->klass->free)
     ds->klass->free (ds);
   g_strfreev (names);
   g_free (desc);
+  if (vocab)
+    nl_vocab_unref (vocab);
 }
 
 gboolean
@@ -81,6 +84,12 @@ nl_dataset_get (NlDataset *ds, int64_t i, float *sample, float *label, GError **
       return FALSE;
     }
   return ds->klass->get (ds, i, sample, label, error);
+}
+
+int64_t
+nl_dataset_label_numel (const NlDataset *ds)
+{
+  return ds->label_shape.ndim > 0 ? nl_shape_numel (&ds->label_shape) : 1;
 }
 
 /* splitmix64: a fixed, tiny generator, so a split never changes with the

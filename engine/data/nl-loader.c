@@ -14,94 +14,11 @@
 #include <immintrin.h>
 #endif
 
-/* ---- sampling: copies of nl-batcher.c's static helpers, kept identical so
- * that the loader reproduces the batcher's orders exactly. ---- */
-
-static guint64
-splitmix64 (guint64 *s)
-{
-  guint64 z = (*s += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [0, range) without modulo bias (Lemire's method). */
-static guint64
-rng_below (guint64 *s, guint64 range)
-{
-  __extension__ typedef unsigned __int128 u128;
-  u128 m = (u128) splitmix64 (s) * range;
-  guint64 lo = (guint64) m;
-  if (lo < range)
-    {
-      guint64 t = -range % range;
-      while (lo < t)
-        {
-          m = (u128) splitmix64 (s) * range;
-          lo = (guint64) m;
-        }
-    }
-  return (guint64) (m >> 64);
-}
-
-void
-nl_sampler_order (int64_t n, gboolean shuffle, guint64 seed, int epoch, int64_t *out)
-{
-  g_return_if_fail (n >= 0 && (n == 0 || out != NULL));
-  for (int64_t i = 0; i < n; i++)
-    out[i] = i;
-  if (!shuffle)
-    return;
-  guint64 s = seed;
-  guint64 state = splitmix64 (&s) ^ ((guint64) epoch * G_GUINT64_CONSTANT (0xD1B54A32D192ED03)
-                                     + G_GUINT64_CONSTANT (0x8CB92BA72F3D8DD7));
-  for (int64_t i = n - 1; i > 0; i--)
-    {
-      int64_t j = (int64_t) rng_below (&state, (guint64) i + 1);
-      int64_t t = out[i];
-      out[i] = out[j];
-      out[j] = t;
-    }
-}
-
-void
-nl_split_indices (int64_t n, double val_fraction, guint64 seed, int64_t **train_idx,
-                  int64_t *n_train, int64_t **val_idx, int64_t *n_val)
-{
-  g_return_if_fail (train_idx && n_train && val_idx && n_val);
-  *train_idx = *val_idx = NULL;
-  *n_train = *n_val = 0;
-  g_return_if_fail (n >= 0 && val_fraction >= 0 && val_fraction <= 1);
-
-  int64_t nv = CLAMP ((int64_t) llround ((double) n * val_fraction), 0, n);
-  int64_t *perm = g_new (int64_t, MAX (n, 1));
-  /* Salted so the split is unrelated to a loader's epoch orders from the
-   * same seed. */
-  nl_sampler_order (n, TRUE, seed ^ G_GUINT64_CONSTANT (0x5BD1E9955BD1E995), 0, perm);
-  guint8 *is_val = g_new0 (guint8, MAX (n, 1));
-  for (int64_t i = 0; i < nv; i++)
-    is_val[perm[i]] = 1;
-  int64_t *tr = g_new (int64_t, MAX (n - nv, 1)), *va = g_new (int64_t, MAX (nv, 1));
-  int64_t a = 0, b = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (is_val[i])
-      va[b++] = i;
-    else
-      tr[a++] = i;
-  g_free (perm);
-  g_free (is_val);
-  *train_idx = tr;
-  *n_train = a;
-  *val_idx = va;
-  *n_val = b;
-}
-
 /* ---- the loader ---- */
 
 typedef struct {
   float *data;   /* batch_size * out_numel */
-  float *labels; /* batch_size */
+  float *labels; /* batch_size * label_numel */
   int64_t batch; /* the batch it holds once ready */
   gboolean ready;
   GError *error; /* the batch failed */
@@ -112,6 +29,7 @@ typedef struct {
   float *sample;  /* the dataset's sample before transforms */
   float *scratch; /* the transforms' scratch */
   guint8 *bytes;  /* a read_u8 sample */
+  float *label;   /* 2 * label_numel: the sample's label, the prefetched one's (unread) */
 } NlFillBuffers;
 
 typedef struct {
@@ -139,6 +57,7 @@ struct NlLoader {
   int64_t n;       /* samples per epoch before rollover */
   NlShape in_shape, out_shape;
   int64_t in_numel, out_numel;
+  int64_t label_numel; /* of one sample (the dataset's label_shape; 1 for ndim 0) */
   gsize scratch_floats;
 
   /* The current epoch: seq holds dataset indices, carried ones first. */
@@ -293,7 +212,7 @@ static int
 fill_batch (NlLoader *l, const int64_t *seq, int64_t seq_len, int epoch, int64_t k, float *x,
             float *y, NlFillBuffers *buf, int gen, GError **error)
 {
-  const int64_t B = l->batch_size, numel = l->out_numel;
+  const int64_t B = l->batch_size, numel = l->out_numel, L = l->label_numel;
   const int64_t first = k * B, count = MIN (B, seq_len - first);
   const NlDatasetClass *klass = l->ds->klass;
   const float mean = l->mean, std = l->std;
@@ -303,25 +222,25 @@ fill_batch (NlLoader *l, const int64_t *seq, int64_t seq_len, int epoch, int64_t
         return FILL_ABORTED;
       int64_t idx = seq[first + r];
       float *row = x + r * numel;
-      float *dst = l->transform ? buf->sample : row;
-      float label = 0;
+      float *dst = l->transform ? buf->sample : row, *label = buf->label;
       GError *err = NULL;
+
+      memset (label, 0, L * sizeof (float));
 
       /* uint8 datasets (resident, else read on demand) go through a table:
        * their get is exactly bytes / 255, so this only saves time. */
-      const guint8 *px = klass->get_u8 ? klass->get_u8 (l->ds, idx, &label) : NULL;
+      const guint8 *px = klass->get_u8 ? klass->get_u8 (l->ds, idx, label) : NULL;
       if (px && r + 2 < count)
         {
           /* Shuffled samples are scattered: touch the one after next while
            * converting this one (as the batcher does). */
-          float unused;
-          const char *ahead = (const char *) klass->get_u8 (l->ds, seq[first + r + 2], &unused);
+          const char *ahead = (const char *) klass->get_u8 (l->ds, seq[first + r + 2], label + L);
           for (int64_t c = 0; ahead && c < l->in_numel; c += 64)
             __builtin_prefetch (ahead + c);
         }
       if (!px && buf->bytes)
         {
-          if (!klass->read_u8 (l->ds, idx, buf->bytes, &label, &err))
+          if (!klass->read_u8 (l->ds, idx, buf->bytes, label, &err))
             {
               g_propagate_error (error, sample_error (err, idx));
               return FILL_ERROR;
@@ -332,7 +251,7 @@ fill_batch (NlLoader *l, const int64_t *seq, int64_t seq_len, int epoch, int64_t
         nl_lut_row (px, dst, l->transform ? l->lut01 : l->lut, l->in_numel);
       else
         {
-          if (!klass->get (l->ds, idx, dst, &label, &err))
+          if (!klass->get (l->ds, idx, dst, label, &err))
             {
               g_propagate_error (error, sample_error (err, idx));
               return FILL_ERROR;
@@ -349,13 +268,13 @@ fill_batch (NlLoader *l, const int64_t *seq, int64_t seq_len, int epoch, int64_t
               row[q] = (row[q] - mean) / std;
         }
       if (y)
-        y[r] = label;
+        memcpy (y + r * L, label, L * sizeof (float));
     }
   if (count < B)
     {
       memset (x + count * numel, 0, (B - count) * numel * sizeof (float));
       if (y)
-        memset (y + count, 0, (B - count) * sizeof (float));
+        memset (y + count * L, 0, (B - count) * L * sizeof (float));
     }
   return FILL_OK;
 }
@@ -415,6 +334,7 @@ init_buffers (const NlLoader *l, NlFillBuffers *buf)
     }
   if (l->ds->klass->read_u8)
     buf->bytes = g_new (guint8, l->in_numel);
+  buf->label = g_new0 (float, 2 * l->label_numel);
 }
 
 static void
@@ -423,6 +343,7 @@ free_buffers (NlFillBuffers *buf)
   g_free (buf->sample);
   g_free (buf->scratch);
   g_free (buf->bytes);
+  g_free (buf->label);
 }
 
 static void
@@ -563,6 +484,7 @@ set_shapes (NlLoader *l, NlDataset *ds, const NlLoaderConfig *cfg, GError **erro
       l->scratch_floats = nl_transform_scratch_size (l->transform, &l->in_shape);
     }
   l->out_numel = nl_shape_numel (&l->out_shape);
+  l->label_numel = nl_dataset_label_numel (ds);
   return TRUE;
 }
 
@@ -575,7 +497,7 @@ start_workers (NlLoader *l, const NlLoaderConfig *cfg, GError **error)
   for (int i = 0; i < l->n_slots; i++)
     {
       l->slots[i].data = g_try_new (float, l->batch_size * l->out_numel);
-      l->slots[i].labels = g_new (float, l->batch_size);
+      l->slots[i].labels = g_new (float, l->batch_size * l->label_numel);
       if (!l->slots[i].data)
         return spec_error (error, "cannot allocate %d prefetch buffers of %" G_GINT64_FORMAT " floats",
                            l->n_slots, l->batch_size * l->out_numel);
@@ -743,7 +665,7 @@ nl_loader_next (NlLoader *l, NlTensor *data, NlTensor *labels, GError **error)
   g_return_val_if_fail (l != NULL && data != NULL, -1);
   const int64_t B = l->batch_size, numel = l->out_numel;
   if (!nl_batch_check_tensor (data, "data", B * numel, error)
-      || (labels && !nl_batch_check_tensor (labels, "labels", B, error)))
+      || (labels && !nl_batch_check_tensor (labels, "labels", B * l->label_numel, error)))
     return -1;
   if (l->failed)
     {
@@ -780,7 +702,7 @@ nl_loader_next (NlLoader *l, NlTensor *data, NlTensor *labels, GError **error)
   /* The slot stays ours until next_consume moves past it. */
   memcpy (x, s->data, B * numel * sizeof (float));
   if (y)
-    memcpy (y, s->labels, B * sizeof (float));
+    memcpy (y, s->labels, B * l->label_numel * sizeof (float));
   g_mutex_lock (&l->lock);
   s->ready = FALSE;
   l->next_consume++;

@@ -100,7 +100,8 @@ void nl_loader_start_epoch (NlLoader *l, int epoch);
 void nl_loader_start_epoch_at (NlLoader *l, int epoch, int64_t batch);
 
 /* As nl_batcher_next: fills data (batch_size * numel (sample shape) float32,
- * contiguous, any shape) and labels (batch_size float32, or NULL); returns the
+ * contiguous, any shape) and labels (batch_size * numel (the dataset's
+ * label_shape; 1 for ndim 0) float32, or NULL); returns the
  * samples written (rows after a short kept batch are zero), 0 at the end of
  * the epoch, -1 with error. Starts epoch 0 if none was started.
  * A dataset error fails the batch holding that sample, with the dataset's

@@ -66,6 +66,14 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
 {
   g_return_val_if_fail (ds && out_path, FALSE);
   const NlShape *shape = &ds->sample_shape;
+  /* a record holds one label: per-step labels (language models, series) stay unpacked */
+  if (ds->label_shape.ndim > 0)
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_MISMATCH, "cannot pack %s: %s has %" G_GINT64_FORMAT
+                   " label values per sample, and packed files hold one", out_path,
+                   ds->description ? ds->description : "the dataset", nl_shape_numel (&ds->label_shape));
+      return FALSE;
+    }
   for (int k = 0; k < shape->ndim; k++)
     if (shape->d[k] <= 0 || shape->d[k] > G_MAXUINT32)
       {

@@ -195,10 +195,7 @@ add_lengths_value (NlGraph *g, const NlNode *input)
 static int
 add_label_value (NlGraph *g, const NlCompileOptions *opts)
 {
-  NlShape ls = { .ndim = 1 + MAX (opts->label_shape.ndim, 0) };
-  ls.d[0] = opts->batch;
-  for (int i = 0; i < opts->label_shape.ndim; i++)
-    ls.d[i + 1] = opts->label_shape.d[i];
+  NlShape ls = nl_shape_batched (opts->batch, &opts->label_shape);
   return nl_graph_add_value (g, NL_VALUE_LABEL, &ls, -1);
 }
 

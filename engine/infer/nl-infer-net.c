@@ -404,11 +404,38 @@ bind (NlInferNet *n, GError **error)
   return TRUE;
 }
 
+/* Sequences with per-sample lengths stay with the training program, which
+ * computes and binds them (nl-program.c): the executor's fused steps do not
+ * mask padding. Per-step labels (label_shape) likewise. */
+static gboolean
+check_supported (NlInferNet *n, GError **error)
+{
+  const NlGraph *g = n->graph;
+  if (n->opts.label_shape.ndim > 0)
+    {
+      g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                   "the inference executor takes one label per sample; this model's labels have more");
+      return FALSE;
+    }
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const NlGraphNode *node = nl_graph_node (g, i);
+      if (node->def->uses_lengths || (g->lengths_value >= 0 && is_op (node, "Input")))
+        {
+          g_set_error (error, NL_NETWORK_ERROR, NL_NETWORK_ERROR_STRUCTURE,
+                       "node '%s' (%s): the inference executor does not run sequences with per-sample lengths",
+                       node->id, node->def->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static gboolean
 compile (NlInferNet *n, GError **error)
 {
   NlCompileOptions co = { .batch = n->opts.batch, .training = FALSE, .device = n->model->backend->device };
-  if (!(n->graph = nl_graph_compile (n->model->net, &n->model->sample_shape, &co, error)))
+  if (!(n->graph = nl_graph_compile (n->model->net, &n->model->sample_shape, &co, error)) || !check_supported (n, error))
     return FALSE;
   n->gv = g_new (int, n->graph->values->len);
   for (guint v = 0; v < n->graph->values->len; v++)

@@ -46,6 +46,9 @@ typedef struct {
   const NlQuantTable *quant;  /* INT8: required; every calibration point must have a range */
   NlInferObserve observe;     /* FP32 only, may be NULL */
   gpointer observe_data;
+  NlShape label_shape;        /* one sample's label (ndim 0: one value); per-step labels are
+                                 declined, as are sequences with lengths (the training program
+                                 runs those) */
 } NlInferOptions;
 
 /* Compiles MODEL (a CPU model; its weights are read now, so a later change

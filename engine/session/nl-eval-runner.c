@@ -36,9 +36,18 @@ program_for (NlModel *m, int batch, GError **error)
 NlEvalRunner *
 nl_eval_runner_new (NlModel *model, int batch, const NlQuantTable *int8, GError **error)
 {
+  return nl_eval_runner_new_for (model, batch, int8, NULL, error);
+}
+
+NlEvalRunner *
+nl_eval_runner_new_for (NlModel *model, int batch, const NlQuantTable *int8, const NlShape *label_shape,
+                        GError **error)
+{
   g_autoptr (NlEvalRunner) r = g_new0 (NlEvalRunner, 1);
   g_autoptr (GError) local = NULL;
   NlInferOptions o = { .batch = batch, .mode = int8 ? NL_INFER_INT8 : NL_INFER_FP32, .quant = int8 };
+  if (label_shape)
+    o.label_shape = *label_shape;
   r->model = model;
   r->batch = batch;
   r->net = nl_infer_net_new (model, &o, int8 ? error : &local);

@@ -14,6 +14,11 @@ typedef struct NlEvalRunner NlEvalRunner;
 
 /* int8 NULL: fp32. The model must outlive the runner. */
 NlEvalRunner *nl_eval_runner_new (NlModel *model, int batch, const NlQuantTable *int8, GError **error);
+/* The same for a dataset whose labels are label_shape a sample (NULL or
+ * ndim 0: one): per-step labels, and sequences with lengths, run through
+ * the training program (the executor declines them). */
+NlEvalRunner *nl_eval_runner_new_for (NlModel *model, int batch, const NlQuantTable *int8, const NlShape *label_shape,
+                                      GError **error);
 void nl_eval_runner_free (NlEvalRunner *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlEvalRunner, nl_eval_runner_free)
 

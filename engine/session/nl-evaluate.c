@@ -22,6 +22,7 @@ struct NlEvaluationPrivate {
   NlModel *model;
   NlDataset *ds;          /* the evaluated split; NULL for a bare predictor */
   NlQuantTable *int8;     /* the INT8 model's table; NULL: fp32 */
+  NlVocab *vocab;         /* a text run's; NULL otherwise */
   NlEvalRunner *single;   /* batch 1, for image files; built on demand */
   OutKind out_kind;
   GMutex lock;            /* single and the model's forward passes */
@@ -74,11 +75,26 @@ class_names_for (const NlDataset *ds, int n)
   return names;
 }
 
-/* Classes the network scores: its output's last dimension. */
-static gboolean
-output_classes (NlEvalRunner *runner, gint64 run, int *n, GError **error)
+/* Label values per sample of ds (per-step labels: one per step), 1 without ds */
+static int64_t
+labels_per_sample (const NlDataset *ds)
 {
-  int64_t C = nl_eval_runner_classes (runner);
+  return ds ? nl_dataset_label_numel (ds) : 1;
+}
+
+/* Classes the network scores: its output's last dimension (the outputs of
+ * a sample over its `per_sample` labels). */
+static gboolean
+output_classes (NlEvalRunner *runner, gint64 run, int64_t per_sample, int *n, GError **error)
+{
+  int64_t out = nl_eval_runner_classes (runner), C = out / per_sample;
+  if (out % per_sample != 0)
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                   "run %" G_GINT64_FORMAT "'s network outputs %" G_GINT64_FORMAT " values per sample, which do not "
+                   "divide into its %" G_GINT64_FORMAT " labels", run, out, per_sample);
+      return FALSE;
+    }
   if (C < 2)
     {
       g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
@@ -132,20 +148,20 @@ scores (NlEvaluation *ev)
   ev->accuracy = ev->n_samples ? (double) ev->n_correct / ev->n_samples : 0;
 }
 
-/* One batch of n predictions against their labels; first is the dataset
- * index of row 0. */
+/* One batch of n predictions against their labels, `per` of them a sample
+ * (per-step labels); first is the dataset index of the batch's sample 0. */
 static gboolean
-tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int n, int64_t first, GArray *mistakes,
-       double *probs, GError **error)
+tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int64_t n, int64_t per, int64_t first,
+       GArray *mistakes, double *probs, GError **error)
 {
-  for (int i = 0; i < n; i++)
+  for (int64_t i = 0; i < n; i++)
     {
       const float *row = x + i * C;
       int truth = (int) labels[i], guess = (int) nl_metric_argmax (row, C);
       if (!(labels[i] >= 0 && truth < ev->n_classes && labels[i] == truth))
         {
           g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_CORRUPT,
-                       "sample %" G_GINT64_FORMAT " has label %g, outside the %d classes", first + i,
+                       "sample %" G_GINT64_FORMAT " has label %g, outside the %d classes", first + i / per,
                        labels[i], ev->n_classes);
           return FALSE;
         }
@@ -156,7 +172,8 @@ tally (NlEvaluation *ev, const float *x, int64_t C, const float *labels, int n, 
           continue;
         }
       row_probs (ev->priv->out_kind, row, C, probs);
-      NlMisclassified m = { .index = first + i, .truth = truth, .predicted = guess, .confidence = probs[guess] };
+      NlMisclassified m = { .index = first + i / per, .truth = truth, .predicted = guess,
+                            .confidence = probs[guess] };
       g_array_append_val (mistakes, m);
     }
   ev->n_samples += n;
@@ -175,8 +192,9 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
   g_autoptr (NlTensor) labels = NULL;
   g_autoptr (GArray) mistakes = g_array_new (FALSE, FALSE, sizeof (NlMisclassified));
   g_autofree double *probs = NULL;
-  NlShape ls = nl_shape_of (1, (int64_t) MAX (cfg->eval_batch_size, 1));
-  int64_t length = ev->priv->ds->length;
+  const NlDataset *ds = ev->priv->ds;
+  NlShape ls = nl_shape_batched (MAX (cfg->eval_batch_size, 1), &ds->label_shape);
+  int64_t length = ds->length, per = labels_per_sample (ds), done = 0;
   gint64 start = g_get_monotonic_time (), in_model = 0;
   int n, C;
 
@@ -187,8 +205,9 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
       return FALSE;
     }
   loader = nl_loader_new (ev->priv->ds, &lc, error);
-  runner = loader ? nl_eval_runner_new (ev->priv->model, cfg->eval_batch_size, ev->priv->int8, error) : NULL;
-  if (!runner || !output_classes (runner, ev->run, &C, error))
+  runner = loader ? nl_eval_runner_new_for (ev->priv->model, cfg->eval_batch_size, ev->priv->int8, &ds->label_shape,
+                                            error) : NULL;
+  if (!runner || !output_classes (runner, ev->run, per, &C, error))
     return FALSE;
   ev->priv->out_kind = out_kind_of (ev->priv->model);
   /* a network with more outputs than the dataset has classes still gets a square matrix */
@@ -212,16 +231,17 @@ run_inference (NlEvaluation *ev, const NlRunConfig *cfg, int max_misclassified, 
       if (!nl_eval_runner_run (runner, n, error))
         return FALSE;
       in_model += g_get_monotonic_time () - t0;
-      if (!tally (ev, nl_eval_runner_output (runner), C, nl_tensor_f32 (labels), n, ev->n_samples, mistakes, probs,
+      if (!tally (ev, nl_eval_runner_output (runner), C, nl_tensor_f32 (labels), n * per, per, done, mistakes, probs,
                   error))
         return FALSE;
+      done += n;
       if (progress)
-        progress (user, length > 0 ? (double) ev->n_samples / length : 1.0);
+        progress (user, length > 0 ? (double) done / length : 1.0);
     }
   if (n < 0)
     return FALSE;
   ev->seconds = (g_get_monotonic_time () - start) / 1e6;
-  ev->images_per_s = in_model > 0 ? ev->n_samples / (in_model / 1e6) : NAN;
+  ev->images_per_s = in_model > 0 ? done / (in_model / 1e6) : NAN;
   g_array_sort (mistakes, compare_mistakes);
   if (max_misclassified >= 0 && mistakes->len > (guint) max_misclassified)
     g_array_set_size (mistakes, max_misclassified);
@@ -262,6 +282,30 @@ model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, const ch
          && (!int8 || load_int8 (l, p, run, *int8_id, table, error));
 }
 
+/* The given normalisation over the run's; FALSE for a std that is not > 0. */
+static gboolean
+apply_norm (NlRunModel *l, const NlEvalNorm *norm, GError **error)
+{
+  if (!norm)
+    return TRUE;
+  if (!isnan (norm->std) && !(norm->std > 0 && isfinite (norm->std)))
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "--std must be > 0, not %g", norm->std);
+      return FALSE;
+    }
+  if (!isnan (norm->mean))
+    l->rc.mean = (float) norm->mean;
+  if (!isnan (norm->std))
+    l->rc.std = (float) norm->std;
+  return TRUE;
+}
+
+static gboolean
+norm_given (const NlEvalNorm *norm)
+{
+  return norm && (!isnan (norm->mean) || !isnan (norm->std));
+}
+
 static NlEvaluation *
 evaluation_new (NlRunModel *l, gint64 run, gint64 int8_id, NlQuantTable *table)
 {
@@ -277,6 +321,8 @@ evaluation_new (NlRunModel *l, gint64 run, gint64 int8_id, NlQuantTable *table)
   ev->priv->net = g_steal_pointer (&l->net);
   ev->priv->model = g_steal_pointer (&l->model);
   ev->priv->ds = g_steal_pointer (&l->ds);
+  ev->priv->vocab = g_steal_pointer (&l->vocab);
+  ev->norm_absent = l->no_normalisation;
   ev->priv->int8 = table;
   ev->int8_model = int8_id;
   ev->images_per_s = ev->latency_ms = NAN;
@@ -300,10 +346,10 @@ nl_evaluate_run_on (NlProject *p, gint64 run, const char *which, const char *dat
   return nl_evaluate_run_full (p, run, which, dataset, FALSE, max_misclassified, cancel, progress, user, error);
 }
 
-NlEvaluation *
-nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
-                      int max_misclassified, GCancellable *cancel, void (*progress) (gpointer user, double fraction),
-                      gpointer user, GError **error)
+static NlEvaluation *
+evaluate_run (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8, const NlEvalNorm *norm,
+              int max_misclassified, GCancellable *cancel, void (*progress) (gpointer user, double fraction),
+              gpointer user, GError **error)
 {
   g_auto (NlRunModel) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
@@ -311,12 +357,28 @@ nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *d
   gint64 int8_id = 0;
 
   g_return_val_if_fail (p != NULL, NULL);
-  if (!model_load (&l, p, run, which, dataset, TRUE, int8, &int8_id, &table, error))
+  if (!model_load (&l, p, run, which, dataset, TRUE, int8, &int8_id, &table, error) || !apply_norm (&l, norm, error))
     return NULL;
   ev = evaluation_new (&l, run, int8_id, table);
+  ev->norm_given = norm_given (norm);
   if (!run_inference (ev, &l.rc, max_misclassified, cancel, progress, user, error))
     return NULL;
   return g_steal_pointer (&ev);
+}
+
+NlEvaluation *
+nl_evaluate_run_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
+                      int max_misclassified, GCancellable *cancel, void (*progress) (gpointer user, double fraction),
+                      gpointer user, GError **error)
+{
+  return evaluate_run (p, run, which, dataset, int8, NULL, max_misclassified, cancel, progress, user, error);
+}
+
+NlEvaluation *
+nl_evaluate_run_norm (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
+                      const NlEvalNorm *norm, GError **error)
+{
+  return evaluate_run (p, run, which, dataset, int8, norm, 0, NULL, NULL, NULL, error);
 }
 
 /* An evaluation's model and dataset without the pass over the data: what
@@ -332,6 +394,13 @@ NlEvaluation *
 nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
                          gboolean int8, GError **error)
 {
+  return nl_evaluation_open_norm (p, run, which, dataset, need_data, int8, NULL, error);
+}
+
+NlEvaluation *
+nl_evaluation_open_norm (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean need_data,
+                         gboolean int8, const NlEvalNorm *norm, GError **error)
+{
   g_auto (NlRunModel) l = { 0 };
   g_autoptr (NlEvaluation) ev = NULL;
   NlQuantTable *table = NULL;
@@ -339,11 +408,13 @@ nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char
   int C;
 
   g_return_val_if_fail (p != NULL, NULL);
-  if (!model_load (&l, p, run, which, dataset, need_data, int8, &int8_id, &table, error))
+  if (!model_load (&l, p, run, which, dataset, need_data, int8, &int8_id, &table, error) || !apply_norm (&l, norm, error))
     return NULL;
   ev = evaluation_new (&l, run, int8_id, table);
-  ev->priv->single = nl_eval_runner_new (ev->priv->model, 1, ev->priv->int8, error);
-  if (!ev->priv->single || !output_classes (ev->priv->single, run, &C, error))
+  ev->norm_given = norm_given (norm);
+  ev->priv->single = nl_eval_runner_new_for (ev->priv->model, 1, ev->priv->int8,
+                                             ev->priv->ds ? &ev->priv->ds->label_shape : NULL, error);
+  if (!ev->priv->single || !output_classes (ev->priv->single, run, labels_per_sample (ev->priv->ds), &C, error))
     return NULL;
   ev->priv->out_kind = out_kind_of (ev->priv->model);
   ev->n_classes = MAX (C, ev->priv->ds ? ev->priv->ds->n_classes : 0);
@@ -363,7 +434,8 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
   g_autoptr (GMutexLocker) locker = NULL;
   g_autofree double *p = NULL;
   NlEvalRunner *runner;
-  float *x, y, std = ev->std == 0.0f ? 1.0f : ev->std;
+  g_autofree float *y = NULL;
+  float *x, std = ev->std == 0.0f ? 1.0f : ev->std;
   gint64 t0;
   int64_t numel = nl_shape_numel (&ev->sample_shape);
 
@@ -377,7 +449,8 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
   locker = g_mutex_locker_new (&ev->priv->lock);
   runner = ev->priv->single;
   x = nl_tensor_f32 (nl_eval_runner_input (runner));
-  if (!nl_dataset_get (ev->priv->ds, index, x, &y, error))
+  y = g_new0 (float, nl_dataset_label_numel (ev->priv->ds));
+  if (!nl_dataset_get (ev->priv->ds, index, x, y, error))
     return FALSE;
   /* as the loader normalises (nl-loader.c) */
   if (ev->mean != 0.0f || std != 1.0f)
@@ -392,7 +465,7 @@ nl_evaluation_predict_sample (NlEvaluation *ev, int64_t index, double **probs, i
              p);
   *probs = g_steal_pointer (&p);
   if (label)
-    *label = (int) y;
+    *label = (int) y[0];
   return TRUE;
 }
 
@@ -408,6 +481,7 @@ nl_evaluation_free (NlEvaluation *ev)
       g_clear_pointer (&ev->priv->model, nl_model_free);
       g_clear_pointer (&ev->priv->net, nl_network_free);
       g_clear_pointer (&ev->priv->ds, nl_dataset_free);
+      g_clear_pointer (&ev->priv->vocab, nl_vocab_unref);
       g_mutex_clear (&ev->priv->lock);
       g_free (ev->priv);
     }
@@ -425,7 +499,7 @@ nl_evaluation_free (NlEvaluation *ev)
 gboolean
 nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShape *shape, GError **error)
 {
-  float label;
+  g_autofree float *label = NULL;
   g_return_val_if_fail (ev != NULL && pixels != NULL, FALSE);
   if (shape)
     *shape = ev->sample_shape;
@@ -434,7 +508,8 @@ nl_evaluation_get_sample (NlEvaluation *ev, int64_t index, float *pixels, NlShap
       g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_NOT_FOUND, "the evaluation has no dataset");
       return FALSE;
     }
-  return nl_dataset_get (ev->priv->ds, index, pixels, &label, error);
+  label = g_new0 (float, nl_dataset_label_numel (ev->priv->ds));
+  return nl_dataset_get (ev->priv->ds, index, pixels, label, error);
 }
 
 /* ---- image files ---- */
@@ -544,9 +619,10 @@ predict (NlEvaluationPrivate *priv, const char *path, const NlShape *shape, floa
   gint64 t0;
   int C;
 
-  if (!priv->single && !(priv->single = nl_eval_runner_new (priv->model, 1, priv->int8, error)))
+  if (!priv->single && !(priv->single = nl_eval_runner_new_for (priv->model, 1, priv->int8,
+                                                                 priv->ds ? &priv->ds->label_shape : NULL, error)))
     return FALSE;
-  if (!output_classes (priv->single, run, &C, error))
+  if (!output_classes (priv->single, run, labels_per_sample (priv->ds), &C, error))
     return FALSE;
   priv->out_kind = out_kind_of (priv->model);
   if (!image_sample (path, shape, mean, std, nl_tensor_f32 (nl_eval_runner_input (priv->single)), seen, error))
@@ -558,6 +634,35 @@ predict (NlEvaluationPrivate *priv, const char *path, const NlShape *shape, floa
   for (int j = 0; j < n_out; j++)
     probs[j] = 0;
   row_probs (priv->out_kind, nl_eval_runner_output (priv->single), MIN (C, n_out), probs);
+  return TRUE;
+}
+
+gboolean
+nl_evaluation_predict_text (NlEvaluation *ev, const char *text, double **probs, GError **error)
+{
+  g_return_val_if_fail (ev != NULL && text != NULL && probs != NULL, FALSE);
+  NlEvaluationPrivate *priv = ev->priv;
+  if (!priv->vocab)
+    {
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                   "run %" G_GINT64_FORMAT " was not trained on text (text: or text-lm: data): it has no vocabulary "
+                   "to read a text with", ev->run);
+      return FALSE;
+    }
+  G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&priv->lock);
+  int64_t T = nl_shape_numel (&ev->sample_shape), C = nl_eval_runner_classes (priv->single);
+  float *x = nl_tensor_f32 (nl_eval_runner_input (priv->single)), std = ev->std == 0.0f ? 1.0f : ev->std;
+  nl_vocab_encode (priv->vocab, text, (int) T, x, NULL);
+  /* as the loader normalises (nl-loader.c); a text kind's is 0 and 1 */
+  for (int64_t k = 0; k < T && (ev->mean != 0.0f || std != 1.0f); k++)
+    x[k] = (x[k] - ev->mean) / std;
+  gint64 t0 = g_get_monotonic_time ();
+  if (!nl_eval_runner_run (priv->single, 1, error))
+    return FALSE;
+  ev->latency_ms = (g_get_monotonic_time () - t0) / 1e3;
+  double *p = g_new0 (double, ev->n_classes);
+  row_probs (priv->out_kind, nl_eval_runner_output (priv->single), MIN (ev->n_classes, C), p);
+  *probs = p;
   return TRUE;
 }
 

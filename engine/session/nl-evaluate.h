@@ -48,6 +48,9 @@ typedef struct {
   double images_per_s;        /* samples per second in the model itself (loading aside); NaN before a pass */
   double latency_ms;          /* the model's time for the last single prediction; NaN before one */
   gint64 int8_model;          /* the INT8 model evaluated (nl-run-quantize.h); 0: the fp32 checkpoint */
+  gboolean norm_absent;       /* the model carries no normalisation (an imported one): mean and std are
+                                 what was given, else 0 and 1 (inputs as read) */
+  gboolean norm_given;        /* mean and std were given (NlEvalNorm), not the run's */
   NlEvaluationPrivate *priv;
 } NlEvaluation;
 
@@ -80,6 +83,21 @@ NlEvaluation *nl_evaluation_open (NlProject *p, gint64 run, const char *which, c
 /* nl_evaluation_open with the run's INT8 model (int8), as nl_evaluate_run_full. */
 NlEvaluation *nl_evaluation_open_full (NlProject *p, gint64 run, const char *which, const char *dataset,
                                        gboolean need_data, gboolean int8, GError **error);
+/* The input normalisation to evaluate or predict with instead of the
+ * run's: what an imported model without one needs. NAN: the run's. */
+typedef struct {
+  double mean, std;
+} NlEvalNorm;
+/* nl_evaluate_run_full and nl_evaluation_open_full with norm (may be NULL). */
+NlEvaluation *nl_evaluate_run_norm (NlProject *p, gint64 run, const char *which, const char *dataset, gboolean int8,
+                                    const NlEvalNorm *norm, GError **error);
+NlEvaluation *nl_evaluation_open_norm (NlProject *p, gint64 run, const char *which, const char *dataset,
+                                       gboolean need_data, gboolean int8, const NlEvalNorm *norm, GError **error);
+/* Classifies TEXT (UTF-8; invalid bytes read as U+FFFD) with a text run's
+ * model: encoded with the run's vocabulary to its max_length tokens, as
+ * training saw its samples. *probs: n_classes values (g_free). An error
+ * naming the run when it was not trained on text. */
+gboolean nl_evaluation_predict_text (NlEvaluation *ev, const char *text, double **probs, GError **error);
 void nl_evaluation_free (NlEvaluation *ev);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (NlEvaluation, nl_evaluation_free)
 

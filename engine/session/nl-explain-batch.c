@@ -126,6 +126,18 @@ nl_explainer_occlusion (NlExplainer *e, const float *sample, const NlExplainOpti
   return TRUE;
 }
 
+/* Sample i of the test split and its (first) label value: per-step
+ * datasets give a label per step (nl_dataset_label_numel). */
+static gboolean
+get_sample (NlExplainer *e, int64_t i, float *x, int *label, GError **error)
+{
+  g_autofree float *y = g_new0 (float, nl_dataset_label_numel (e->l.ds));
+  if (!nl_dataset_get (e->l.ds, i, x, y, error))
+    return FALSE;
+  *label = (int) y[0];
+  return TRUE;
+}
+
 /* Samples [first, first + rows) of the test split, normalised as the
  * loader does, into the batch program's input; their labels into labels. */
 static gboolean
@@ -136,10 +148,8 @@ load_batch (NlExplainer *e, NlProgram *b, int64_t first, int rows, int *labels, 
   float mean = e->l.rc.mean, std = e->l.rc.std == 0.0f ? 1.0f : e->l.rc.std;
   for (int r = 0; r < rows; r++)
     {
-      float y;
-      if (!nl_dataset_get (e->l.ds, first + r, x + r * numel, &y, error))
+      if (!get_sample (e, first + r, x + r * numel, &labels[r], error))
         return FALSE;
-      labels[r] = (int) y;
       if (mean != 0.0f || std != 1.0f)
         for (int64_t k = 0; k < numel; k++)
           x[r * numel + k] = (x[r * numel + k] - mean) / std;
@@ -162,8 +172,9 @@ float *
 nl_explainer_test_sample (NlExplainer *e, int64_t index, gboolean normalised, int *label, GError **error)
 {
   int64_t numel = nl_shape_numel (&e->l.sample_shape);
-  float mean = e->l.rc.mean, std = e->l.rc.std == 0.0f ? 1.0f : e->l.rc.std, y;
+  float mean = e->l.rc.mean, std = e->l.rc.std == 0.0f ? 1.0f : e->l.rc.std;
   g_autofree float *x = NULL;
+  int y;
   if (!need_data (e, error))
     return NULL;
   if (index < 0 || index >= e->l.ds->length)
@@ -173,13 +184,13 @@ nl_explainer_test_sample (NlExplainer *e, int64_t index, gboolean normalised, in
       return NULL;
     }
   x = g_new (float, numel);
-  if (!nl_dataset_get (e->l.ds, index, x, &y, error))
+  if (!get_sample (e, index, x, &y, error))
     return NULL;
   if (normalised && (mean != 0.0f || std != 1.0f))
     for (int64_t k = 0; k < numel; k++)
       x[k] = (x[k] - mean) / std;
   if (label)
-    *label = (int) y;
+    *label = y;
   return g_steal_pointer (&x);
 }
 

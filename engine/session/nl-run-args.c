@@ -70,6 +70,29 @@ add_optim_extras (GPtrArray *a, const NlOptimConfig *o, GError **error)
   return TRUE;
 }
 
+/* The text and series options, where they differ from the defaults (a
+ * run of another kind never sets them). */
+static void
+add_sequence_data (GPtrArray *a, const NlDatasetOptions *d, const NlDatasetOptions *def)
+{
+  if (d->text_column)
+    add (a, "--text-column", d->text_column);
+  if (d->tokenizer != def->tokenizer)
+    add (a, "--tokenizer", d->tokenizer == NL_TOKENIZER_CHAR ? "char" : "word");
+  if (d->vocab_size != def->vocab_size)
+    add_int (a, "--vocab-size", d->vocab_size);
+  if (d->min_count != def->min_count)
+    add_int (a, "--min-count", d->min_count);
+  if (d->max_length != def->max_length)
+    add_int (a, "--max-length", d->max_length);
+  if (d->target_column)
+    add (a, "--target", d->target_column);
+  if (d->window != def->window)
+    add_int (a, "--window", d->window);
+  if (d->horizon != def->horizon)
+    add_int (a, "--horizon", d->horizon);
+}
+
 char **
 nl_run_config_to_cli_args (const NlRunConfig *rc, GError **error)
 {
@@ -107,6 +130,7 @@ nl_run_config_to_cli_args (const NlRunConfig *rc, GError **error)
       g_ptr_array_add (a, g_strdup_printf ("%dx%d", rc->data.image_width, rc->data.image_height));
     }
   add_real (a, "--val-fraction", rc->data.val_fraction, FALSE);
+  add_sequence_data (a, &rc->data, &defaults.data);
   if (rc->augment)
     add (a, "--augment", rc->augment);
   add_real (a, "--mean", rc->mean, TRUE);

@@ -3,7 +3,9 @@
 #include "engine/session/nl-run-model.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
+#include "engine/session/nl-run-vocab.h"
 
+#include <json-glib/json-glib.h>
 #include <string.h>
 
 /* The Input node's shape, when the network sets one. */
@@ -22,6 +24,18 @@ input_shape (const NlNetwork *net, NlShape *out)
   return FALSE;
 }
 
+/* Whether the stored settings (read already) say the model came without an
+ * input normalisation. */
+static gboolean
+without_normalisation (const char *hparams)
+{
+  g_autoptr (JsonNode) root = hparams ? json_from_string (hparams, NULL) : NULL;
+  JsonNode *m = root && JSON_NODE_HOLDS_OBJECT (root)
+                  ? json_object_get_member (json_node_get_object (root), NL_RUN_NO_NORMALISATION) : NULL;
+  return m && JSON_NODE_HOLDS_VALUE (m) && json_node_get_value_type (m) == G_TYPE_STRING
+         && !strcmp (json_node_get_string (m), "none");
+}
+
 void
 nl_run_model_clear (NlRunModel *l)
 {
@@ -29,6 +43,7 @@ nl_run_model_clear (NlRunModel *l)
   g_clear_pointer (&l->model, nl_model_free);
   g_clear_pointer (&l->net, nl_network_free);
   g_clear_pointer (&l->ds, nl_dataset_free);
+  g_clear_pointer (&l->vocab, nl_vocab_unref);
 }
 
 static gboolean
@@ -61,6 +76,7 @@ nl_run_model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, c
     return FALSE;
   if (!nl_run_config_from_json (&l->rc, info->hparams_json ? info->hparams_json : "{}", &local))
     return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT "'s settings", run);
+  l->no_normalisation = without_normalisation (info->hparams_json);
   /* the data changes, not the normalisation the weights were trained with */
   if (dataset)
     nl_run_config_set_text (&l->rc.dataset, dataset);
@@ -74,10 +90,17 @@ nl_run_model_load (NlRunModel *l, NlProject *p, gint64 run, const char *which, c
   if (l->checkpoint <= 0)
     return FALSE;
 
+  /* a text run encodes with the vocabulary it was trained with */
+  l->vocab = nl_run_vocab_load (p, run, &local);
+  if (local)
+    return prefix_error (error, g_steal_pointer (&local), "run %" G_GINT64_FORMAT, run);
+  l->rc.data.vocab = l->vocab;
   /* the split nl_trainer_evaluate tests on */
   l->ds = nl_dataset_open_full (l->rc.dataset, FALSE, &l->rc.data, &local);
   if (l->ds)
     l->sample_shape = l->ds->sample_shape;
+  else if (!need_data && l->vocab)
+    l->sample_shape = nl_shape_of (1, (int64_t) (l->rc.data.max_length > 0 ? l->rc.data.max_length : 128));
   else if (need_data || !input_shape (l->net, &l->sample_shape))
     return prefix_error (error, g_steal_pointer (&local),
                          "the dataset “%s” of run %" G_GINT64_FORMAT " is not available on this machine",

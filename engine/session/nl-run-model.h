@@ -10,6 +10,10 @@
 
 G_BEGIN_DECLS
 
+/* A member of an imported run's stored settings: the model came without
+ * an input normalisation ("none"); evaluate and predict say so. */
+#define NL_RUN_NO_NORMALISATION "input_normalisation"
+
 /* Everything from the run's snapshots and checkpoint; clear with
  * nl_run_model_clear (g_auto works). */
 typedef struct {
@@ -19,7 +23,9 @@ typedef struct {
   NlDataset *ds;          /* the run's test split; NULL when absent on this machine and !need_data */
   gint64 checkpoint;
   int epoch;
-  NlShape sample_shape;   /* the dataset's, else the Input node's */
+  NlShape sample_shape;   /* the dataset's, else the Input node's (a text run: (max_length)) */
+  NlVocab *vocab;         /* a text run's vocabulary (rc.data.vocab lends it), else NULL */
+  gboolean no_normalisation; /* an imported model without one: rc's mean 0, std 1 are a guess */
 } NlRunModel;
 
 /* Loads checkpoint `which` ("best", "last" or an epoch; NULL: the best, or

@@ -159,7 +159,7 @@ network_exists (NlProject *p, const char *name, GError **error)
 }
 
 /* The run's settings: no training yet; a netloom export's normalisation,
- * else none (pixels in [0, 1] as they come). */
+ * else none (pixels in [0, 1] as they come), marked as such. */
 static char *
 import_settings (NlOnnxImport *imp)
 {
@@ -176,6 +176,14 @@ import_settings (NlOnnxImport *imp)
     nl_run_config_set_text (&rc.dataset, dataset);
   json = nl_run_config_to_json (&rc);
   nl_run_config_clear (&rc);
+  if (!mean && !std)
+    {
+      /* said in the settings, so evaluate and predict can say it too */
+      g_autoptr (JsonNode) root = json_from_string (json, NULL);
+      g_free (json);
+      json_object_set_string_member (json_node_get_object (root), NL_RUN_NO_NORMALISATION, "none");
+      json = json_to_string (root, FALSE);
+    }
   return json;
 }
 

@@ -59,6 +59,14 @@ load_batches (NlDataset *ds, const NlRunConfig *rc, int64_t n, Batches *b, GErro
   NlShape ls = nl_shape_of (1, (int64_t) BATCH);
   int got;
 
+  if (ds->label_shape.ndim > 0)
+    {
+      /* the executor that INT8 runs in declines per-step labels (nl-infer-net.h) */
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "quantization takes datasets with one label per "
+                   "sample; %s has %" G_GINT64_FORMAT, ds->description ? ds->description : "this dataset",
+                   nl_dataset_label_numel (ds));
+      return FALSE;
+    }
   if (n >= 0)
     {
       indices = g_new (int64_t, MAX (n, 1));

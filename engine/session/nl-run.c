@@ -4,6 +4,7 @@
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/session/nl-run-checkpoint.h"
 #include "engine/session/nl-run-layers.h"
+#include "engine/session/nl-run-vocab.h"
 #include "core/nl-comm.h"
 #include "core/nl-device.h"
 #include "core/nl-json-guard.h"
@@ -310,6 +311,14 @@ record (NlProject *p, gint64 run, NlTrainer *t, const NlRunCallbacks *cb_in, GEr
   nl_trainer_get_position (t, &epochs, &r.step);
   if (!nl_project_hold_run (p, run, error))
     return FALSE;
+  /* a text run's vocabulary goes with it before its first step */
+  if (!nl_run_vocab_store (p, run, t, &local))
+    {
+      nl_project_set_run_status (p, run, "failed", local->message, NULL);
+      nl_project_release_run (p, run);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
   r.writer = nl_metric_writer_new (p, 250, 512);
   /* off the training thread: a long step or evaluation never looks dead */
   nl_metric_writer_set_heartbeat (r.writer, run);
@@ -450,6 +459,20 @@ nl_run_train_trial (NlProject *p, const char *name, const NlNetwork *net, const 
   return record (p, run, t, cb, error);
 }
 
+/* RUN's stored vocabulary (if any) into *vocab, lent to rc's data
+ * options: a resumed or forked text run encodes as it was trained. */
+static gboolean
+with_vocab (NlProject *p, gint64 run, NlRunConfig *rc, NlVocab **vocab, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  *vocab = nl_run_vocab_load (p, run, &local);
+  rc->data.vocab = *vocab;
+  if (!local)
+    return TRUE;
+  g_propagate_error (error, g_steal_pointer (&local));
+  return FALSE;
+}
+
 /* The device the run row names (runs stored before devices: the CPU). */
 static void
 run_device (const NlRunInfo *info, NlRunConfig *rc)
@@ -555,6 +578,7 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
   g_autofree char *warning = NULL;
   g_autoptr (GError) local = NULL;
   g_autoptr (GBytes) blob = NULL;
+  g_autoptr (NlVocab) vocab = NULL;
   gint64 ckpt;
   int done, epoch = 0;
   int64_t updates;
@@ -584,7 +608,7 @@ nl_run_resume (NlProject *p, gint64 run, int epochs, const NlRunConfig *policy, 
     return FALSE;
   nl_run_config_set_policy (&rc, policy);
   run_device (info, &rc);
-  if (!nl_device_check (rc.device, error))
+  if (!nl_device_check (rc.device, error) || !with_vocab (p, run, &rc, &vocab, error))
     return FALSE;
   ckpt = nl_run_checkpoint_find (p, run, "last", &blob, &epoch, cb->log ? &warning : NULL, &local);
   if (ckpt <= 0 && !g_error_matches (local, NL_PROJECT_ERROR, NL_PROJECT_ERROR_NOT_FOUND))
@@ -662,6 +686,7 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   g_autoptr (NlNetwork) net = NULL;
   g_autoptr (GError) local = NULL;
   g_autoptr (GBytes) blob = NULL;
+  g_autoptr (NlVocab) vocab = NULL;
   gboolean other_data;
   gint64 ckpt, child;
   int epoch = 0;
@@ -675,8 +700,11 @@ nl_run_fork (NlProject *p, gint64 run, const char *which, const char *name,
   nl_run_config_init (&rc);
   if (!nl_run_config_from_json (&rc, info->hparams_json, error))
     return FALSE;
-  /* the parent's device unless apply picks another */
+  /* the parent's device unless apply picks another; its vocabulary, which
+   * its weights were trained on */
   run_device (info, &rc);
+  if (!with_vocab (p, run, &rc, &vocab, error))
+    return FALSE;
   nl_run_config_copy (&parent, &rc);
   if (policy)
     nl_run_config_set_policy (&rc, policy);

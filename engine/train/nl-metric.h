@@ -28,7 +28,10 @@
  *                                  dot / max(|l| |p|, 1e-12)
  *   mean_pairwise_distance[:P]     per-sample (sum |d|^P)^(1/P), P 2
  *
- * Classification labels are (N) or (N, 1) class indices stored as floats.
+ * Classification labels are (N) or (N, 1) class indices stored as floats;
+ * per-step labels (N, T...) go with preds (N, T..., C): one prediction per
+ * label value, the class axis last (a language model's accuracy counts
+ * steps). Regression over a horizon: (N, H) preds against (N, H) labels.
  * Regression/similarity labels have as many values as preds and the same
  * batch size ((N) against (N, 1) is fine). An update whose shapes do not fit,
  * or (for cross_entropy, perplexity, f1, fbeta) whose labels are not class

@@ -77,6 +77,23 @@ static const NlRunField fields[] = {
     "fp16: the first dynamic loss scale (0: 65536)" },
   { "layer_stats_every", NL_RUN_FIELD_INT, OFF (layer_stats_every), S, NL_LAYER_STATS_DEFAULT_EVERY, NULL, 0,
     1000000000, NAN, "Layer statistics every N steps: norms, update ratios, histograms, activations (0: off)" },
+  /* sequence data (issue 21): runs before them read the defaults */
+  { "text_column", NL_RUN_FIELD_STRING, OFF (data.text_column), S, 0, NULL, 0, 0, NAN,
+    "text: the column holding the texts, by header name" },
+  { "tokenizer", NL_RUN_FIELD_TOKENIZER, OFF (data.tokenizer), S, 0, "word", 0, 0, NAN,
+    "text, text-lm: word (lower-cased, split at what is not a letter or digit) or char" },
+  { "vocab_size", NL_RUN_FIELD_INT, OFF (data.vocab_size), S, 20000, NULL, 2, 10000000, NAN,
+    "text, text-lm: tokens in the vocabulary, <pad> and <unk> included (built from the training side)" },
+  { "min_count", NL_RUN_FIELD_INT, OFF (data.min_count), S, 1, NULL, 1, 1000000000, NAN,
+    "text, text-lm: a token seen fewer times is <unk>" },
+  { "max_length", NL_RUN_FIELD_INT, OFF (data.max_length), S, 128, NULL, 1, 1 << 20, NAN,
+    "text, text-lm: tokens per sample (longer texts are truncated, shorter ones padded)" },
+  { "target", NL_RUN_FIELD_STRING, OFF (data.target_column), S, 0, NULL, 0, 0, NAN,
+    "series: the column to predict, by header name (default: the last)" },
+  { "window", NL_RUN_FIELD_INT, OFF (data.window), S, 32, NULL, 1, 1 << 20, NAN,
+    "series: past steps each prediction sees" },
+  { "horizon", NL_RUN_FIELD_INT, OFF (data.horizon), S, 1, NULL, 1, 1 << 20, NAN,
+    "series: future values of the target predicted" },
   /* not stored with the run */
   { "scheduler_workers", NL_RUN_FIELD_INT, OFF (scheduler_workers), 0, 0, NULL, 0, 1024, NAN,
     "Threads for independent branches (0: ops inline, in order)" },
@@ -210,8 +227,8 @@ nl_run_config_init (NlRunConfig *rc)
       else if (is_number (f) && !(f->flags & NL_RUN_FIELD_OPTIM_DEFAULT))
         nl_run_field_set_number (f, rc, f->def);
     }
-  /* optimizer sgd, precision fp32 and device cpu are the zeros */
-  G_STATIC_ASSERT (NL_OPTIM_SGD == 0 && NL_PRECISION_F32 == 0 && NL_DEVICE_CPU == 0);
+  /* optimizer sgd, precision fp32, device cpu and tokenizer word are the zeros */
+  G_STATIC_ASSERT (NL_OPTIM_SGD == 0 && NL_PRECISION_F32 == 0 && NL_DEVICE_CPU == 0 && NL_TOKENIZER_WORD == 0);
 }
 
 void
@@ -256,6 +273,11 @@ nl_run_field_set_text (const NlRunField *f, NlRunConfig *rc, const char *text, G
       return FALSE;
     case NL_RUN_FIELD_DEVICE:
       return nl_device_parse (text, &rc->device, error);
+    case NL_RUN_FIELD_TOKENIZER:
+      if (*text && nl_tokenizer_kind_parse (text, AT (rc, f, NlTokenizerKind)))
+        return TRUE;
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "%s must be word or char, not '%s'", f->name, text);
+      return FALSE;
     case NL_RUN_FIELD_STRING:
     case NL_RUN_FIELD_METRIC:
       nl_run_config_set_text (AT (rc, f, char *), text);
@@ -382,6 +404,9 @@ nl_run_config_to_json (const NlRunConfig *rc)
         case NL_RUN_FIELD_PRECISION:
           json_builder_add_string_value (b, nl_precision_name (rc->precision));
           break;
+        case NL_RUN_FIELD_TOKENIZER:
+          json_builder_add_string_value (b, nl_tokenizer_kind_name (*AT_C (rc, f, NlTokenizerKind)));
+          break;
         case NL_RUN_FIELD_STRING:
         case NL_RUN_FIELD_METRIC:
           if (*AT_C (rc, f, char *))
@@ -500,6 +525,17 @@ nl_run_config_from_json (NlRunConfig *rc, const char *json, GError **error)
               {
                 g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
                              "unknown precision '%s' in the run's settings (fp32, bf16 or fp16)", prec);
+                return FALSE;
+              }
+            break;
+          }
+        case NL_RUN_FIELD_TOKENIZER:
+          {
+            const char *name = json_object_get_string_member_with_default (o, f->name, f->def_text);
+            if (!*name || !nl_tokenizer_kind_parse (name, AT (rc, f, NlTokenizerKind)))
+              {
+                g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                             "unknown tokenizer '%s' in the run's settings (word or char)", name);
                 return FALSE;
               }
             break;

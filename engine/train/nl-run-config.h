@@ -77,6 +77,7 @@ typedef enum {
   NL_RUN_FIELD_PRECISION,    /* NlPrecision by name */
   NL_RUN_FIELD_DEVICE,       /* NlDevice ("cpu", "cuda:N") */
   NL_RUN_FIELD_METRIC,       /* char *: NULL, test_accuracy, train_accuracy or train_loss */
+  NL_RUN_FIELD_TOKENIZER,    /* NlTokenizerKind by name (nl-tokenizer.h) */
 } NlRunFieldType;
 
 typedef enum {

@@ -1,5 +1,6 @@
 /* nl-trainer.c — the training loop. */
 #include "engine/train/nl-trainer.h"
+#include "engine/train/nl-vocab-fit.h"
 #include "engine/train/nl-data-parallel.h"
 #include "engine/data/nl-loader.h"
 #include "engine/data/nl-transform.h"
@@ -121,19 +122,31 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
   train_opts.loss_scale = t->scaler.scale;
   nl_threads_set (cfg->threads);
   t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
-  if (!t->train_set)
+  if (!t->train_set || !nl_vocab_fit_network (net, t->train_set->vocab, error))
     return NULL;
+  /* the test side encodes its texts with the training side's vocabulary */
+  NlDatasetOptions test_opts = cfg->data;
+  test_opts.vocab = t->train_set->vocab;
   if (cfg->val_dataset)
     {
       /* a split by file: every sample of the other dataset */
-      NlDatasetOptions all = cfg->data;
-      all.val_fraction = 0;
-      t->test_set = nl_dataset_open_full (cfg->val_dataset, FALSE, &all, error);
+      test_opts.val_fraction = 0;
+      t->test_set = nl_dataset_open_full (cfg->val_dataset, FALSE, &test_opts, error);
     }
   else
-    t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &cfg->data, error);
+    t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &test_opts, error);
   if (!t->test_set)
     return NULL;
+  /* per-step labels (a language model's next tokens, a series' horizon) */
+  train_opts.label_shape = eval_opts.label_shape = t->train_set->label_shape;
+  if (!nl_shape_equal (&t->train_set->label_shape, &t->test_set->label_shape))
+    {
+      char a[96], b[96];
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG, "the training samples' labels are %s but the "
+                   "evaluation samples' are %s", nl_shape_format (&t->train_set->label_shape, a, sizeof a),
+                   nl_shape_format (&t->test_set->label_shape, b, sizeof b));
+      return NULL;
+    }
   if (cfg->augment && *cfg->augment)
     {
       t->augment = nl_transform_parse (cfg->augment, error);
@@ -337,7 +350,8 @@ program_for (NlTrainer *t, NlProgram *full, NlProgram **tail, int n, gboolean tr
 {
   NlCompileOptions opts = { .batch = n, .training = training, .loss = training ? t->cfg.loss : NULL,
                             .device = t->cfg.device, .precision = t->cfg.precision,
-                            .loss_scale = training ? t->scaler.scale : 0 };
+                            .loss_scale = training ? t->scaler.scale : 0,
+                            .label_shape = t->train_set->label_shape };
   if (nl_tensor_get_shape (nl_program_input (full)).d[0] == n)
     return full;
   if (*tail && nl_tensor_get_shape (nl_program_input (*tail)).d[0] == n)
@@ -609,7 +623,7 @@ nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
 {
   g_autoptr (NlTensor) labels = NULL;
   NlTensor *data = nl_program_input (t->eval_prog);
-  NlShape ls = nl_shape_of (1, (int64_t) t->eval_batch);
+  NlShape ls = nl_shape_batched (t->eval_batch, &t->test_set->label_shape);
   int n;
 
   labels = nl_tensor_zeros (NL_DTYPE_F32, &ls);
@@ -619,7 +633,7 @@ nl_trainer_evaluate (NlTrainer *t, double *accuracy, GError **error)
     {
       NlProgram *p = program_for (t, t->eval_prog, &t->eval_tail, n, FALSE, error);
       g_autoptr (NlTensor) lab = NULL;
-      NlShape s = nl_shape_of (1, (int64_t) n);
+      NlShape s = nl_shape_batched (n, &t->test_set->label_shape);
       if (!p)
         return FALSE;
       if (p != t->eval_prog)

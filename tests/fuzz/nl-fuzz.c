@@ -89,11 +89,17 @@ nl_fuzz_clear (void)
 #define SAMPLES_READ 8
 
 static void
-check_sample (NlDataset *ds, int64_t i, const float *sample, int64_t numel, float label)
+check_sample (NlDataset *ds, int64_t i, const float *sample, int64_t numel, const float *labels)
 {
   const char *what = NULL;
-  if (ds->n_classes > 0 ? !(label >= 0 && label < ds->n_classes && label == floorf (label)) : !isfinite (label))
-    what = "label";
+  float label = labels[0];
+  /* every value of a per-step label (nl_dataset_label_numel) */
+  for (int64_t k = 0; k < nl_dataset_label_numel (ds) && !what; k++)
+    {
+      label = labels[k];
+      if (ds->n_classes > 0 ? !(label >= 0 && label < ds->n_classes && label == floorf (label)) : !isfinite (label))
+        what = "label";
+    }
   for (int64_t k = 0; k < numel && !what; k++)
     if (!isfinite (sample[k]))
       what = "value";
@@ -117,17 +123,17 @@ nl_fuzz_read_samples (NlDataset *ds)
     }
   g_autofree float *sample = g_new (float, numel);
   g_autofree guint8 *bytes = ds->klass->read_u8 ? g_new (guint8, numel) : NULL;
+  g_autofree float *label = g_new0 (float, nl_dataset_label_numel (ds));
   for (int64_t j = 0; j <= SAMPLES_READ && j < ds->length; j++)
     {
       int64_t i = j < SAMPLES_READ ? j : ds->length - 1;
       g_autoptr (GError) error = NULL;
-      float label = 0;
-      if (nl_dataset_get (ds, i, sample, &label, &error))
+      if (nl_dataset_get (ds, i, sample, label, &error))
         check_sample (ds, i, sample, numel, label);
       if (ds->klass->get_u8)
-        ds->klass->get_u8 (ds, i, &label);
+        ds->klass->get_u8 (ds, i, label);
       g_clear_error (&error);
-      if (bytes && ds->klass->read_u8 (ds, i, bytes, &label, &error))
+      if (bytes && ds->klass->read_u8 (ds, i, bytes, label, &error))
         check_sample (ds, i, sample, 0, label);
     }
 }

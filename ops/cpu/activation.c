@@ -1,10 +1,13 @@
 /* activation.c — the CPU kernels of Activation (relu, sigmoid, tanh,
  * softrelu) and LeakyReLU (definitions: ops/defs/activation.c).
  *
- * Every backward here is written in terms of the output, so both ops declare
- * NL_NEEDS_OUTPUTS only and may run in place: sigmoid and tanh have the usual
- * closed forms, softrelu' = sigmoid(x) = 1 - exp(-y), and since alpha >= 0 the
- * sign of a LeakyReLU output is the sign of its input. ReLU runs on every
+ * The first four act_types' backward here is written in terms of the output,
+ * so they declare NL_NEEDS_OUTPUTS only and may run in place: sigmoid and
+ * tanh have the usual closed forms, softrelu' = sigmoid(x) = 1 - exp(-y), and
+ * since alpha >= 0 the sign of a LeakyReLU output is the sign of its input.
+ * The later act_types go through one per-element switch (act_apply,
+ * act_grad_y, act_grad_x in ops/nl-activation.h); those act_needs_input
+ * names read x in backward. ReLU runs on every
  * step of the benchmark, so its loops are kept branch-free and vectorisable.
  * `if (parallel: ...)` matters: a bare `if` on `parallel for simd` also
  * applies to the simd part, and GCC then runs small sizes unvectorised. */
@@ -40,8 +43,38 @@ act_forward (NlOpCtx *c, GError **error)
       for (int64_t i = 0; i < n; i++)
         y[i] = act_softrelu (x[i]);
       break;
+    default:
+      {
+        int t = ((const NlActivationArgs *) c->args)->act_type;
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+        for (int64_t i = 0; i < n; i++)
+          y[i] = act_apply (t, x[i]);
+      }
+      break;
     }
   return TRUE;
+}
+
+/* The act_types after softrelu: from x where act_needs_input says so */
+static void
+act_backward_more (NlOpCtx *c, int64_t n, float *dx)
+{
+  int t = ((const NlActivationArgs *) c->args)->act_type;
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  if (act_needs_input (t))
+    {
+      const float *x = nl_tensor_f32 (c->in[0]);
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = act_grad_x (t, x[i], dy[i]);
+    }
+  else
+    {
+      const float *y = nl_tensor_f32 (c->out[0]);
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = act_grad_y (t, y[i], dy[i]);
+    }
 }
 
 static gboolean
@@ -76,6 +109,9 @@ act_backward (NlOpCtx *c, GError **error)
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
         dx[i] = act_softrelu_grad (y[i], dy[i]);
+      break;
+    default:
+      act_backward_more (c, n, dx);
       break;
     }
   return TRUE;

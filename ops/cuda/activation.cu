@@ -4,7 +4,8 @@
  * Both ops may run in place (y over x) and their backward may overwrite
  * out_grad (dx over dy), so no pointer here is __restrict__: every thread
  * reads element i before writing it, which keeps aliasing safe. Backward is
- * written in terms of the output, as on the CPU. */
+ * written in terms of the output, as on the CPU, but for the act_types
+ * act_needs_input names, which read the input (never overwritten then). */
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
@@ -32,11 +33,14 @@ act_forward_kernel (const float *x, float *y, int64_t n, int type)
     case ACT_SOFTRELU:
       GRID_STRIDE (i, n) y[i] = act_softrelu (x[i]);
       break;
+    default:
+      GRID_STRIDE (i, n) y[i] = act_apply (type, x[i]);
+      break;
     }
 }
 
 __global__ void
-act_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, int type)
+act_backward_kernel (const float *x, const float *y, const float *dy, float *dx, int64_t n, int type)
 {
   switch (type)
     {
@@ -51,6 +55,12 @@ act_backward_kernel (const float *y, const float *dy, float *dx, int64_t n, int 
       break;
     case ACT_SOFTRELU:
       GRID_STRIDE (i, n) dx[i] = act_softrelu_grad (y[i], dy[i]);
+      break;
+    default:
+      if (act_needs_input (type))
+        GRID_STRIDE (i, n) dx[i] = act_grad_x (type, x[i], dy[i]);
+      else
+        GRID_STRIDE (i, n) dx[i] = act_grad_y (type, y[i], dy[i]);
       break;
     }
 }
@@ -91,8 +101,9 @@ act_backward (NlOpCtx *c, GError **error)
   return launch_over (
     c, n, "Activation backward",
     [&] (cudaStream_t s) {
-      act_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (
-        nl_tensor_f32 (c->out[0]), nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), n, type);
+      act_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
+                                                             nl_tensor_f32 (c->out_grad[0]),
+                                                             nl_tensor_f32 (c->in_grad[0]), n, type);
     },
     error);
 }

@@ -13,11 +13,17 @@ infer_unary (NlInferCtx *c, GError **error)
 
 /* ---- Activation ---- */
 
-static const char *const act_types[] = { "relu", "sigmoid", "tanh", "softrelu", NULL };
+static const char *const act_types[] = { "relu",     "sigmoid",     "tanh",      "softrelu", "elu",
+                                         "selu",     "silu",        "mish",      "softsign", "hardsigmoid",
+                                         "hardswish", "relu6",      "hardtanh",  "logsigmoid", "tanhshrink",
+                                         NULL };
 
 static const NlParamSpec act_params[P_ACT_N] = {
   [P_ACT_TYPE] = { "act_type", NL_PARAM_ENUM, ACT_RELU, 1, 0, act_types, FALSE,
-                   "Nonlinearity: relu, sigmoid, tanh or softrelu (log(1 + exp(x)))" },
+                   "Nonlinearity: relu, sigmoid, tanh, softrelu (log(1 + exp(x))), elu (alpha 1), selu, "
+                   "silu (x sigmoid(x)), mish (x tanh(softrelu(x))), softsign (x / (1 + |x|)), hardsigmoid "
+                   "(x / 6 + 1/2 clipped to [0, 1]), hardswish (x hardsigmoid(x)), relu6, hardtanh (clip to "
+                   "[-1, 1]), logsigmoid or tanhshrink (x - tanh(x))" },
 };
 
 static void
@@ -27,18 +33,27 @@ act_resolve (const NlParamValue *p, void *args)
   a->act_type = NL_P_ENUM (p, P_ACT_TYPE);
 }
 
+/* silu, mish, hardswish and tanhshrink differentiate from the input (and
+ * so never overwrite it); the rest from the output */
+static NlBackwardNeeds
+act_needs (const NlParamValue *p)
+{
+  return act_needs_input (NL_P_ENUM (p, P_ACT_TYPE)) ? NL_NEEDS_INPUTS : NL_NEEDS_OUTPUTS;
+}
+
 static const char *const data_input[] = { "data" };
 
 const NlOpDef nl_op_activation = {
   .name = "Activation",
   .category = "Activation",
-  .doc = "Elementwise nonlinearity (relu, sigmoid, tanh, softrelu)",
+  .doc = "Elementwise nonlinearity (relu, sigmoid, tanh, softrelu, elu, selu, silu, mish ...)",
   .params = act_params,
   .n_params = P_ACT_N,
   .inputs = data_input,
   .n_inputs = 1,
   .n_outputs = 1,
   .needs = NL_NEEDS_OUTPUTS,
+  .needs_for = act_needs,
   .inplace = TRUE,
   .backward_inplace = TRUE,
   .args_size = sizeof (NlActivationArgs),

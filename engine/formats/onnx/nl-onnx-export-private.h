@@ -52,4 +52,7 @@ const char *nl_onnx_export_temp (NlOnnxCtx *c, const NlOnnxNode *n, const char *
 GBytes *nl_onnx_export_hooked (const NlModel *m, const NlOnnxExportOptions *o, const NlOnnxExportHooks *hooks,
                                gpointer data, GError **error);
 
+/* Activation's act_types after softrelu (nl-onnx-export-acts.c): t is one. */
+gboolean nl_onnx_export_activation_more (NlOnnxCtx *c, const NlOnnxNode *n, int t, GError **error);
+
 G_END_DECLS

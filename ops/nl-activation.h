@@ -1,4 +1,4 @@
-/* nl-activation.h — Activation and LeakyReLU as their definitions, CPU kernels
+/* nl-activation.h — Activation, LeakyReLU and Clip as their definitions, CPU kernels
  * (ops/cpu/activation.c) and CUDA kernels (ops/cuda/activation.cu) see
  * them: parameters, typed arguments, and the per-element formulas both
  * compute. The first four act_types' backward (and LeakyReLU's) is written
@@ -36,6 +36,12 @@ enum { P_ALPHA, P_LEAKY_N };
 typedef struct {
   float alpha;
 } NlLeakyReluArgs;
+
+enum { P_CLIP_MIN, P_CLIP_MAX, P_CLIP_N };
+
+typedef struct {
+  float lo, hi;
+} NlClipArgs;
 
 NL_OP_FN float
 act_relu (float x)
@@ -94,6 +100,19 @@ NL_OP_FN float
 leaky_relu_grad (float y, float dy, float alpha)
 {
   return (y > 0.0f ? dy : 0.0f) + alpha * (y > 0.0f ? 0.0f : dy);
+}
+
+/* Clip: lo <= hi, so y is strictly inside exactly when x is (a NaN gives lo) */
+NL_OP_FN float
+clip_value (float x, float lo, float hi)
+{
+  return fminf (fmaxf (x, lo), hi);
+}
+
+NL_OP_FN float
+clip_grad (float y, float dy, float lo, float hi)
+{
+  return y > lo && y < hi ? dy : 0.0f;
 }
 
 /* ---- the act_types after softrelu: one switch per element ---- */

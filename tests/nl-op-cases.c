@@ -52,7 +52,8 @@ prep_huber (NlTensor **in, const NlParamValue *p, const NlOpDef *def, GRand *r)
 }
 
 /* U(-8, 8) clear of the kinks of hardsigmoid, hardswish (+-3), hardtanh
- * (+-1), relu6 (0, 6) by 0.1, so both sides of each are checked */
+ * (+-1), relu6 (0, 6) and the Clip cases' bounds by 0.1, so both sides of
+ * each are checked */
 static void
 prep_kinks (NlTensor **in, const NlParamValue *p, const NlOpDef *def, GRand *r)
 {
@@ -211,6 +212,11 @@ const NlOpCase nl_op_cases[] = {
   { "LeakyReLU", "default alpha", .in = { "3x7" }, .gen = { NL_GEN_AWAY0 } },
   { "LeakyReLU", "alpha 0.3", P ("alpha", "0.3"), { "2x3x2x2" }, { NL_GEN_AWAY0 } },
   { "LeakyReLU", "alpha 0 large", P ("alpha", "0"), { "2x20000" }, { NL_GEN_AWAY0 }, LARGE },
+
+  /* ---- Clip (bounds at prep_kinks' kinks, so clear of them) ---- */
+  { "Clip", "-1 3", P ("min", "-1", "max", "3"), { "4x9" }, .prep = prep_kinks },
+  { "Clip", "0 6", P ("min", "0", "max", "6"), { "2x3x2x2" }, .prep = prep_kinks },
+  { "Clip", "large", P ("min", "-3", "max", "1"), { "4x9001" }, .prep = prep_kinks, LARGE },
 
   /* ---- GELU ---- */
   { "GELU", "erf", P ("approximation", "erf"), { "3x7" } },

@@ -1,4 +1,4 @@
-/* test-elementwise.c — Dropout, Activation (every act_type), LeakyReLU, GELU, Flatten,
+/* test-elementwise.c — Dropout, Activation (every act_type), LeakyReLU, Clip, GELU, Flatten,
  * Reshape, Concat, Add, Softmax, LogSoftmax and Embedding against plain
  * reference loops written here (in double precision), plus their shape and
  * data errors. Finite-difference checks live in test-gradcheck. */
@@ -249,6 +249,24 @@ test_activation (void)
   check_unary ("Activation", P ("act_type", "logsigmoid"), r_logsig, d_logsig, 0, -100, 100, FALSE);
   check_unary ("Activation", P ("act_type", "mish"), r_mish, d_mish, 0, -100, 100, FALSE);
   check_unary ("Activation", P ("act_type", "silu"), r_silu, d_silu, 0, -100, 100, FALSE);
+}
+
+static double r_clip (double x, double a) { return x < -a ? -a : x > 2 * a ? 2 * a : x; }
+static double d_clip (double x, double a) { return x > -a && x < 2 * a ? 1 : 0; }
+
+/* Clip to [-a, 2a]; min above max is refused naming both */
+static void
+test_clip (void)
+{
+  g_autoptr (GError) error = NULL;
+  NlShape s = SH (3, 4);
+  NlOpInstance *inst;
+  check_unary ("Clip", P ("min", "-1", "max", "2"), r_clip, d_clip, 1, -4, 4, TRUE);
+  check_unary ("Clip", P ("min", "-0.25", "max", "0.5"), r_clip, d_clip, 0.25, -1, 1, TRUE);
+  inst = nl_op_instance_new (def_of ("Clip"), P ("min", "2", "max", "1"), 1, &s, TRUE, &error);
+  g_assert_null (inst);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "min 2 is above max 1"));
 }
 
 static void
@@ -908,6 +926,7 @@ main (int argc, char **argv)
   g_test_add_func ("/elementwise/activation", test_activation);
   g_test_add_func ("/elementwise/relu-exact", test_relu_exact);
   g_test_add_func ("/elementwise/leaky-relu", test_leaky_relu);
+  g_test_add_func ("/elementwise/clip", test_clip);
   g_test_add_func ("/elementwise/gelu", test_gelu);
   g_test_add_func ("/elementwise/dropout/training", test_dropout_training);
   g_test_add_func ("/elementwise/dropout/determinism", test_dropout_determinism);

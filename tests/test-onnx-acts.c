@@ -6,9 +6,10 @@
  *    before AveragePool, ceil_mode, count_include_pad, adaptive pooling)
  *    imports as the one netloom node it stands for and gives PyTorch's
  *    outputs within 1e-5; the forms netloom lacks (ELU's alpha 0.5, a
- *    Hardtanh of [-2, 3], a slope per channel, Softshrink's Where chain)
- *    are refused with one message naming the node and why;
- *  - a network of every act_type after softrelu exports (opsets 13 and
+ *    slope per channel, Softshrink's Where chain)
+ *    are refused with one message naming the node and why; a Hardtanh
+ *    of [-2, 3] and a one-sided clamp import as Clip;
+ *  - a network of every act_type after softrelu and a Clip exports (opsets 13 and
  *    17) and imports back to the same act_types and outputs, and
  *    onnxruntime-node (tests/onnx_run.js) runs the export to netloom's
  *    probabilities within 1e-5. */
@@ -141,6 +142,8 @@ expected_ops (const char *name)
   for (gsize k = 0; k < G_N_ELEMENTS (acts); k++)
     if (!strcmp (name, acts[k][0]))
       return g_strdup_printf ("Input Dense Activation:%s Dense", acts[k][1]);
+  if (!strcmp (name, "hardtanh-2-3") || !strcmp (name, "clamp-min"))
+    return g_strdup ("Input Dense Clip Dense");
   if (!strcmp (name, "gelu"))
     return g_strdup ("Input Dense GELU Dense");
   if (!strcmp (name, "leakyrelu") || !strcmp (name, "prelu"))
@@ -196,8 +199,8 @@ test_torch (void)
         }
     }
   g_test_message ("%d PyTorch models imported to PyTorch's outputs, %d refused as expected", n_ok, n_refused);
-  g_assert_cmpint (n_ok, >=, 36);
-  g_assert_cmpint (n_refused, >=, 4);
+  g_assert_cmpint (n_ok, >=, 38);
+  g_assert_cmpint (n_refused, >=, 3);
   nl_test_remove_tree (dir);
 }
 
@@ -229,8 +232,12 @@ act_model (void)
       g_string_append_printf (edges, ",\"%s -> fc%zu\",\"fc%zu -> %s\"", prev, k, k, new_types[k]);
       prev = new_types[k];
     }
+  /* and a Clip, one-sided */
+  g_string_append (json, ",{\"id\":\"fcc\",\"op\":\"Dense\",\"params\":{\"units\":12}},"
+                         "{\"id\":\"clip\",\"op\":\"Clip\",\"params\":{\"min\":-2,\"max\":1e18}}");
+  g_string_append_printf (edges, ",\"%s -> fcc\",\"fcc -> clip\"", prev);
   g_string_append (json, ",{\"id\":\"out\",\"op\":\"Dense\",\"params\":{\"units\":10}}],\"edges\":[");
-  g_string_append_printf (edges, ",\"%s -> out\"]}", prev);
+  g_string_append (edges, ",\"clip -> out\"]}");
   g_string_append (json, edges->str);
   net = nl_network_load_data (json->str, -1, &error);
   g_assert_no_error (error);

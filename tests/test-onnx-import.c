@@ -61,9 +61,12 @@ static const char *const must_pass[] = {
    * bound input does: refused); a Transpose that keeps the batch first */
   "test_add_bcast", "test_sub_bcast", "test_mul_bcast", "test_div_bcast", "test_transpose_all_permutations_0",
   "test_transpose_all_permutations_1",
-  /* the activations whose constants are netloom's (PyTorch's defaults), clips to [0, inf) or [-1, 1] */
+  /* the activations whose constants are netloom's (PyTorch's defaults) */
   "test_elu_default", "test_selu_default", "test_softsign", "test_softsign_example", "test_hardswish", "test_clip",
-  "test_clip_example", "test_clip_default_min", NULL
+  "test_clip_example", "test_clip_default_min",
+  /* other bounds: a Clip */
+  "test_clip_inbounds", "test_clip_outbounds", "test_clip_splitbounds", "test_clip_default_max",
+  "test_clip_default_inbounds", NULL
 };
 
 static NlOnnxConst *

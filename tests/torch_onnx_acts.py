@@ -29,6 +29,15 @@ def mlp(act):
     return m
 
 
+class Clamp(nn.Module):
+    def __init__(self, lo, hi):
+        super().__init__()
+        self.lo, self.hi = lo, hi
+
+    def forward(self, x):
+        return torch.clamp(x, self.lo, self.hi)
+
+
 # name, module, opset, refusal text (None: must import)
 ACTS = [
     ("relu", nn.ReLU(), 13, None),
@@ -56,7 +65,8 @@ ACTS = [
     ("logsigmoid", nn.LogSigmoid(), 13, None),
     ("tanhshrink", nn.Tanhshrink(), 13, None),
     ("elu-alpha", nn.ELU(0.5), 13, "alpha 0.5"),
-    ("hardtanh-2-3", nn.Hardtanh(-2.0, 3.0), 13, "bounds [-2, 3]"),
+    ("hardtanh-2-3", nn.Hardtanh(-2.0, 3.0), 13, None),
+    ("clamp-min", Clamp(-0.5, None), 13, None),
     ("prelu-channels", nn.PReLU(16), 13, "slope per channel"),
     ("softshrink", nn.Softshrink(), 13, "Greater"),
 ]

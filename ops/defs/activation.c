@@ -1,4 +1,4 @@
-/* activation.c — Activation's and LeakyReLU's definitions (kernels:
+/* activation.c — Activation's, LeakyReLU's and Clip's definitions (kernels:
  * ops/cpu/activation.c, ops/cuda/activation.cu; the formulas:
  * ops/nl-activation.h). */
 #include "ops/nl-activation.h"
@@ -90,4 +90,45 @@ const NlOpDef nl_op_leaky_relu = {
   .args_size = sizeof (NlLeakyReluArgs),
   .resolve_args = leaky_resolve,
   .infer_shape = infer_unary,
+};
+
+/* ---- Clip ---- */
+
+static const NlParamSpec clip_params[P_CLIP_N] = {
+  [P_CLIP_MIN] = { "min", NL_PARAM_FLOAT, -1, -1e18, 1e18, NULL, FALSE, "Lower bound: y = max(x, min)" },
+  [P_CLIP_MAX] = { "max", NL_PARAM_FLOAT, 1, -1e18, 1e18, NULL, FALSE, "Upper bound: y = min(x, max)" },
+};
+
+static void
+clip_resolve (const NlParamValue *p, void *args)
+{
+  NlClipArgs *a = args;
+  a->lo = NL_P_FLOAT (p, P_CLIP_MIN);
+  a->hi = NL_P_FLOAT (p, P_CLIP_MAX);
+}
+
+static gboolean
+clip_infer (NlInferCtx *c, GError **error)
+{
+  if (NL_P_FLOAT (c->p, P_CLIP_MIN) > NL_P_FLOAT (c->p, P_CLIP_MAX))
+    return nl_op_shape_error (error, "Clip: min %g is above max %g", NL_P_FLOAT (c->p, P_CLIP_MIN),
+                              NL_P_FLOAT (c->p, P_CLIP_MAX));
+  return infer_unary (c, error);
+}
+
+const NlOpDef nl_op_clip = {
+  .name = "Clip",
+  .category = "Activation",
+  .doc = "Clamps every value into [min, max] (Hardtanh, ReLU6 with other bounds)",
+  .params = clip_params,
+  .n_params = P_CLIP_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_OUTPUTS,
+  .inplace = TRUE,
+  .backward_inplace = TRUE,
+  .args_size = sizeof (NlClipArgs),
+  .resolve_args = clip_resolve,
+  .infer_shape = clip_infer,
 };

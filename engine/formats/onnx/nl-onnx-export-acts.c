@@ -1,5 +1,5 @@
-/* nl-onnx-export-acts.c — Activation's act_types after softrelu as ONNX
- * (nl-onnx-export.c writes the first four). Each is ONNX's own op where
+/* nl-onnx-export-acts.c — Activation's act_types after softrelu, and
+ * Clip, as ONNX (nl-onnx-export.c writes the first four). Each is ONNX's own op where
  * opsets 13 to 17 have one, else the chain PyTorch 1.13 writes for it,
  * which the importer fuses back (nl-onnx-import-acts.c): silu as Sigmoid
  * and Mul, mish as Softplus, Tanh and Mul (Mish is opset 18's), hardswish
@@ -98,4 +98,11 @@ nl_onnx_export_activation_more (NlOnnxCtx *c, const NlOnnxNode *n, int t, GError
                    n->gn->id, t);
       return FALSE;
     }
+}
+
+gboolean
+nl_onnx_export_clip (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
+{
+  clip (c, n, NL_P_FLOAT (n->gn->params, P_CLIP_MIN), NL_P_FLOAT (n->gn->params, P_CLIP_MAX));
+  return TRUE;
 }

@@ -437,6 +437,7 @@ static const struct {
   { "Dropout", export_identity }, /* elsewhere they are elided */
   { "Activation", export_activation },
   { "LeakyReLU", export_leaky_relu },
+  { "Clip", nl_onnx_export_clip },
   { "GELU", export_gelu },
   { "Flatten", export_flatten },
   { "Reshape", export_reshape },

@@ -1,7 +1,7 @@
 /* nl-onnx-import-acts.c — the activations and the pooling form that
  * PyTorch 1.13's exporter writes and nl-onnx-map.c's table lacks: ONNX's
- * own ops (Elu, Celu, Selu, Softsign, HardSigmoid, HardSwish, Clip, PRelu)
- * as Activation act_types or LeakyReLU, the chains written for ops ONNX
+ * own ops (Elu, Celu, Selu, Softsign, HardSigmoid, HardSwish, PRelu) as
+ * Activation act_types or LeakyReLU, Clip as relu6, hardtanh or a Clip, the chains written for ops ONNX
  * lacks fused back into one Activation (SiLU: Sigmoid, Mul; Mish: Softplus,
  * Tanh, Mul; Softsign: Abs, Add, Div; Hardswish before opset 14:
  * HardSigmoid, Mul; LogSigmoid: Sigmoid, Log or Neg, Softplus, Neg;
@@ -83,11 +83,13 @@ clip_bound (NlOnnxImp *im, const Onnx__NodeProto *n, int k, double *v)
   return TRUE;
 }
 
-/* Clip to [0, 6] (ReLU6), [-1, 1] (Hardtanh) or [0, inf) (ReLU) */
+/* Clip to [0, 6]: ReLU6, [-1, 1]: Hardtanh, [0, inf): ReLU, other bounds:
+ * a Clip (an absent or infinite bound as +-1e18, the parameters' range) */
 static NlOnnxResult
 map_clip (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
   double lo, hi;
+  int node = -1;
   if (!clip_bound (im, n, 1, &lo) || !clip_bound (im, n, 2, &hi))
     return nl_onnx_imp_unsupported (im, "its bounds are not constant scalars");
   if (lo == 0 && hi == 6)
@@ -96,8 +98,12 @@ map_clip (NlOnnxImp *im, const Onnx__NodeProto *n)
     return act (im, n, "hardtanh");
   if (lo == 0 && hi >= 3.4e38)
     return act (im, n, "relu");
-  return nl_onnx_imp_unsupported (im, "bounds [%g, %g]: netloom clips to [0, 6] (relu6), [-1, 1] (hardtanh) or "
-                                  "[0, inf) (relu) only", lo, hi);
+  if (!(lo <= hi))
+    return nl_onnx_imp_unsupported (im, "bounds [%g, %g]: min is above max", lo, hi);
+  if (nl_onnx_imp_unary (im, n, "Clip", &node) != NL_ONNX_MAPPED)
+    return NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "min", "%.9g", MAX (lo, -1e18)) && nl_onnx_imp_set (im, node, "max", "%.9g", MIN (hi, 1e18))
+           ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
 /* PRelu with one slope for every channel (nn.PReLU()): a LeakyReLU */

@@ -68,4 +68,9 @@ const char *nl_onnx_export_embedding_table (NlOnnxCtx *c, const NlOnnxNode *n);
 GBytes *nl_onnx_export_hooked (const NlModel *m, const NlOnnxExportOptions *o, const NlOnnxExportHooks *hooks,
                                gpointer data, GError **error);
 
+/* Activation's act_types after softrelu (nl-onnx-export-acts.c): t is one. */
+gboolean nl_onnx_export_activation_more (NlOnnxCtx *c, const NlOnnxNode *n, int t, GError **error);
+/* Clip as ONNX's Clip, its bounds as inputs */
+gboolean nl_onnx_export_clip (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+
 G_END_DECLS

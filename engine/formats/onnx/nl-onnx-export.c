@@ -299,6 +299,8 @@ export_activation (Ctx *c, const Node *n, GError **error)
   static const char *const onnx[] = { [ACT_RELU] = "Relu", [ACT_SIGMOID] = "Sigmoid", [ACT_TANH] = "Tanh",
                                       [ACT_SOFTRELU] = "Softplus" };
   int t = NL_P_ENUM (n->gn->params, P_ACT_TYPE);
+  if (t > ACT_SOFTRELU)
+    return nl_onnx_export_activation_more (c, n, t, error);
   if (t < 0 || t >= (int) G_N_ELEMENTS (onnx))
     return unsupported (error, n, "unknown act_type");
   node1 (c, onnx[t], n->gn->id, n->in[0], n->out);
@@ -441,6 +443,7 @@ static const struct {
   { "Dropout", export_identity }, /* elsewhere they are elided */
   { "Activation", export_activation },
   { "LeakyReLU", export_leaky_relu },
+  { "Clip", nl_onnx_export_clip },
   { "GELU", export_gelu },
   { "Flatten", export_flatten },
   { "Reshape", export_reshape },

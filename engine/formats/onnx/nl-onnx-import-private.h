@@ -91,4 +91,19 @@ void nl_onnx_map_seq_input_view (NlOnnxImp *im, const char *input, int node);
  * (nl-onnx-pattern-attn.c); FALSE leaves mm unmatched. */
 gboolean nl_onnx_map_attention_pattern (NlOnnxImp *im, const Onnx__NodeProto *mm, int from);
 
+/* For the mappers outside nl-onnx-map.c: one data input connected to a new
+ * node of op (nl-onnx-map.c); the other input of a two-input node than
+ * `one`, NULL unless it has two; one netloom node of op reading x for the
+ * chain of nodes, the other nodes absorbed (nl-onnx-pattern.c). */
+NlOnnxResult nl_onnx_imp_unary (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op, int *node);
+const char *nl_onnx_imp_other_input (const Onnx__NodeProto *n, const char *one);
+int nl_onnx_imp_fuse (NlOnnxImp *im, const Onnx__NodeProto *const *chain, int len, const char *x, const char *op);
+
+/* The activations and Pad-before-pool (nl-onnx-import-acts.c): whether it
+ * maps op_type; the mapper; a chain (SiLU, Mish ...) starting at n fused
+ * into one Activation, FALSE leaving n to its mapper. */
+gboolean nl_onnx_acts_has_op (const char *op_type);
+NlOnnxResult nl_onnx_acts_map_op (NlOnnxImp *im, const Onnx__NodeProto *n);
+gboolean nl_onnx_acts_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n);
+
 G_END_DECLS

@@ -631,7 +631,7 @@ nl_onnx_map_has_op (const char *op_type)
   for (gsize k = 0; k < G_N_ELEMENTS (mappers); k++)
     if (!strcmp (mappers[k].op, op_type))
       return TRUE;
-  return FALSE;
+  return nl_onnx_acts_has_op (op_type);
 }
 
 NlOnnxResult
@@ -645,5 +645,13 @@ nl_onnx_map_op (NlOnnxImp *im, const Onnx__NodeProto *n)
   for (gsize k = 0; k < G_N_ELEMENTS (mappers); k++)
     if (!strcmp (mappers[k].op, n->op_type))
       return mappers[k].fn (im, n);
+  if (nl_onnx_acts_has_op (n->op_type))
+    return nl_onnx_acts_map_op (im, n);
   return nl_onnx_imp_unsupported (im, "no netloom op for it");
+}
+
+NlOnnxResult
+nl_onnx_imp_unary (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op, int *node)
+{
+  return unary (im, n, op, node);
 }

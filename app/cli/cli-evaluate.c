@@ -30,12 +30,12 @@ resolve_run (NlProject *p, gint64 run, const char *network, int *status)
   return run;
 }
 
-/* --mean / --std: NAN when not given; a line on stderr when the model
- * carries no normalisation of its own, saying which one is used. */
+/* A line on stderr when the model carries no normalisation of its own,
+ * saying which one is used (--json says it in its objects instead). */
 static void
-say_normalisation (const NlEvaluation *ev)
+say_normalisation (const NlEvaluation *ev, gboolean json)
 {
-  if (!ev->norm_absent)
+  if (!ev->norm_absent || json)
     return;
   if (ev->norm_given)
     fprintf (stderr, "netloom-cli: run %" G_GINT64_FORMAT " carries no input normalisation: using the given "
@@ -44,6 +44,21 @@ say_normalisation (const NlEvaluation *ev)
     fprintf (stderr, "netloom-cli: run %" G_GINT64_FORMAT " carries no input normalisation (an imported model): "
              "inputs go in as read ([0, 1] for images, mean %g, std %g); give --mean and --std to set one\n",
              ev->run, ev->mean, ev->std);
+}
+
+/* The same for --json: {"mean": M, "std": S, "from": "run" | "given" | "none"}. */
+static void
+normalisation_json (JsonBuilder *jb, const NlEvaluation *ev)
+{
+  json_builder_set_member_name (jb, "normalisation");
+  json_builder_begin_object (jb);
+  json_builder_set_member_name (jb, "mean");
+  json_builder_add_double_value (jb, ev->mean);
+  json_builder_set_member_name (jb, "std");
+  json_builder_add_double_value (jb, ev->std);
+  json_builder_set_member_name (jb, "from");
+  json_builder_add_string_value (jb, ev->norm_given ? "given" : ev->norm_absent ? "none" : "run");
+  json_builder_end_object (jb);
 }
 
 static void
@@ -78,6 +93,7 @@ evaluation_json (const NlEvaluation *ev)
     json_builder_add_null_value (jb);
   json_builder_set_member_name (jb, "dataset");
   json_builder_add_string_value (jb, ev->dataset ? ev->dataset : "");
+  normalisation_json (jb, ev);
   json_builder_set_member_name (jb, "samples");
   json_builder_add_int_value (jb, ev->n_samples);
   json_builder_set_member_name (jb, "correct");
@@ -185,7 +201,7 @@ nl_cli_evaluate (int argc, char **argv)
     return status;
   if (!(ev = nl_evaluate_run_norm (p, run, which, dataset, int8, &norm, &error)))
     return nl_cli_fail (error);
-  say_normalisation (ev);
+  say_normalisation (ev, json);
   if (json)
     evaluation_json (ev);
   else
@@ -225,6 +241,7 @@ print_prediction (const NlEvaluation *ev, JsonNode *input, const char *label, co
           json_builder_set_member_name (jb, "label");
           json_builder_add_string_value (jb, label);
         }
+      normalisation_json (jb, ev);
       json_builder_set_member_name (jb, "predicted");
       json_builder_add_string_value (jb, ev->class_names[order[0]]);
       json_builder_set_member_name (jb, "probabilities");
@@ -326,7 +343,7 @@ nl_cli_predict (int argc, char **argv)
     return status;
   if (!(ev = nl_evaluation_open_norm (p, run, which, dataset, dataset != NULL, int8, &norm, &error)))
     return nl_cli_fail (error);
-  say_normalisation (ev);
+  say_normalisation (ev, json);
 
   for (int i = 0; texts && texts[i]; i++)
     {

@@ -81,6 +81,14 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
                      G_GINT64_FORMAT, out_path, k, shape->d[k]);
         return FALSE;
       }
+  /* a record holds one float label, and no vocabulary */
+  if (ds->label_shape.ndim > 0 || ds->vocab)
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_MISMATCH,
+                   "cannot pack %s: %s", out_path, ds->vocab ? "a packed file keeps no vocabulary for text samples"
+                                                           : "a packed file holds one label per sample, not a sequence");
+      return FALSE;
+    }
   int64_t numel = nl_shape_numel (shape);
   gboolean u8 = ds->klass->get_u8 || ds->klass->read_u8;
   int hs = header_size (shape->ndim);

@@ -166,7 +166,6 @@ static gboolean
 add_text (NlTextDataset *d, NlTokenizerKind kind, const char *text, gsize len, const char *path, int64_t line,
           const char *where, GError **error)
 {
-  g_autoptr (GError) why = NULL;
   const char *bad = NULL;
   /* validate all of it first: the cut must land on a character boundary */
   if (!g_utf8_validate_len (text, len, &bad))

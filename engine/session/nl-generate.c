@@ -85,7 +85,8 @@ nl_generate_text_full (NlProject *p, gint64 run, const char *prompt, int tokens,
                    "(it outputs %d values): it is no language model", run, T, out);
       return NULL;
     }
-  float *ctx = nl_tensor_f32 (nl_eval_runner_input (runner));
+  /* the window, kept here: a run may reuse its input's memory */
+  g_autofree float *ctx = g_new0 (float, T);
   int n = prompt_ids (l.vocab, prompt, ctx, T);
   if (n == 0)
     {
@@ -99,7 +100,7 @@ nl_generate_text_full (NlProject *p, gint64 run, const char *prompt, int tokens,
   int made = 0;
   for (; made < tokens; made++)
     {
-      /* a step's input is the window, so it is written anew each time */
+      memcpy (nl_tensor_f32 (nl_eval_runner_input (runner)), ctx, sizeof (float) * T);
       if (g_cancellable_set_error_if_cancelled (cancel, error) || !nl_eval_runner_run (runner, 1, error))
         return NULL;
       int next = sample_next (nl_eval_runner_output (runner) + (gsize) (n - 1) * (out / T), V, temperature, rng);

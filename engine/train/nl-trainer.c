@@ -124,9 +124,10 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
   t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
   if (!t->train_set || !nl_vocab_fit_network (net, t->train_set->vocab, error))
     return NULL;
-  /* the test side encodes its texts with the training side's vocabulary */
+  /* text kinds: the test side encodes with the training side's vocabulary */
   NlDatasetOptions test_opts = cfg->data;
-  test_opts.vocab = t->train_set->vocab;
+  if (!test_opts.vocab)
+    test_opts.vocab = t->train_set->vocab;
   if (cfg->val_dataset)
     {
       /* a split by file: every sample of the other dataset */

@@ -89,24 +89,20 @@ nl_fuzz_clear (void)
 #define SAMPLES_READ 8
 
 static void
-check_sample (NlDataset *ds, int64_t i, const float *sample, int64_t numel, const float *labels)
+check_sample (NlDataset *ds, int64_t i, const float *sample, int64_t numel, const float *label, int64_t n_labels)
 {
   const char *what = NULL;
-  float label = labels[0];
-  /* every value of a per-step label (nl_dataset_label_numel) */
-  for (int64_t k = 0; k < nl_dataset_label_numel (ds) && !what; k++)
-    {
-      label = labels[k];
-      if (ds->n_classes > 0 ? !(label >= 0 && label < ds->n_classes && label == floorf (label)) : !isfinite (label))
-        what = "label";
-    }
+  for (int64_t k = 0; k < n_labels && !what; k++)
+    if (ds->n_classes > 0 ? !(label[k] >= 0 && label[k] < ds->n_classes && label[k] == floorf (label[k]))
+                          : !isfinite (label[k]))
+      what = "label";
   for (int64_t k = 0; k < numel && !what; k++)
     if (!isfinite (sample[k]))
       what = "value";
   if (what)
     {
       fprintf (stderr, "nl-fuzz: %s sample %" G_GINT64_FORMAT " has a bad %s (label %g, %d classes)\n",
-               ds->description ? ds->description : "dataset", i, what, label, ds->n_classes);
+               ds->description ? ds->description : "dataset", i, what, label[0], ds->n_classes);
       abort ();
     }
 }
@@ -121,19 +117,26 @@ nl_fuzz_read_samples (NlDataset *ds)
         return;
       numel *= ds->sample_shape.d[d];
     }
+  int64_t n_labels = 1;
+  for (int d = 0; d < ds->label_shape.ndim; d++)
+    {
+      if (ds->label_shape.d[d] < 1 || n_labels > MAX_SAMPLE_FLOATS / ds->label_shape.d[d])
+        return;
+      n_labels *= ds->label_shape.d[d];
+    }
   g_autofree float *sample = g_new (float, numel);
+  g_autofree float *label = g_new0 (float, n_labels);
   g_autofree guint8 *bytes = ds->klass->read_u8 ? g_new (guint8, numel) : NULL;
-  g_autofree float *label = g_new0 (float, nl_dataset_label_numel (ds));
   for (int64_t j = 0; j <= SAMPLES_READ && j < ds->length; j++)
     {
       int64_t i = j < SAMPLES_READ ? j : ds->length - 1;
       g_autoptr (GError) error = NULL;
       if (nl_dataset_get (ds, i, sample, label, &error))
-        check_sample (ds, i, sample, numel, label);
+        check_sample (ds, i, sample, numel, label, n_labels);
       if (ds->klass->get_u8)
         ds->klass->get_u8 (ds, i, label);
       g_clear_error (&error);
       if (bytes && ds->klass->read_u8 (ds, i, bytes, label, &error))
-        check_sample (ds, i, sample, 0, label);
+        check_sample (ds, i, sample, 0, label, 1);
     }
 }

@@ -257,6 +257,71 @@ test_export (void)
   nl_test_remove_tree (dir);
 }
 
+/* The sequence templates (data/networks), random weights, exported and
+ * run by onnxruntime on padded token ids (series-gru on full windows). */
+static void
+test_export_templates (void)
+{
+  static const struct {
+    const char *name;
+    int64_t steps, features; /* features 0: token ids below vocab */
+    int vocab;
+  } templates[] = { { "text-lstm", 10, 0, 50 }, { "text-transformer", 10, 0, 50 }, { "char-gpt", 10, 0, 200 },
+                    { "series-gru", 8, 3, 0 } };
+  g_autofree char *ort = ort_module (), *node = g_find_program_in_path ("node");
+  g_autofree char *dir = g_dir_make_tmp ("onnx-seq-tpl-XXXXXX", NULL);
+  g_autoptr (GPtrArray) jobs = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) want = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GArray) lens = g_array_new (FALSE, FALSE, sizeof (int64_t));
+  g_autoptr (GPtrArray) got = NULL;
+  if (!ort || !node)
+    {
+      g_test_skip ("onnxruntime-node or node not found");
+      return;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (templates); i++)
+    {
+      g_autoptr (NlNetwork) net = nl_test_load_template (templates[i].name);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (NlModel) m = NULL;
+      int64_t steps = templates[i].steps, per = templates[i].features ? templates[i].features : 1, numel = B * steps * per, n_want;
+      NlShape s = templates[i].features ? nl_shape_of (2, steps, templates[i].features) : nl_shape_of (1, steps);
+      char *path = g_strdup_printf ("%s/%s.onnx", dir, templates[i].name), *in = g_strdup_printf ("%s.x", path);
+      g_autofree float *x = g_new0 (float, numel);
+      float *y;
+      m = nl_model_new_full (net, &s, &(NlModelOptions) { .seed = 9 }, &error);
+      g_assert_no_error (error);
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < steps; t++)
+          for (int64_t c = 0; c < per; c++)
+            /* token ids: sample b padded after T - 3b steps */
+            x[(b * steps + t) * per + c] = templates[i].features ? (float) sin (0.7 * b + 0.5 * t + c)
+                                       : t < steps - 3 * b ? (float) (1 + (b * 7 + t * 5) % (templates[i].vocab - 1)) : 0.0f;
+      g_assert_true (nl_onnx_export_file (m, &(NlOnnxExportOptions) { .opset = 17 }, path, &error));
+      g_assert_no_error (error);
+      g_assert_true (g_file_set_contents (in, (const char *) x, numel * sizeof (float), NULL));
+      g_ptr_array_add (jobs, path);
+      g_ptr_array_add (jobs, in);
+      g_ptr_array_add (jobs, templates[i].features ? g_strdup_printf ("%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, B, steps, per)
+                                            : g_strdup_printf ("%d,%" G_GINT64_FORMAT, B, steps));
+      y = run_netloom (m, x, B, &n_want);
+      g_ptr_array_add (want, y);
+      g_array_append_val (lens, n_want);
+    }
+  got = run_ort (ort, jobs);
+  for (guint k = 0; k < got->len; k++)
+    {
+      GArray *g = g_ptr_array_index (got, k);
+      double d;
+      g_assert_cmpuint (g->len, ==, g_array_index (lens, int64_t, k));
+      d = max_diff ((const float *) g->data, g_ptr_array_index (want, k), g->len);
+      g_test_message ("template %s: max difference %g", templates[k].name, d);
+      if (d > 1e-5)
+        g_error ("template %s: onnxruntime differs from netloom by %g", templates[k].name, d);
+    }
+  nl_test_remove_tree (dir);
+}
+
 /* The vocabulary is the model's metadata "netloom.vocab". */
 static void
 test_export_vocab (void)
@@ -494,6 +559,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/onnx-seq/export", test_export);
+  g_test_add_func ("/onnx-seq/export-templates", test_export_templates);
   g_test_add_func ("/onnx-seq/export-vocab", test_export_vocab);
   g_test_add_func ("/onnx-seq/node-tests", test_node_tests);
   g_test_add_func ("/onnx-seq/torch", test_torch);

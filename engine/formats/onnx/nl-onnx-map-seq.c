@@ -110,7 +110,7 @@ map_on_view (NlOnnxImp *im, const Onnx__NodeProto *n, const View *v)
   if (v->kind == VIEW_Y_TNDH && !strcmp (op, "Reshape"))
     {
       NlOnnxConst *s = nl_onnx_imp_const (im, nl_onnx_in_name (n, 1));
-      if (s && s->numel == 3 && (s->i[2] == -1 || s->i[2] == v->D * v->H))
+      if (s && s->is_int && s->numel == 3 && (s->i[2] == -1 || s->i[2] == v->D * v->H))
         return set_view (im, out, VIEW_TIME_MAJOR, v->node, 1, v->D * v->H), NL_ONNX_MAPPED;
     }
   if (v->kind == VIEW_Y_H && v->D == 1 && !strcmp (op, "Squeeze") && squeezes (im, n, 0))
@@ -361,7 +361,7 @@ nl_onnx_map_rnn (NlOnnxImp *im, const Onnx__NodeProto *n)
   if (!W || !R || (*nl_onnx_in_name (n, 3) && !B))
     return nl_onnx_imp_unsupported (im, "its W, R and B must be constants");
   if (H < 1 || W->shape.ndim != 3 || W->shape.d[0] != D || W->shape.d[1] != G * H || R->shape.ndim != 3
-      || R->shape.d[1] != G * H || R->shape.d[2] != H || (B && B->numel != D * 2 * G * H))
+      || R->shape.d[0] != D || R->shape.d[1] != G * H || R->shape.d[2] != H || (B && B->numel != D * 2 * G * H))
     return nl_onnx_imp_unsupported (im, "W, R or B does not have the shape hidden_size and direction give");
   if (!batch_first)
     {

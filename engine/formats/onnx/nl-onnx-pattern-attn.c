@@ -170,6 +170,7 @@ nl_onnx_map_attention_pattern (NlOnnxImp *im, const Onnx__NodeProto *mm, int fro
   bout = nl_onnx_imp_const (im, nl_onnx_in_name (go, 2));
   if (ks < 1 || E % ks != 0 || !wout || wout->shape.ndim != 2 || !nl_onnx_node_int (go, "transB", 0)
       || wout->shape.d[1] != E || (*nl_onnx_in_name (go, 2) && !bout)
+      || (bout && bout->numel != 1 && bout->numel != wout->shape.d[0])
       || nl_onnx_node_float (go, "alpha", 1.0f) != 1.0f || nl_onnx_node_float (go, "beta", 1.0f) != 1.0f)
     return FALSE;
   U = wout->shape.d[0];

@@ -550,7 +550,7 @@ test_torch (void)
         g_error ("%s: netloom differs from PyTorch by %g", f[0], max_diff (got, (const float *) y, n_got));
       n_checked++;
     }
-  g_assert_cmpint (n_checked, ==, 7);
+  g_assert_cmpint (n_checked, ==, 9);
   nl_test_remove_tree (dir);
 }
 

@@ -21,7 +21,11 @@
  * values are followed as views of netloom's batch-first ones (a model
  * whose time-major graph input feeds an LSTM directly is read batch-first,
  * metadata "netloom.input_layout" says so), and a graph whose first output
- * is Y takes Y (its other outputs, Y_h, are left). Anything
+ * is Y takes Y (its other outputs, Y_h, are left); h_n[-1] of a
+ * one-direction node is its final state (output last), y[:, -1] of a
+ * batch-first sequence (Gather, axis 1) a SequencePool of the last step;
+ * PyTorch's nn.MultiheadAttention subgraph inside
+ * nn.TransformerEncoderLayer is one MultiHeadAttention. Anything
  * else is reported, every such node in one message, and nothing is made.
  *
  * Importing reads data only: no code runs, external-data files must lie in

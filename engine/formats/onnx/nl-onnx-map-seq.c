@@ -82,6 +82,15 @@ squeezes (NlOnnxImp *im, const Onnx__NodeProto *n, int64_t axis)
   return na == 1 && a[0] == axis;
 }
 
+/* Gather's indices are one constant scalar, a or b. */
+static gboolean
+scalar_index_is (NlOnnxImp *im, const Onnx__NodeProto *n, int64_t a, int64_t b)
+{
+  NlOnnxConst *c = nl_onnx_imp_const (im, nl_onnx_in_name (n, 1));
+  return c && c->shape.ndim == 0 && c->numel == 1 && (nl_onnx_const_get (c, 0) == (double) a
+                                                     || nl_onnx_const_get (c, 0) == (double) b);
+}
+
 /* A netloom Reshape of node's output to shape, as n's output. */
 static NlOnnxResult
 reshape_node (NlOnnxImp *im, const Onnx__NodeProto *n, int from, const char *shape)
@@ -114,6 +123,10 @@ map_on_view (NlOnnxImp *im, const Onnx__NodeProto *n, const View *v)
         return set_view (im, out, VIEW_TIME_MAJOR, v->node, 1, v->D * v->H), NL_ONNX_MAPPED;
     }
   if (v->kind == VIEW_Y_H && v->D == 1 && !strcmp (op, "Squeeze") && squeezes (im, n, 0))
+    return nl_onnx_imp_produce (im, n, v->node), NL_ONNX_MAPPED;
+  /* h_n[-1] of a one-direction node: its final state */
+  if (v->kind == VIEW_Y_H && v->D == 1 && !strcmp (op, "Gather") && nl_onnx_node_int (n, "axis", 0) == 0
+      && scalar_index_is (im, n, 0, -1))
     return nl_onnx_imp_produce (im, n, v->node), NL_ONNX_MAPPED;
   if (v->kind == VIEW_Y_H && !strcmp (op, "Transpose") && perm_is (n, p102, 3))
     {
@@ -216,6 +229,16 @@ nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r
       return *r = nl_onnx_imp_unsupported (im, "it reads a time-major value or an LSTM/GRU output in ONNX's layout"), TRUE;
   /* batch-first (N, T, C) to time-major: a view, for an LSTM or GRU to read */
   from = nl_onnx_imp_data (im, nl_onnx_in_name (n, 0));
+  /* y[:, -1] of (N, T, C): the last step, which SequencePool's last is when
+   * every sample is T long (an imported Input has no lengths) */
+  if (from >= 0 && !strcmp (n->op_type, "Gather") && nl_onnx_node_int (n, "axis", 0) == 1
+      && scalar_index_is (im, n, -1, -1))
+    {
+      int node = nl_onnx_imp_add (im, n, "SequencePool");
+      nl_onnx_imp_connect (im, from, node, 0);
+      nl_onnx_imp_produce (im, n, node);
+      return *r = nl_onnx_imp_set (im, node, "mode", "last") ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED, TRUE;
+    }
   if (from >= 0 && !strcmp (n->op_type, "Transpose") && perm_is (n, p102, 3))
     {
       set_view (im, out0 (n), VIEW_TIME_MAJOR, from, 1, 0);

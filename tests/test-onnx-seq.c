@@ -1,6 +1,7 @@
 /* test-onnx-seq.c — ONNX and the sequence ops.
  *
- * Export: networks of every sequence op (LSTM and GRU in their variants,
+ * Export: networks of every sequence op (LSTM and GRU in their variants and
+ * with an initial state input,
  * MultiHeadAttention self, causal and cross, PositionalEmbedding learned
  * and sinusoidal, SequencePool last/mean/max, MatMul, an Embedding with a
  * padding index), with random weights and biases, exported and run by
@@ -126,6 +127,17 @@ static const ExportCase export_cases[] = {
   { "lstm-sum-last", "{\"id\":\"r\",\"op\":\"LSTM\",\"params\":{\"units\":3,\"layers\":2,\"bidirectional\":true,"
                      "\"merge\":\"sum\",\"output\":\"last\"}}", "\"data -> r\"" },
   { "lstm-1", "{\"id\":\"r\",\"op\":\"LSTM\",\"params\":{\"units\":4}}", "\"data -> r\"" },
+  /* an initial state computed from the data: (B, 2*L*D, H) for LSTM, (B, L*D, H) for GRU */
+  { "lstm-state", "{\"id\":\"pool\",\"op\":\"SequencePool\",\"params\":{\"mode\":\"mean\"}},"
+                  "{\"id\":\"d\",\"op\":\"Dense\",\"params\":{\"units\":24}},"
+                  "{\"id\":\"s\",\"op\":\"Reshape\",\"params\":{\"shape\":[0,8,3]}},"
+                  "{\"id\":\"r\",\"op\":\"LSTM\",\"params\":{\"units\":3,\"layers\":2,\"bidirectional\":true}}",
+    "\"data -> pool\",\"pool -> d\",\"d -> s\",\"data -> r\",\"s -> r:1\"" },
+  { "gru-state", "{\"id\":\"pool\",\"op\":\"SequencePool\",\"params\":{\"mode\":\"mean\"}},"
+                 "{\"id\":\"d\",\"op\":\"Dense\",\"params\":{\"units\":8}},"
+                 "{\"id\":\"s\",\"op\":\"Reshape\",\"params\":{\"shape\":[0,2,4]}},"
+                 "{\"id\":\"r\",\"op\":\"GRU\",\"params\":{\"units\":4,\"bidirectional\":true,\"output\":\"last\"}}",
+    "\"data -> pool\",\"pool -> d\",\"d -> s\",\"data -> r\",\"s -> r:1\"" },
   { "gru-all", "{\"id\":\"r\",\"op\":\"GRU\",\"params\":{\"units\":5,\"layers\":2,\"bidirectional\":true}}",
     "\"data -> r\"" },
   { "gru-classic-last", "{\"id\":\"r\",\"op\":\"GRU\",\"params\":{\"units\":4,\"variant\":\"classic\",\"output\":\"last\"}}",

@@ -251,7 +251,7 @@ nl_onnx_export_rnn (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
 {
   gboolean lstm = !strcmp (n->gn->def->name, "LSTM");
   int64_t H = param (n, "units")->i, L = param (n, "layers")->i, D = param (n, "bidirectional")->i ? 2 : 1;
-  int64_t G = lstm ? 4 : 3, T = in_shape (c, n, 0)->d[1];
+  int64_t G = lstm ? 4 : 3;
   gboolean last = enum_is (n, "output", "last"), sum = D == 2 && enum_is (n, "merge", "sum");
   int64_t p102[3] = { 1, 0, 2 }, p0213[4] = { 0, 2, 1, 3 }, flat3[3] = { 0, 0, -1 }, flat2[2] = { 0, -1 }, zero = 0;
   const char *len_i = NULL, *state_tm = NULL, *x, *yh = NULL;
@@ -318,7 +318,6 @@ nl_onnx_export_rnn (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
     }
   /* (T, N, F) -> (N, T, F); ONNX's Y is 0 past each length already */
   nl_onnx_attr_ints (c->b, nl_onnx_builder_node (c->b, "Transpose", n->gn->id, &x, 1, n->out), "perm", p102, 3);
-  (void) T;
   return TRUE;
 }
 

@@ -16,8 +16,10 @@
  * whose inputs are all constants (Constant, Transpose, Reshape, Cast,
  * Squeeze, Unsqueeze, element-wise arithmetic ...) are folded. LSTM and
  * GRU (forward or bidirectional, default activations, zero or no initial
- * state, no peepholes, clip or sequence_lens input; each node one netloom
- * layer) with the layout ops PyTorch writes around them: time-major
+ * state, no peepholes, clip or sequence_lens input; a node reading only
+ * the previous one's Y joins it as its next layer, so PyTorch's 2-layer
+ * nn.LSTM is one LSTM of 2 layers) with the layout ops PyTorch writes
+ * around them: time-major
  * values are followed as views of netloom's batch-first ones (a model
  * whose time-major graph input feeds an LSTM directly is read batch-first,
  * metadata "netloom.input_layout" says so), and a graph whose first output

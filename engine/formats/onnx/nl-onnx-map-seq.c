@@ -15,6 +15,8 @@
 
 #include <string.h>
 
+#include "ops/nl-op-registry.h"
+
 typedef enum {
   VIEW_TIME_MAJOR, /* (T, N, F) of the node's (N, T, F) */
   VIEW_Y,          /* ONNX's Y (T, D, N, H) of the node's (N, T, D*H) */
@@ -26,6 +28,7 @@ typedef struct {
   ViewKind kind;
   int node;
   int64_t D, H;
+  gboolean sole; /* the node's output reaches nothing else: a next layer may join the node */
 } View;
 
 static const View *
@@ -34,11 +37,15 @@ view_of (NlOnnxImp *im, const char *name)
   return *name ? g_hash_table_lookup (im->views, name) : NULL;
 }
 
+static gboolean is_graph_output (NlOnnxImp *im, const char *name);
+
+/* sole: the view it comes from was its node's only use (TRUE for an LSTM/GRU's Y) */
 static void
-set_view (NlOnnxImp *im, const char *name, ViewKind kind, int node, int64_t D, int64_t H)
+set_view (NlOnnxImp *im, const char *name, ViewKind kind, int node, int64_t D, int64_t H, gboolean sole)
 {
   View *v = g_new (View, 1);
-  *v = (View) { kind, node, D, H };
+  *v = (View) { kind, node, D, H, sole && GPOINTER_TO_INT (g_hash_table_lookup (im->uses, name)) == 1
+                                     && !is_graph_output (im, name) };
   g_hash_table_insert (im->views, g_strdup (name), v);
 }
 
@@ -109,18 +116,18 @@ map_on_view (NlOnnxImp *im, const Onnx__NodeProto *n, const View *v)
   const char *op = n->op_type, *out = out0 (n);
   g_autofree char *shape = NULL;
   if (!strcmp (op, "Identity"))
-    return set_view (im, out, v->kind, v->node, v->D, v->H), NL_ONNX_MAPPED;
+    return set_view (im, out, v->kind, v->node, v->D, v->H, v->sole), NL_ONNX_MAPPED;
   if (v->kind == VIEW_TIME_MAJOR && !strcmp (op, "Transpose") && perm_is (n, p102, 3))
     return nl_onnx_imp_produce (im, n, v->node), NL_ONNX_MAPPED;
   if (v->kind == VIEW_Y && !strcmp (op, "Transpose") && perm_is (n, p0213, 4))
-    return set_view (im, out, VIEW_Y_TNDH, v->node, v->D, v->H), NL_ONNX_MAPPED;
+    return set_view (im, out, VIEW_Y_TNDH, v->node, v->D, v->H, v->sole), NL_ONNX_MAPPED;
   if (v->kind == VIEW_Y && v->D == 1 && !strcmp (op, "Squeeze") && squeezes (im, n, 1))
-    return set_view (im, out, VIEW_TIME_MAJOR, v->node, 1, v->H), NL_ONNX_MAPPED;
+    return set_view (im, out, VIEW_TIME_MAJOR, v->node, 1, v->H, v->sole), NL_ONNX_MAPPED;
   if (v->kind == VIEW_Y_TNDH && !strcmp (op, "Reshape"))
     {
       NlOnnxConst *s = nl_onnx_imp_const (im, nl_onnx_in_name (n, 1));
       if (s && s->is_int && s->numel == 3 && (s->i[2] == -1 || s->i[2] == v->D * v->H))
-        return set_view (im, out, VIEW_TIME_MAJOR, v->node, 1, v->D * v->H), NL_ONNX_MAPPED;
+        return set_view (im, out, VIEW_TIME_MAJOR, v->node, 1, v->D * v->H, v->sole), NL_ONNX_MAPPED;
     }
   if (v->kind == VIEW_Y_H && v->D == 1 && !strcmp (op, "Squeeze") && squeezes (im, n, 0))
     return nl_onnx_imp_produce (im, n, v->node), NL_ONNX_MAPPED;
@@ -241,7 +248,7 @@ nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r
     }
   if (from >= 0 && !strcmp (n->op_type, "Transpose") && perm_is (n, p102, 3))
     {
-      set_view (im, out0 (n), VIEW_TIME_MAJOR, from, 1, 0);
+      set_view (im, out0 (n), VIEW_TIME_MAJOR, from, 1, 0, FALSE);
       return *r = NL_ONNX_MAPPED, TRUE;
     }
   return FALSE;
@@ -271,7 +278,7 @@ nl_onnx_map_seq_time_major_input (NlOnnxImp *im, const char *input)
 void
 nl_onnx_map_seq_input_view (NlOnnxImp *im, const char *input, int node)
 {
-  set_view (im, input, VIEW_TIME_MAJOR, node, 1, 0);
+  set_view (im, input, VIEW_TIME_MAJOR, node, 1, 0, FALSE);
 }
 
 /* ---- LSTM, GRU ---- */
@@ -321,10 +328,35 @@ rnn_refusal (NlOnnxImp *im, const Onnx__NodeProto *n, gboolean lstm)
   return NULL;
 }
 
-/* Netloom's five weights (one layer) from W (D, G*H, C), R (D, G*H, H), B (D, 2*G*H) or none. */
+/* Weight slot `slot` of node grown by c's rows (a layer appended), or c itself when it has none. */
+static void
+append_rows (NlOnnxImp *im, int node, int slot, const NlOnnxConst *c)
+{
+  for (guint i = 0; i < im->imp->weights->len; i++)
+    {
+      NlOnnxWeight *w = &g_array_index (im->imp->weights, NlOnnxWeight, i);
+      NlShape s;
+      NlTensor *t;
+      if (w->node != node || w->aux || w->slot != slot)
+        continue;
+      s = nl_tensor_get_shape (w->t);
+      s.d[0] += c->shape.d[0];
+      t = nl_tensor_zeros (NL_DTYPE_F32, &s);
+      memcpy (nl_tensor_f32 (t), nl_tensor_f32 (w->t), sizeof (float) * nl_tensor_numel (w->t));
+      for (int64_t k = 0; k < c->numel; k++)
+        nl_tensor_f32 (t)[nl_tensor_numel (w->t) + k] = (float) nl_onnx_const_get (c, k);
+      nl_tensor_unref (w->t);
+      w->t = t;
+      return;
+    }
+  nl_onnx_imp_store (im, node, FALSE, slot, c, NULL);
+}
+
+/* Netloom's five weights (one layer) from W (D, G*H, C), R (D, G*H, H), B (D, 2*G*H) or none;
+ * join: appended to node's as its next layer. */
 static void
 store_rnn_weights (NlOnnxImp *im, int node, const NlOnnxConst *W, const NlOnnxConst *R, const NlOnnxConst *B,
-                   int64_t D, int64_t G, int64_t H)
+                   int64_t D, int64_t G, int64_t H, gboolean join)
 {
   const int *order = G == 4 ? lstm_gates : gru_gates;
   int64_t C = W->shape.d[2], GH = G * H;
@@ -343,10 +375,42 @@ store_rnn_weights (NlOnnxImp *im, int node, const NlOnnxConst *W, const NlOnnxCo
           bi->f[dst] = B ? (float) nl_onnx_const_get (B, d * 2 * GH + k * H + j) : 0.0f;
           bh->f[dst] = B ? (float) nl_onnx_const_get (B, d * 2 * GH + GH + k * H + j) : 0.0f;
         }
+  if (join)
+    {
+      append_rows (im, node, 1, w);
+      append_rows (im, node, 2, r);
+      append_rows (im, node, 3, bi);
+      append_rows (im, node, 4, bh);
+      return;
+    }
   nl_onnx_imp_store (im, node, FALSE, 0, w, NULL);
   nl_onnx_imp_store (im, node, FALSE, 2, r, NULL);
   nl_onnx_imp_store (im, node, FALSE, 3, bi, NULL);
   nl_onnx_imp_store (im, node, FALSE, 4, bh, NULL);
+}
+
+static int64_t
+node_param (NlOnnxImp *im, int node, const char *name)
+{
+  const NlNode *nn = nl_network_node (im->imp->net, node);
+  int k = nl_op_param_index (nn->def, name);
+  return k >= 0 ? nn->params[k].i : -1;
+}
+
+/* n, time-major and reading only the previous layer's Y (a sole view), as
+ * that netloom node's next layer: the node grows a layer instead of the
+ * network a node (PyTorch's 2-layer nn.LSTM is one LSTM, layers 2). */
+static gboolean
+join_layer (NlOnnxImp *im, const Onnx__NodeProto *n, const View *xv, gboolean lstm, int64_t D, int64_t H)
+{
+  const NlNode *prev = nl_network_node (im->imp->net, xv->node);
+  int64_t layers = node_param (im, xv->node, "layers");
+  if (!xv->sole || strcmp (prev->def->name, n->op_type) != 0 || used (im, n, 1) || layers < 1 || layers >= 8
+      || node_param (im, xv->node, "units") != H || node_param (im, xv->node, "bidirectional") != (D == 2)
+      || node_param (im, xv->node, "output") != 0 || node_param (im, xv->node, "merge") != 0
+      || (!lstm && node_param (im, xv->node, "variant") != (nl_onnx_node_int (n, "linear_before_reset", 0) ? 0 : 1)))
+    return FALSE;
+  return nl_onnx_imp_set (im, xv->node, "layers", "%" G_GINT64_FORMAT, layers + 1);
 }
 
 /* One netloom LSTM/GRU node reading `from`, every step or the last. */
@@ -394,6 +458,12 @@ nl_onnx_map_rnn (NlOnnxImp *im, const Onnx__NodeProto *n)
     }
   if (from < 0)
     return nl_onnx_imp_unsupported (im, "its X is not computed from the graph input");
+  if (!batch_first && join_layer (im, n, xv, lstm, D, H))
+    {
+      store_rnn_weights (im, xv->node, W, R, B, D, G, H, TRUE);
+      set_view (im, n->output[0], VIEW_Y, xv->node, D, H, TRUE);
+      return NL_ONNX_MAPPED;
+    }
   for (int last = 0; last < 2; last++)
     {
       int node;
@@ -401,10 +471,10 @@ nl_onnx_map_rnn (NlOnnxImp *im, const Onnx__NodeProto *n)
         continue;
       if ((node = rnn_node (im, n, from, lstm, last, D, H)) < 0)
         return NL_ONNX_UNSUPPORTED;
-      store_rnn_weights (im, node, W, R, B, D, G, H);
+      store_rnn_weights (im, node, W, R, B, D, G, H, FALSE);
       if (!batch_first)
         {
-          set_view (im, n->output[last], last ? VIEW_Y_H : VIEW_Y, node, D, H);
+          set_view (im, n->output[last], last ? VIEW_Y_H : VIEW_Y, node, D, H, !last);
           continue;
         }
       /* batch-first Y (N, T, D, H) and Y_h (N, D, H): netloom's, reshaped */

@@ -268,7 +268,9 @@ nl_onnx_export_rnn (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
   x = transpose (c, n, n->in[0], p102, 3, "x_tm");
   for (int64_t l = 0; l < L; l++)
     {
-      const char *w[3], *in[8], *y = temp (c, n, "Y"), *h = temp (c, n, "Y_h");
+      /* the last layer of `last` leaves Y unused: unnamed, so no dead branch follows it */
+      gboolean need_y = !(last && l == L - 1);
+      const char *w[3], *in[8], *y = need_y ? temp (c, n, "Y") : "", *h = temp (c, n, "Y_h");
       Onnx__NodeProto *r;
       rnn_layer_weights (c, n, l, D, G, H, w);
       in[0] = x;
@@ -287,6 +289,8 @@ nl_onnx_export_rnn (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
       if (!lstm)
         nl_onnx_attr_int (c->b, r, "linear_before_reset", enum_is (n, "variant", "linear_before_reset"));
       yh = h;
+      if (!need_y)
+        break;
       /* Y (T, D, N, H) -> (T, N, D, H); the next layer reads (T, N, D*H) */
       x = transpose (c, n, y, p0213, 4, "Y_tndh");
       if (!(sum && l == L - 1))

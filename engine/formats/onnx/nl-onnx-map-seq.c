@@ -22,6 +22,7 @@ typedef enum {
   VIEW_Y,          /* ONNX's Y (T, D, N, H) of the node's (N, T, D*H) */
   VIEW_Y_TNDH,     /* (T, N, D, H) of the same */
   VIEW_Y_H,        /* ONNX's Y_h (D, N, H) of the node's (N, D*H) */
+  VIEW_LENGTHS,    /* the samples' lengths netloom's export computes from the input (node: the Input) */
 } ViewKind;
 
 typedef struct {
@@ -115,7 +116,7 @@ map_on_view (NlOnnxImp *im, const Onnx__NodeProto *n, const View *v)
   static const int64_t p102[3] = { 1, 0, 2 }, p0213[4] = { 0, 2, 1, 3 };
   const char *op = n->op_type, *out = out0 (n);
   g_autofree char *shape = NULL;
-  if (!strcmp (op, "Identity"))
+  if (!strcmp (op, "Identity") || (v->kind == VIEW_LENGTHS && !strcmp (op, "Cast")))
     return set_view (im, out, v->kind, v->node, v->D, v->H, v->sole), NL_ONNX_MAPPED;
   if (v->kind == VIEW_TIME_MAJOR && !strcmp (op, "Transpose") && perm_is (n, p102, 3))
     return nl_onnx_imp_produce (im, n, v->node), NL_ONNX_MAPPED;
@@ -143,7 +144,57 @@ map_on_view (NlOnnxImp *im, const Onnx__NodeProto *n, const View *v)
   return nl_onnx_imp_unsupported (im, "it reads %s, which netloom (batch first) cannot follow here",
                                   v->kind == VIEW_TIME_MAJOR ? "a time-major (T, N, C) value"
                                   : v->kind == VIEW_Y_H      ? "an LSTM/GRU's Y_h"
+                                  : v->kind == VIEW_LENGTHS  ? "the samples' lengths (a mask netloom's ops apply)"
                                                              : "an LSTM/GRU's time-major Y");
+}
+
+/* ---- the samples' lengths of netloom's export (nl-onnx-export-seq.c) ---- */
+
+static gboolean
+scalar_const_is (NlOnnxImp *im, const Onnx__NodeProto *n, const char *one, double v)
+{
+  const char *o = n && n->n_input == 2 ? (!strcmp (nl_onnx_in_name (n, 0), one) ? nl_onnx_in_name (n, 1)
+                                          : nl_onnx_in_name (n, 0)) : NULL;
+  NlOnnxConst *c = o ? nl_onnx_imp_const (im, o) : NULL;
+  return c && c->numel == 1 && nl_onnx_const_get (c, 0) == v;
+}
+
+/* Abs(x) [-> ReduceMax over features] -> Greater 0 -> Cast -> Mul (1..T) ->
+ * ReduceMax (axis 1) -> Max 1: the Input's lengths nonzero, read from its
+ * output x (node `input`). TRUE when n starts it; the chain is absorbed and
+ * its end is a lengths view. */
+static gboolean
+lengths_pattern (NlOnnxImp *im, const Onnx__NodeProto *n, int input)
+{
+  const Onnx__NodeProto *c[7] = { NULL }, *any;
+  const char *v;
+  int len = 0, k;
+  if (strcmp (nl_network_node (im->imp->net, input)->def->name, "Input") != 0)
+    return FALSE;
+  v = n->output[0];
+  if ((any = nl_onnx_imp_sole_reader (im, v, "ReduceMax")))
+    c[len++] = any, v = any->output[0];
+  if (!(c[len] = nl_onnx_imp_sole_reader (im, v, "Greater")) || !scalar_const_is (im, c[len], v, 0.0))
+    return FALSE;
+  v = c[len++]->output[0];
+  if (!(c[len] = nl_onnx_imp_sole_reader (im, v, "Cast")))
+    return FALSE;
+  v = c[len++]->output[0];
+  if (!(c[len] = nl_onnx_imp_sole_reader (im, v, "Mul")))
+    return FALSE;
+  v = c[len++]->output[0];
+  if (!(c[len] = nl_onnx_imp_sole_reader (im, v, "ReduceMax")) || nl_onnx_node_int (c[len], "keepdims", 1) != 0)
+    return FALSE;
+  v = c[len++]->output[0];
+  if (!(c[len] = nl_onnx_imp_sole_reader (im, v, "Max")) || !scalar_const_is (im, c[len], v, 1.0))
+    return FALSE;
+  v = c[len++]->output[0];
+  if (!nl_onnx_imp_set (im, input, "lengths", "nonzero"))
+    return FALSE;
+  for (k = 0; k < len; k++)
+    g_hash_table_add (im->absorbed, (gpointer) c[k]);
+  set_view (im, v, VIEW_LENGTHS, input, 0, 0, FALSE);
+  return TRUE;
 }
 
 /* ---- values computed from the input's shape (zero initial states) ---- */
@@ -236,6 +287,8 @@ nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r
       return *r = nl_onnx_imp_unsupported (im, "it reads a time-major value or an LSTM/GRU output in ONNX's layout"), TRUE;
   /* batch-first (N, T, C) to time-major: a view, for an LSTM or GRU to read */
   from = nl_onnx_imp_data (im, nl_onnx_in_name (n, 0));
+  if (from >= 0 && !strcmp (n->op_type, "Abs") && lengths_pattern (im, n, from))
+    return *r = NL_ONNX_MAPPED, TRUE;
   /* y[:, -1] of (N, T, C): the last step, which SequencePool's last is when
    * every sample is T long (an imported Input has no lengths) */
   if (from >= 0 && !strcmp (n->op_type, "Gather") && nl_onnx_node_int (n, "axis", 0) == 1
@@ -309,7 +362,8 @@ rnn_refusal (NlOnnxImp *im, const Onnx__NodeProto *n, gboolean lstm)
       }
   if (lstm && *nl_onnx_in_name (n, 7))
     return "peepholes (P)";
-  if (*nl_onnx_in_name (n, 4))
+  if (*nl_onnx_in_name (n, 4) && !(view_of (im, nl_onnx_in_name (n, 4))
+                                    && view_of (im, nl_onnx_in_name (n, 4))->kind == VIEW_LENGTHS))
     return "sequence_lens as an input (netloom takes each sample's length from the Input's lengths parameter)";
   for (int k = 0; k < 2; k++)
     {

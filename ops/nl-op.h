@@ -204,6 +204,10 @@ struct NlOpDef {
   int n_saved;
   int n_outputs;              /* 1 for every op so far */
   NlBackwardNeeds needs;
+  /* When set, what backward needs for these parameters instead of `needs`
+   * (Activation: silu's gradient needs its input, relu's only its output,
+   * which then may overwrite the input) */
+  NlBackwardNeeds (*needs_for) (const NlParamValue *p);
   gboolean inplace;           /* hint: output 0 may overwrite data input 0 */
   gboolean backward_inplace;  /* hint: in_grad[0] may overwrite out_grad[0] (elementwise backward) */
   gboolean is_loss;           /* output is a per-sample loss of shape (N) */

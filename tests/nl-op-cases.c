@@ -7,6 +7,7 @@
  * itself, no gradient to check), wide inputs (float32 rounding of outputs
  * near 100 swamps a difference of 2h), and sizes made for the device's grid
  * paths that would take minutes of forwards here. */
+#include <math.h>
 #include <string.h>
 
 #include "nl-op-cases.h"
@@ -47,6 +48,23 @@ prep_huber (NlTensor **in, const NlParamValue *p, const NlOpDef *def, GRand *r)
       float d = i % 2 ? (float) g_rand_double_range (r, 0.2, 0.8) * rho
                       : (float) g_rand_double_range (r, 1.2 * rho, 1.2 * rho + 1.5);
       x[i] = z[i] + (g_rand_boolean (r) ? d : -d);
+    }
+}
+
+/* U(-8, 8) clear of the kinks of hardsigmoid, hardswish (+-3), hardtanh
+ * (+-1), relu6 (0, 6) and the Clip cases' bounds by 0.1, so both sides of
+ * each are checked */
+static void
+prep_kinks (NlTensor **in, const NlParamValue *p, const NlOpDef *def, GRand *r)
+{
+  static const float kinks[] = { -3, -1, 0, 1, 3, 6 };
+  float *x = nl_tensor_f32 (in[0]);
+  for (int64_t i = 0; i < nl_tensor_numel (in[0]); i++)
+    {
+      x[i] = (float) g_rand_double_range (r, -8, 8);
+      for (guint k = 0; k < G_N_ELEMENTS (kinks); k++)
+        if (fabsf (x[i] - kinks[k]) < 0.1f)
+          x[i] = kinks[k] + (x[i] < kinks[k] ? -0.1f : 0.1f);
     }
 }
 
@@ -171,11 +189,34 @@ const NlOpCase nl_op_cases[] = {
   { "Activation", "relu large", P ("act_type", "relu"), { "4x9001" }, { NL_GEN_AWAY0 }, LARGE },
   { "Activation", "relu larger", P ("act_type", "relu"), { "4x90001" }, { NL_GEN_AWAY0 }, LARGE },
   { "Activation", "sigmoid large", P ("act_type", "sigmoid"), { "3x3001" }, LARGE },
+  /* the later act_types: elu and selu have a kink in the derivative at 0
+   * (NL_GEN_AWAY0); the clipping ones go over their kinks (prep_kinks);
+   * the wide cases check the overflow-safe paths on the device */
+  { "Activation", "elu", P ("act_type", "elu"), { "3x7" }, { NL_GEN_AWAY0 } },
+  { "Activation", "selu", P ("act_type", "selu"), { "3x7" }, { NL_GEN_AWAY0 } },
+  { "Activation", "silu", P ("act_type", "silu"), { "2x3x4" }, .prep = prep_kinks },
+  { "Activation", "mish", P ("act_type", "mish"), { "2x3x4" }, .prep = prep_kinks },
+  { "Activation", "softsign", P ("act_type", "softsign"), { "2x3x4" }, .prep = prep_kinks },
+  { "Activation", "hardsigmoid", P ("act_type", "hardsigmoid"), { "4x9" }, .prep = prep_kinks },
+  { "Activation", "hardswish", P ("act_type", "hardswish"), { "4x9" }, .prep = prep_kinks },
+  { "Activation", "relu6", P ("act_type", "relu6"), { "4x9" }, .prep = prep_kinks },
+  { "Activation", "hardtanh", P ("act_type", "hardtanh"), { "4x9" }, .prep = prep_kinks },
+  { "Activation", "logsigmoid", P ("act_type", "logsigmoid"), { "2x3x4" }, .prep = prep_kinks },
+  { "Activation", "tanhshrink", P ("act_type", "tanhshrink"), { "2x3x4" } },
+  { "Activation", "mish wide", P ("act_type", "mish"), { "4x999" }, { NL_GEN_WIDE }, COMPARE_ONLY },
+  { "Activation", "logsigmoid wide", P ("act_type", "logsigmoid"), { "4x999" }, { NL_GEN_WIDE }, COMPARE_ONLY },
+  { "Activation", "selu wide", P ("act_type", "selu"), { "4x999" }, { NL_GEN_WIDE }, COMPARE_ONLY },
+  { "Activation", "silu large", P ("act_type", "silu"), { "3x3001" }, LARGE },
 
   /* ---- LeakyReLU ---- */
   { "LeakyReLU", "default alpha", .in = { "3x7" }, .gen = { NL_GEN_AWAY0 } },
   { "LeakyReLU", "alpha 0.3", P ("alpha", "0.3"), { "2x3x2x2" }, { NL_GEN_AWAY0 } },
   { "LeakyReLU", "alpha 0 large", P ("alpha", "0"), { "2x20000" }, { NL_GEN_AWAY0 }, LARGE },
+
+  /* ---- Clip (bounds at prep_kinks' kinks, so clear of them) ---- */
+  { "Clip", "-1 3", P ("min", "-1", "max", "3"), { "4x9" }, .prep = prep_kinks },
+  { "Clip", "0 6", P ("min", "0", "max", "6"), { "2x3x2x2" }, .prep = prep_kinks },
+  { "Clip", "large", P ("min", "-3", "max", "1"), { "4x9001" }, .prep = prep_kinks, LARGE },
 
   /* ---- GELU ---- */
   { "GELU", "erf", P ("approximation", "erf"), { "3x7" } },

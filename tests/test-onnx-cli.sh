@@ -220,11 +220,13 @@ if [ -n "$tpy" ]; then
   if out=$("$tpy" "$src/tests/torch_onnx_models.py" "$tmp/torch" "$tmp/data/t10k-images-idx3-ubyte" 256 2>&1); then
     for m in lenet resnet mlp-gelu mlp-gelu-tanh; do
       if out=$("$cli" import-onnx --project "$P" --name "torch-$m" "$tmp/torch/$m.onnx" 2>&1) \
-         && "$cli" predict --project "$P" --network "torch-$m" --dataset "$D" --limit 256 --json >"$tmp/torch-$m.txt" 2>&1 \
+         && "$cli" predict --project "$P" --network "torch-$m" --dataset "$D" --limit 256 --json >"$tmp/torch-$m.txt" \
+              2>"$tmp/torch-$m.err" \
          && out=$(compare "$tmp/torch-$m.txt" "$tmp/torch/$m.json" 2>&1); then
         ok "PyTorch's $m imports and gives PyTorch's probabilities on 256 images ($out)"
       else
-        not_ok "PyTorch $m import" "$out $(head -c 300 "$tmp/torch-$m.txt")"
+        # predict says on stderr which normalisation a model without one uses: not JSON
+        not_ok "PyTorch $m import" "$out $(head -c 300 "$tmp/torch-$m.txt") $(cat "$tmp/torch-$m.err" 2>/dev/null)"
       fi
     done
   else

@@ -29,7 +29,10 @@ static const char *const prefixes[] = {
   "test_leakyrelu", "test_softplus", "test_maxpool", "test_averagepool", "test_globalaveragepool",
   "test_batchnorm", "test_layer_normalization", "test_dropout", "test_flatten", "test_reshape", "test_concat",
   "test_add", "test_sum", "test_mul", "test_sub", "test_div", "test_transpose", "test_softmax", "test_logsoftmax",
-  "test_gather_0", "test_identity", NULL
+  "test_gather_0", "test_identity",
+  /* the activations of nl-onnx-import-acts.c */
+  "test_elu", "test_celu", "test_selu", "test_softsign", "test_hardsigmoid", "test_hardswish", "test_clip",
+  "test_prelu", NULL
 };
 
 /* these must import and reproduce (every test of these ops that netloom's
@@ -57,7 +60,13 @@ static const char *const must_pass[] = {
   /* a constant operand that does not span the batch (the same-shape tests'
    * bound input does: refused); a Transpose that keeps the batch first */
   "test_add_bcast", "test_sub_bcast", "test_mul_bcast", "test_div_bcast", "test_transpose_all_permutations_0",
-  "test_transpose_all_permutations_1", NULL
+  "test_transpose_all_permutations_1",
+  /* the activations whose constants are netloom's (PyTorch's defaults) */
+  "test_elu_default", "test_selu_default", "test_softsign", "test_softsign_example", "test_hardswish", "test_clip",
+  "test_clip_example", "test_clip_default_min",
+  /* other bounds: a Clip */
+  "test_clip_inbounds", "test_clip_outbounds", "test_clip_splitbounds", "test_clip_default_max",
+  "test_clip_default_inbounds", NULL
 };
 
 static NlOnnxConst *

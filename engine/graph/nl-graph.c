@@ -76,7 +76,7 @@ infer_node (NlGraph *g, NlGraphNode *n, GError **error)
 static int
 needs_of (const NlGraphNode *n)
 {
-  return n->def->needs;
+  return n->def->needs_for ? n->def->needs_for (n->params) : n->def->needs;
 }
 
 void

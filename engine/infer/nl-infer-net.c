@@ -242,7 +242,9 @@ build_node (NlInferNet *n, const Consumers *c, const gboolean *absorbed, FusedSp
         }
       return v;
     }
-  if (is_op (node, "LeakyReLU") || is_op (node, "Activation"))
+  /* oneDNN's eltwise for the act_types it had first; the op's kernel for
+   * the later ones, so that inference computes what training does */
+  if (is_op (node, "LeakyReLU") || (is_op (node, "Activation") && NL_P_ENUM (node->params, P_ACT_TYPE) <= ACT_SOFTRELU))
     return nl_infer_build_eltwise (n, node, error);
   return nl_infer_build_kernel (n, node, error);
 }

@@ -387,6 +387,7 @@ nl_infer_build_eltwise (NlInferNet *n, const NlGraphNode *node, GError **error)
       case ACT_SIGMOID: alg = dnnl_eltwise_logistic; break;
       case ACT_TANH: alg = dnnl_eltwise_tanh; break;
       case ACT_SOFTRELU: alg = dnnl_eltwise_soft_relu; break;
+      default: break; /* the later act_types run the op's kernel (nl-infer-net.c) */
       }
   /* in whatever layout it comes, in fp32 */
   dnnl_memory_desc_t md = ival (n, n->gv[node->in[0]])->md;

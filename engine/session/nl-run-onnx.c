@@ -62,7 +62,8 @@ nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const char *pat
 {
   g_auto (NlRunModel) l = { 0 };
   g_auto (GStrv) meta = NULL;
-  g_autofree char *doc = NULL;
+  g_autofree char *doc = NULL, *vocab = NULL;
+  g_autoptr (GError) local = NULL;
   g_return_val_if_fail (p != NULL && path != NULL, FALSE);
 
   if (!nl_onnx_available ())
@@ -70,11 +71,21 @@ nl_run_export_onnx (NlProject *p, gint64 run, const char *which, const char *pat
   if (!nl_run_model_load (&l, p, run, which ? which : "last", NULL, FALSE, error))
     return FALSE;
   meta = run_metadata (&l, run, NULL);
-  doc = g_strdup_printf ("netloom run %" G_GINT64_FORMAT ", checkpoint %" G_GINT64_FORMAT " (epoch %d); input: "
-                         "pixels in [0, 1], then (x - input_mean) / input_std", run, l.checkpoint, l.epoch);
+  /* a text run's vocabulary travels with the model (metadata "netloom.vocab") */
+  vocab = nl_project_get_run_vocab (p, run, &local);
+  if (local)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  doc = vocab ? g_strdup_printf ("netloom run %" G_GINT64_FORMAT ", checkpoint %" G_GINT64_FORMAT " (epoch %d); input: "
+                                 "token ids of the vocabulary in metadata netloom.vocab, padded with 0 (<pad>); each "
+                                 "sample's length is computed from its non-zero ids", run, l.checkpoint, l.epoch)
+              : g_strdup_printf ("netloom run %" G_GINT64_FORMAT ", checkpoint %" G_GINT64_FORMAT " (epoch %d); input: "
+                                 "pixels in [0, 1], then (x - input_mean) / input_std", run, l.checkpoint, l.epoch);
   {
     NlOnnxExportOptions o = { .opset = opset, .softmax = softmax, .metadata = (const char *const *) meta,
-                              .doc = doc };
+                              .doc = doc, .vocab = vocab };
     if (!nl_onnx_export_file (l.model, &o, path, error))
       return FALSE;
   }

@@ -1,10 +1,13 @@
 /* activation.c — the CPU kernels of Activation (relu, sigmoid, tanh,
- * softrelu) and LeakyReLU (definitions: ops/defs/activation.c).
+ * softrelu and the later act_types), LeakyReLU and Clip (definitions: ops/defs/activation.c).
  *
- * Every backward here is written in terms of the output, so both ops declare
- * NL_NEEDS_OUTPUTS only and may run in place: sigmoid and tanh have the usual
- * closed forms, softrelu' = sigmoid(x) = 1 - exp(-y), and since alpha >= 0 the
- * sign of a LeakyReLU output is the sign of its input. ReLU runs on every
+ * The first four act_types' backward here is written in terms of the output,
+ * so they declare NL_NEEDS_OUTPUTS only and may run in place: sigmoid and
+ * tanh have the usual closed forms, softrelu' = sigmoid(x) = 1 - exp(-y), and
+ * since alpha >= 0 the sign of a LeakyReLU output is the sign of its input.
+ * The later act_types go through one per-element switch (act_apply,
+ * act_grad_y, act_grad_x in ops/nl-activation.h); those act_needs_input
+ * names read x in backward. ReLU runs on every
  * step of the benchmark, so its loops are kept branch-free and vectorisable.
  * `if (parallel: ...)` matters: a bare `if` on `parallel for simd` also
  * applies to the simd part, and GCC then runs small sizes unvectorised. */
@@ -40,8 +43,38 @@ act_forward (NlOpCtx *c, GError **error)
       for (int64_t i = 0; i < n; i++)
         y[i] = act_softrelu (x[i]);
       break;
+    default:
+      {
+        int t = ((const NlActivationArgs *) c->args)->act_type;
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+        for (int64_t i = 0; i < n; i++)
+          y[i] = act_apply (t, x[i]);
+      }
+      break;
     }
   return TRUE;
+}
+
+/* The act_types after softrelu: from x where act_needs_input says so */
+static void
+act_backward_more (NlOpCtx *c, int64_t n, float *dx)
+{
+  int t = ((const NlActivationArgs *) c->args)->act_type;
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  if (act_needs_input (t))
+    {
+      const float *x = nl_tensor_f32 (c->in[0]);
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = act_grad_x (t, x[i], dy[i]);
+    }
+  else
+    {
+      const float *y = nl_tensor_f32 (c->out[0]);
+#pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
+      for (int64_t i = 0; i < n; i++)
+        dx[i] = act_grad_y (t, y[i], dy[i]);
+    }
 }
 
 static gboolean
@@ -76,6 +109,9 @@ act_backward (NlOpCtx *c, GError **error)
 #pragma omp parallel for if (n > NL_PAR_MIN / 8) schedule (static)
       for (int64_t i = 0; i < n; i++)
         dx[i] = act_softrelu_grad (y[i], dy[i]);
+      break;
+    default:
+      act_backward_more (c, n, dx);
       break;
     }
   return TRUE;
@@ -113,5 +149,38 @@ leaky_backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
+static gboolean
+clip_forward (NlOpCtx *c, GError **error)
+{
+  const float *x = nl_tensor_f32 (c->in[0]);
+  float *y = nl_tensor_f32 (c->out[0]);
+  int64_t n = nl_numel (c->in[0]);
+  const NlClipArgs *a = c->args;
+
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    y[i] = clip_value (x[i], a->lo, a->hi);
+  return TRUE;
+}
+
+static gboolean
+clip_backward (NlOpCtx *c, GError **error)
+{
+  const float *y = nl_tensor_f32 (c->out[0]);
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  float *dx;
+  int64_t n = nl_numel (c->out[0]);
+  const NlClipArgs *a = c->args;
+
+  if (!c->in_grad[0])
+    return TRUE;
+  dx = nl_tensor_f32 (c->in_grad[0]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    dx[i] = clip_grad (y[i], dy[i], a->lo, a->hi);
+  return TRUE;
+}
+
 const NlOpKernels nl_op_cpu_activation = { .forward = act_forward, .backward = act_backward };
 const NlOpKernels nl_op_cpu_leaky_relu = { .forward = leaky_forward, .backward = leaky_backward };
+const NlOpKernels nl_op_cpu_clip = { .forward = clip_forward, .backward = clip_backward };

@@ -1,4 +1,4 @@
-/* activation.c — Activation's and LeakyReLU's definitions (kernels:
+/* activation.c — Activation's, LeakyReLU's and Clip's definitions (kernels:
  * ops/cpu/activation.c, ops/cuda/activation.cu; the formulas:
  * ops/nl-activation.h). */
 #include "ops/nl-activation.h"
@@ -13,11 +13,17 @@ infer_unary (NlInferCtx *c, GError **error)
 
 /* ---- Activation ---- */
 
-static const char *const act_types[] = { "relu", "sigmoid", "tanh", "softrelu", NULL };
+static const char *const act_types[] = { "relu",     "sigmoid",     "tanh",      "softrelu", "elu",
+                                         "selu",     "silu",        "mish",      "softsign", "hardsigmoid",
+                                         "hardswish", "relu6",      "hardtanh",  "logsigmoid", "tanhshrink",
+                                         NULL };
 
 static const NlParamSpec act_params[P_ACT_N] = {
   [P_ACT_TYPE] = { "act_type", NL_PARAM_ENUM, ACT_RELU, 1, 0, act_types, FALSE,
-                   "Nonlinearity: relu, sigmoid, tanh or softrelu (log(1 + exp(x)))" },
+                   "Nonlinearity: relu, sigmoid, tanh, softrelu (log(1 + exp(x))), elu (alpha 1), selu, "
+                   "silu (x sigmoid(x)), mish (x tanh(softrelu(x))), softsign (x / (1 + |x|)), hardsigmoid "
+                   "(x / 6 + 1/2 clipped to [0, 1]), hardswish (x hardsigmoid(x)), relu6, hardtanh (clip to "
+                   "[-1, 1]), logsigmoid or tanhshrink (x - tanh(x))" },
 };
 
 static void
@@ -27,18 +33,27 @@ act_resolve (const NlParamValue *p, void *args)
   a->act_type = NL_P_ENUM (p, P_ACT_TYPE);
 }
 
+/* silu, mish, hardswish and tanhshrink differentiate from the input (and
+ * so never overwrite it); the rest from the output */
+static NlBackwardNeeds
+act_needs (const NlParamValue *p)
+{
+  return act_needs_input (NL_P_ENUM (p, P_ACT_TYPE)) ? NL_NEEDS_INPUTS : NL_NEEDS_OUTPUTS;
+}
+
 static const char *const data_input[] = { "data" };
 
 const NlOpDef nl_op_activation = {
   .name = "Activation",
   .category = "Activation",
-  .doc = "Elementwise nonlinearity (relu, sigmoid, tanh, softrelu)",
+  .doc = "Elementwise nonlinearity (relu, sigmoid, tanh, softrelu, elu, selu, silu, mish ...)",
   .params = act_params,
   .n_params = P_ACT_N,
   .inputs = data_input,
   .n_inputs = 1,
   .n_outputs = 1,
   .needs = NL_NEEDS_OUTPUTS,
+  .needs_for = act_needs,
   .inplace = TRUE,
   .backward_inplace = TRUE,
   .args_size = sizeof (NlActivationArgs),
@@ -75,4 +90,45 @@ const NlOpDef nl_op_leaky_relu = {
   .args_size = sizeof (NlLeakyReluArgs),
   .resolve_args = leaky_resolve,
   .infer_shape = infer_unary,
+};
+
+/* ---- Clip ---- */
+
+static const NlParamSpec clip_params[P_CLIP_N] = {
+  [P_CLIP_MIN] = { "min", NL_PARAM_FLOAT, -1, -1e18, 1e18, NULL, FALSE, "Lower bound: y = max(x, min)" },
+  [P_CLIP_MAX] = { "max", NL_PARAM_FLOAT, 1, -1e18, 1e18, NULL, FALSE, "Upper bound: y = min(x, max)" },
+};
+
+static void
+clip_resolve (const NlParamValue *p, void *args)
+{
+  NlClipArgs *a = args;
+  a->lo = NL_P_FLOAT (p, P_CLIP_MIN);
+  a->hi = NL_P_FLOAT (p, P_CLIP_MAX);
+}
+
+static gboolean
+clip_infer (NlInferCtx *c, GError **error)
+{
+  if (NL_P_FLOAT (c->p, P_CLIP_MIN) > NL_P_FLOAT (c->p, P_CLIP_MAX))
+    return nl_op_shape_error (error, "Clip: min %g is above max %g", NL_P_FLOAT (c->p, P_CLIP_MIN),
+                              NL_P_FLOAT (c->p, P_CLIP_MAX));
+  return infer_unary (c, error);
+}
+
+const NlOpDef nl_op_clip = {
+  .name = "Clip",
+  .category = "Activation",
+  .doc = "Clamps every value into [min, max] (Hardtanh, ReLU6 with other bounds)",
+  .params = clip_params,
+  .n_params = P_CLIP_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_OUTPUTS,
+  .inplace = TRUE,
+  .backward_inplace = TRUE,
+  .args_size = sizeof (NlClipArgs),
+  .resolve_args = clip_resolve,
+  .infer_shape = clip_infer,
 };

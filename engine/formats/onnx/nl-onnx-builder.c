@@ -122,6 +122,15 @@ nl_onnx_builder_node (NlOnnxBuilder *b, const char *op_type, const char *name, c
   return n;
 }
 
+void
+nl_onnx_builder_add_output (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *output)
+{
+  char **out = pool_new0 (b, sizeof (char *) * (n->n_output + 1));
+  memcpy (out, n->output, sizeof (char *) * n->n_output);
+  out[n->n_output++] = nl_onnx_builder_strdup (b, output);
+  n->output = out;
+}
+
 static Onnx__AttributeProto *
 attr_new (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *name, Onnx__AttributeProto__AttributeType type)
 {
@@ -149,6 +158,15 @@ nl_onnx_attr_float (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *name, floa
   Onnx__AttributeProto *a = attr_new (b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
   a->has_f = TRUE;
   a->f = v;
+}
+
+void
+nl_onnx_attr_string (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *name, const char *v)
+{
+  Onnx__AttributeProto *a = attr_new (b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  a->has_s = TRUE;
+  a->s.data = (uint8_t *) nl_onnx_builder_strdup (b, v);
+  a->s.len = strlen (v);
 }
 
 void

@@ -26,6 +26,9 @@ const char *nl_onnx_builder_unique (NlOnnxBuilder *b, const char *fmt, ...) G_GN
  * absent optional input); attributes follow with the attr_ calls. */
 Onnx__NodeProto *nl_onnx_builder_node (NlOnnxBuilder *b, const char *op_type, const char *name,
                                        const char *const *inputs, int n_inputs, const char *output);
+/* Another output of n (LSTM's Y_h after Y). */
+void nl_onnx_builder_add_output (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *output);
+void nl_onnx_attr_string (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *name, const char *v);
 void nl_onnx_attr_int (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *name, int64_t v);
 void nl_onnx_attr_float (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *name, float v);
 void nl_onnx_attr_ints (NlOnnxBuilder *b, Onnx__NodeProto *n, const char *name, const int64_t *v, int len);

@@ -22,6 +22,8 @@ typedef struct {
   const char **vname;   /* ONNX value name of each graph value */
   const NlOnnxExportHooks *hooks; /* NULL: the fp32 export */
   gpointer hook_data;
+  const char *lengths;  /* the samples' lengths, float (N), once a sequence op asked
+                           (nl-onnx-export-seq.c); NULL before */
 } NlOnnxCtx;
 
 /* One node: its data inputs' names, the name its output gets. */
@@ -48,8 +50,27 @@ gboolean nl_onnx_export_node (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
 /* An intermediate value name after the node: "conv1/what", made unique. */
 const char *nl_onnx_export_temp (NlOnnxCtx *c, const NlOnnxNode *n, const char *what);
 
+/* "node 'id' (Op) has no ONNX form: why"; returns FALSE. */
+gboolean nl_onnx_export_unsupported (GError **error, const NlOnnxNode *n, const char *why);
+
+/* The sequence ops (nl-onnx-export-seq.c): LSTM and GRU as ONNX's own
+ * nodes, MultiHeadAttention, PositionalEmbedding and SequencePool as
+ * subgraphs with the masks the samples' lengths give, MatMul. */
+gboolean nl_onnx_export_rnn (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+gboolean nl_onnx_export_attention (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+gboolean nl_onnx_export_positional (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+gboolean nl_onnx_export_sequence_pool (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+gboolean nl_onnx_export_matmul (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+/* The embedding table with the padding row zeroed (Embedding's padding_index). */
+const char *nl_onnx_export_embedding_table (NlOnnxCtx *c, const NlOnnxNode *n);
+
 /* nl_onnx_export with hooks (NULL: none) and data handed to them. */
 GBytes *nl_onnx_export_hooked (const NlModel *m, const NlOnnxExportOptions *o, const NlOnnxExportHooks *hooks,
                                gpointer data, GError **error);
+
+/* Activation's act_types after softrelu (nl-onnx-export-acts.c): t is one. */
+gboolean nl_onnx_export_activation_more (NlOnnxCtx *c, const NlOnnxNode *n, int t, GError **error);
+/* Clip as ONNX's Clip, its bounds as inputs */
+gboolean nl_onnx_export_clip (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
 
 G_END_DECLS

@@ -45,6 +45,12 @@ unsupported (GError **error, const Node *n, const char *why)
   return FALSE;
 }
 
+gboolean
+nl_onnx_export_unsupported (GError **error, const NlOnnxNode *n, const char *why)
+{
+  return unsupported (error, n, why);
+}
+
 static const NlShape *
 in_shape (Ctx *c, const Node *n, int k)
 {
@@ -293,6 +299,8 @@ export_activation (Ctx *c, const Node *n, GError **error)
   static const char *const onnx[] = { [ACT_RELU] = "Relu", [ACT_SIGMOID] = "Sigmoid", [ACT_TANH] = "Tanh",
                                       [ACT_SOFTRELU] = "Softplus" };
   int t = NL_P_ENUM (n->gn->params, P_ACT_TYPE);
+  if (t > ACT_SOFTRELU)
+    return nl_onnx_export_activation_more (c, n, t, error);
   if (t < 0 || t >= (int) G_N_ELEMENTS (onnx))
     return unsupported (error, n, "unknown act_type");
   node1 (c, onnx[t], n->gn->id, n->in[0], n->out);
@@ -414,9 +422,9 @@ export_softmax (Ctx *c, const Node *n, GError **error)
 static gboolean
 export_embedding (Ctx *c, const Node *n, GError **error)
 {
-  const char *idx = temp (c, n, "indices");
+  const char *idx = temp (c, n, "indices"), *table = nl_onnx_export_embedding_table (c, n);
   nl_onnx_attr_int (c->b, node1 (c, "Cast", idx, n->in[0], idx), "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
-  nl_onnx_attr_int (c->b, node2 (c, "Gather", n->gn->id, weight (c, n, 0), idx, n->out), "axis", 0);
+  nl_onnx_attr_int (c->b, node2 (c, "Gather", n->gn->id, table ? table : weight (c, n, 0), idx, n->out), "axis", 0);
   return TRUE;
 }
 
@@ -435,6 +443,7 @@ static const struct {
   { "Dropout", export_identity }, /* elsewhere they are elided */
   { "Activation", export_activation },
   { "LeakyReLU", export_leaky_relu },
+  { "Clip", nl_onnx_export_clip },
   { "GELU", export_gelu },
   { "Flatten", export_flatten },
   { "Reshape", export_reshape },
@@ -446,6 +455,12 @@ static const struct {
   { "Softmax", export_softmax },
   { "LogSoftmax", export_softmax },
   { "Embedding", export_embedding },
+  { "MatMul", nl_onnx_export_matmul },
+  { "LSTM", nl_onnx_export_rnn },
+  { "GRU", nl_onnx_export_rnn },
+  { "MultiHeadAttention", nl_onnx_export_attention },
+  { "PositionalEmbedding", nl_onnx_export_positional },
+  { "SequencePool", nl_onnx_export_sequence_pool },
 };
 
 /* Ops that never reach an ONNX file, and why. */
@@ -458,14 +473,6 @@ static const struct {
   { "L2Loss", "a loss: the inference graph leaves it out" },
   { "L1Loss", "a loss: the inference graph leaves it out" },
   { "HuberLoss", "a loss: the inference graph leaves it out" },
-  /* temporary (issue 21): branch h-onnx writes these exports and drops the marks */
-  { "MatMul", "its ONNX export is not written yet" },
-  { "MultiHeadAttention", "its ONNX export is not written yet" },
-  { "PositionalEmbedding", "its ONNX export is not written yet" },
-  { "SequencePool", "its ONNX export is not written yet" },
-  /* temporary (branch h-rnn): h-onnx replaces these with the ONNX LSTM and GRU nodes */
-  { "LSTM", "its ONNX export is not written yet" },
-  { "GRU", "its ONNX export is not written yet" },
 };
 
 NlOnnxOpForm
@@ -613,6 +620,8 @@ nl_onnx_export_hooked (const NlModel *m, const NlOnnxExportOptions *o, const NlO
   nl_onnx_builder_producer (b, "netloom", NL_VERSION, o->doc);
   nl_onnx_builder_metadata (b, "netloom_version", NL_VERSION);
   nl_onnx_builder_metadata (b, "netloom_network", m->net->name ? m->net->name : "");
+  if (o->vocab)
+    nl_onnx_builder_metadata (b, "netloom.vocab", o->vocab);
   for (int i = 0; o->metadata && o->metadata[i] && o->metadata[i + 1]; i += 2)
     nl_onnx_builder_metadata (b, o->metadata[i], o->metadata[i + 1]);
   return nl_onnx_builder_pack (b);

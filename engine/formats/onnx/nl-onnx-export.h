@@ -8,7 +8,15 @@
  * "probabilities" (Softmax at the end), "log_probabilities" (LogSoftmax) or
  * "output". Weights are initializers named as in safetensors exports
  * ("conv1.weight"). Ops ONNX lacks at the chosen opset (Gelu, and
- * LayerNormalization before 17) are written as their formula in ONNX ops. */
+ * LayerNormalization before 17) are written as their formula in ONNX ops.
+ *
+ * Sequence networks (nl-onnx-export-seq.c): LSTM and GRU are ONNX's LSTM
+ * and GRU nodes, one per layer; MultiHeadAttention, PositionalEmbedding,
+ * SequencePool and MatMul are subgraphs of standard ops. When the Input
+ * has `lengths: nonzero` the graph computes each sample's length from the
+ * input as netloom does (1 + the last step with a non-zero value), so the
+ * model takes the token ids alone, and the masks and LSTM/GRU
+ * sequence_lens come from those lengths. */
 #pragma once
 
 #include "engine/graph/nl-model.h"
@@ -34,6 +42,8 @@ typedef struct {
   gboolean softmax;             /* end in Softmax when the network ends in scores */
   const char *const *metadata;  /* "key", "value", ..., NULL; may be NULL */
   const char *doc;              /* the model's doc_string; may be NULL */
+  const char *vocab;            /* a text run's vocabulary (nl_vocab_to_json), written as
+                                   metadata "netloom.vocab"; may be NULL */
 } NlOnnxExportOptions;
 
 /* TRUE when this build reads and writes ONNX. */

@@ -32,6 +32,9 @@ typedef struct {
   GHashTable *poisoned; /* outputs of unsupported nodes and of what reads them */
   GHashTable *consumer; /* value name -> index + 1 of the last node reading it */
   GHashTable *absorbed; /* nodes folded into a pattern already mapped */
+  GHashTable *views;   /* name -> a layout view of a netloom node's output (nl-onnx-map-seq.c) */
+  GHashTable *shapes;  /* values computed from the input's shape at run time */
+  GHashTable *zeros;   /* zero tensors shaped at run time (initial states) */
   int64_t batch;       /* the graph input's first dimension, -1 when symbolic */
   char *why;           /* why the current node is unsupported */
 } NlOnnxImp;
@@ -72,5 +75,35 @@ NlOnnxResult nl_onnx_map_op (NlOnnxImp *im, const Onnx__NodeProto *n);
  * opset 17). TRUE when one starts at n and was mapped (its other nodes
  * absorbed); FALSE leaves n to its mapper. */
 gboolean nl_onnx_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n);
+
+/* The sequence side (nl-onnx-map-seq.c): LSTM and GRU nodes; the layout
+ * ops around them and the zero initial states made from the input's shape
+ * (TRUE with *r when n is one of those); the netloom node a graph output
+ * that is a view stands for (-1: none); whether the graph input feeds a
+ * time-major LSTM/GRU directly, and then that it is read batch-first. */
+NlOnnxResult nl_onnx_map_rnn (NlOnnxImp *im, const Onnx__NodeProto *n);
+gboolean nl_onnx_map_seq_layout (NlOnnxImp *im, const Onnx__NodeProto *n, NlOnnxResult *r);
+int nl_onnx_map_seq_output (NlOnnxImp *im, const char *name);
+gboolean nl_onnx_map_seq_time_major_input (NlOnnxImp *im, const char *input);
+void nl_onnx_map_seq_input_view (NlOnnxImp *im, const char *input, int node);
+/* PyTorch's nn.MultiheadAttention from its input projection mm (reading
+ * the time-major view of netloom node `from`) as one MultiHeadAttention
+ * (nl-onnx-pattern-attn.c); FALSE leaves mm unmatched. */
+gboolean nl_onnx_map_attention_pattern (NlOnnxImp *im, const Onnx__NodeProto *mm, int from);
+
+/* For the mappers outside nl-onnx-map.c: one data input connected to a new
+ * node of op (nl-onnx-map.c); the other input of a two-input node than
+ * `one`, NULL unless it has two; one netloom node of op reading x for the
+ * chain of nodes, the other nodes absorbed (nl-onnx-pattern.c). */
+NlOnnxResult nl_onnx_imp_unary (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op, int *node);
+const char *nl_onnx_imp_other_input (const Onnx__NodeProto *n, const char *one);
+int nl_onnx_imp_fuse (NlOnnxImp *im, const Onnx__NodeProto *const *chain, int len, const char *x, const char *op);
+
+/* The activations and Pad-before-pool (nl-onnx-import-acts.c): whether it
+ * maps op_type; the mapper; a chain (SiLU, Mish ...) starting at n fused
+ * into one Activation, FALSE leaving n to its mapper. */
+gboolean nl_onnx_acts_has_op (const char *op_type);
+NlOnnxResult nl_onnx_acts_map_op (NlOnnxImp *im, const Onnx__NodeProto *n);
+gboolean nl_onnx_acts_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n);
 
 G_END_DECLS

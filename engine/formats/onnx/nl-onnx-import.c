@@ -70,6 +70,7 @@ map_input (NlOnnxImp *im, GString *problems, int *n_problems)
   const Onnx__TensorShapeProto *shape;
   NlShape s = { 0 };
   int node = -1;
+  gboolean time_major;
   for (size_t k = 0; k < im->g->n_input; k++)
     {
       const Onnx__ValueInfoProto *v = im->g->input[k];
@@ -97,19 +98,22 @@ map_input (NlOnnxImp *im, GString *problems, int *n_problems)
       (*n_problems)++;
       return FALSE;
     }
-  im->batch = shape->dim[0]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-                ? shape->dim[0]->dim_value : -1;
+  /* a time-major (T, N, C) input read by an LSTM/GRU directly is read batch-first */
+  time_major = shape->n_dim == 3 && nl_onnx_map_seq_time_major_input (im, found->name);
+  im->batch = shape->dim[time_major]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                ? shape->dim[time_major]->dim_value : -1;
   s.ndim = (int) shape->n_dim - 1;
   for (size_t d = 1; d < shape->n_dim; d++)
     {
-      if (shape->dim[d]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-          || shape->dim[d]->dim_value < 1)
+      size_t from = time_major && d == 1 ? 0 : d;
+      if (shape->dim[from]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+          || shape->dim[from]->dim_value < 1)
         {
-          g_string_append_printf (problems, "\n  graph input “%s”: dimension %zu has no fixed size", found->name, d);
+          g_string_append_printf (problems, "\n  graph input “%s”: dimension %zu has no fixed size", found->name, from);
           (*n_problems)++;
           return FALSE;
         }
-      s.d[d - 1] = shape->dim[d]->dim_value;
+      s.d[d - 1] = shape->dim[from]->dim_value;
     }
   im->imp->sample = s;
   node = nl_network_add_node (im->imp->net, "data", "Input", NULL);
@@ -121,6 +125,13 @@ map_input (NlOnnxImp *im, GString *problems, int *n_problems)
     if (s.ndim > 0)
       nl_network_set_param (im->imp->net, node, "shape", text->str, NULL);
   }
+  if (time_major)
+    {
+      nl_onnx_map_seq_input_view (im, found->name, node);
+      g_hash_table_insert (im->imp->meta, g_strdup ("netloom.input_layout"),
+                           g_strdup ("batch-first: the model's time-major (T, N, C) input is read as (N, T, C)"));
+      return TRUE;
+    }
   g_hash_table_insert (im->values, g_strdup (found->name), GINT_TO_POINTER (node + 1));
   return TRUE;
 }
@@ -148,6 +159,43 @@ model_opset (const Onnx__ModelProto *m)
         return o->has_version ? (int) o->version : 1;
     }
   return 0;
+}
+
+/* The graph's output is computed by a netloom node. Several outputs: the
+ * first is taken when the others are further outputs of the node that
+ * computes it (an LSTM's Y_h beside Y); netloom networks have one. */
+static gboolean
+graph_output (NlOnnxImp *im)
+{
+  const Onnx__GraphProto *g = im->g;
+  const char *name = g->n_output > 0 ? g->output[0]->name : NULL;
+  int node;
+  if (!name)
+    return FALSE;
+  for (size_t k = 1; k < g->n_output; k++)
+    {
+      gboolean sibling = FALSE;
+      for (size_t j = 0; j < g->n_node && !sibling; j++)
+        {
+          const Onnx__NodeProto *n = g->node[j];
+          gboolean first = FALSE, other = FALSE;
+          for (size_t o = 0; o < n->n_output; o++)
+            {
+              first = first || (n->output[o] && !strcmp (n->output[o], name));
+              other = other || (n->output[o] && g->output[k]->name && !strcmp (n->output[o], g->output[k]->name));
+            }
+          sibling = first && other;
+        }
+      if (!sibling)
+        return FALSE;
+    }
+  if (nl_onnx_imp_data (im, name) >= 0)
+    return TRUE;
+  node = nl_onnx_map_seq_output (im, name);
+  if (node < 0)
+    return FALSE;
+  g_hash_table_insert (im->values, g_strdup (name), GINT_TO_POINTER (node + 1));
+  return TRUE;
 }
 
 static gboolean
@@ -224,7 +272,7 @@ import_graph (NlOnnxImp *im, const Onnx__ModelProto *m, const char *base_dir, GH
           n_problems++;
         }
     }
-  if (n_problems == 0 && (g->n_output != 1 || !g->output[0]->name || nl_onnx_imp_data (im, g->output[0]->name) < 0))
+  if (n_problems == 0 && !graph_output (im))
     {
       g_string_append_printf (problems, "\n  the graph must have one output computed from its input (it has %zu)",
                               g->n_output);
@@ -284,6 +332,9 @@ nl_onnx_import_data (const void *data, gsize size, const char *base_dir, GHashTa
   im.poisoned = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   im.consumer = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   im.absorbed = g_hash_table_new (NULL, NULL);
+  im.views = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  im.shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  im.zeros = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   ok = import_graph (&im, m, base_dir, bound, error);
   g_hash_table_unref (im.consts);
   g_hash_table_unref (im.values);
@@ -291,6 +342,9 @@ nl_onnx_import_data (const void *data, gsize size, const char *base_dir, GHashTa
   g_hash_table_unref (im.poisoned);
   g_hash_table_unref (im.consumer);
   g_hash_table_unref (im.absorbed);
+  g_hash_table_unref (im.views);
+  g_hash_table_unref (im.shapes);
+  g_hash_table_unref (im.zeros);
   g_free (im.why);
   onnx__model_proto__free_unpacked (m, NULL);
   return ok ? g_steal_pointer (&imp) : NULL;

@@ -14,7 +14,20 @@
  * keeping the batch first, Softmax and LogSoftmax, Gather of a constant
  * table as Embedding (its indices may be Cast), Identity; nodes
  * whose inputs are all constants (Constant, Transpose, Reshape, Cast,
- * Squeeze, Unsqueeze, element-wise arithmetic ...) are folded. Anything
+ * Squeeze, Unsqueeze, element-wise arithmetic ...) are folded. LSTM and
+ * GRU (forward or bidirectional, default activations, zero or no initial
+ * state, no peepholes, clip or sequence_lens input; a node reading only
+ * the previous one's Y joins it as its next layer, so PyTorch's 2-layer
+ * nn.LSTM is one LSTM of 2 layers) with the layout ops PyTorch writes
+ * around them: time-major
+ * values are followed as views of netloom's batch-first ones (a model
+ * whose time-major graph input feeds an LSTM directly is read batch-first,
+ * metadata "netloom.input_layout" says so), and a graph whose first output
+ * is Y takes Y (its other outputs, Y_h, are left); h_n[-1] of a
+ * one-direction node is its final state (output last), y[:, -1] of a
+ * batch-first sequence (Gather, axis 1) a SequencePool of the last step;
+ * PyTorch's nn.MultiheadAttention subgraph inside
+ * nn.TransformerEncoderLayer is one MultiHeadAttention. Anything
  * else is reported, every such node in one message, and nothing is made.
  *
  * Importing reads data only: no code runs, external-data files must lie in

@@ -621,6 +621,8 @@ static const struct {
   { "LogSoftmax", map_softmax },
   { "Gather", map_gather },
   { "Cast", map_cast },
+  { "LSTM", nl_onnx_map_rnn },
+  { "GRU", nl_onnx_map_rnn },
 };
 
 gboolean
@@ -629,16 +631,27 @@ nl_onnx_map_has_op (const char *op_type)
   for (gsize k = 0; k < G_N_ELEMENTS (mappers); k++)
     if (!strcmp (mappers[k].op, op_type))
       return TRUE;
-  return FALSE;
+  return nl_onnx_acts_has_op (op_type);
 }
 
 NlOnnxResult
 nl_onnx_map_op (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
+  NlOnnxResult r;
+  if (nl_onnx_map_seq_layout (im, n, &r))
+    return r;
   if (nl_onnx_map_pattern (im, n))
     return NL_ONNX_MAPPED;
   for (gsize k = 0; k < G_N_ELEMENTS (mappers); k++)
     if (!strcmp (mappers[k].op, n->op_type))
       return mappers[k].fn (im, n);
+  if (nl_onnx_acts_has_op (n->op_type))
+    return nl_onnx_acts_map_op (im, n);
   return nl_onnx_imp_unsupported (im, "no netloom op for it");
+}
+
+NlOnnxResult
+nl_onnx_imp_unary (NlOnnxImp *im, const Onnx__NodeProto *n, const char *op, int *node)
+{
+  return unary (im, n, op, node);
 }

@@ -225,6 +225,8 @@ nl_onnx_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n)
   const char *op = n->op_type;
   if (n->n_output < 1 || !n->output[0] || nl_onnx_imp_data (im, nl_onnx_in_name (n, 0)) < 0)
     return FALSE;
+  if (nl_onnx_acts_map_pattern (im, n))
+    return TRUE;
   if (!strcmp (op, "Div") || !strcmp (op, "Mul"))
     if (gelu_erf (im, n))
       return TRUE;
@@ -232,4 +234,19 @@ nl_onnx_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n)
     if (gelu_tanh (im, n))
       return TRUE;
   return !strcmp (op, "ReduceMean") && layer_norm (im, n);
+}
+
+const char *
+nl_onnx_imp_other_input (const Onnx__NodeProto *n, const char *one)
+{
+  return other_input (n, one);
+}
+
+int
+nl_onnx_imp_fuse (NlOnnxImp *im, const Onnx__NodeProto *const *chain, int len, const char *x, const char *op)
+{
+  Chain ch = { .len = MIN (len, MAX_CHAIN) };
+  for (int k = 0; k < ch.len; k++)
+    ch.node[k] = chain[k];
+  return replace (im, &ch, x, op);
 }

@@ -1,0 +1,176 @@
+/* test-activations.c — Activation's act_types after softrelu (elu, selu,
+ * silu, mish, softsign, hardsigmoid, hardswish, relu6, hardtanh,
+ * logsigmoid, tanhshrink) and Clip, forward and backward against their
+ * textbook definitions written here in double precision (PyTorch's docs),
+ * on sizes below and above the OpenMP threshold and far out where exp
+ * overflows computed naively; in place where the op may run so; and the
+ * graph's backward needs: the input for the types that differentiate from
+ * it, the output for the rest (the first four stay as they were). The
+ * first four act_types are test-elementwise's; finite differences are
+ * test-gradcheck's. */
+#include <math.h>
+#include <string.h>
+
+#include "nl-test-util.h"
+#include "ops/nl-op-instance.h"
+#include "ops/nl-op-registry.h"
+
+#define P(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+typedef double (*RefFn) (double x, double a);
+
+#define SELU_A 1.6732632423543772848170429916717
+#define SELU_L 1.0507009873554804934193349852946
+static double sigm (double x) { return 1 / (1 + exp (-x)); }
+static double softplus (double x) { return x > 0 ? x + log1p (exp (-x)) : log1p (exp (x)); }
+static double r_elu (double x, double a) { return x > 0 ? x : exp (x) - 1; }
+static double d_elu (double x, double a) { return x > 0 ? 1 : exp (x); }
+static double r_selu (double x, double a) { return SELU_L * (x > 0 ? x : SELU_A * (exp (x) - 1)); }
+static double d_selu (double x, double a) { return SELU_L * (x > 0 ? 1 : SELU_A * exp (x)); }
+static double r_silu (double x, double a) { return x * sigm (x); }
+static double d_silu (double x, double a) { return sigm (x) + x * sigm (x) * (1 - sigm (x)); }
+static double r_mish (double x, double a) { return x * tanh (softplus (x)); }
+static double d_mish (double x, double a) { double t = tanh (softplus (x)); return t + x * (1 - t * t) * sigm (x); }
+static double r_softsign (double x, double a) { return x / (1 + fabs (x)); }
+static double d_softsign (double x, double a) { return 1 / ((1 + fabs (x)) * (1 + fabs (x))); }
+static double r_hsig (double x, double a) { return x <= -3 ? 0 : x >= 3 ? 1 : x / 6 + 0.5; }
+static double d_hsig (double x, double a) { return x <= -3 || x >= 3 ? 0 : 1.0 / 6; }
+static double r_hswish (double x, double a) { return x * r_hsig (x, a); }
+static double d_hswish (double x, double a) { return x <= -3 ? 0 : x >= 3 ? 1 : x / 3 + 0.5; }
+static double r_relu6 (double x, double a) { return x < 0 ? 0 : x > 6 ? 6 : x; }
+static double d_relu6 (double x, double a) { return x > 0 && x < 6 ? 1 : 0; }
+static double r_htanh (double x, double a) { return x < -1 ? -1 : x > 1 ? 1 : x; }
+static double d_htanh (double x, double a) { return x > -1 && x < 1 ? 1 : 0; }
+static double r_logsig (double x, double a) { return -softplus (-x); }
+static double d_logsig (double x, double a) { return 1 - sigm (x); }
+static double r_tshrink (double x, double a) { return x - tanh (x); }
+static double d_tshrink (double x, double a) { return tanh (x) * tanh (x); }
+/* Clip to [-a, 2a] */
+static double r_clip (double x, double a) { return x < -a ? -a : x > 2 * a ? 2 * a : x; }
+static double d_clip (double x, double a) { return x > -a && x < 2 * a ? 1 : 0; }
+
+static NlOpInstance *
+make (const char *op, const char *const *params, const NlShape *s)
+{
+  g_autoptr (GError) error = NULL;
+  NlOpInstance *inst = nl_op_instance_new (nl_op_lookup (op), params, 1, s, TRUE, &error);
+  g_assert_no_error (error);
+  return inst;
+}
+
+/* Forward and backward on x ~ U(lo, hi) against f and df; then forward
+ * again with the output over the input, when the op may run in place. */
+static void
+check (const char *op, const char *const *params, RefFn f, RefFn df, double arg, float lo, float hi)
+{
+  static const int64_t sizes[] = { 1, 7, 3 * 5 * 7, 131 * 263 /* > NL_PAR_MIN */ };
+  for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      NlShape shape = nl_shape_of (1, sizes[s]);
+      NlOpInstance *inst = make (op, params, &shape);
+      int64_t n = sizes[s];
+      g_autofree float *want = g_new (float, n), *dwant = g_new (float, n), *y = NULL;
+      const float *x, *dy;
+      g_autoptr (GError) error = NULL;
+
+      nl_test_fill_uniform (inst->in[0], lo, hi, 11 + s);
+      nl_test_fill_uniform (inst->out_grad[0], -1, 1, 23 + s);
+      x = nl_tensor_f32 (inst->in[0]);
+      dy = nl_tensor_f32 (inst->out_grad[0]);
+      for (int64_t i = 0; i < n; i++)
+        {
+          want[i] = (float) f (x[i], arg);
+          dwant[i] = (float) (dy[i] * df (x[i], arg));
+        }
+      nl_tensor_fill (inst->in_grad[0], 1234.0f); /* overwritten, not accumulated */
+      g_assert_true (nl_op_instance_forward (inst, &error));
+      nl_test_assert_close (nl_tensor_f32 (inst->out[0]), want, n, 2e-6, 2e-5);
+      g_assert_true (nl_op_instance_backward (inst, &error));
+      nl_test_assert_close (nl_tensor_f32 (inst->in_grad[0]), dwant, n, 2e-6, 2e-5);
+      /* in place: the same output */
+      y = g_memdup2 (nl_tensor_f32 (inst->out[0]), n * sizeof (float));
+      memcpy (nl_tensor_f32 (inst->out[0]), x, n * sizeof (float));
+      {
+        NlTensor *in = inst->in[0];
+        inst->in[0] = inst->out[0];
+        g_assert_true (nl_op_instance_forward (inst, &error));
+        inst->in[0] = in;
+      }
+      g_assert_cmpmem (nl_tensor_f32 (inst->out[0]), n * sizeof (float), y, n * sizeof (float));
+      nl_op_instance_free (inst);
+    }
+}
+
+static void
+test_act_types (void)
+{
+  static const struct {
+    const char *t;
+    RefFn f, df;
+    float lo, hi;
+  } cases[] = {
+    { "elu", r_elu, d_elu, -5, 5 },
+    { "selu", r_selu, d_selu, -5, 5 },
+    { "silu", r_silu, d_silu, -10, 10 },
+    { "mish", r_mish, d_mish, -10, 10 },
+    { "softsign", r_softsign, d_softsign, -10, 10 },
+    { "hardsigmoid", r_hsig, d_hsig, -8, 8 },
+    { "hardswish", r_hswish, d_hswish, -8, 8 },
+    { "relu6", r_relu6, d_relu6, -8, 8 },
+    { "hardtanh", r_htanh, d_htanh, -3, 3 },
+    { "logsigmoid", r_logsig, d_logsig, -10, 10 },
+    { "tanhshrink", r_tshrink, d_tshrink, -4, 4 },
+    /* finite and exact far out */
+    { "logsigmoid", r_logsig, d_logsig, -100, 100 },
+    { "mish", r_mish, d_mish, -100, 100 },
+    { "silu", r_silu, d_silu, -100, 100 },
+    { "elu", r_elu, d_elu, -100, 100 },
+    { "softsign", r_softsign, d_softsign, -1e6, 1e6 },
+  };
+  for (gsize k = 0; k < G_N_ELEMENTS (cases); k++)
+    check ("Activation", P ("act_type", cases[k].t), cases[k].f, cases[k].df, 0, cases[k].lo, cases[k].hi);
+}
+
+/* Clip to [-a, 2a]; min above max is refused naming both */
+static void
+test_clip (void)
+{
+  g_autoptr (GError) error = NULL;
+  NlShape s = nl_shape_of (2, (int64_t) 3, (int64_t) 4);
+  NlOpInstance *inst;
+  check ("Clip", P ("min", "-1", "max", "2"), r_clip, d_clip, 1, -4, 4);
+  check ("Clip", P ("min", "-0.25", "max", "0.5"), r_clip, d_clip, 0.25, -1, 1);
+  inst = nl_op_instance_new (nl_op_lookup ("Clip"), P ("min", "2", "max", "1"), 1, &s, TRUE, &error);
+  g_assert_null (inst);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "min 2 is above max 1"));
+}
+
+/* What backward keeps: the input for silu, mish, hardswish, tanhshrink; the
+ * output (so the op may overwrite its input) for the others */
+static void
+test_needs (void)
+{
+  const NlOpDef *def = nl_op_lookup ("Activation");
+  int k = nl_op_param_index (def, "act_type");
+  g_assert_nonnull (def->needs_for);
+  for (int t = 0; def->params[k].enum_values[t]; t++)
+    {
+      const char *name = def->params[k].enum_values[t];
+      NlParamValue p[8] = { 0 };
+      gboolean from_x = !strcmp (name, "silu") || !strcmp (name, "mish") || !strcmp (name, "hardswish")
+                        || !strcmp (name, "tanhshrink");
+      p[k].i = t;
+      g_assert_cmpint (def->needs_for (p), ==, from_x ? NL_NEEDS_INPUTS : NL_NEEDS_OUTPUTS);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/activations/act-types", test_act_types);
+  g_test_add_func ("/activations/clip", test_clip);
+  g_test_add_func ("/activations/needs", test_needs);
+  return g_test_run ();
+}

@@ -1,4 +1,4 @@
-/* nl-activation.h — Activation, LeakyReLU and Clip as their definitions, CPU kernels
+/* nl-activation.h — Activation, LeakyReLU, Clip and PReLU as their definitions, CPU kernels
  * (ops/cpu/activation.c) and CUDA kernels (ops/cuda/activation.cu) see
  * them: parameters, typed arguments, and the per-element formulas both
  * compute. The first four act_types' backward (and LeakyReLU's) is written
@@ -113,6 +113,20 @@ NL_OP_FN float
 clip_grad (float y, float dy, float lo, float hi)
 {
   return y > lo && y < hi ? dy : 0.0f;
+}
+
+/* PReLU: a slope per channel (axis 1); its backward reads x (a negative
+ * slope flips the sign, so y does not tell the side) */
+NL_OP_FN float
+prelu_value (float x, float a)
+{
+  return x > 0.0f ? x : a * x;
+}
+
+NL_OP_FN float
+prelu_grad (float x, float dy, float a)
+{
+  return x > 0.0f ? dy : a * dy;
 }
 
 /* ---- the act_types after softrelu: one switch per element ---- */

@@ -1,4 +1,4 @@
-/* activation.c — Activation's, LeakyReLU's and Clip's definitions (kernels:
+/* activation.c — Activation's, LeakyReLU's, Clip's and PReLU's definitions (kernels:
  * ops/cpu/activation.c, ops/cuda/activation.cu; the formulas:
  * ops/nl-activation.h). */
 #include "ops/nl-activation.h"
@@ -131,4 +131,37 @@ const NlOpDef nl_op_clip = {
   .args_size = sizeof (NlClipArgs),
   .resolve_args = clip_resolve,
   .infer_shape = clip_infer,
+};
+
+/* ---- PReLU ---- */
+
+/* one slope per channel: axis 1 of an input of at least 2 dims */
+static gboolean
+prelu_infer (NlInferCtx *c, GError **error)
+{
+  char buf[96];
+  if (c->in[0].ndim < 2 || c->in[0].d[1] < 1)
+    return nl_op_shape_error (error, "PReLU needs an input with channels on axis 1, (N, C, ...), but got %s",
+                              nl_shape_format (&c->in[0], buf, sizeof buf));
+  c->weights[0] = nl_shape_of (1, c->in[0].d[1]);
+  return infer_unary (c, error);
+}
+
+static const char *const prelu_weights[] = { "alpha" };
+/* zeros: it starts as a ReLU (PyTorch starts at 0.25) */
+static const NlInitHint prelu_init[] = { NL_INIT_ZEROS };
+
+const NlOpDef nl_op_prelu = {
+  .name = "PReLU",
+  .category = "Activation",
+  .doc = "ReLU with a learned slope per channel for negative inputs: y = alpha[c] * x when x < 0",
+  .inputs = data_input,
+  .n_inputs = 1,
+  .weights = prelu_weights,
+  .weight_init = prelu_init,
+  .n_weights = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .backward_inplace = TRUE,
+  .infer_shape = prelu_infer,
 };

@@ -1,7 +1,8 @@
 /* nl-onnx-import-acts.c — the activations and the pooling form that
  * PyTorch 1.13's exporter writes and nl-onnx-map.c's table lacks: ONNX's
- * own ops (Elu, Celu, Selu, Softsign, HardSigmoid, HardSwish, PRelu) as
- * Activation act_types or LeakyReLU, Clip as relu6, hardtanh or a Clip, the chains written for ops ONNX
+ * own ops (Elu, Celu, Selu, Softsign, HardSigmoid, HardSwish) as
+ * Activation act_types, Clip as relu6, hardtanh or a Clip, PRelu as a
+ * LeakyReLU (one slope) or a PReLU, the chains written for ops ONNX
  * lacks fused back into one Activation (SiLU: Sigmoid, Mul; Mish: Softplus,
  * Tanh, Mul; Softsign: Abs, Add, Div; Hardswish before opset 14:
  * HardSigmoid, Mul; LogSigmoid: Sigmoid, Log or Neg, Softplus, Neg;
@@ -106,22 +107,36 @@ map_clip (NlOnnxImp *im, const Onnx__NodeProto *n)
            ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
-/* PRelu with one slope for every channel (nn.PReLU()): a LeakyReLU */
+/* PRelu with one slope for every channel (nn.PReLU()): a LeakyReLU when
+ * the slope is >= 0; slopes per channel, shaped (C) (a 2-D input's) or
+ * (C, 1, ...) (PyTorch's for images): a PReLU */
 static NlOnnxResult
 map_prelu (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
   NlOnnxConst *s = nl_onnx_imp_const (im, nl_onnx_in_name (n, 1));
   int node = -1;
   double a;
+  gboolean same = TRUE;
+  char buf[96];
   if (!s || s->numel < 1)
     return nl_onnx_imp_unsupported (im, "its slope is not a constant");
   a = nl_onnx_const_get (s, 0);
   for (int64_t k = 1; k < s->numel; k++)
-    if (nl_onnx_const_get (s, k) != a)
-      return nl_onnx_imp_unsupported (im, "a slope per channel (netloom's LeakyReLU has one for all)");
-  if (nl_onnx_imp_unary (im, n, "LeakyReLU", &node) != NL_ONNX_MAPPED)
+    same = same && nl_onnx_const_get (s, k) == a;
+  if (same && a >= 0)
+    {
+      if (nl_onnx_imp_unary (im, n, "LeakyReLU", &node) != NL_ONNX_MAPPED)
+        return NL_ONNX_UNSUPPORTED;
+      return nl_onnx_imp_set (im, node, "alpha", "%.9g", a) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+    }
+  for (int k = 1; k < s->shape.ndim; k++)
+    if (s->shape.d[k] != 1)
+      return nl_onnx_imp_unsupported (im, "slopes shaped %s: netloom's PReLU has one per channel (axis 1)",
+                                      nl_shape_format (&s->shape, buf, sizeof buf));
+  if (nl_onnx_imp_unary (im, n, "PReLU", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return nl_onnx_imp_set (im, node, "alpha", "%.9g", a) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  nl_onnx_imp_store (im, node, FALSE, 0, s, &(NlShape) { .ndim = 1, .d = { s->numel } });
+  return NL_ONNX_MAPPED;
 }
 
 /* The H and W pads of a Pad node (the same before and after); FALSE with

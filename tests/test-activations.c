@@ -1,6 +1,6 @@
 /* test-activations.c — Activation's act_types after softrelu (elu, selu,
  * silu, mish, softsign, hardsigmoid, hardswish, relu6, hardtanh,
- * logsigmoid, tanhshrink) and Clip, forward and backward against their
+ * logsigmoid, tanhshrink), Clip and Shrink, forward and backward against their
  * textbook definitions written here in double precision (PyTorch's docs),
  * on sizes below and above the OpenMP threshold and far out where exp
  * overflows computed naively; in place where the op may run so; and the
@@ -48,6 +48,10 @@ static double d_tshrink (double x, double a) { return tanh (x) * tanh (x); }
 /* Clip to [-a, 2a] */
 static double r_clip (double x, double a) { return x < -a ? -a : x > 2 * a ? 2 * a : x; }
 static double d_clip (double x, double a) { return x > -a && x < 2 * a ? 1 : 0; }
+
+/* Shrink with lambd a, bias 2a */
+static double r_shrink (double x, double a) { return x < -a ? x + 2 * a : x > a ? x - 2 * a : 0; }
+static double d_shrink (double x, double a) { return x < -a || x > a ? 1 : 0; }
 
 static NlOpInstance *
 make (const char *op, const char *const *params, const NlShape *s)
@@ -146,6 +150,13 @@ test_clip (void)
   g_assert_nonnull (strstr (error->message, "min 2 is above max 1"));
 }
 
+static void
+test_shrink (void)
+{
+  check ("Shrink", P ("lambd", "1", "bias", "2"), r_shrink, d_shrink, 1, -4, 4);
+  check ("Shrink", P ("lambd", "0.25", "bias", "0.5"), r_shrink, d_shrink, 0.25, -1, 1);
+}
+
 /* What backward keeps: the input for silu, mish, hardswish, tanhshrink; the
  * output (so the op may overwrite its input) for the others */
 static void
@@ -171,6 +182,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/activations/act-types", test_act_types);
   g_test_add_func ("/activations/clip", test_clip);
+  g_test_add_func ("/activations/shrink", test_shrink);
   g_test_add_func ("/activations/needs", test_needs);
   return g_test_run ();
 }

@@ -5,12 +5,12 @@
  *    PyTorch 1.13's exporter writes (tests/torch_onnx_acts.py: a Pad
  *    before AveragePool, ceil_mode, count_include_pad, adaptive pooling)
  *    imports as the one netloom node it stands for and gives PyTorch's
- *    outputs within 1e-5; the forms netloom lacks (ELU's alpha 0.5,
- *    Softshrink's Where chain)
+ *    outputs within 1e-5; the form netloom lacks (ELU's alpha 0.5)
  *    are refused with one message naming the node and why; a Hardtanh
  *    of [-2, 3] and a one-sided clamp import as Clip, PReLU with a slope
- *    per channel (of a Linear's output and of images) as PReLU;
- *  - a network of every act_type after softrelu, a Clip and two PReLUs
+ *    per channel (of a Linear's output and of images) as PReLU, Softshrink
+ *    and Hardshrink (Greater, Less, Where chains) as Shrink;
+ *  - a network of every act_type after softrelu, a Clip, two PReLUs and a Shrink
  *    (over images and over a Dense's output) exports (opsets 13 and
  *    17) and imports back to the same act_types and outputs, and
  *    onnxruntime-node (tests/onnx_run.js) runs the export to netloom's
@@ -150,6 +150,8 @@ expected_ops (const char *name)
     return g_strdup ("Input Dense GELU Dense");
   if (!strcmp (name, "leakyrelu") || !strcmp (name, "prelu"))
     return g_strdup ("Input Dense LeakyReLU Dense");
+  if (g_str_has_suffix (name, "shrink") || strstr (name, "shrink-"))
+    return g_strdup (g_str_has_prefix (name, "tanh") ? "Input Dense Activation:tanhshrink Dense" : "Input Dense Shrink Dense");
   if (!strcmp (name, "prelu-channels"))
     return g_strdup ("Input Dense PReLU Dense");
   if (!strcmp (name, "prelu-4d"))
@@ -205,8 +207,8 @@ test_torch (void)
         }
     }
   g_test_message ("%d PyTorch models imported to PyTorch's outputs, %d refused as expected", n_ok, n_refused);
-  g_assert_cmpint (n_ok, >=, 40);
-  g_assert_cmpint (n_refused, >=, 2);
+  g_assert_cmpint (n_ok, >=, 44);
+  g_assert_cmpint (n_refused, >=, 1);
   nl_test_remove_tree (dir);
 }
 
@@ -246,8 +248,11 @@ act_model (void)
   g_string_append (json, ",{\"id\":\"fcp\",\"op\":\"Dense\",\"params\":{\"units\":12}},"
                          "{\"id\":\"prelu\",\"op\":\"PReLU\"}");
   g_string_append (edges, ",\"clip -> fcp\",\"fcp -> prelu\"");
+  g_string_append (json, ",{\"id\":\"fcs\",\"op\":\"Dense\",\"params\":{\"units\":12}},"
+                         "{\"id\":\"shrink\",\"op\":\"Shrink\",\"params\":{\"lambd\":1.5,\"bias\":0.5}}");
+  g_string_append (edges, ",\"prelu -> fcs\",\"fcs -> shrink\"");
   g_string_append (json, ",{\"id\":\"out\",\"op\":\"Dense\",\"params\":{\"units\":10}}],\"edges\":[");
-  g_string_append (edges, ",\"prelu -> out\"]}");
+  g_string_append (edges, ",\"shrink -> out\"]}");
   g_string_append (json, edges->str);
   net = nl_network_load_data (json->str, -1, &error);
   g_assert_no_error (error);

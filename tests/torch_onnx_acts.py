@@ -68,7 +68,10 @@ ACTS = [
     ("hardtanh-2-3", nn.Hardtanh(-2.0, 3.0), 13, None),
     ("clamp-min", Clamp(-0.5, None), 13, None),
     ("prelu-channels", nn.PReLU(16), 13, None),
-    ("softshrink", nn.Softshrink(), 13, "Greater"),
+    ("softshrink", nn.Softshrink(), 13, None),
+    ("softshrink-1", nn.Softshrink(1.0), 13, None),
+    ("hardshrink", nn.Hardshrink(), 13, None),
+    ("hardshrink-17", nn.Hardshrink(2.0), 17, None),
 ]
 
 POOLS = [

@@ -1,5 +1,5 @@
 /* activation.c — the CPU kernels of Activation (relu, sigmoid, tanh,
- * softrelu and the later act_types), LeakyReLU, Clip and PReLU (definitions: ops/defs/activation.c).
+ * softrelu and the later act_types), LeakyReLU, Clip, PReLU and Shrink (definitions: ops/defs/activation.c).
  *
  * The first four act_types' backward here is written in terms of the output,
  * so they declare NL_NEEDS_OUTPUTS only and may run in place: sigmoid and
@@ -250,7 +250,40 @@ prelu_backward (NlOpCtx *c, GError **error)
   return TRUE;
 }
 
+static gboolean
+shrink_forward (NlOpCtx *c, GError **error)
+{
+  const float *x = nl_tensor_f32 (c->in[0]);
+  float *y = nl_tensor_f32 (c->out[0]);
+  int64_t n = nl_numel (c->in[0]);
+  const NlShrinkArgs *a = c->args;
+
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    y[i] = shrink_value (x[i], a->lambd, a->bias);
+  return TRUE;
+}
+
+static gboolean
+shrink_backward (NlOpCtx *c, GError **error)
+{
+  const float *x = nl_tensor_f32 (c->in[0]);
+  const float *dy = nl_tensor_f32 (c->out_grad[0]);
+  float *dx;
+  int64_t n = nl_numel (c->in[0]);
+  const NlShrinkArgs *a = c->args;
+
+  if (!c->in_grad[0])
+    return TRUE;
+  dx = nl_tensor_f32 (c->in_grad[0]);
+#pragma omp parallel for simd if (parallel: n > NL_PAR_MIN) schedule (static)
+  for (int64_t i = 0; i < n; i++)
+    dx[i] = shrink_grad (x[i], dy[i], a->lambd);
+  return TRUE;
+}
+
 const NlOpKernels nl_op_cpu_activation = { .forward = act_forward, .backward = act_backward };
 const NlOpKernels nl_op_cpu_leaky_relu = { .forward = leaky_forward, .backward = leaky_backward };
 const NlOpKernels nl_op_cpu_clip = { .forward = clip_forward, .backward = clip_backward };
 const NlOpKernels nl_op_cpu_prelu = { .forward = prelu_forward, .backward = prelu_backward };
+const NlOpKernels nl_op_cpu_shrink = { .forward = shrink_forward, .backward = shrink_backward };

@@ -1,5 +1,5 @@
 /* activation.cu — Activation (relu, sigmoid, tanh, softrelu and the later
- * act_types), LeakyReLU, Clip and PReLU on CUDA, the formulas of ops/nl-activation.h as on the CPU.
+ * act_types), LeakyReLU, Clip, PReLU and Shrink on CUDA, the formulas of ops/nl-activation.h as on the CPU.
  *
  * Both ops may run in place (y over x) and their backward may overwrite
  * out_grad (dx over dy), so no pointer here is __restrict__: every thread
@@ -117,6 +117,18 @@ prelu_da_kernel (const float *x, const float *dy, float *da, int64_t batch, int6
   s = group_reduce<kThreads> (s, Sum ());
   if (threadIdx.x == 0)
     da[k] = s;
+}
+
+__global__ void
+shrink_forward_kernel (const float *x, float *y, int64_t n, float lambd, float bias)
+{
+  GRID_STRIDE (i, n) y[i] = shrink_value (x[i], lambd, bias);
+}
+
+__global__ void
+shrink_backward_kernel (const float *x, const float *dy, float *dx, int64_t n, float lambd)
+{
+  GRID_STRIDE (i, n) dx[i] = shrink_grad (x[i], dy[i], lambd);
 }
 
 gboolean
@@ -241,9 +253,40 @@ prelu_backward (NlOpCtx *c, GError **error)
     error);
 }
 
+gboolean
+shrink_forward (NlOpCtx *c, GError **error)
+{
+  const int64_t n = nl_tensor_numel (c->in[0]);
+  const NlShrinkArgs a = *(const NlShrinkArgs *) c->args;
+  return launch_over (
+    c, n, "Shrink forward",
+    [&] (cudaStream_t s) {
+      shrink_forward_kernel<<<grid_for (n), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
+                                                               n, a.lambd, a.bias);
+    },
+    error);
+}
+
+gboolean
+shrink_backward (NlOpCtx *c, GError **error)
+{
+  const int64_t n = nl_tensor_numel (c->in[0]);
+  const NlShrinkArgs a = *(const NlShrinkArgs *) c->args;
+  if (!c->in_grad[0])
+    return TRUE;
+  return launch_over (
+    c, n, "Shrink backward",
+    [&] (cudaStream_t s) {
+      shrink_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (
+        nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out_grad[0]), nl_tensor_f32 (c->in_grad[0]), n, a.lambd);
+    },
+    error);
+}
+
 } // namespace
 
 extern "C" const NlOpKernels nl_op_cuda_activation = { act_forward, act_backward, NULL };
 extern "C" const NlOpKernels nl_op_cuda_leaky_relu = { leaky_forward, leaky_backward, NULL };
 extern "C" const NlOpKernels nl_op_cuda_clip = { clip_forward, clip_backward, NULL };
 extern "C" const NlOpKernels nl_op_cuda_prelu = { prelu_forward, prelu_backward, NULL };
+extern "C" const NlOpKernels nl_op_cuda_shrink = { shrink_forward, shrink_backward, NULL };

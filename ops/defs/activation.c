@@ -1,4 +1,4 @@
-/* activation.c — Activation's, LeakyReLU's, Clip's and PReLU's definitions (kernels:
+/* activation.c — Activation's, LeakyReLU's, Clip's, PReLU's and Shrink's definitions (kernels:
  * ops/cpu/activation.c, ops/cuda/activation.cu; the formulas:
  * ops/nl-activation.h). */
 #include "ops/nl-activation.h"
@@ -164,4 +164,38 @@ const NlOpDef nl_op_prelu = {
   .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
   .backward_inplace = TRUE,
   .infer_shape = prelu_infer,
+};
+
+/* ---- Shrink ---- */
+
+static const NlParamSpec shrink_params[P_SHRINK_N] = {
+  [P_SHRINK_LAMBD] = { "lambd", NL_PARAM_FLOAT, 0.5, 0, 1e18, NULL, FALSE,
+                       "Half-width of the band around 0 that maps to 0" },
+  [P_SHRINK_BIAS] = { "bias", NL_PARAM_FLOAT, 0.5, -1e18, 1e18, NULL, FALSE,
+                      "Moved towards 0 outside the band: lambd for Softshrink, 0 for Hardshrink" },
+};
+
+static void
+shrink_resolve (const NlParamValue *p, void *args)
+{
+  NlShrinkArgs *a = args;
+  a->lambd = NL_P_FLOAT (p, P_SHRINK_LAMBD);
+  a->bias = NL_P_FLOAT (p, P_SHRINK_BIAS);
+}
+
+const NlOpDef nl_op_shrink = {
+  .name = "Shrink",
+  .category = "Activation",
+  .doc = "0 for |x| <= lambd, else x moved towards 0 by bias (Softshrink, Hardshrink)",
+  .params = shrink_params,
+  .n_params = P_SHRINK_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_INPUTS,
+  .inplace = TRUE,
+  .backward_inplace = TRUE,
+  .args_size = sizeof (NlShrinkArgs),
+  .resolve_args = shrink_resolve,
+  .infer_shape = infer_unary,
 };

@@ -1,5 +1,5 @@
-/* nl-onnx-export-acts.c — Activation's act_types after softrelu, Clip and
- * PReLU as ONNX (nl-onnx-export.c writes the first four act_types). Each is ONNX's own op where
+/* nl-onnx-export-acts.c — Activation's act_types after softrelu, Clip,
+ * PReLU and Shrink as ONNX (nl-onnx-export.c writes the first four act_types). Each is ONNX's own op where
  * opsets 13 to 17 have one, else the chain PyTorch 1.13 writes for it,
  * which the importer fuses back (nl-onnx-import-acts.c): silu as Sigmoid
  * and Mul, mish as Softplus, Tanh and Mul (Mish is opset 18's), hardswish
@@ -122,5 +122,14 @@ nl_onnx_export_prelu (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
     dims[k] = 1;
   ins[1] = nl_onnx_builder_floats (c->b, name, dims, MAX (in->ndim - 1, 1), nl_tensor_f32 (t));
   nl_onnx_builder_node (c->b, "PRelu", n->gn->id, ins, 2, n->out);
+  return TRUE;
+}
+
+gboolean
+nl_onnx_export_shrink (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
+{
+  Onnx__NodeProto *node = node1 (c, "Shrink", n->gn->id, n->in[0], n->out);
+  nl_onnx_attr_float (c->b, node, "lambd", NL_P_FLOAT (n->gn->params, P_SHRINK_LAMBD));
+  nl_onnx_attr_float (c->b, node, "bias", NL_P_FLOAT (n->gn->params, P_SHRINK_BIAS));
   return TRUE;
 }

@@ -58,5 +58,7 @@ gboolean nl_onnx_export_activation_more (NlOnnxCtx *c, const NlOnnxNode *n, int 
 gboolean nl_onnx_export_clip (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
 /* PReLU as PRelu, the slopes shaped to broadcast over axis 1 */
 gboolean nl_onnx_export_prelu (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+/* Shrink as ONNX's Shrink */
+gboolean nl_onnx_export_shrink (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
 
 G_END_DECLS

@@ -439,6 +439,7 @@ static const struct {
   { "LeakyReLU", export_leaky_relu },
   { "Clip", nl_onnx_export_clip },
   { "PReLU", nl_onnx_export_prelu },
+  { "Shrink", nl_onnx_export_shrink },
   { "GELU", export_gelu },
   { "Flatten", export_flatten },
   { "Reshape", export_reshape },

@@ -80,10 +80,11 @@ act_backward_more (NlOpCtx *c, int64_t n, float *dx)
 static gboolean
 act_backward (NlOpCtx *c, GError **error)
 {
-  const float *y = nl_tensor_f32 (c->out[0]);
+  /* the output only where the op said it needs it */
+  const float *y = act_needs_input (((const NlActivationArgs *) c->args)->act_type) ? NULL : nl_tensor_f32 (c->out[0]);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
   float *dx;
-  int64_t n = nl_numel (c->out[0]);
+  int64_t n = nl_numel (c->out_grad[0]);
 
   if (!c->in_grad[0])
     return TRUE;

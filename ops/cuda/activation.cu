@@ -148,15 +148,17 @@ act_forward (NlOpCtx *c, GError **error)
 gboolean
 act_backward (NlOpCtx *c, GError **error)
 {
-  const int64_t n = nl_tensor_numel (c->out[0]);
+  const int64_t n = nl_tensor_numel (c->out_grad[0]);
   const int type = ((const NlActivationArgs *) c->args)->act_type;
+  /* only what the op said it needs: the input or the output */
+  const float *x = act_needs_input (type) ? nl_tensor_f32 (c->in[0]) : NULL;
+  const float *y = act_needs_input (type) ? NULL : nl_tensor_f32 (c->out[0]);
   if (!c->in_grad[0])
     return TRUE;
   return launch_over (
     c, n, "Activation backward",
     [&] (cudaStream_t s) {
-      act_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (nl_tensor_f32 (c->in[0]), nl_tensor_f32 (c->out[0]),
-                                                             nl_tensor_f32 (c->out_grad[0]),
+      act_backward_kernel<<<grid_for (n), kThreads, 0, s>>> (x, y, nl_tensor_f32 (c->out_grad[0]),
                                                              nl_tensor_f32 (c->in_grad[0]), n, type);
     },
     error);

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/graph/nl-program.h"
 #include "nl-test-util.h"
 #include "ops/nl-op-instance.h"
 #include "ops/nl-op-registry.h"
@@ -198,6 +199,91 @@ test_needs (void)
     }
 }
 
+/* Dense, then each op that reads its input in backward (and may not be
+ * run in place, then), Dense, a loss */
+static const char *chain_json =
+  "{\"format\":\"netloom.network\",\"version\":1,\"name\":\"chain\",\"nodes\":["
+  "{\"id\":\"data\",\"op\":\"Input\"},{\"id\":\"fc1\",\"op\":\"Dense\",\"params\":{\"units\":8}},"
+  "{\"id\":\"silu\",\"op\":\"Activation\",\"params\":{\"act_type\":\"silu\"}},"
+  "{\"id\":\"fc2\",\"op\":\"Dense\",\"params\":{\"units\":8}},"
+  "{\"id\":\"mish\",\"op\":\"Activation\",\"params\":{\"act_type\":\"mish\"}},"
+  "{\"id\":\"hsw\",\"op\":\"Activation\",\"params\":{\"act_type\":\"hardswish\"}},"
+  "{\"id\":\"fc3\",\"op\":\"Dense\",\"params\":{\"units\":8}},"
+  "{\"id\":\"tsh\",\"op\":\"Activation\",\"params\":{\"act_type\":\"tanhshrink\"}},"
+  "{\"id\":\"shrink\",\"op\":\"Shrink\",\"params\":{\"lambd\":0.1,\"bias\":0.3}},"
+  "{\"id\":\"prelu\",\"op\":\"PReLU\"},{\"id\":\"fc4\",\"op\":\"Dense\",\"params\":{\"units\":3}}],"
+  "\"edges\":[\"data -> fc1\",\"fc1 -> silu\",\"silu -> fc2\",\"fc2 -> mish\",\"mish -> hsw\",\"hsw -> fc3\","
+  "\"fc3 -> tsh\",\"tsh -> shrink\",\"shrink -> prelu\",\"prelu -> fc4\"]}";
+
+static double
+mean_loss (NlProgram *p)
+{
+  g_autoptr (GError) error = NULL;
+  const NlTensor *l;
+  double s = 0;
+  g_assert_true (nl_program_forward (p, 1, &error));
+  l = nl_program_loss (p);
+  for (int64_t i = 0; i < nl_tensor_numel (l); i++)
+    s += nl_tensor_f32 (l)[i];
+  return s / nl_tensor_numel (l);
+}
+
+static void
+test_network_gradient (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (chain_json, -1, &error);
+  NlShape sample = nl_shape_of (1, (int64_t) 6);
+  g_autoptr (NlModel) m = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 3 }, &error);
+  NlCompileOptions opts = { .batch = 4, .training = TRUE, .loss = "SoftmaxCrossEntropy" };
+  g_autoptr (NlProgram) p = NULL;
+  int checked = 0;
+
+  g_assert_no_error (error);
+  /* inputs of about -3 .. 3 into each activation; PReLU's slopes away from 0 */
+  for (int i = 0; i < m->n_nodes; i++)
+    for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+      if (m->weights[NL_MODEL_SLOT (i, k)])
+        nl_test_fill_uniform (m->weights[NL_MODEL_SLOT (i, k)], -1.5f, 1.5f, 100 + i * 8 + k);
+  nl_model_host_changed (m);
+  p = nl_program_new (m, &opts, &error);
+  g_assert_no_error (error);
+  nl_test_fill_uniform (nl_program_input (p), -1, 1, 9);
+  for (int i = 0; i < 4; i++)
+    nl_tensor_f32 (nl_program_label (p))[i] = (float) (i % 3);
+  mean_loss (p);
+  g_assert_true (nl_program_backward (p, &error));
+  for (int node = 0; node < m->n_nodes; node++)
+    for (int k = 0; k < NL_GRAPH_MAX_SLOTS; k++)
+      {
+        NlTensor *w = m->weights[NL_MODEL_SLOT (node, k)];
+        g_autoptr (NlTensor) analytic = NULL;
+        if (!w)
+          continue;
+        analytic = nl_tensor_copy (nl_program_weight_grad (p, node, k));
+        for (int64_t i = 0; i < nl_tensor_numel (w); i += 1 + nl_tensor_numel (w) / 10)
+          {
+            float *x = &nl_tensor_f32 (w)[i], keep = *x;
+            const double eps = 1e-3;
+            double plus, minus, numeric, a = nl_tensor_f32 (analytic)[i];
+            *x = keep + eps;
+            nl_model_host_changed (m);
+            plus = mean_loss (p);
+            *x = keep - eps;
+            nl_model_host_changed (m);
+            minus = mean_loss (p);
+            *x = keep;
+            nl_model_host_changed (m);
+            numeric = (plus - minus) / (2 * eps);
+            if (fabs (numeric - a) > 1e-3 + 2e-2 * fabs (numeric))
+              g_error ("%s element %" G_GINT64_FORMAT ": analytic %g, numeric %g",
+                       nl_model_weight_name (m, node, k), i, a, numeric);
+            checked++;
+          }
+      }
+  g_assert_cmpint (checked, >=, 40);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -206,5 +292,6 @@ main (int argc, char **argv)
   g_test_add_func ("/activations/clip", test_clip);
   g_test_add_func ("/activations/shrink", test_shrink);
   g_test_add_func ("/activations/needs", test_needs);
+  g_test_add_func ("/activations/network-gradient", test_network_gradient);
   return g_test_run ();
 }

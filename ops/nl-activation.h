@@ -1,4 +1,4 @@
-/* nl-activation.h — Activation, LeakyReLU and Clip as their definitions, CPU kernels
+/* nl-activation.h — Activation, LeakyReLU, Clip, PReLU and Shrink as their definitions, CPU kernels
  * (ops/cpu/activation.c) and CUDA kernels (ops/cuda/activation.cu) see
  * them: parameters, typed arguments, and the per-element formulas both
  * compute. The first four act_types' backward (and LeakyReLU's) is written
@@ -42,6 +42,12 @@ enum { P_CLIP_MIN, P_CLIP_MAX, P_CLIP_N };
 typedef struct {
   float lo, hi;
 } NlClipArgs;
+
+enum { P_SHRINK_LAMBD, P_SHRINK_BIAS, P_SHRINK_N };
+
+typedef struct {
+  float lambd, bias;
+} NlShrinkArgs;
 
 NL_OP_FN float
 act_relu (float x)
@@ -113,6 +119,35 @@ NL_OP_FN float
 clip_grad (float y, float dy, float lo, float hi)
 {
   return y > lo && y < hi ? dy : 0.0f;
+}
+
+/* PReLU: a slope per channel (axis 1); its backward reads x (a negative
+ * slope flips the sign, so y does not tell the side) */
+NL_OP_FN float
+prelu_value (float x, float a)
+{
+  return x > 0.0f ? x : a * x;
+}
+
+NL_OP_FN float
+prelu_grad (float x, float dy, float a)
+{
+  return x > 0.0f ? dy : a * dy;
+}
+
+/* Shrink (ONNX's): 0 inside [-lambd, lambd], x -+ bias outside (bias =
+ * lambd: Softshrink, 0: Hardshrink); its backward reads x, since with
+ * bias > lambd y does not tell the side */
+NL_OP_FN float
+shrink_value (float x, float lambd, float bias)
+{
+  return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0f;
+}
+
+NL_OP_FN float
+shrink_grad (float x, float dy, float lambd)
+{
+  return x < -lambd || x > lambd ? dy : 0.0f;
 }
 
 /* ---- the act_types after softrelu: one switch per element ---- */

@@ -218,6 +218,16 @@ const NlOpCase nl_op_cases[] = {
   { "Clip", "0 6", P ("min", "0", "max", "6"), { "2x3x2x2" }, .prep = prep_kinks },
   { "Clip", "large", P ("min", "-3", "max", "1"), { "4x9001" }, .prep = prep_kinks, LARGE },
 
+  /* ---- PReLU (slopes U(-1, 1), inputs clear of the kink) ---- */
+  { "PReLU", "2d", .in = { "3x4" }, .gen = { NL_GEN_AWAY0 } },
+  { "PReLU", "4d", .in = { "2x3x2x2" }, .gen = { NL_GEN_AWAY0 } },
+  { "PReLU", "large", .in = { "4x7x33x33" }, .gen = { NL_GEN_AWAY0 }, LARGE },
+
+  /* ---- Shrink (the band's edges at prep_kinks' kinks) ---- */
+  { "Shrink", "soft 1", P ("lambd", "1", "bias", "1"), { "4x9" }, .prep = prep_kinks },
+  { "Shrink", "hard 3", P ("lambd", "3", "bias", "0"), { "4x9" }, .prep = prep_kinks },
+  { "Shrink", "large", P ("lambd", "1", "bias", "6"), { "4x9001" }, .prep = prep_kinks, LARGE },
+
   /* ---- GELU ---- */
   { "GELU", "erf", P ("approximation", "erf"), { "3x7" } },
   { "GELU", "tanh", P ("approximation", "tanh"), { "2x3x4" } },

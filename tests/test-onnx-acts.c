@@ -5,11 +5,13 @@
  *    PyTorch 1.13's exporter writes (tests/torch_onnx_acts.py: a Pad
  *    before AveragePool, ceil_mode, count_include_pad, adaptive pooling)
  *    imports as the one netloom node it stands for and gives PyTorch's
- *    outputs within 1e-5; the forms netloom lacks (ELU's alpha 0.5, a
- *    slope per channel, Softshrink's Where chain)
+ *    outputs within 1e-5; the form netloom lacks (ELU's alpha 0.5)
  *    are refused with one message naming the node and why; a Hardtanh
- *    of [-2, 3] and a one-sided clamp import as Clip;
- *  - a network of every act_type after softrelu and a Clip exports (opsets 13 and
+ *    of [-2, 3] and a one-sided clamp import as Clip, PReLU with a slope
+ *    per channel (of a Linear's output and of images) as PReLU, Softshrink
+ *    and Hardshrink (Greater, Less, Where chains) as Shrink;
+ *  - a network of every act_type after softrelu, a Clip, two PReLUs and a Shrink
+ *    (over images and over a Dense's output) exports (opsets 13 and
  *    17) and imports back to the same act_types and outputs, and
  *    onnxruntime-node (tests/onnx_run.js) runs the export to netloom's
  *    probabilities within 1e-5. */
@@ -148,6 +150,12 @@ expected_ops (const char *name)
     return g_strdup ("Input Dense GELU Dense");
   if (!strcmp (name, "leakyrelu") || !strcmp (name, "prelu"))
     return g_strdup ("Input Dense LeakyReLU Dense");
+  if (g_str_has_suffix (name, "shrink") || strstr (name, "shrink-"))
+    return g_strdup (g_str_has_prefix (name, "tanh") ? "Input Dense Activation:tanhshrink Dense" : "Input Dense Shrink Dense");
+  if (!strcmp (name, "prelu-channels"))
+    return g_strdup ("Input Dense PReLU Dense");
+  if (!strcmp (name, "prelu-4d"))
+    return g_strdup ("Input PReLU");
   if (g_str_has_prefix (name, "avg") || g_str_has_prefix (name, "adaptive-avg-2"))
     return g_strdup ("Input AvgPool2D");
   if (g_str_has_prefix (name, "max") || g_str_has_prefix (name, "adaptive-max"))
@@ -199,8 +207,8 @@ test_torch (void)
         }
     }
   g_test_message ("%d PyTorch models imported to PyTorch's outputs, %d refused as expected", n_ok, n_refused);
-  g_assert_cmpint (n_ok, >=, 38);
-  g_assert_cmpint (n_refused, >=, 3);
+  g_assert_cmpint (n_ok, >=, 44);
+  g_assert_cmpint (n_refused, >=, 1);
   nl_test_remove_tree (dir);
 }
 
@@ -215,8 +223,9 @@ static NlModel *
 act_model (void)
 {
   g_autoptr (GString) json = g_string_new ("{\"format\":\"netloom.network\",\"version\":1,\"name\":\"acts\",\"nodes\":["
-                                           "{\"id\":\"data\",\"op\":\"Input\"},{\"id\":\"flat\",\"op\":\"Flatten\"}");
-  g_autoptr (GString) edges = g_string_new ("\"data -> flat\"");
+                                           "{\"id\":\"data\",\"op\":\"Input\"},{\"id\":\"prelu0\",\"op\":\"PReLU\"},"
+                                           "{\"id\":\"flat\",\"op\":\"Flatten\"}");
+  g_autoptr (GString) edges = g_string_new ("\"data -> prelu0\",\"prelu0 -> flat\"");
   g_autoptr (GError) error = NULL;
   g_autoptr (NlNetwork) net = NULL;
   NlShape s = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
@@ -236,8 +245,14 @@ act_model (void)
   g_string_append (json, ",{\"id\":\"fcc\",\"op\":\"Dense\",\"params\":{\"units\":12}},"
                          "{\"id\":\"clip\",\"op\":\"Clip\",\"params\":{\"min\":-2,\"max\":1e18}}");
   g_string_append_printf (edges, ",\"%s -> fcc\",\"fcc -> clip\"", prev);
+  g_string_append (json, ",{\"id\":\"fcp\",\"op\":\"Dense\",\"params\":{\"units\":12}},"
+                         "{\"id\":\"prelu\",\"op\":\"PReLU\"}");
+  g_string_append (edges, ",\"clip -> fcp\",\"fcp -> prelu\"");
+  g_string_append (json, ",{\"id\":\"fcs\",\"op\":\"Dense\",\"params\":{\"units\":12}},"
+                         "{\"id\":\"shrink\",\"op\":\"Shrink\",\"params\":{\"lambd\":1.5,\"bias\":0.5}}");
+  g_string_append (edges, ",\"prelu -> fcs\",\"fcs -> shrink\"");
   g_string_append (json, ",{\"id\":\"out\",\"op\":\"Dense\",\"params\":{\"units\":10}}],\"edges\":[");
-  g_string_append (edges, ",\"clip -> out\"]}");
+  g_string_append (edges, ",\"shrink -> out\"]}");
   g_string_append (json, edges->str);
   net = nl_network_load_data (json->str, -1, &error);
   g_assert_no_error (error);
@@ -248,10 +263,16 @@ act_model (void)
       {
         NlTensor *t = m->weights[NL_MODEL_SLOT (i, k)];
         /* inputs in [0, 1] from 784 pixels, then 12 values of about -6 .. 6;
-         * logits of about -2 .. 2, so that no probability saturates */
-        double a = k == 1 ? 1.0 : i == 2 ? 0.3 : i == nl_network_n_nodes (m->net) - 1 ? 0.1 : 1.2;
+         * logits of about -2 .. 2, so that no probability saturates; the
+         * image's one PReLU slope negative (one slope >= 0 imports as a
+         * LeakyReLU) */
+        const char *op = nl_network_node (m->net, i)->def->name;
+        double a = k == 1 ? 1.0 : !strcmp (op, "PReLU") ? 1.0 : i == 3 ? 0.3
+                   : i == nl_network_n_nodes (m->net) - 1 ? 0.1 : 1.2;
         for (int64_t j = 0; t && j < nl_tensor_numel (t); j++)
           nl_tensor_f32 (t)[j] = (float) g_rand_double_range (r, -a, a);
+        if (i == 1 && k == 0)
+          nl_tensor_f32 (t)[0] = -0.3f;
       }
   nl_model_host_changed (m);
   g_rand_free (r);

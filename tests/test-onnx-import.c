@@ -32,7 +32,7 @@ static const char *const prefixes[] = {
   "test_gather_0", "test_identity",
   /* the activations of nl-onnx-import-acts.c */
   "test_elu", "test_celu", "test_selu", "test_softsign", "test_hardsigmoid", "test_hardswish", "test_clip",
-  "test_prelu", NULL
+  "test_prelu", "test_shrink", NULL
 };
 
 /* these must import and reproduce (every test of these ops that netloom's
@@ -66,7 +66,10 @@ static const char *const must_pass[] = {
   "test_clip_example", "test_clip_default_min",
   /* other bounds: a Clip */
   "test_clip_inbounds", "test_clip_outbounds", "test_clip_splitbounds", "test_clip_default_max",
-  "test_clip_default_inbounds", NULL
+  "test_clip_default_inbounds",
+  /* ONNX's Shrink: netloom's Shrink; PRelu with a slope per channel (the
+   * slope bound as a constant): a PReLU */
+  "test_shrink_hard", "test_shrink_soft", NULL
 };
 
 static NlOnnxConst *

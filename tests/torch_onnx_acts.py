@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """torch_onnx_acts.py OUT_DIR — test-onnx-acts's models: every torch.nn
 activation with an ONNX form, and every form PyTorch 1.13's exporter
-writes for 2-D pooling, each exported by torch.onnx.export, with an input
+writes for 2-D pooling (and a PReLU over images), each exported by torch.onnx.export, with an input
 batch and PyTorch's output on it.
 
 An activation model is Linear(12, 16) (weights scaled so that the
@@ -67,8 +67,11 @@ ACTS = [
     ("elu-alpha", nn.ELU(0.5), 13, "alpha 0.5"),
     ("hardtanh-2-3", nn.Hardtanh(-2.0, 3.0), 13, None),
     ("clamp-min", Clamp(-0.5, None), 13, None),
-    ("prelu-channels", nn.PReLU(16), 13, "slope per channel"),
-    ("softshrink", nn.Softshrink(), 13, "Greater"),
+    ("prelu-channels", nn.PReLU(16), 13, None),
+    ("softshrink", nn.Softshrink(), 13, None),
+    ("softshrink-1", nn.Softshrink(1.0), 13, None),
+    ("hardshrink", nn.Hardshrink(), 13, None),
+    ("hardshrink-17", nn.Hardshrink(2.0), 17, None),
 ]
 
 POOLS = [
@@ -84,6 +87,7 @@ POOLS = [
     ("adaptive-avg-1", nn.AdaptiveAvgPool2d(1)),
     ("adaptive-avg-2", nn.AdaptiveAvgPool2d(2)),
     ("adaptive-max-1", nn.AdaptiveMaxPool2d(1)),
+    ("prelu-4d", nn.PReLU(3)),
 ]
 
 
@@ -114,6 +118,9 @@ def main():
         export(out, name, mlp(act), x, opset, lines, refusal)
     x = torch.rand(N, 3, 10, 10) * 2 - 1
     for name, pool in POOLS:
+        if isinstance(pool, nn.PReLU):
+            with torch.no_grad():
+                pool.weight.copy_(torch.tensor([0.2, -0.5, 1.5]))
         export(out, name, pool, x, 13, lines, None)
     with open(os.path.join(out, "models.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

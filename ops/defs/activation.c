@@ -1,4 +1,4 @@
-/* activation.c — Activation's, LeakyReLU's and Clip's definitions (kernels:
+/* activation.c — Activation's, LeakyReLU's, Clip's, PReLU's and Shrink's definitions (kernels:
  * ops/cpu/activation.c, ops/cuda/activation.cu; the formulas:
  * ops/nl-activation.h). */
 #include "ops/nl-activation.h"
@@ -131,4 +131,71 @@ const NlOpDef nl_op_clip = {
   .args_size = sizeof (NlClipArgs),
   .resolve_args = clip_resolve,
   .infer_shape = clip_infer,
+};
+
+/* ---- PReLU ---- */
+
+/* one slope per channel: axis 1 of an input of at least 2 dims */
+static gboolean
+prelu_infer (NlInferCtx *c, GError **error)
+{
+  char buf[96];
+  if (c->in[0].ndim < 2 || c->in[0].d[1] < 1)
+    return nl_op_shape_error (error, "PReLU needs an input with channels on axis 1, (N, C, ...), but got %s",
+                              nl_shape_format (&c->in[0], buf, sizeof buf));
+  c->weights[0] = nl_shape_of (1, c->in[0].d[1]);
+  return infer_unary (c, error);
+}
+
+static const char *const prelu_weights[] = { "alpha" };
+/* zeros: it starts as a ReLU (PyTorch starts at 0.25) */
+static const NlInitHint prelu_init[] = { NL_INIT_ZEROS };
+
+const NlOpDef nl_op_prelu = {
+  .name = "PReLU",
+  .category = "Activation",
+  .doc = "ReLU with a learned slope per channel for negative inputs: y = alpha[c] * x when x < 0",
+  .inputs = data_input,
+  .n_inputs = 1,
+  .weights = prelu_weights,
+  .weight_init = prelu_init,
+  .n_weights = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_INPUTS | NL_NEEDS_WEIGHTS,
+  .backward_inplace = TRUE,
+  .infer_shape = prelu_infer,
+};
+
+/* ---- Shrink ---- */
+
+static const NlParamSpec shrink_params[P_SHRINK_N] = {
+  [P_SHRINK_LAMBD] = { "lambd", NL_PARAM_FLOAT, 0.5, 0, 1e18, NULL, FALSE,
+                       "Half-width of the band around 0 that maps to 0" },
+  [P_SHRINK_BIAS] = { "bias", NL_PARAM_FLOAT, 0.5, -1e18, 1e18, NULL, FALSE,
+                      "Moved towards 0 outside the band: lambd for Softshrink, 0 for Hardshrink" },
+};
+
+static void
+shrink_resolve (const NlParamValue *p, void *args)
+{
+  NlShrinkArgs *a = args;
+  a->lambd = NL_P_FLOAT (p, P_SHRINK_LAMBD);
+  a->bias = NL_P_FLOAT (p, P_SHRINK_BIAS);
+}
+
+const NlOpDef nl_op_shrink = {
+  .name = "Shrink",
+  .category = "Activation",
+  .doc = "0 for |x| <= lambd, else x moved towards 0 by bias (Softshrink, Hardshrink)",
+  .params = shrink_params,
+  .n_params = P_SHRINK_N,
+  .inputs = data_input,
+  .n_inputs = 1,
+  .n_outputs = 1,
+  .needs = NL_NEEDS_INPUTS,
+  .inplace = TRUE,
+  .backward_inplace = TRUE,
+  .args_size = sizeof (NlShrinkArgs),
+  .resolve_args = shrink_resolve,
+  .infer_shape = infer_unary,
 };

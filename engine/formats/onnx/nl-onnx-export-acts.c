@@ -1,5 +1,5 @@
-/* nl-onnx-export-acts.c — Activation's act_types after softrelu, and
- * Clip, as ONNX (nl-onnx-export.c writes the first four). Each is ONNX's own op where
+/* nl-onnx-export-acts.c — Activation's act_types after softrelu, Clip,
+ * PReLU and Shrink as ONNX (nl-onnx-export.c writes the first four act_types). Each is ONNX's own op where
  * opsets 13 to 17 have one, else the chain PyTorch 1.13 writes for it,
  * which the importer fuses back (nl-onnx-import-acts.c): silu as Sigmoid
  * and Mul, mish as Softplus, Tanh and Mul (Mish is opset 18's), hardswish
@@ -8,6 +8,7 @@
  * Log(Sigmoid(x)), which gives -inf once sigmoid underflows. */
 #include "engine/formats/onnx/nl-onnx-export-private.h"
 
+#include "engine/graph/nl-graph.h"
 #include "ops/nl-activation.h"
 
 static Onnx__NodeProto *
@@ -104,5 +105,31 @@ gboolean
 nl_onnx_export_clip (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
 {
   clip (c, n, NL_P_FLOAT (n->gn->params, P_CLIP_MIN), NL_P_FLOAT (n->gn->params, P_CLIP_MAX));
+  return TRUE;
+}
+
+/* PReLU as PRelu, its slopes shaped (C, 1, ...) to broadcast over axis 1
+ * of the input (ONNX aligns a slope to the input's last axes) */
+gboolean
+nl_onnx_export_prelu (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
+{
+  const NlTensor *t = c->m->weights[NL_MODEL_SLOT (n->gn->net_index, 0)];
+  const NlShape *in = &nl_graph_value (c->g, n->gn->in[0])->shape;
+  g_autofree char *name = nl_model_weight_name (c->m, n->gn->net_index, 0);
+  int64_t dims[NL_MAX_DIMS] = { t->shape[0] };
+  const char *ins[2] = { n->in[0], NULL };
+  for (int k = 1; k < in->ndim - 1; k++)
+    dims[k] = 1;
+  ins[1] = nl_onnx_builder_floats (c->b, name, dims, MAX (in->ndim - 1, 1), nl_tensor_f32 (t));
+  nl_onnx_builder_node (c->b, "PRelu", n->gn->id, ins, 2, n->out);
+  return TRUE;
+}
+
+gboolean
+nl_onnx_export_shrink (NlOnnxCtx *c, const NlOnnxNode *n, GError **error)
+{
+  Onnx__NodeProto *node = node1 (c, "Shrink", n->gn->id, n->in[0], n->out);
+  nl_onnx_attr_float (c->b, node, "lambd", NL_P_FLOAT (n->gn->params, P_SHRINK_LAMBD));
+  nl_onnx_attr_float (c->b, node, "bias", NL_P_FLOAT (n->gn->params, P_SHRINK_BIAS));
   return TRUE;
 }

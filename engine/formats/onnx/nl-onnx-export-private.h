@@ -72,5 +72,9 @@ GBytes *nl_onnx_export_hooked (const NlModel *m, const NlOnnxExportOptions *o, c
 gboolean nl_onnx_export_activation_more (NlOnnxCtx *c, const NlOnnxNode *n, int t, GError **error);
 /* Clip as ONNX's Clip, its bounds as inputs */
 gboolean nl_onnx_export_clip (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+/* PReLU as PRelu, the slopes shaped to broadcast over axis 1 */
+gboolean nl_onnx_export_prelu (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
+/* Shrink as ONNX's Shrink */
+gboolean nl_onnx_export_shrink (NlOnnxCtx *c, const NlOnnxNode *n, GError **error);
 
 G_END_DECLS

@@ -444,6 +444,8 @@ static const struct {
   { "Activation", export_activation },
   { "LeakyReLU", export_leaky_relu },
   { "Clip", nl_onnx_export_clip },
+  { "PReLU", nl_onnx_export_prelu },
+  { "Shrink", nl_onnx_export_shrink },
   { "GELU", export_gelu },
   { "Flatten", export_flatten },
   { "Reshape", export_reshape },

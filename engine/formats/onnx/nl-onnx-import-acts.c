@@ -1,11 +1,13 @@
 /* nl-onnx-import-acts.c — the activations and the pooling form that
  * PyTorch 1.13's exporter writes and nl-onnx-map.c's table lacks: ONNX's
- * own ops (Elu, Celu, Selu, Softsign, HardSigmoid, HardSwish, PRelu) as
- * Activation act_types or LeakyReLU, Clip as relu6, hardtanh or a Clip, the chains written for ops ONNX
+ * own ops (Elu, Celu, Selu, Softsign, HardSigmoid, HardSwish) as
+ * Activation act_types, Clip as relu6, hardtanh or a Clip, PRelu as a
+ * LeakyReLU (one slope) or a PReLU, the chains written for ops ONNX
  * lacks fused back into one Activation (SiLU: Sigmoid, Mul; Mish: Softplus,
  * Tanh, Mul; Softsign: Abs, Add, Div; Hardswish before opset 14:
  * HardSigmoid, Mul; LogSigmoid: Sigmoid, Log or Neg, Softplus, Neg;
- * Tanhshrink: Tanh, Sub), and a zero Pad before an AveragePool (what
+ * Tanhshrink: Tanh, Sub; Softshrink and Hardshrink: Greater, Less, Where
+ * chains, into a Shrink, as ONNX's Shrink op), and a zero Pad before an AveragePool (what
  * count_include_pad = True exports as) into AvgPool2D's own padding.
  * Where netloom's fixed constants (elu's alpha 1, hardsigmoid's x / 6 +
  * 1/2) differ from the node's, the node is refused naming the attribute. */
@@ -106,22 +108,36 @@ map_clip (NlOnnxImp *im, const Onnx__NodeProto *n)
            ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
 }
 
-/* PRelu with one slope for every channel (nn.PReLU()): a LeakyReLU */
+/* PRelu with one slope for every channel (nn.PReLU()): a LeakyReLU when
+ * the slope is >= 0; slopes per channel, shaped (C) (a 2-D input's) or
+ * (C, 1, ...) (PyTorch's for images): a PReLU */
 static NlOnnxResult
 map_prelu (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
   NlOnnxConst *s = nl_onnx_imp_const (im, nl_onnx_in_name (n, 1));
   int node = -1;
   double a;
+  gboolean same = TRUE;
+  char buf[96];
   if (!s || s->numel < 1)
     return nl_onnx_imp_unsupported (im, "its slope is not a constant");
   a = nl_onnx_const_get (s, 0);
   for (int64_t k = 1; k < s->numel; k++)
-    if (nl_onnx_const_get (s, k) != a)
-      return nl_onnx_imp_unsupported (im, "a slope per channel (netloom's LeakyReLU has one for all)");
-  if (nl_onnx_imp_unary (im, n, "LeakyReLU", &node) != NL_ONNX_MAPPED)
+    same = same && nl_onnx_const_get (s, k) == a;
+  if (same && a >= 0)
+    {
+      if (nl_onnx_imp_unary (im, n, "LeakyReLU", &node) != NL_ONNX_MAPPED)
+        return NL_ONNX_UNSUPPORTED;
+      return nl_onnx_imp_set (im, node, "alpha", "%.9g", a) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+    }
+  for (int k = 1; k < s->shape.ndim; k++)
+    if (s->shape.d[k] != 1)
+      return nl_onnx_imp_unsupported (im, "slopes shaped %s: netloom's PReLU has one per channel (axis 1)",
+                                      nl_shape_format (&s->shape, buf, sizeof buf));
+  if (nl_onnx_imp_unary (im, n, "PReLU", &node) != NL_ONNX_MAPPED)
     return NL_ONNX_UNSUPPORTED;
-  return nl_onnx_imp_set (im, node, "alpha", "%.9g", a) ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+  nl_onnx_imp_store (im, node, FALSE, 0, s, &(NlShape) { .ndim = 1, .d = { s->numel } });
+  return NL_ONNX_MAPPED;
 }
 
 /* The H and W pads of a Pad node (the same before and after); FALSE with
@@ -201,6 +217,19 @@ map_pad (NlOnnxImp *im, const Onnx__NodeProto *n)
 }
 
 static NlOnnxResult
+map_shrink (NlOnnxImp *im, const Onnx__NodeProto *n)
+{
+  int node = -1;
+  float lambd = nl_onnx_node_float (n, "lambd", 0.5f), bias = nl_onnx_node_float (n, "bias", 0.0f);
+  if (!(lambd >= 0))
+    return nl_onnx_imp_unsupported (im, "lambd %g: netloom's Shrink needs lambd >= 0", lambd);
+  if (nl_onnx_imp_unary (im, n, "Shrink", &node) != NL_ONNX_MAPPED)
+    return NL_ONNX_UNSUPPORTED;
+  return nl_onnx_imp_set (im, node, "lambd", "%.9g", lambd) && nl_onnx_imp_set (im, node, "bias", "%.9g", bias)
+           ? NL_ONNX_MAPPED : NL_ONNX_UNSUPPORTED;
+}
+
+static NlOnnxResult
 map_simple (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
   const char *t = n->op_type;
@@ -215,7 +244,7 @@ static const struct {
 } mappers[] = {
   { "Elu", map_elu },       { "Celu", map_simple },  { "Selu", map_selu },         { "Softsign", map_simple },
   { "HardSwish", map_simple }, { "HardSigmoid", map_hard_sigmoid }, { "Clip", map_clip }, { "PRelu", map_prelu },
-  { "Pad", map_pad },
+  { "Pad", map_pad },       { "Shrink", map_shrink },
 };
 
 gboolean
@@ -313,6 +342,89 @@ neg_softplus (NlOnnxImp *im, const Onnx__NodeProto *n)
   return m && fuse (im, chain, 3, nl_onnx_in_name (n, 0), "logsigmoid");
 }
 
+/* ---- Softshrink and Hardshrink as PyTorch 1.13 writes them ---- */
+
+/* The node computing value, of type op, read only once; NULL otherwise */
+static const Onnx__NodeProto *
+producer (NlOnnxImp *im, const char *value, const char *op)
+{
+  if (!value || !nl_onnx_imp_sole_reader (im, value, NULL))
+    return NULL;
+  for (size_t k = 0; k < im->g->n_node; k++)
+    {
+      const Onnx__NodeProto *n = im->g->node[k];
+      if (n->n_output > 0 && n->output[0] && !strcmp (n->output[0], value))
+        return n->op_type && !strcmp (n->op_type, op) ? n : NULL;
+    }
+  return NULL;
+}
+
+/* node is op(x, k) with k the constant scalar *v */
+static gboolean
+of_x_and (NlOnnxImp *im, const Onnx__NodeProto *node, const char *x, double *v)
+{
+  NlOnnxConst *c;
+  if (!node || node->n_input != 2 || strcmp (nl_onnx_in_name (node, 0), x) != 0
+      || !(c = nl_onnx_imp_const (im, nl_onnx_in_name (node, 1))) || c->numel != 1)
+    return FALSE;
+  *v = nl_onnx_const_get (c, 0);
+  return TRUE;
+}
+
+/* a Where choosing its input 1 or the constant 0 */
+static gboolean
+where_or_zero (NlOnnxImp *im, const Onnx__NodeProto *w)
+{
+  NlOnnxConst *z = w && w->n_input == 3 ? nl_onnx_imp_const (im, nl_onnx_in_name (w, 2)) : NULL;
+  return z && z->numel == 1 && nl_onnx_const_get (z, 0) == 0;
+}
+
+static gboolean
+shrink (NlOnnxImp *im, const Onnx__NodeProto *const *chain, int len, const char *x, double lambd, double bias)
+{
+  int node = nl_onnx_imp_fuse (im, chain, len, x, "Shrink");
+  nl_onnx_imp_set (im, node, "lambd", "%.9g", lambd);
+  nl_onnx_imp_set (im, node, "bias", "%.9g", bias);
+  return TRUE;
+}
+
+/* Where(x > l, x - l, 0) + Where(x < -l, x + l, 0), from the Greater */
+static gboolean
+soft_shrink (NlOnnxImp *im, const Onnx__NodeProto *gt, double l)
+{
+  const char *x = nl_onnx_in_name (gt, 0);
+  const Onnx__NodeProto *w1 = reader (im, gt->output[0], "Where"), *sub, *y, *w2, *lt, *add;
+  double b1, b2, m;
+  if (!where_or_zero (im, w1) || strcmp (nl_onnx_in_name (w1, 0), gt->output[0]) != 0
+      || !of_x_and (im, sub = producer (im, nl_onnx_in_name (w1, 1), "Sub"), x, &b1) || !(y = reader (im, w1->output[0], "Add"))
+      || !where_or_zero (im, w2 = producer (im, nl_onnx_imp_other_input (y, w1->output[0]), "Where"))
+      || !of_x_and (im, lt = producer (im, nl_onnx_in_name (w2, 0), "Less"), x, &m)
+      || !of_x_and (im, add = producer (im, nl_onnx_in_name (w2, 1), "Add"), x, &b2) || m != -l || b1 != b2)
+    return FALSE;
+  {
+    const Onnx__NodeProto *chain[7] = { gt, sub, w1, lt, add, w2, y };
+    return shrink (im, chain, 7, x, l, b1);
+  }
+}
+
+/* Where(x > l or x < -l, x, 0), the comparisons cast to bool, from the Greater */
+static gboolean
+hard_shrink (NlOnnxImp *im, const Onnx__NodeProto *gt, double l)
+{
+  const char *x = nl_onnx_in_name (gt, 0);
+  const Onnx__NodeProto *cg = reader (im, gt->output[0], "Cast"), *o = cg ? reader (im, cg->output[0], "Or") : NULL;
+  const Onnx__NodeProto *cl = o ? producer (im, nl_onnx_imp_other_input (o, cg->output[0]), "Cast") : NULL;
+  const Onnx__NodeProto *lt = cl ? producer (im, nl_onnx_in_name (cl, 0), "Less") : NULL;
+  const Onnx__NodeProto *y = o ? reader (im, o->output[0], "Where") : NULL;
+  double m;
+  if (!where_or_zero (im, y) || strcmp (nl_onnx_in_name (y, 1), x) != 0 || !of_x_and (im, lt, x, &m) || m != -l)
+    return FALSE;
+  {
+    const Onnx__NodeProto *chain[6] = { gt, lt, cg, cl, o, y };
+    return shrink (im, chain, 6, x, l, 0);
+  }
+}
+
 gboolean
 nl_onnx_acts_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n)
 {
@@ -328,5 +440,10 @@ nl_onnx_acts_map_pattern (NlOnnxImp *im, const Onnx__NodeProto *n)
     return mish (im, n);
   if (!strcmp (op, "Abs"))
     return softsign (im, n);
+  if (!strcmp (op, "Greater"))
+    {
+      double l;
+      return of_x_and (im, n, nl_onnx_in_name (n, 0), &l) && l >= 0 && (soft_shrink (im, n, l) || hard_shrink (im, n, l));
+    }
   return !strcmp (op, "Neg") && neg_softplus (im, n);
 }

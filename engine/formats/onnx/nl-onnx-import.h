@@ -5,7 +5,11 @@
  * symmetric pads, auto_pad VALID or SAME with stride 1), Gemm and
  * MatMul (+ Add of a constant bias) as Dense, Relu, Sigmoid, Tanh,
  * Softplus, LeakyRelu, Gelu (also from its erf or tanh formula, as PyTorch
- * and netloom export it), MaxPool, AveragePool, GlobalAveragePool,
+ * and netloom export it), the activations of nl-onnx-import-acts.c (Elu,
+ * Celu, Selu, Softsign, HardSigmoid, HardSwish, Clip, PRelu, Shrink, and
+ * the chains PyTorch writes for SiLU, Mish, Softsign, Hardswish,
+ * LogSigmoid, Tanhshrink, Softshrink, Hardshrink), MaxPool, AveragePool
+ * (also after a zero Pad: count_include_pad), GlobalAveragePool,
  * BatchNormalization, LayerNormalization (last axis; also decomposed, as
  * exported before opset 17), Dropout, Flatten (axis 1), Reshape to a
  * constant shape, Concat, Add and Sum, Mul and Sub (of two values of one

@@ -441,6 +441,7 @@ nl_application_new (const NlLaunchOptions *opts)
       app->opts.view = g_strdup (opts->view);
       app->opts.layer = g_strdup (opts->layer);
       app->opts.explain_method = g_strdup (opts->explain_method);
+      app->opts.network = g_strdup (opts->network);
     }
   return app;
 }

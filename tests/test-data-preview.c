@@ -380,6 +380,97 @@ test_catalog (void)
   }
 }
 
+/* the text preview against counts made by hand */
+static void
+test_text_preview (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = write_csv ("texts.csv", "text,label\nthe cat sat,a\nthe dog sat on the mat,b\n"
+                                                  "the the the the the the the the the the,a\nzebra,b\n");
+  g_autofree char *spec = g_strconcat ("text:", path, NULL);
+  g_autoptr (NlDataPreview) p = load (spec, NULL, 0, "{\"max_length\":4,\"min_count\":2}", 8, 1, NULL, &error);
+  g_assert_no_error (error);
+  NlTextPreview *t = p->text;
+  g_assert_nonnull (t);
+  g_assert_null (p->series);
+  g_assert_false (t->language_model);
+  g_assert_cmpint (t->vocab_size, ==, 4); /* <pad> <unk> the sat */
+  g_assert_cmpint (t->max_length, ==, 4);
+  g_assert_cmpint (t->n_tokens, ==, 20);
+  g_assert_cmpint (t->unk_count, ==, 5);
+  g_assert_cmpint (t->n_truncated, ==, 2);
+  g_assert_cmpint (t->longest, ==, 10);
+  g_assert_cmpint (t->bin_width, ==, 1);
+  g_assert_cmpint (t->n_bins, ==, 11);
+  const int64_t bins[11] = { 0, 1, 0, 1, 0, 0, 1, 0, 0, 0, 1 };
+  g_assert_cmpmem (t->bins, sizeof bins, bins, sizeof bins);
+  g_assert_cmpint (t->n_top, ==, 7);
+  const char *top[] = { "the", "sat", "cat", "dog", "mat", "on", "zebra" };
+  const int64_t top_counts[] = { 13, 2, 1, 1, 1, 1, 1 };
+  for (int i = 0; i < 7; i++)
+    {
+      g_assert_cmpstr (t->top[i].token, ==, top[i]);
+      g_assert_cmpint (t->top[i].count, ==, top_counts[i]);
+    }
+  g_assert_cmpint (p->n_classes, ==, 2);
+  g_assert_cmpint (p->class_counts[0], ==, 2);
+  g_assert_cmpint (p->n_samples, ==, 4);
+  g_assert_cmpint (t->n_samples, ==, 4);
+  g_assert_cmpint (p->indices[1], ==, 1);
+  NlTextSamplePreview *s0 = &t->samples[0], *s1 = &t->samples[1];
+  g_assert_cmpstrv (s0->tokens, ((const char *[]) { "the", "cat", "sat", NULL }));
+  g_assert_true (!s0->unknown[0] && s0->unknown[1] && !s0->unknown[2]);
+  g_assert_cmpint (s1->n_tokens, ==, 4);
+  g_assert_cmpint (s1->n_total, ==, 6);
+  g_assert_cmpstrv (s1->tokens, ((const char *[]) { "the", "dog", "sat", "on", NULL }));
+
+  /* a language model: no class histogram, every window max_length long */
+  g_autofree char *txt = write_csv ("story.txt", "abcdefghijklmnopqrstuvwxyz");
+  g_autofree char *lm_spec = g_strconcat ("text-lm:", txt, NULL);
+  g_autoptr (NlDataPreview) lm = load (lm_spec, NULL, 0.25, "{\"tokenizer\":\"char\",\"max_length\":5}", 2, 1,
+                                       NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (lm->text->language_model);
+  g_assert_cmpint (lm->n_classes, ==, 0);
+  g_assert_cmpint (lm->length, ==, 4); /* 25 / 5 = 5 windows, 1 held out */
+  g_assert_cmpint (lm->text->n_truncated, ==, 0);
+  g_assert_cmpint (lm->text->bins[5], ==, 4);
+  g_assert_cmpint (lm->text->samples[0].n_tokens, ==, 5);
+}
+
+/* the series preview: decimated values and the split row */
+static void
+test_series_preview (void)
+{
+  g_autoptr (GError) error = NULL;
+  GString *s = g_string_new ("x,y\n");
+  for (int i = 0; i < 5000; i++)
+    g_string_append_printf (s, "%d,%d\n", i % 7, i);
+  g_autofree char *path = write_csv ("series.csv", s->str);
+  g_string_free (s, TRUE);
+  g_autofree char *spec = g_strconcat ("series:", path, NULL);
+  g_autoptr (NlDataPreview) p = load (spec, NULL, 0.2, "{\"window\":10,\"horizon\":3,\"target\":\"y\"}", 4, 1,
+                                      NULL, &error);
+  g_assert_no_error (error);
+  NlSeriesPreview *sp = p->series;
+  g_assert_nonnull (sp);
+  g_assert_null (p->text);
+  g_assert_cmpstr (sp->target, ==, "y");
+  g_assert_cmpint (sp->n_rows, ==, 5000);
+  g_assert_cmpint (sp->stride, ==, 3);
+  g_assert_cmpint (sp->n_values, ==, 1667);
+  g_assert_cmpfloat (sp->values[1666], ==, 4998);
+  g_assert_cmpfloat (sp->values[10], ==, 30);
+  g_assert_cmpint (sp->window, ==, 10);
+  g_assert_cmpint (sp->horizon, ==, 3);
+  /* 4988 windows, 998 held out: training labels end at row 3990 + 12 - 1 */
+  g_assert_cmpint (sp->val_start_row, ==, 4002);
+  g_assert_cmpint (p->length, ==, 3990);
+  g_assert_cmpint (sp->n_columns, ==, 2);
+  g_assert_cmpstrv (sp->columns, ((const char *[]) { "x", "y", NULL }));
+  g_assert_cmpint (p->n_classes, ==, 0);
+}
+
 static void
 test_sources_and_extra (void)
 {
@@ -389,7 +480,7 @@ test_sources_and_extra (void)
   g_autoptr (GError) error = NULL;
   NlPipelineExtra x;
 
-  g_assert_cmpint (n, ==, 6);
+  g_assert_cmpint (n, ==, 9);
   for (int i = 0; i < n; i++)
     {
       g_autofree char *spec = nl_dataset_kind_spec (&kinds[i], "/a/b:c");
@@ -426,6 +517,34 @@ test_sources_and_extra (void)
     nl_pipeline_extra_clear (&y);
   }
   nl_pipeline_extra_clear (&x);
+  /* the text and series options round trip */
+  {
+    g_autofree char *json = NULL;
+    NlPipelineExtra y;
+    NlDatasetOptions o;
+    g_assert_true (nl_pipeline_extra_parse ("{\"text_column\":\"body\",\"tokenizer\":\"char\",\"vocab_size\":50,"
+                                            "\"min_count\":2,\"max_length\":64,\"target\":\"t\",\"window\":8,"
+                                            "\"horizon\":2}", &x, &error));
+    json = nl_pipeline_extra_to_json (&x, NULL);
+    g_assert_true (nl_pipeline_extra_parse (json, &y, &error));
+    nl_pipeline_extra_to_options (&y, 0.5, &o);
+    g_assert_cmpstr (o.text_column, ==, "body");
+    g_assert_cmpint (o.tokenizer, ==, NL_TOKENIZER_CHAR);
+    g_assert_cmpint (o.vocab_size, ==, 50);
+    g_assert_cmpint (o.min_count, ==, 2);
+    g_assert_cmpint (o.max_length, ==, 64);
+    g_assert_cmpstr (o.target_column, ==, "t");
+    g_assert_cmpint (o.window, ==, 8);
+    g_assert_cmpint (o.horizon, ==, 2);
+    g_assert_cmpfloat (o.val_fraction, ==, 0.5);
+    nl_pipeline_extra_clear (&x);
+    nl_pipeline_extra_clear (&y);
+    g_assert_false (nl_pipeline_extra_parse ("{\"tokenizer\":\"bpe\"}", &x, &error));
+    g_assert_nonnull (strstr (error->message, "tokenizer"));
+    g_clear_error (&error);
+    g_assert_false (nl_pipeline_extra_parse ("{\"window\":\"8\"}", &x, &error));
+    g_clear_error (&error);
+  }
   g_assert_false (nl_pipeline_extra_parse ("{\"shuffle\":\"yes\"}", &x, &error));
   g_assert_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "shuffle"));
@@ -471,6 +590,8 @@ main (int argc, char **argv)
   g_test_add_func ("/data-preview/errors", test_errors);
   g_test_add_func ("/data-preview/catalog", test_catalog);
   g_test_add_func ("/data-preview/sources-and-extra", test_sources_and_extra);
+  g_test_add_func ("/data-preview/text", test_text_preview);
+  g_test_add_func ("/data-preview/series", test_series_preview);
   rc = g_test_run ();
   nl_test_remove_tree (tmp_dir);
   g_free (tmp_dir);

@@ -116,6 +116,48 @@ write_packed (const char *name)
   return path;
 }
 
+/* a text table: 12 rows of two classes */
+static char *
+write_text (const char *name)
+{
+  g_autofree char *file = g_strconcat (name, ".csv", NULL);
+  char *path = fixture_path (file);
+  GString *s = g_string_new ("text,label\n");
+  for (int i = 0; i < 12; i++)
+    g_string_append_printf (s, "\"word%d, and more\",%s\n", i, i % 3 ? "spam" : "ham");
+  g_assert_true (g_file_set_contents (path, s->str, s->len, NULL));
+  g_string_free (s, TRUE);
+  return path;
+}
+
+/* a text of 600 words: 4 windows of the default 128 tokens */
+static char *
+write_text_lm (const char *name)
+{
+  g_autofree char *file = g_strconcat (name, ".txt", NULL);
+  char *path = fixture_path (file);
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < 600; i++)
+    g_string_append_printf (s, "w%d%s", i % 17, i % 10 == 9 ? ".\n" : " ");
+  g_assert_true (g_file_set_contents (path, s->str, s->len, NULL));
+  g_string_free (s, TRUE);
+  return path;
+}
+
+/* 60 rows of two columns: windows of the default 32 rows */
+static char *
+write_series (const char *name)
+{
+  g_autofree char *file = g_strconcat (name, ".csv", NULL);
+  char *path = fixture_path (file);
+  GString *s = g_string_new ("t,value\n");
+  for (int i = 0; i < 60; i++)
+    g_string_append_printf (s, "%d,%g\n", i, (double) ((i * 7) % 11));
+  g_assert_true (g_file_set_contents (path, s->str, s->len, NULL));
+  g_string_free (s, TRUE);
+  return path;
+}
+
 /* A new kind adds its writer here: the table walk fails without one. */
 static const struct {
   const char *kind;
@@ -123,6 +165,7 @@ static const struct {
 } fixtures[] = {
   { "fashion-mnist", write_idx }, { "mnist", write_idx },  { "cifar10", write_cifar },
   { "csv", write_csv },           { "folder", write_folder }, { "packed", write_packed },
+  { "text", write_text },         { "text-lm", write_text_lm }, { "series", write_series },
 };
 
 static char *
@@ -169,16 +212,18 @@ test_kind_rows (void)
   g_assert_cmpint (nl_dataset_kind_index (NULL), ==, -1);
 }
 
-/* The histogram as the preview would count it without the fast path. */
+/* The histogram as the preview would count it without the fast path
+ * (none for regression or per-step labels). */
 static void
 read_counts (NlDataset *ds, int64_t *counts)
 {
   g_autofree float *buf = g_new (float, nl_shape_numel (&ds->sample_shape));
+  g_autofree float *label = g_new (float, MAX (nl_shape_numel (&ds->label_shape), 1));
   for (int64_t i = 0; i < ds->length; i++)
     {
-      float label;
-      g_assert_true (nl_dataset_get (ds, i, buf, &label, NULL));
-      counts[(int) label]++;
+      g_assert_true (nl_dataset_get (ds, i, buf, label, NULL));
+      if (ds->n_classes > 0 && ds->label_shape.ndim == 0)
+        counts[(int) label[0]]++;
     }
 }
 
@@ -203,6 +248,9 @@ check_kind_opens (const NlDatasetKind *k, const char *spec)
   g_assert_cmpint (p->length, ==, ds->length);
   g_assert_cmpint (p->has_test_set, ==, !(k->uses & NL_DATASET_USES_SPLIT));
   g_assert_cmpint (p->n_samples, ==, MIN (ds->length, 8));
+  /* the text and series kinds bring their own parts of the preview */
+  g_assert_true ((p->text != NULL) == ((k->uses & NL_DATASET_USES_TEXT) != 0));
+  g_assert_true ((p->series != NULL) == ((k->uses & NL_DATASET_USES_SERIES) != 0));
   counts = g_new0 (int64_t, MAX (ds->n_classes, 1));
   read_counts (ds, counts);
   for (int c = 0; c < p->n_classes; c++)
@@ -293,7 +341,9 @@ test_kind_listed (void)
     }
   /* the options a kind reads name it */
   g_assert_nonnull (strstr (train, "csv: the label column"));
-  g_assert_nonnull (strstr (train, "csv, folder: share held out"));
+  g_autofree char *split = nl_dataset_kind_list (NL_DATASET_USES_SPLIT, FALSE, ", ");
+  g_autofree char *held_out = g_strconcat (split, ": share held out", NULL);
+  g_assert_nonnull (strstr (train, held_out));
   g_assert_nonnull (strstr (train, "default 0.13 for fashion-mnist and mnist, 0.47 for cifar10, else 0"));
 }
 

@@ -2,6 +2,8 @@
  * the few lines that fit each reader to the table's open function. */
 #include "engine/data/nl-dataset-kind.h"
 #include "engine/data/nl-packed-dataset.h"
+#include "engine/data/nl-series-dataset.h"
+#include "engine/data/nl-text-dataset.h"
 
 #include <glib/gi18n.h>
 #include <string.h>
@@ -47,6 +49,26 @@ folder_open (const NlDatasetKind *kind, const char *dir, gboolean train, const N
   return nl_folder_dataset_open (dir, train, opts, error);
 }
 
+static NlDataset *
+text_open (const NlDatasetKind *kind, const char *path, gboolean train, const NlDatasetOptions *opts, GError **error)
+{
+  return nl_text_dataset_open (path, train, opts, error);
+}
+
+static NlDataset *
+text_lm_open (const NlDatasetKind *kind, const char *path, gboolean train, const NlDatasetOptions *opts,
+              GError **error)
+{
+  return nl_text_lm_dataset_open (path, train, opts, error);
+}
+
+static NlDataset *
+series_open (const NlDatasetKind *kind, const char *path, gboolean train, const NlDatasetOptions *opts,
+             GError **error)
+{
+  return nl_series_dataset_open (path, train, opts, error);
+}
+
 /* A packed file from before checksums reads, with a note (once per file
  * and process: a run opens it for each split) that damage inside its
  * records goes unnoticed. Packed files ignore `train`: each side is packed
@@ -83,9 +105,13 @@ static const char *const digit_names[] = {
 };
 
 static const char *const csv_patterns[] = { "*.csv", "*.tsv", "*.txt", NULL };
+static const char *const table_patterns[] = { "*.csv", "*.tsv", NULL };
+static const char *const txt_patterns[] = { "*.txt", NULL };
 
 /* The normalisation defaults are the usual per-dataset mean and std of the
- * pixels in [0, 1]; kinds of arbitrary data start from none (0, 1). */
+ * pixels in [0, 1]; kinds of arbitrary data start from none (0, 1), and
+ * so do token ids (which must reach the Embedding as they are) and series
+ * (z-scored by their reader). */
 static const NlDatasetKind kinds[] = {
   { .name = "fashion-mnist", .title = N_("Fashion-MNIST"), .default_path = "/usr/share/datasets/fashion-mnist",
     .path_is_folder = TRUE, .mean = 0.13f, .std = 0.31f, .class_names = fashion_names, .open = idx_open },
@@ -99,6 +125,14 @@ static const NlDatasetKind kinds[] = {
     .uses = NL_DATASET_USES_SPLIT | NL_DATASET_USES_IMAGE_SIZE, .mean = 0.0f, .std = 1.0f, .open = folder_open,
     .count_labels = nl_folder_dataset_count_labels },
   { .name = "packed", .title = N_("Packed file"), .mean = 0.0f, .std = 1.0f, .open = packed_open },
+  { .name = "text", .title = N_("Text table"),
+    .uses = NL_DATASET_USES_SPLIT | NL_DATASET_USES_TEXT | NL_DATASET_USES_TEXT_COLUMN, .mean = 0.0f, .std = 1.0f,
+    .filter_name = N_("CSV and TSV files"), .filter_patterns = table_patterns, .open = text_open },
+  { .name = "text-lm", .title = N_("Text file (language model)"), .uses = NL_DATASET_USES_SPLIT | NL_DATASET_USES_TEXT,
+    .mean = 0.0f, .std = 1.0f, .filter_name = N_("Text files"), .filter_patterns = txt_patterns, .open = text_lm_open },
+  { .name = "series", .title = N_("Time series"), .uses = NL_DATASET_USES_SPLIT | NL_DATASET_USES_SERIES,
+    .mean = 0.0f, .std = 1.0f, .filter_name = N_("CSV files"), .filter_patterns = table_patterns,
+    .open = series_open },
 };
 
 const NlDatasetKind *

@@ -17,6 +17,9 @@ typedef enum {
   NL_DATASET_USES_SPLIT = 1 << 0,        /* no test set of its own: val_fraction picks a side */
   NL_DATASET_USES_LABEL_COLUMN = 1 << 1, /* label_column and regression */
   NL_DATASET_USES_IMAGE_SIZE = 1 << 2,   /* image_width and image_height */
+  NL_DATASET_USES_TEXT = 1 << 3,         /* tokenizer, vocab_size, min_count, max_length, vocab */
+  NL_DATASET_USES_TEXT_COLUMN = 1 << 4,  /* text_column, and label_column as a name (class labels only) */
+  NL_DATASET_USES_SERIES = 1 << 5,       /* target_column, window, horizon */
 } NlDatasetKindUses;
 
 typedef struct NlDatasetKind NlDatasetKind;

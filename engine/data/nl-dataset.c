@@ -64,10 +64,13 @@ nl_dataset_free (NlDataset *ds)
     return;
   char **names = ds->class_names;
   char *desc = ds->description;
+  NlVocab *vocab = ds->vocab;
   if (ds->klass && ds->klass->free)
     ds->klass->free (ds);
   g_strfreev (names);
   g_free (desc);
+  if (vocab)
+    nl_vocab_unref (vocab);
 }
 
 gboolean

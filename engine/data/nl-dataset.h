@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "core/nl-tensor.h"
+#include "engine/data/nl-tokenizer.h"
+#include "engine/data/nl-vocab.h"
 
 G_BEGIN_DECLS
 
@@ -56,6 +58,9 @@ struct NlDataset {
   int n_classes;        /* 0 for regression */
   char **class_names;   /* NULL-terminated or NULL */
   char *description;    /* "Fashion-MNIST train (60000 images) from DIR" */
+  NlVocab *vocab;       /* text kinds: the vocabulary its ids are of (owned, a reference); else NULL */
+  int64_t n_truncated_rows; /* text kinds: rows (lines) over 1 MB, cut at 1 MB on a character boundary */
+  int64_t n_skipped_rows;   /* text: rows whose text holds no token, left out (never all of them) */
 };
 
 /* Options for nl_dataset_open_full; all-zero (or NULL) means the defaults. */
@@ -63,7 +68,19 @@ typedef struct {
   const char *label_column; /* CSV: header name or 0-based index; NULL = last column */
   int image_width, image_height; /* folder: resize to; 0 = that size of the first image */
   gboolean regression;      /* CSV: the label is a real value, n_classes 0 */
-  double val_fraction;      /* csv/folder: 0..1 of the samples held out for validation */
+  double val_fraction;      /* csv/folder/text/series: 0..1 of the samples held out for validation */
+  /* text, text-lm (nl-text-dataset.h) */
+  const char *text_column;  /* text: the text's header name; NULL = "text" (the label: label_column, NULL = "label") */
+  NlTokenizerKind tokenizer; /* word (the default) or char */
+  int vocab_size;           /* at most this many ids, <pad> and <unk> included; 0 = 20000 */
+  int min_count;            /* a token seen fewer times in the training texts is <unk>; 0 = 1 */
+  int max_length;           /* tokens per sample (padded with 0 / cut); 0 = 128 */
+  const NlVocab *vocab;     /* borrowed: NULL = build from the training side (train only); the
+                               validation side, evaluate and predict pass the training side's */
+  /* series (nl-series-dataset.h) */
+  const char *target_column; /* the predicted column's header name; NULL = the last numeric column */
+  int window;               /* rows per sample; 0 = 32 */
+  int horizon;              /* future target values per label; 0 = 1 */
 } NlDatasetOptions;
 
 /* Open a dataset from a spec "KIND[:PATH]": KIND is a row of the kind

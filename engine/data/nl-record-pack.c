@@ -81,6 +81,13 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
                      G_GINT64_FORMAT, out_path, k, shape->d[k]);
         return FALSE;
       }
+  /* token ids mean nothing without their vocabulary, which a packed file does not keep */
+  if (ds->vocab)
+    {
+      g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_MISMATCH,
+                   "cannot pack %s: a packed file keeps no vocabulary for text samples", out_path);
+      return FALSE;
+    }
   int64_t numel = nl_shape_numel (shape);
   gboolean u8 = ds->klass->get_u8 || ds->klass->read_u8;
   int hs = header_size (shape->ndim);

@@ -11,7 +11,9 @@
 
 #include "engine/data/nl-dataset.h"
 #include "engine/data/nl-dataset-kind.h"
+#include "engine/data/nl-text-dataset.h"
 #include "engine/data/nl-transform.h"
+#include "engine/session/nl-seq-preview.h"
 
 /* ---- the transform catalogue, from what nl-transform.c's parser accepts ---- */
 
@@ -169,8 +171,51 @@ extra_defaults (NlPipelineExtra *x)
 void
 nl_pipeline_extra_clear (NlPipelineExtra *x)
 {
-  if (x)
-    g_clear_pointer (&x->label_column, g_free);
+  if (!x)
+    return;
+  g_clear_pointer (&x->label_column, g_free);
+  g_clear_pointer (&x->text_column, g_free);
+  g_clear_pointer (&x->target_column, g_free);
+}
+
+void
+nl_pipeline_extra_to_options (const NlPipelineExtra *x, double val_fraction, NlDatasetOptions *opts)
+{
+  memset (opts, 0, sizeof *opts);
+  opts->label_column = x->label_column;
+  opts->regression = x->regression;
+  opts->image_width = x->image_width;
+  opts->image_height = x->image_height;
+  opts->val_fraction = val_fraction;
+  opts->text_column = x->text_column;
+  opts->tokenizer = x->tokenizer;
+  opts->vocab_size = x->vocab_size;
+  opts->min_count = x->min_count;
+  opts->max_length = x->max_length;
+  opts->target_column = x->target_column;
+  opts->window = x->window;
+  opts->horizon = x->horizon;
+}
+
+/* The text and series members (type-checked by the caller). */
+static gboolean
+parse_sequence_members (JsonObject *o, NlPipelineExtra *x, GError **error)
+{
+  const char *tok = json_object_get_string_member_with_default (o, "tokenizer", NULL);
+  if (!nl_tokenizer_kind_parse (tok, &x->tokenizer))
+    {
+      g_set_error (error, NL_PROJECT_ERROR, NL_PROJECT_ERROR_INVALID,
+                   "the pipeline's extra option 'tokenizer' should be \"word\" or \"char\", not '%s'", tok);
+      return FALSE;
+    }
+  x->text_column = g_strdup (json_object_get_string_member_with_default (o, "text_column", NULL));
+  x->target_column = g_strdup (json_object_get_string_member_with_default (o, "target", NULL));
+  x->vocab_size = (int) CLAMP (json_object_get_int_member_with_default (o, "vocab_size", 0), 0, G_MAXINT);
+  x->min_count = (int) CLAMP (json_object_get_int_member_with_default (o, "min_count", 0), 0, G_MAXINT);
+  x->max_length = (int) CLAMP (json_object_get_int_member_with_default (o, "max_length", 0), 0, G_MAXINT);
+  x->window = (int) CLAMP (json_object_get_int_member_with_default (o, "window", 0), 0, G_MAXINT);
+  x->horizon = (int) CLAMP (json_object_get_int_member_with_default (o, "horizon", 0), 0, G_MAXINT);
+  return TRUE;
 }
 
 static gboolean
@@ -211,6 +256,20 @@ nl_pipeline_extra_parse (const char *json, NlPipelineExtra *x, GError **error)
       || !member_type_ok (o, "image_width", G_TYPE_INT64, error)
       || !member_type_ok (o, "image_height", G_TYPE_INT64, error))
     return FALSE;
+  static const char *const strings[] = { "text_column", "tokenizer", "target" };
+  static const char *const ints[] = { "vocab_size", "min_count", "max_length", "window", "horizon" };
+  for (guint k = 0; k < G_N_ELEMENTS (strings); k++)
+    if (!member_type_ok (o, strings[k], G_TYPE_STRING, error))
+      return FALSE;
+  for (guint k = 0; k < G_N_ELEMENTS (ints); k++)
+    if (!member_type_ok (o, ints[k], G_TYPE_INT64, error))
+      return FALSE;
+  if (!parse_sequence_members (o, x, error))
+    {
+      nl_pipeline_extra_clear (x);
+      extra_defaults (x);
+      return FALSE;
+    }
   x->shuffle = json_object_get_boolean_member_with_default (o, "shuffle", TRUE);
   x->regression = json_object_get_boolean_member_with_default (o, "regression", FALSE);
   x->image_width = (int) json_object_get_int_member_with_default (o, "image_width", 0);
@@ -255,6 +314,15 @@ nl_pipeline_extra_to_json (const NlPipelineExtra *x, const char *base_json)
   SET_OR_REMOVE (x->regression, "regression", json_object_set_boolean_member, TRUE);
   SET_OR_REMOVE (x->image_width > 0, "image_width", json_object_set_int_member, x->image_width);
   SET_OR_REMOVE (x->image_height > 0, "image_height", json_object_set_int_member, x->image_height);
+  SET_OR_REMOVE (x->text_column && *x->text_column, "text_column", json_object_set_string_member, x->text_column);
+  SET_OR_REMOVE (x->tokenizer != NL_TOKENIZER_WORD, "tokenizer", json_object_set_string_member,
+                 nl_tokenizer_kind_name (x->tokenizer));
+  SET_OR_REMOVE (x->vocab_size > 0, "vocab_size", json_object_set_int_member, x->vocab_size);
+  SET_OR_REMOVE (x->min_count > 0, "min_count", json_object_set_int_member, x->min_count);
+  SET_OR_REMOVE (x->max_length > 0, "max_length", json_object_set_int_member, x->max_length);
+  SET_OR_REMOVE (x->target_column && *x->target_column, "target", json_object_set_string_member, x->target_column);
+  SET_OR_REMOVE (x->window > 0, "window", json_object_set_int_member, x->window);
+  SET_OR_REMOVE (x->horizon > 0, "horizon", json_object_set_int_member, x->horizon);
 #undef SET_OR_REMOVE
   json_generator_set_root (gen, root);
   return nl_json_fix_numbers (json_generator_to_data (gen, NULL));
@@ -341,7 +409,8 @@ source_open (const char *spec, const NlDatasetOptions *opts, const char *key, GC
       source_unref (s);
       return NULL;
     }
-  s->n_classes = MAX (s->ds->n_classes, 0);
+  /* per-step labels (a language model's next tokens) have no class histogram */
+  s->n_classes = s->ds->label_shape.ndim > 0 ? 0 : MAX (s->ds->n_classes, 0);
   if (s->n_classes > 0)
     {
       s->class_names = g_new0 (char *, s->n_classes + 1);
@@ -448,6 +517,8 @@ nl_data_preview_unref (NlDataPreview *p)
   g_free (p->indices);
   g_free (p->labels);
   g_free (p->samples);
+  nl_text_preview_free (p->text);
+  nl_series_preview_free (p->series);
   source_unref (p->source);
   g_free (p);
 }
@@ -499,14 +570,13 @@ nl_data_preview_load (const NlPipelineInfo *pl, int n_samples, guint64 seed, NlD
     return NULL;
   kind = nl_dataset_kind_lookup (pl->dataset_spec, NULL);
   uses_split = kind && (kind->uses & NL_DATASET_USES_SPLIT);
-  opts.label_column = extra.label_column;
-  opts.regression = extra.regression;
-  opts.image_width = extra.image_width;
-  opts.image_height = extra.image_height;
-  opts.val_fraction = uses_split ? pl->split : 0;
-  key = g_strdup_printf ("%s\n%.17g\n%s\n%d\n%dx%d", pl->dataset_spec ? pl->dataset_spec : "", opts.val_fraction,
+  nl_pipeline_extra_to_options (&extra, uses_split ? pl->split : 0, &opts);
+  key = g_strdup_printf ("%s\n%.17g\n%s\n%d\n%dx%d\n%s\n%d:%d:%d:%d\n%s\n%d:%d",
+                         pl->dataset_spec ? pl->dataset_spec : "", opts.val_fraction,
                          extra.label_column ? extra.label_column : "", extra.regression, extra.image_width,
-                         extra.image_height);
+                         extra.image_height, extra.text_column ? extra.text_column : "", extra.tokenizer,
+                         extra.vocab_size, extra.min_count, extra.max_length,
+                         extra.target_column ? extra.target_column : "", extra.window, extra.horizon);
 
   if (!(t = nl_transform_parse (pl->transforms ? pl->transforms : "", error)))
     goto fail;
@@ -554,6 +624,9 @@ nl_data_preview_load (const NlPipelineInfo *pl, int n_samples, guint64 seed, NlD
   if (!fill_samples (p, ds, t, seed, cancellable, error))
     goto fail;
   rescale (p, nl_transform_has_normalize (t) || p->shape.ndim < 2);
+  p->series = nl_series_preview_build (ds);
+  if (nl_text_dataset_is (ds) && !(p->text = nl_text_preview_build (ds, p->indices, p->n_samples, cancellable, error)))
+    goto fail;
   p->seconds = (g_get_monotonic_time () - t0) / 1e6;
   nl_pipeline_extra_clear (&extra);
   return g_steal_pointer (&p);

@@ -78,7 +78,16 @@ typedef struct {
   char *label_column;        /* "label_column": csv, a header name or 0-based index; NULL: last */
   gboolean regression;       /* "regression": csv, real-valued labels */
   int image_width, image_height; /* "image_width", "image_height": folder, resize to (0: first image's) */
+  /* the text and series kinds' options (NlDatasetOptions; 0 / NULL: its default) */
+  char *text_column;         /* "text_column": text, the text's column */
+  NlTokenizerKind tokenizer; /* "tokenizer": "word" or "char" */
+  int vocab_size, min_count, max_length; /* "vocab_size", "min_count", "max_length" */
+  char *target_column;       /* "target": series, the predicted column */
+  int window, horizon;       /* "window", "horizon": series */
 } NlPipelineExtra;
+
+/* The dataset options of X (its strings borrowed) with val_fraction. */
+void nl_pipeline_extra_to_options (const NlPipelineExtra *x, double val_fraction, NlDatasetOptions *opts);
 
 /* Reads JSON (NULL or "": the defaults). FALSE with an error when it is not
  * a JSON object or a member has the wrong type; *x is then the defaults. */
@@ -90,6 +99,64 @@ void nl_pipeline_extra_clear (NlPipelineExtra *x);
 /* ---- the preview ---- */
 
 typedef struct NlDataSource NlDataSource;
+
+#define NL_TEXT_PREVIEW_TOP 20  /* most frequent tokens listed */
+#define NL_TEXT_PREVIEW_BINS 32 /* length histogram bins */
+
+typedef struct {
+  char *token;
+  int64_t count;
+} NlTokenCount;
+
+/* One previewed sample of a text kind: its tokens as read, each marked
+ * when the vocabulary does not know it (it is <unk> in the sample). */
+typedef struct {
+  int n_tokens;              /* shown: at most max_length */
+  int64_t n_total;           /* before truncation to max_length */
+  char **tokens;             /* n_tokens, NULL-terminated */
+  gboolean *unknown;         /* n_tokens */
+} NlTextSamplePreview;
+
+/* What the Data page shows of a text or text-lm dataset (training side). */
+typedef struct {
+  gboolean language_model;   /* text-lm (labels are the next tokens), else classification */
+  NlTokenizerKind tokenizer;
+  int vocab_size;            /* entries, <pad> and <unk> included */
+  int max_length;            /* the truncation point, in tokens */
+  int64_t n_truncated;       /* samples with more than max_length tokens (cut) */
+  int64_t n_truncated_rows;  /* rows over 1 MB, cut at 1 MB */
+  int64_t n_skipped_rows;    /* rows without a token, left out */
+  int64_t n_tokens;          /* tokens of every training sample, before truncation */
+  int64_t n_unknown;         /* of those, how many the vocabulary does not know */
+  /* length histogram: bins[k] counts samples of bin_width*k .. bin_width*(k+1)-1
+   * tokens (the last bin: that many or more); max_length falls in bin
+   * max_length / bin_width */
+  int n_bins;
+  int64_t bin_width;
+  int64_t *bins;
+  int64_t longest;           /* tokens of the longest sample */
+  int n_top;                 /* <= NL_TEXT_PREVIEW_TOP */
+  NlTokenCount *top;         /* most frequent tokens of the training texts, <pad>/<unk> left out */
+  int64_t unk_count;         /* tokens the vocabulary dropped (they read as <unk>) */
+  int n_samples;             /* NlDataPreview.n_samples */
+  NlTextSamplePreview *samples; /* one per preview sample, in the order of NlDataPreview.indices */
+} NlTextPreview;
+
+#define NL_SERIES_PREVIEW_POINTS 2000 /* at most this many values drawn */
+
+/* What the Data page shows of a series dataset. */
+typedef struct {
+  char *target;              /* the target column's name */
+  int n_values;              /* <= NL_SERIES_PREVIEW_POINTS */
+  float *values;             /* the target's raw values at rows 0, stride, 2*stride, ... */
+  int64_t stride;            /* rows per value (1 for files of up to 2000 rows) */
+  int64_t n_rows;            /* rows of the file */
+  int64_t val_start_row;     /* where only validation labels begin (n_rows: no validation) */
+  int window, horizon;       /* rows per sample, values per label */
+  int n_columns;             /* numeric columns, the features */
+  char **columns;            /* their names, NULL-terminated */
+  float target_mean, target_std; /* the z-score of the target (training rows) */
+} NlSeriesPreview;
 
 typedef struct {
   char *spec;                /* the dataset spec opened */
@@ -108,6 +175,8 @@ typedef struct {
   float *samples;            /* n_samples x numel (shape), rescaled into [0, 1] for display (below) */
   float value_min, value_max;/* the range of the transformed values before that rescale */
   double seconds;            /* how long the load took (the dataset's opening included when it was opened) */
+  NlTextPreview *text;       /* text / text-lm kinds, else NULL */
+  NlSeriesPreview *series;   /* series kind, else NULL */
   /* private */
   gint ref_count;
   NlDataSource *source;

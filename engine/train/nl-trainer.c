@@ -123,15 +123,18 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
   t->train_set = nl_dataset_open_full (cfg->dataset, TRUE, &cfg->data, error);
   if (!t->train_set)
     return NULL;
+  /* text kinds: the test side encodes with the training side's vocabulary */
+  NlDatasetOptions test_opts = cfg->data;
+  if (!test_opts.vocab)
+    test_opts.vocab = t->train_set->vocab;
   if (cfg->val_dataset)
     {
       /* a split by file: every sample of the other dataset */
-      NlDatasetOptions all = cfg->data;
-      all.val_fraction = 0;
-      t->test_set = nl_dataset_open_full (cfg->val_dataset, FALSE, &all, error);
+      test_opts.val_fraction = 0;
+      t->test_set = nl_dataset_open_full (cfg->val_dataset, FALSE, &test_opts, error);
     }
   else
-    t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &cfg->data, error);
+    t->test_set = nl_dataset_open_full (cfg->dataset, FALSE, &test_opts, error);
   if (!t->test_set)
     return NULL;
   /* per-step labels (a language model's next tokens, a series' horizon) */

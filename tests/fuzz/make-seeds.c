@@ -119,6 +119,31 @@ csv_seeds (void)
   write_flagged ("csv", "seed-tabs-regression", 1, tabs, strlen (tabs));
 }
 
+/* ---- text, series, vocabularies ---- */
+static void
+sequence_seeds (void)
+{
+  static const char texts[] = "id,text,label\n1,\"Great film, loved it\",pos\n2,Dull and slow,neg\n"
+                              "3,\"multi\nline \"\"quoted\"\"\",pos\n4,,neg\n5,Ünïcödé Straße 你好 🍕,neg\n";
+  static const char tsv[] = "label\ttext\na\tone two\nb\tthree\na\tone\n";
+  static const char story[] = "Once upon a time there was a cat.\nThe cat sat.\n\nThe end, é 🍕\n";
+  static const char series[] = "date,a,b\nmon,1,2.5\ntue,2,3\nwed,3,-1\nthu,4,0\nfri,5,1e3\nsat,6,7\nsun,7,8\n";
+  static const char vocab[] = "{\"format\":\"netloom.vocab\",\"version\":1,\"tokenizer\":\"word\","
+                              "\"tokens\":[\"<pad>\",\"<unk>\",\"the\",\"cat\",\"sat\"]}";
+  static const char cvocab[] = "{\"format\":\"netloom.vocab\",\"version\":1,\"tokenizer\":\"char\","
+                               "\"tokens\":[\"<pad>\",\"<unk>\",\" \",\"e\",\"\\n\",\"\\\"\",\"é\"]}";
+  write_flagged ("text", "seed-words", 0x10 | 4 | 8, texts, strlen (texts));
+  write_flagged ("text", "seed-chars-small-vocab", 0x20 | 0x40 | 1, texts, strlen (texts));
+  write_flagged ("text", "seed-tsv", 0x10, tsv, strlen (tsv));
+  write_flagged ("text", "seed-lm-chars", 2 | 1 | 0x10 | 4 | 8, story, strlen (story));
+  write_flagged ("text", "seed-lm-words", 2 | 0x80, story, strlen (story));
+  write_flagged ("series", "seed-default-target", 1, series, strlen (series));
+  write_flagged ("series", "seed-target-b-split", 0x40 | 0x10 | 4, series, strlen (series));
+  write_flagged ("series", "seed-validation", 0x10 | 0x20, series, strlen (series));
+  write_seed ("vocab", "seed-word", vocab, strlen (vocab));
+  write_seed ("vocab", "seed-char", cvocab, strlen (cvocab));
+}
+
 /* ---- images ---- */
 static GBytes *
 png_bytes (int w, int h, png_uint_32 format)
@@ -350,6 +375,7 @@ main (int argc, char **argv)
   idx_seeds ();
   cifar_seeds ();
   csv_seeds ();
+  sequence_seeds ();
   image_seeds ();
   record_seeds ();
   model_seeds ();

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/graph/nl-graph.h"
 #include "engine/graph/nl-model.h"
 #include "engine/graph/nl-program.h"
 #include "engine/train/nl-optim.h"
@@ -156,11 +157,34 @@ test_padding_row_zero (void)
   g_assert_cmpfloat (other, >, 0); /* the other rows are drawn */
 }
 
+/* The templates compile into training graphs: text-transformer classifies
+ * a sequence (one label), char-gpt predicts every step (a label per step). */
+static void
+test_templates_compile (void)
+{
+  static const struct {
+    const char *name;
+    gboolean per_step;
+  } t[] = { { "text-transformer", FALSE }, { "char-gpt", TRUE } };
+  for (guint i = 0; i < G_N_ELEMENTS (t); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (NlNetwork) net = nl_test_load_template (t[i].name);
+      NlShape sample = nl_shape_of (1, (int64_t) 32);
+      NlCompileOptions opts = { .batch = 4, .training = TRUE, .loss = "SoftmaxCrossEntropy",
+                                .label_shape = t[i].per_step ? nl_shape_of (1, (int64_t) 32) : (NlShape) { 0 } };
+      g_autoptr (NlGraph) g = nl_graph_compile (net, &sample, &opts, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (g->lengths_value, >=, 0); /* the Input's lengths reach the sequence ops */
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/seq-learning/padding-row", test_padding_row_zero);
+  g_test_add_func ("/seq-learning/templates", test_templates_compile);
   g_test_add_func ("/seq-learning/copy", test_copy);
   g_test_add_func ("/seq-learning/reverse", test_reverse);
   return g_test_run ();

@@ -225,6 +225,9 @@ struct NlOpDef {
   gboolean (*infer_shape) (NlInferCtx *ctx, GError **error);
   /* aux initial values (running_var = 1 ...); NULL = zeros */
   void (*init_aux) (NlTensor *const *aux, const NlParamValue *p);
+  /* Adjusts the weights once their init hints have filled them (Embedding
+   * zeroes its padding row); absent weights are NULL. NULL: nothing to do. */
+  void (*init_weights) (NlTensor *const *weights, const NlParamValue *p);
   /* Multiply-adds of one forward pass for the analysis (out: output 0,
    * weights as infer_shape gave them); NULL = one per output element. */
   int64_t (*macs) (const NlShape *out, const NlShape *weights);

@@ -251,6 +251,60 @@ const NlOpCase nl_op_cases[] = {
   { "Embedding", "large repeats", P ("input_dim", "50", "output_dim", "400"), { "64x33" }, { NL_GEN_INT },
     .k = 50, .nograd = 1, LARGE },
 
+  { "Embedding", "padding index", P ("input_dim", "5", "output_dim", "3", "padding_index", "0"), { "3x4" },
+    { NL_GEN_INT }, .k = 3, .nograd = 1 },
+  { "Embedding", "padding index last", P ("input_dim", "6", "output_dim", "4", "padding_index", "5"), { "2x7" },
+    { NL_GEN_INT }, .k = 6, .nograd = 1 },
+
+  /* ---- MatMul ---- */
+  { "MatMul", "3d", .in = { "2x3x4", "2x4x5" } },
+  { "MatMul", "2d", .in = { "3x4", "4x2" } },
+  { "MatMul", "transpose a", P ("transpose_a", "true"), { "2x4x3", "2x4x5" } },
+  { "MatMul", "transpose b", P ("transpose_b", "true"), { "2x3x4", "2x5x4" } },
+  { "MatMul", "transpose both", P ("transpose_a", "true", "transpose_b", "true"), { "2x4x3", "2x5x4" } },
+  { "MatMul", "4d", .in = { "2x2x3x4", "2x2x4x3" } },
+  { "MatMul", "shared b", .in = { "2x3x4", "4x5" } },
+  { "MatMul", "shared b transposed", P ("transpose_b", "true"), { "2x3x4", "5x4" } },
+  { "MatMul", "shared b transpose a", P ("transpose_a", "true"), { "3x4x3", "4x5" } },
+  { "MatMul", "shared b transpose both", P ("transpose_a", "true", "transpose_b", "true"), { "2x4x3", "5x4" } },
+  { "MatMul", "large", .in = { "16x33x40", "16x40x20" }, LARGE },
+  { "MatMul", "large shared transposed", P ("transpose_b", "true"), { "8x50x64", "70x64" }, LARGE },
+
+  /* ---- MultiHeadAttention (lengths: keys past them masked, padded queries 0) ---- */
+  { "MultiHeadAttention", "self", P ("heads", "2"), { "2x3x4" } },
+  { "MultiHeadAttention", "self lengths", P ("heads", "2"), { "2x4x4" }, .lengths = "4,2" },
+  { "MultiHeadAttention", "causal", P ("heads", "2", "causal", "true"), { "2x4x4" } },
+  { "MultiHeadAttention", "causal lengths", P ("heads", "1", "causal", "true"), { "3x5x3" }, .lengths = "3,5,1" },
+  { "MultiHeadAttention", "cross", P ("heads", "2"), { "2x3x4", "2x5x6" } },
+  { "MultiHeadAttention", "cross same steps lengths", P ("heads", "2"), { "2x4x4", "2x4x6" }, .lengths = "2,4" },
+  { "MultiHeadAttention", "cross other steps lengths", P ("heads", "2", "causal", "true"), { "2x3x4", "2x5x2" },
+    .lengths = "2,3" },
+  { "MultiHeadAttention", "key_size units no bias",
+    P ("heads", "3", "key_size", "2", "units", "5", "use_bias", "false"), { "2x3x4" } },
+  { "MultiHeadAttention", "dropout", P ("heads", "2", "dropout", "0.3"), { "2x4x4" }, .lengths = "3,4" },
+  { "MultiHeadAttention", "predict", P ("heads", "2", "dropout", "0.3"), { "2x3x4" }, .predict = TRUE },
+  { "MultiHeadAttention", "large", P ("heads", "4", "use_bias", "false"), { "4x20x32" }, .lengths = "20,7,1,13", LARGE },
+  { "MultiHeadAttention", "larger causal", P ("heads", "4", "causal", "true", "dropout", "0.1"), { "8x64x64" },
+    .lengths = "64,1,30,64,2,50,63,9", COMPARE_ONLY },
+
+  /* ---- PositionalEmbedding ---- */
+  { "PositionalEmbedding", "learned", P ("max_length", "8"), { "2x5x3" } },
+  { "PositionalEmbedding", "learned lengths", P ("max_length", "6"), { "3x6x2" }, .lengths = "6,2,4" },
+  { "PositionalEmbedding", "sinusoidal", P ("mode", "sinusoidal"), { "2x5x6" } },
+  { "PositionalEmbedding", "sinusoidal odd lengths", P ("mode", "sinusoidal"), { "3x4x5" }, .lengths = "1,4,2" },
+  { "PositionalEmbedding", "large", P ("max_length", "128"), { "4x100x128" }, .lengths = "100,3,50,99", LARGE },
+
+  /* ---- SequencePool (max: distinct inputs, one winner) ---- */
+  { "SequencePool", "last", P ("mode", "last"), { "2x4x3" }, .lengths = "4,2" },
+  { "SequencePool", "last full", P ("mode", "last"), { "2x4x3" } },
+  { "SequencePool", "mean", P ("mode", "mean"), { "2x5x3" }, .lengths = "3,1" },
+  { "SequencePool", "mean full", .in = { "3x2x4" } },
+  { "SequencePool", "max", P ("mode", "max"), { "2x4x3" }, { NL_GEN_DISTINCT }, .lengths = "2,4" },
+  { "SequencePool", "max full", P ("mode", "max"), { "2x3x5" }, { NL_GEN_DISTINCT } },
+  { "SequencePool", "large mean", .in = { "4x100x64" }, .lengths = "100,1,37,99", LARGE },
+  { "SequencePool", "large max", P ("mode", "max"), { "4x100x64" }, { NL_GEN_DISTINCT },
+    .lengths = "100,1,37,99", LARGE },
+
   /* ---- Losses (the label takes no gradient) ---- */
   { "SoftmaxCrossEntropy", "sparse", .in = { "4x5", "4" }, LBL (5) },
   { "SoftmaxCrossEntropy", "sparse trailing 1", .in = { "3x7", "3x1" }, LBL (7) },

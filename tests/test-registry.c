@@ -13,7 +13,7 @@
 #include "ops/nl-pool2d.h"
 
 static const char *const categories[] = {
-  "Input", "Core", "Convolution", "Pooling", "Normalization", "Activation", "Structure", "Loss",
+  "Input", "Core", "Convolution", "Pooling", "Normalization", "Activation", "Sequence", "Structure", "Loss",
 };
 
 /* The ops registered now (NULL entries skipped: test_complete reports them). */

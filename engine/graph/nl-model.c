@@ -245,7 +245,7 @@ model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GErr
   for (guint i = 0; i < g->nodes->len; i++)
     {
       NlGraphNode *n = nl_graph_node (g, i);
-      NlTensor *aux_list[NL_GRAPH_MAX_SLOTS] = { 0 };
+      NlTensor *aux_list[NL_GRAPH_MAX_SLOTS] = { 0 }, *weight_list[NL_GRAPH_MAX_SLOTS] = { 0 };
       if (n->net_index < 0)
         continue;
       for (int k = 0; k < n->def->n_weights; k++)
@@ -260,7 +260,7 @@ model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GErr
               }
             init_weight (w, n->def->weight_init ? n->def->weight_init[k] : NL_INIT_DEFAULT, seed,
                          (guint64) n->net_index * NL_GRAPH_MAX_SLOTS + k);
-            m->weights[NL_MODEL_SLOT (n->net_index, k)] = w;
+            m->weights[NL_MODEL_SLOT (n->net_index, k)] = weight_list[k] = w;
             m->n_params += nl_tensor_numel (w);
           }
       for (int k = 0; k < n->def->n_aux; k++)
@@ -274,6 +274,8 @@ model_new (const NlNetwork *net, const NlShape *sample_shape, guint64 seed, GErr
                 return NULL;
               }
           }
+      if (n->def->init_weights)
+        n->def->init_weights (weight_list, n->params);
       if (n->def->init_aux)
         n->def->init_aux (aux_list, n->params);
     }

@@ -7,8 +7,10 @@
 const char *const *
 nl_catalog_categories (void)
 {
+  /* Sequence after the per-element groups: its ops (LSTM, attention ...)
+   * come after the embedding and before the structure that joins them */
   static const char *const cats[] = { "Input", "Core", "Convolution", "Pooling", "Normalization",
-                                      "Activation", "Structure", "Loss", NULL };
+                                      "Activation", "Sequence", "Structure", "Loss", NULL };
   return cats;
 }
 

@@ -3,7 +3,8 @@
  * weight per integer index. Indices arrive as floats holding integers (as in
  * MXNet); anything else is a data error reported with the offending value and
  * where it sits. The indices take no gradient; the weight gradient is a
- * scatter-add, done serially so repeated indices cannot race. */
+ * scatter-add, done serially so repeated indices cannot race. The
+ * padding_index reads zeros and its row gets no gradient. */
 #include "ops/cpu/nl-cpu-util.h"
 #include "ops/nl-embedding.h"
 
@@ -69,13 +70,17 @@ forward (NlOpCtx *c, GError **error)
   const float *ip = nl_tensor_f32 (c->in[0]);
   const float *w = nl_tensor_f32 (c->in[1]);
   float *y = nl_tensor_f32 (c->out[0]);
-  int64_t n = nl_numel (c->in[0]), dim = ((const NlEmbeddingArgs *) c->args)->output_dim;
+  const NlEmbeddingArgs *a = c->args;
+  int64_t n = nl_numel (c->in[0]), dim = a->output_dim, pad = a->padding_index;
 
   if (!check_indices (c, error))
     return FALSE;
 #pragma omp parallel for if (n * dim > NL_PAR_MIN) schedule (static)
   for (int64_t i = 0; i < n; i++)
-    memcpy (y + i * dim, w + (int64_t) ip[i] * dim, dim * sizeof (float));
+    if ((int64_t) ip[i] == pad)
+      memset (y + i * dim, 0, dim * sizeof (float));
+    else
+      memcpy (y + i * dim, w + (int64_t) ip[i] * dim, dim * sizeof (float));
   return TRUE;
 }
 
@@ -84,7 +89,8 @@ backward (NlOpCtx *c, GError **error)
 {
   const float *ip = nl_tensor_f32 (c->in[0]);
   const float *dy = nl_tensor_f32 (c->out_grad[0]);
-  int64_t n = nl_numel (c->in[0]), dim = ((const NlEmbeddingArgs *) c->args)->output_dim;
+  const NlEmbeddingArgs *a = c->args;
+  int64_t n = nl_numel (c->in[0]), dim = a->output_dim, pad = a->padding_index;
   float *dw;
 
   if (!c->in_grad[1])
@@ -97,6 +103,8 @@ backward (NlOpCtx *c, GError **error)
   memset (dw, 0, nl_numel (c->in_grad[1]) * sizeof (float));
   for (int64_t i = 0; i < n; i++)
     {
+      if ((int64_t) ip[i] == pad)
+        continue;
       float *row = dw + (int64_t) ip[i] * dim;
       const float *g = dy + i * dim;
       for (int64_t k = 0; k < dim; k++)

@@ -8,34 +8,16 @@
  * (h >> 40) < 2^24 converts to float exactly, the scale by 2^-24 is exact,
  * and x * m is one correctly rounded multiply on both devices.
  *
- * The per-launch part of the hash's argument, seed ^ mix64 (step + golden),
- * is the same for every element and is computed once on the host (XOR is
- * associative, so the argument is unchanged). */
+ * The hash is shared with the other dropping kernels (nl-cuda-rand.cuh). */
 #include <cuda_runtime.h>
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
+#include "ops/cuda/nl-cuda-rand.cuh"
 #include "core/cuda/nl-cuda.h"
 #include "ops/nl-dropout.h"
 #include "ops/nl-op-registry.h"
 
 namespace {
-
-/* nl_mix64: the splitmix64 finaliser, bit for bit. */
-__host__ __device__ inline unsigned long long
-mix64 (unsigned long long z)
-{
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/* nl_rand_uniform (seed, stream, index) given key = seed ^ mix64 (stream + golden). */
-__host__ __device__ inline float
-rand_uniform (unsigned long long key, unsigned long long index)
-{
-  unsigned long long h = mix64 (key ^ mix64 (index * 0xd1342543de82ef95ULL + 1));
-  return (float) (h >> 40) * (1.0f / 16777216.0f);
-}
 
 __global__ void
 dropout_forward_kernel (const float *x, float *y, float *mask, int64_t n, unsigned long long key, float rate,
@@ -83,7 +65,7 @@ forward (NlOpCtx *c, GError **error)
   g_return_val_if_fail (c->saved[0] != NULL, FALSE);
   if (n == 0)
     return TRUE;
-  key = (unsigned long long) c->seed ^ mix64 ((unsigned long long) c->step + 0x9e3779b97f4a7c15ULL);
+  key = rand_key ((unsigned long long) c->seed, (unsigned long long) c->step);
   dropout_forward_kernel<<<grid_for (n), kThreads, 0, stream>>> (
     x, y, nl_tensor_f32 (c->saved[0]), n, key, rate, scale);
   return nl_cuda_check_launch ("Dropout forward", error);

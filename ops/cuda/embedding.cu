@@ -27,7 +27,7 @@
  *
  * Backward adds with atomicAdd, so repeated indices sum in an unspecified
  * order: the weight gradient matches the CPU's serial sum to rounding, not
- * bit for bit. */
+ * bit for bit. The padding_index reads zeros and gets no gradient. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -80,14 +80,14 @@ index_ok (float v, int64_t vocab, float fvocab)
 
 __global__ void
 gather_kernel (const float *idx, const float *w, float *y, int64_t n, int64_t dim, int64_t vocab, float fvocab,
-               Status *status)
+               int64_t pad, Status *status)
 {
   GRID_STRIDE (j, n * dim)
   {
     int64_t i = j / dim, k = j - i * dim;
     float v = idx[i];
     if (index_ok (v, vocab, fvocab))
-      y[j] = w[(int64_t) v * dim + k];
+      y[j] = (int64_t) v == pad ? 0.0f : w[(int64_t) v * dim + k];
     else
       {
         y[j] = 0.0f;
@@ -123,7 +123,7 @@ finalize_kernel (const float *idx, Shape shape, Status *status)
 
 __global__ void
 scatter_add_kernel (const float *idx, const float *dy, float *dw, int64_t n, int64_t dim, int64_t vocab,
-                    float fvocab)
+                    float fvocab, int64_t pad)
 {
   GRID_STRIDE (j, n * dim)
   {
@@ -131,7 +131,7 @@ scatter_add_kernel (const float *idx, const float *dy, float *dw, int64_t n, int
     float v = idx[i];
     /* forward has zeroed these rows and reported them; writing here
        would land outside the gradient */
-    if (index_ok (v, vocab, fvocab))
+    if (index_ok (v, vocab, fvocab) && (int64_t) v != pad)
       atomicAdd (&dw[(int64_t) v * dim + k], dy[j]);
   }
 }
@@ -289,7 +289,7 @@ forward (NlOpCtx *c, GError **error)
     return TRUE;
   gather_kernel<<<grid_for (n * dim), kThreads, 0, stream>>> (nl_tensor_f32 (idx), nl_tensor_f32 (c->in[1]),
                                                               nl_tensor_f32 (c->out[0]), n, dim, vocab,
-                                                              (float) vocab, s->status);
+                                                              (float) vocab, a->padding_index, s->status);
   if (!nl_cuda_check_launch ("Embedding forward", error))
     return FALSE;
   shape.ndim = idx->ndim;
@@ -326,7 +326,7 @@ backward (NlOpCtx *c, GError **error)
     return TRUE;
   scatter_add_kernel<<<grid_for (n * dim), kThreads, 0, stream>>> (nl_tensor_f32 (c->in[0]),
                                                                    nl_tensor_f32 (c->out_grad[0]), dw, n, dim,
-                                                                   vocab, (float) vocab);
+                                                                   vocab, (float) vocab, a->padding_index);
   return nl_cuda_check_launch ("Embedding backward", error);
 }
 

@@ -458,6 +458,11 @@ static const struct {
   { "L2Loss", "a loss: the inference graph leaves it out" },
   { "L1Loss", "a loss: the inference graph leaves it out" },
   { "HuberLoss", "a loss: the inference graph leaves it out" },
+  /* temporary (issue 21): branch h-onnx writes these exports and drops the marks */
+  { "MatMul", "its ONNX export is not written yet" },
+  { "MultiHeadAttention", "its ONNX export is not written yet" },
+  { "PositionalEmbedding", "its ONNX export is not written yet" },
+  { "SequencePool", "its ONNX export is not written yet" },
   /* temporary (branch h-rnn): h-onnx replaces these with the ONNX LSTM and GRU nodes */
   { "LSTM", "its ONNX export is not written yet" },
   { "GRU", "its ONNX export is not written yet" },

@@ -48,6 +48,10 @@ static const Config configs[] = {
   { "gru-last-sum-padded", "GRU",
     P ("units", "4", "layers", "2", "bidirectional", "true", "output", "last", "merge", "sum"), "3x5x2", "3x4x4",
     "3,5,1" },
+  /* 33 samples: with 2 threads or more the batch is split between them */
+  { "lstm-sliced-2l-bi-padded", "LSTM", P ("units", "4", "layers", "2", "bidirectional", "true"), "33x5x3", "33x8x4",
+    "5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3" },
+  { "gru-sliced-last", "GRU", P ("units", "5", "output", "last"), "33x5x3", NULL, "5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3,1,4,5,2,3" },
   { "gru-classic-bi-padded", "GRU", P ("units", "4", "bidirectional", "true", "variant", "classic"), "3x5x3", NULL,
     "5,2,3" },
 };
@@ -92,7 +96,7 @@ write_case (const Config *cf, const char *path)
   g_autoptr (GBytes) bytes = NULL;
   g_autoptr (GError) error = NULL;
   g_auto (GStrv) parts = cf->lengths ? g_strsplit (cf->lengths, ",", -1) : NULL;
-  float lengths[16];
+  float lengths[64];
   NlOpInstance *inst;
   guint64 seed = g_str_hash (cf->name);
 

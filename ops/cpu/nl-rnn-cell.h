@@ -19,6 +19,10 @@ typedef struct {
   dnnl_primitive_desc_t fwd_pd, bwd_pd;
   dnnl_primitive_t fwd, bwd;
   size_t ws_bytes; /* training forward's workspace */
+  /* user-managed scratchpad, one per NlRnnPrims: oneDNN's own is one
+   * process-wide buffer, and the batch's slices run at once */
+  void *scratch;
+  size_t scratch_cap;
 } NlRnnPrims;
 
 /* One cell's weights, gates in oneDNN's order (GRU: u, r, o; PyTorch's

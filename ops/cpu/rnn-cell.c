@@ -85,7 +85,27 @@ nl_rnn_prims_clear (NlRnnPrims *p)
     dnnl_primitive_desc_destroy (p->fwd_pd);
   if (p->bwd_pd)
     dnnl_primitive_desc_destroy (p->bwd_pd);
+  g_free (p->scratch);
   memset (p, 0, sizeof *p);
+}
+
+/* Attributes with a user-managed scratchpad. */
+static dnnl_primitive_attr_t
+user_scratch_attr (void)
+{
+  dnnl_primitive_attr_t attr = NULL;
+  if (dnnl_primitive_attr_create (&attr) == dnnl_success)
+    dnnl_primitive_attr_set_scratchpad_mode (attr, dnnl_scratchpad_mode_user);
+  return attr;
+}
+
+/* The scratchpad pd needs, grown in p->scratch. */
+static void
+grow_scratch (NlRnnPrims *p, const_dnnl_primitive_desc_t pd)
+{
+  const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
+  size_t need = md ? dnnl_memory_desc_get_size (md) : 0;
+  nl_scratch (&p->scratch, &p->scratch_cap, MAX (need, 64));
 }
 
 gboolean
@@ -93,6 +113,7 @@ nl_rnn_prims_ensure (NlRnnPrims *p, NlRnnCell cell, int64_t b, int64_t t, int64_
                      gboolean training, GError **error)
 {
   dnnl_rnn_desc_t d;
+  dnnl_primitive_attr_t attr;
   Mds m;
   gboolean ok;
 
@@ -100,17 +121,21 @@ nl_rnn_prims_ensure (NlRnnPrims *p, NlRnnCell cell, int64_t b, int64_t t, int64_
     return TRUE;
   nl_rnn_prims_clear (p);
   mds_init (&m, cell, b, t, cin, h);
+  attr = user_scratch_attr ();
   ok = nl_dnnl_check (fwd_desc (&d, cell, training ? dnnl_forward_training : dnnl_forward_inference, &m),
                       "the recurrent layer's forward descriptor", error)
-       && nl_dnnl_check (dnnl_primitive_desc_create (&p->fwd_pd, &d, NULL, nl_dnnl_engine (), NULL),
+       && nl_dnnl_check (dnnl_primitive_desc_create (&p->fwd_pd, &d, attr, nl_dnnl_engine (), NULL),
                          "the recurrent layer's forward primitive", error)
        && nl_dnnl_check (dnnl_primitive_create (&p->fwd, p->fwd_pd), "the recurrent layer's forward primitive",
                          error);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
   if (!ok)
     {
       nl_rnn_prims_clear (p);
       return FALSE;
     }
+  grow_scratch (p, p->fwd_pd);
   p->cell = cell, p->b = b, p->t = t, p->cin = cin, p->h = h, p->training = training;
   if (training)
     {
@@ -124,16 +149,24 @@ static gboolean
 ensure_bwd (NlRnnPrims *p, GError **error)
 {
   dnnl_rnn_desc_t d;
+  dnnl_primitive_attr_t attr;
   Mds m;
+  gboolean ok;
 
   if (p->bwd)
     return TRUE;
   mds_init (&m, p->cell, p->b, p->t, p->cin, p->h);
-  return nl_dnnl_check (bwd_desc (&d, p->cell, &m), "the recurrent layer's backward descriptor", error)
-         && nl_dnnl_check (dnnl_primitive_desc_create (&p->bwd_pd, &d, NULL, nl_dnnl_engine (), p->fwd_pd),
-                           "the recurrent layer's backward primitive", error)
-         && nl_dnnl_check (dnnl_primitive_create (&p->bwd, p->bwd_pd), "the recurrent layer's backward primitive",
-                           error);
+  attr = user_scratch_attr ();
+  ok = nl_dnnl_check (bwd_desc (&d, p->cell, &m), "the recurrent layer's backward descriptor", error)
+       && nl_dnnl_check (dnnl_primitive_desc_create (&p->bwd_pd, &d, attr, nl_dnnl_engine (), p->fwd_pd),
+                         "the recurrent layer's backward primitive", error)
+       && nl_dnnl_check (dnnl_primitive_create (&p->bwd, p->bwd_pd), "the recurrent layer's backward primitive",
+                         error);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  if (ok)
+    grow_scratch (p, p->bwd_pd);
+  return ok;
 }
 
 /* Runs prim with (arg, md of pd, pointer) triples; memories wrap the
@@ -187,6 +220,7 @@ nl_rnn_cell_forward (NlRnnPrims *p, const NlRnnPacked *w, const NlRnnRun *r, GEr
   st = st ? st : args_add (&x, pd, DNNL_ARG_BIAS, w->bias);
   st = st ? st : args_add (&x, pd, DNNL_ARG_DST_LAYER, r->dst);
   st = st ? st : args_add (&x, pd, DNNL_ARG_WORKSPACE, p->training ? r->ws : NULL);
+  st = st ? st : args_add (&x, pd, DNNL_ARG_SCRATCHPAD, p->scratch);
   return args_run (&x, p->fwd, st, "the recurrent layer's forward", error);
 }
 
@@ -221,6 +255,7 @@ nl_rnn_cell_backward (NlRnnPrims *p, const NlRnnPacked *w, const NlRnnRun *r, GE
   st = st ? st : args_add (&x, pd, DNNL_ARG_DIFF_WEIGHTS_LAYER, r->dwl);
   st = st ? st : args_add (&x, pd, DNNL_ARG_DIFF_WEIGHTS_ITER, r->dwi);
   st = st ? st : args_add (&x, pd, DNNL_ARG_DIFF_BIAS, r->dbias);
+  st = st ? st : args_add (&x, pd, DNNL_ARG_SCRATCHPAD, p->scratch);
   return args_run (&x, p->bwd, st, "the recurrent layer's backward", error);
 }
 
@@ -232,9 +267,12 @@ pack_matrix (const int *perm, int g, int64_t h, int64_t n, const float *src, flo
   for (int k = 0; k < g; k++)
     {
       const float *blk = src + perm[k] * h * n;
-      for (int64_t o = 0; o < h; o++)
-        for (int64_t i = 0; i < n; i++)
-          igo[(i * g + k) * h + o] = blk[o * n + i];
+      /* a transpose in 16 x 16 tiles, so both sides stay in cache lines */
+      for (int64_t o0 = 0; o0 < h; o0 += 16)
+        for (int64_t i0 = 0; i0 < n; i0 += 16)
+          for (int64_t i = i0; i < MIN (i0 + 16, n); i++)
+            for (int64_t o = o0; o < MIN (o0 + 16, h); o++)
+              igo[(i * g + k) * h + o] = blk[o * n + i];
       if (goi)
         memcpy (goi + k * h * n, blk, h * n * sizeof (float));
     }

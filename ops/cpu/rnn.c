@@ -12,25 +12,37 @@
  * `last` is step length-1 of each copy. Backward therefore sees zero
  * gradients at every padded step and gives padding no gradient.
  *
- * The node's state keeps the primitives (one set for layer 0, one for the
- * later layers), the packed weights, every direction's outputs and oneDNN's
- * workspace from the training forward, which backward reuses; a backward
- * without that forward reruns it first. */
+ * Threads split the batch, not the steps: each of the n threads runs its
+ * own single-threaded primitive on a contiguous slice of the samples
+ * (they are independent), so a layer costs one fork and join instead of
+ * oneDNN's barriers at every step of every matrix product, which stall
+ * whenever a core is shared; the slices' weight gradients are summed.
+ *
+ * The node's state keeps the primitives (per layer kind and slice), the
+ * packed weights, every direction's outputs and oneDNN's workspace from
+ * the training forward, which backward reuses; a backward without that
+ * forward reruns it first. */
 #include "ops/cpu/nl-rnn-cell.h"
 
+#include <omp.h>
+
 #define MAX_LAYERS 8
+#define MAX_SLICES 16
+#define MIN_SLICE 16 /* samples: below, one product is too thin to pay a thread */
 
 typedef struct {
   float *src;      /* the direction's input copy, or NULL: reads the layer input itself */
   float *dst;      /* (B, T, H), the copy's order */
   float *hx, *cx;  /* (B, H) initial states */
-  void *ws;
-  size_t ws_cap;
+  void *ws[MAX_SLICES];
+  size_t ws_cap[MAX_SLICES];
   NlRnnPacked pk;
 } Cell;
 
 typedef struct {
-  NlRnnPrims prims[2]; /* layer 0, later layers */
+  NlRnnPrims prims[2][MAX_SLICES]; /* layer 0, later layers; per slice */
+  int n_slices;
+  int64_t b0[MAX_SLICES + 1];      /* slice k: samples b0[k] .. b0[k+1]-1 */
   int64_t b, t, c;
   NlRnnArgs a;
   Cell cell[MAX_LAYERS][2];
@@ -38,6 +50,8 @@ typedef struct {
   float *mask[MAX_LAYERS]; /* their dropout masks */
   /* backward scratch */
   float *ddst, *dsrc, *dhx, *dcx, *dwl, *dwi, *dbias, *dlay[2];
+  float *dpart;            /* slices 1..n-1's weight gradients, summed into dwl, dwi, dbias */
+  int64_t part_size;
   gboolean forward_done;   /* a training forward filled the cells */
 } RnnState;
 
@@ -45,19 +59,23 @@ static void
 state_clear (RnnState *s)
 {
   for (int i = 0; i < 2; i++)
-    nl_rnn_prims_clear (&s->prims[i]);
+    for (int k = 0; k < MAX_SLICES; k++)
+      nl_rnn_prims_clear (&s->prims[i][k]);
   for (int l = 0; l < MAX_LAYERS; l++)
     {
       for (int d = 0; d < 2; d++)
         {
           Cell *k = &s->cell[l][d];
-          g_free (k->src), g_free (k->dst), g_free (k->hx), g_free (k->cx), g_free (k->ws);
+          g_free (k->src), g_free (k->dst), g_free (k->hx), g_free (k->cx);
+          for (int j = 0; j < MAX_SLICES; j++)
+            g_free (k->ws[j]);
           g_free (k->pk.wl), g_free (k->pk.wi), g_free (k->pk.bias), g_free (k->pk.wl_t), g_free (k->pk.wi_t);
         }
       g_free (s->y[l]), g_free (s->mask[l]);
     }
   g_free (s->ddst), g_free (s->dsrc), g_free (s->dhx), g_free (s->dcx);
   g_free (s->dwl), g_free (s->dwi), g_free (s->dbias), g_free (s->dlay[0]), g_free (s->dlay[1]);
+  g_free (s->dpart);
   memset (s, 0, sizeof *s);
 }
 
@@ -81,17 +99,21 @@ state_for (NlOpCtx *c, int64_t b, int64_t t, int64_t cin0)
   const NlRnnArgs *a = c->args;
   RnnState *s = *c->state;
   int64_t h = a->units, bt = b * t, g = nl_rnn_gates (a->cell), wide = MAX (cin0, a->dirs * h);
+  int n = CLAMP (nl_threads_get (), 1, MAX_SLICES);
 
+  n = (int) MIN ((int64_t) n, MAX (b / MIN_SLICE, 1));
   if (!s)
     *c->state = s = g_new0 (RnnState, 1);
-  if (s->b == b && s->t == t && s->c == cin0 && s->a.cell == a->cell && s->a.units == a->units
+  if (s->b == b && s->t == t && s->c == cin0 && s->n_slices == n && s->a.cell == a->cell && s->a.units == a->units
       && s->a.layers == a->layers && s->a.dirs == a->dirs)
     {
       s->a = *a;
       return s;
     }
   state_clear (s);
-  s->b = b, s->t = t, s->c = cin0, s->a = *a;
+  s->b = b, s->t = t, s->c = cin0, s->a = *a, s->n_slices = n;
+  for (int k = 0; k <= n; k++)
+    s->b0[k] = b * k / n;
   for (int64_t l = 0; l < a->layers; l++)
     {
       int64_t cin = nl_rnn_layer_in (a, l, cin0);
@@ -113,6 +135,8 @@ state_for (NlOpCtx *c, int64_t b, int64_t t, int64_t cin0)
   s->dhx = floats (b * h), s->dcx = floats (b * h);
   s->dwl = floats (wide * g * h), s->dwi = floats (h * g * h), s->dbias = floats ((g + 1) * h);
   s->dlay[0] = floats (bt * wide), s->dlay[1] = floats (bt * wide);
+  s->part_size = (wide + h) * g * h + (g + 1) * h;
+  s->dpart = floats ((n - 1) * s->part_size);
   return s;
 }
 
@@ -239,6 +263,76 @@ write_output (const NlRnnArgs *a, RnnState *s, const float *lengths, float *out)
     }
 }
 
+/* Runs cell k of layer l on every slice at once (backward: and sums the
+ * slices' weight gradients into whole's); whole's pointers cover the
+ * batch. The primitives and workspaces are made before, on this thread. */
+static gboolean
+run_slices (RnnState *s, int64_t l, Cell *k, const NlRnnRun *whole, gboolean backward, GError **error)
+{
+  const NlRnnArgs *a = &s->a;
+  int n = s->n_slices, g = nl_rnn_gates (a->cell), gb = nl_rnn_cell_bias_rows (a->cell);
+  int64_t t = s->t, h = a->units, cin = nl_rnn_layer_in (a, l, s->c);
+  int64_t nwl = cin * g * h, nwi = h * g * h;
+  GError *errs[MAX_SLICES] = { 0 };
+
+#pragma omp parallel for num_threads (n) schedule (static, 1) if (n > 1)
+  for (int j = 0; j < n; j++)
+    {
+      int64_t b0 = s->b0[j];
+      float *part = j ? s->dpart + (j - 1) * s->part_size : NULL;
+      NlRnnRun r = *whole;
+      r.src += b0 * t * cin, r.hx += b0 * h, r.cx += b0 * h, r.dst += b0 * t * h, r.ws = k->ws[j];
+      if (backward)
+        {
+          r.ddst += b0 * t * h, r.dsrc += b0 * t * cin, r.dhx += b0 * h, r.dcx += b0 * h;
+          if (part)
+            r.dwl = part, r.dwi = part + nwl, r.dbias = part + nwl + nwi;
+          nl_rnn_cell_backward (&s->prims[l > 0][j], &k->pk, &r, &errs[j]);
+        }
+      else
+        nl_rnn_cell_forward (&s->prims[l > 0][j], &k->pk, &r, &errs[j]);
+    }
+  for (int j = 0; j < n; j++)
+    if (errs[j])
+      {
+        g_propagate_error (error, errs[j]);
+        for (int i = j + 1; i < n; i++)
+          g_clear_error (&errs[i]);
+        return FALSE;
+      }
+  for (int j = 1; backward && j < n; j++)
+    {
+      const float *part = s->dpart + (j - 1) * s->part_size;
+      for (int64_t i = 0; i < nwl; i++)
+        whole->dwl[i] += part[i];
+      for (int64_t i = 0; i < nwi; i++)
+        whole->dwi[i] += part[nwl + i];
+      for (int64_t i = 0; i < gb * h; i++)
+        whole->dbias[i] += part[nwl + nwi + i];
+    }
+  return TRUE;
+}
+
+/* Layer l's primitives for every slice, and each cell's workspaces. */
+static gboolean
+prepare_layer (RnnState *s, int64_t l, gboolean training, GError **error)
+{
+  const NlRnnArgs *a = &s->a;
+  int64_t cin = nl_rnn_layer_in (a, l, s->c);
+  for (int j = 0; j < s->n_slices; j++)
+    {
+      NlRnnPrims *p = &s->prims[l > 0][j];
+      if (!nl_rnn_prims_ensure (p, a->cell, s->b0[j + 1] - s->b0[j], s->t, cin, a->units, training, error))
+        return FALSE;
+      for (int d = 0; training && d < a->dirs; d++)
+        {
+          Cell *k = &s->cell[l][d];
+          k->ws[j] = nl_scratch (&k->ws[j], &k->ws_cap[j], MAX (p->ws_bytes, 1));
+        }
+    }
+  return TRUE;
+}
+
 static gboolean
 forward (NlOpCtx *c, GError **error)
 {
@@ -253,8 +347,7 @@ forward (NlOpCtx *c, GError **error)
   for (int64_t l = 0; l < a->layers; l++)
     {
       int64_t cin = nl_rnn_layer_in (a, l, cin0);
-      NlRnnPrims *p = &s->prims[l > 0];
-      if (!nl_rnn_prims_ensure (p, a->cell, b, t, cin, h, c->training, error))
+      if (!prepare_layer (s, l, c->training, error))
         return FALSE;
       for (int d = 0; d < a->dirs; d++)
         {
@@ -265,11 +358,9 @@ forward (NlOpCtx *c, GError **error)
               gather (in_l, cin, 0, k->src, cin, b, t, d == 1, lengths);
               r.src = k->src;
             }
-          if (c->training)
-            r.ws = k->ws = nl_scratch (&k->ws, &k->ws_cap, MAX (p->ws_bytes, 1));
           load_state (a, state, b, l, d, k);
           pack_cell (c, l, d, cin0, k);
-          if (!nl_rnn_cell_forward (p, &k->pk, &r, error))
+          if (!run_slices (s, l, k, &r, FALSE, error))
             return FALSE;
         }
       if (l == a->layers - 1)
@@ -351,13 +442,13 @@ backward (NlOpCtx *c, GError **error)
         {
           Cell *k = &s->cell[l][d];
           NlRnnRun r = { .src = (d == 1 || lengths) ? k->src : in_l, .hx = k->hx, .cx = k->cx, .dst = k->dst,
-                         .ws = k->ws, .ddst = s->ddst, .dsrc = s->dsrc, .dhx = s->dhx, .dcx = s->dcx,
+                         .ddst = s->ddst, .dsrc = s->dsrc, .dhx = s->dhx, .dcx = s->dcx,
                          .dwl = s->dwl, .dwi = s->dwi, .dbias = s->dbias };
           if (dy)
             gather (dy, a->dirs * h, d * h, s->ddst, h, b, t, d == 1, lengths);
           else
             top_out_grad (a, s, og, d, lengths);
-          if (!nl_rnn_cell_backward (&s->prims[l > 0], &k->pk, &r, error))
+          if (!run_slices (s, l, k, &r, TRUE, error))
             return FALSE;
           store_cell_grads (c, s, l, d);
           scatter (s->dsrc, din, cin, 0, cin, b, t, d == 1, lengths, d > 0);

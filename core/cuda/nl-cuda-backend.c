@@ -223,6 +223,30 @@ cuda_mark_free (NlBackend *b, void *mark)
   nl_cuda_event_free (ctx_of (b), mark);
 }
 
+static gboolean
+cuda_graph_begin (NlBackend *b, GError **error)
+{
+  return nl_cuda_graph_begin (ctx_of (b), error);
+}
+
+static void *
+cuda_graph_end (NlBackend *b, GError **error)
+{
+  return nl_cuda_graph_end (ctx_of (b), error);
+}
+
+static gboolean
+cuda_graph_replay (NlBackend *b, void *graph, GError **error)
+{
+  return nl_cuda_graph_launch (ctx_of (b), graph, error);
+}
+
+static void
+cuda_graph_free (NlBackend *b, void *graph)
+{
+  nl_cuda_graph_free (ctx_of (b), graph);
+}
+
 static const NlBackendInterface cuda_iface = {
   .name = "cuda",
   .host_visible = FALSE,
@@ -245,6 +269,10 @@ static const NlBackendInterface cuda_iface = {
   .mark = cuda_mark,
   .mark_elapsed = cuda_mark_elapsed,
   .mark_free = cuda_mark_free,
+  .graph_begin = cuda_graph_begin,
+  .graph_end = cuda_graph_end,
+  .graph_replay = cuda_graph_replay,
+  .graph_free = cuda_graph_free,
 };
 
 static GMutex backends_lock;

@@ -100,6 +100,20 @@ typedef struct {
   void *(*mark) (NlBackend *b, GError **error);
   gboolean (*mark_elapsed) (NlBackend *b, void *from, void *to, float *ms, GError **error);
   void (*mark_free) (NlBackend *b, void *mark);
+
+  /* optional: a whole step recorded once and replayed (CUDA graphs), so
+   * the host launches it with one call (engine/graph/nl-step-graph.h).
+   * graph_begin: what the calling thread queues from now on is recorded,
+   * not run; graph_end: stops recording and returns the recorded work,
+   * ready to launch (NULL with the error; nothing of it ran);
+   * graph_replay: queues it once more, in order; graph_free frees it.
+   * Work recorded must not wait for the device nor allocate memory it
+   * gives back before the graph is freed. NULL on the CPU, whose steps
+   * have no launch cost to save. */
+  gboolean (*graph_begin) (NlBackend *b, GError **error);
+  void *(*graph_end) (NlBackend *b, GError **error);
+  gboolean (*graph_replay) (NlBackend *b, void *graph, GError **error);
+  void (*graph_free) (NlBackend *b, void *graph);
 } NlBackendInterface;
 
 struct NlBackend {

@@ -162,6 +162,8 @@ typedef struct {
   void **state;               /* per-node kernel cache, freed by the kernels' free_state */
   NlBackend *backend;         /* the device's (core/nl-backend.h); on CUDA its context is the NlCudaCtx */
   NlPrecision precision;
+  gboolean autotune;          /* CUDA convolutions: time cuDNN's algorithms (NlCompileOptions) */
+  gboolean deterministic;     /* CUDA convolutions: deterministic algorithms only */
   /* uses_lengths ops only (see the conventions above); NULL: full length */
   const NlTensor *lengths;    /* float32 (batch) on the op's device */
   const float *host_lengths;  /* the same on the CPU */

@@ -20,6 +20,7 @@ static const char legacy_json[] =
   "\"mean\":0.12999999523162842,\"std\":0.31000000238418579,\"eval_batch_size\":500,\"workers\":1,"
   "\"augment\":null,\"label_column\":null,\"image_width\":0,\"image_height\":0,\"regression\":false,"
   "\"val_fraction\":0.10000000000000001,\"precision\":\"fp32\",\"loss_scale\":0.0,\"layer_stats_every\":100,"
+  "\"cudnn_autotune\":true,\"cuda_graphs\":true,\"deterministic\":false,"
   "\"text_column\":null,\"tokenizer\":\"word\",\"vocab_size\":20000,\"min_count\":1,\"max_length\":128,"
   "\"target\":null,\"window\":32,\"horizon\":1}";
 
@@ -43,6 +44,9 @@ test_defaults (void)
   g_assert_cmpint (rc.patience, ==, 3);
   g_assert_null (rc.monitor);
   g_assert_null (rc.early_stop_metric);
+  g_assert_true (rc.cudnn_autotune);
+  g_assert_true (rc.cuda_graphs);
+  g_assert_false (rc.deterministic);
   g_assert_true (nl_run_config_check (&rc, NULL));
   /* every number's default is the table's, and within its limits */
   for (guint i = 0; i < n; i++)
@@ -166,6 +170,10 @@ test_json_absent_keys (void)
   g_assert_cmpfloat (rc.loss_scale, ==, 0);
   g_assert_cmpint (rc.layer_stats_every, ==, NL_LAYER_STATS_DEFAULT_EVERY);
   g_assert_null (rc.lr_schedule);
+  /* runs before the GPU settings: autotuned, graphs, not deterministic */
+  g_assert_true (rc.cudnn_autotune);
+  g_assert_true (rc.cuda_graphs);
+  g_assert_false (rc.deterministic);
 
   g_assert_false (nl_run_config_from_json (&rc, "{\"loss\":\"L2Loss\"}", &error));
   g_assert_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG);

@@ -54,6 +54,19 @@ describe_defaults (GOptionEntry *entries, GPtrArray *keep)
         }
 }
 
+/* "on" / "off" into *value; NULL text leaves it. 0, or the usage error's
+ * exit status. */
+static int
+parse_on_off (const char *option, const char *text, gboolean *value)
+{
+  if (!text)
+    return 0;
+  if (strcmp (text, "on") != 0 && strcmp (text, "off") != 0)
+    return nl_cli_usage_error ("%s must be on or off, not '%s'", option, text);
+  *value = strcmp (text, "on") == 0;
+  return 0;
+}
+
 NlCliTrainOptions *
 nl_cli_train_options_new (void)
 {
@@ -108,6 +121,13 @@ nl_cli_train_options_new (void)
         "Conv2D (float32 weights and accumulation)", "P" },
       { "loss-scale", 0, 0, G_OPTION_ARG_DOUBLE, &o->loss_scale, "fp16: the first dynamic loss scale (default 65536)",
         "X" },
+      { "cudnn-autotune", 0, 0, G_OPTION_ARG_STRING, &o->cudnn_autotune, "cuda: time cuDNN's convolution algorithms "
+        "once per shape and keep the fastest, cached on disk under the user's cache folder: on (default) or off "
+        "(cuDNN's heuristic choice)", "on|off" },
+      { "cuda-graphs", 0, 0, G_OPTION_ARG_STRING, &o->cuda_graphs, "cuda: capture the training step once as a CUDA "
+        "graph and replay it each step: on (default) or off", "on|off" },
+      { "deterministic", 0, 0, G_OPTION_ARG_NONE, &o->cfg.deterministic, "cuda: deterministic cuDNN algorithms only, "
+        "so a run repeats bit for bit (the CPU always does)", NULL },
       { "layer-stats-every", 0, 0, G_OPTION_ARG_INT, &o->cfg.layer_stats_every, "With --project: record layer "
         "statistics (weight and gradient norms, update ratios, histograms, activations) every N steps; 0: off",
         "N" },
@@ -159,6 +179,8 @@ nl_cli_train_options_free (NlCliTrainOptions *o)
   g_free (o->early_stop);
   g_free (o->device);
   g_free (o->precision);
+  g_free (o->cudnn_autotune);
+  g_free (o->cuda_graphs);
   nl_cli_data_options_clear (&o->data);
   g_free (o->entries);
   g_ptr_array_unref (o->texts);
@@ -192,6 +214,9 @@ nl_cli_train_options_finish (NlCliTrainOptions *o)
       || (!isnan (o->epsilon) && !check_option (&o->cfg, "--epsilon", o->epsilon, &error))
       || (!isnan (o->rho) && !check_option (&o->cfg, "--rho", o->rho, &error)))
     return nl_cli_usage_error ("%s", error->message);
+  if ((status = parse_on_off ("--cudnn-autotune", o->cudnn_autotune, &o->cfg.cudnn_autotune)) != 0
+      || (status = parse_on_off ("--cuda-graphs", o->cuda_graphs, &o->cfg.cuda_graphs)) != 0)
+    return status;
   if (o->precision && !nl_precision_parse (o->precision, &o->cfg.precision))
     return nl_cli_usage_error ("--precision must be fp32, bf16 or fp16, not '%s'", o->precision);
   /* a stored 0 means "the default scale": given, it must be one */

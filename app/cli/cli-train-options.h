@@ -16,6 +16,7 @@ typedef struct {
   NlCliDataOptions data;
   char *optimizer, *schedule, *loss, *augment;
   char *monitor, *early_stop, *device, *precision;
+  char *cudnn_autotune, *cuda_graphs; /* "on" or "off" */
   double lr, momentum, wd, clip, loss_scale;
   double beta1, beta2, epsilon, rho;
   gboolean nesterov, centered;

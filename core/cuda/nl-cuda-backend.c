@@ -8,6 +8,18 @@
 #include "core/cuda/nl-cuda.h"
 #include "core/nl-comm.h"
 
+/* One device's backend: the NlBackend the engine sees, then the host
+ * buffer the collectives through host memory stage in, allocated once at
+ * the largest bucket's size (page-locked allocation costs about as much as
+ * the copy it speeds up: once per bucket per step, it ate the gain). */
+typedef struct {
+  NlBackend base;
+  GMutex stage_lock; /* buckets may come from the scheduler's threads */
+  void *stage;       /* page-locked where it could be had, else g_malloc'd */
+  size_t stage_bytes;
+  gboolean stage_pinned;
+} CudaBackend;
+
 static NlCudaCtx *
 ctx_of (NlBackend *b)
 {
@@ -106,32 +118,54 @@ cuda_op_kernels (NlBackend *b, int op_id, const char *op_name)
   return nl_cuda_op_kernels (op_id, op_name);
 }
 
+static void
+stage_free (CudaBackend *cb)
+{
+  if (cb->stage_pinned)
+    nl_cuda_host_free (cb->stage);
+  else
+    g_free (cb->stage);
+  cb->stage = NULL;
+  cb->stage_bytes = 0;
+}
+
+/* The staging buffer, at least nbytes; under stage_lock. */
+static void *
+stage_get (CudaBackend *cb, size_t nbytes, GError **error)
+{
+  if (cb->stage_bytes >= nbytes)
+    return cb->stage;
+  stage_free (cb);
+  cb->stage = nl_cuda_host_alloc (nbytes);
+  cb->stage_pinned = cb->stage != NULL;
+  if (!cb->stage)
+    cb->stage = g_try_malloc (nbytes);
+  if (!cb->stage)
+    {
+      g_set_error (error, NL_COMM_ERROR, NL_COMM_ERROR_FAILED, "out of host memory staging %zu bytes for MPI",
+                   nbytes);
+      return NULL;
+    }
+  cb->stage_bytes = nbytes;
+  return cb->stage;
+}
+
 /* Collectives through host memory and MPI: what every GPU build has.
  * (NCCL, device to device, is the faster transport where it is set up.)
  * The copy down waits for the stream, so the gradients are complete. */
 static gboolean
 staged (NlBackend *b, NlComm *comm, void *x, size_t nbytes, int root, gboolean reduce, GError **error)
 {
+  CudaBackend *cb = (CudaBackend *) b;
   NlCudaCtx *c = ctx_of (b);
-  void *host = nl_cuda_host_alloc (nbytes);
-  gboolean pinned = host != NULL, ok;
-  if (!host)
-    host = g_try_malloc (nbytes);
-  if (!host)
-    {
-      g_set_error (error, NL_COMM_ERROR, NL_COMM_ERROR_FAILED, "out of host memory staging %zu bytes for MPI",
-                   nbytes);
-      return FALSE;
-    }
-  ok = (root == comm->rank || reduce ? nl_cuda_copy (c, host, x, nbytes, NL_COPY_DEVICE_TO_HOST, error) : TRUE)
-       && (reduce ? nl_comm_allreduce_f32 (comm, host, (int64_t) (nbytes / sizeof (float)), error)
-                  : nl_comm_broadcast (comm, host, nbytes, root, error))
-       && nl_cuda_copy (c, x, host, nbytes, NL_COPY_HOST_TO_DEVICE, error) && nl_cuda_sync (c, error);
-  if (pinned)
-    nl_cuda_host_free (host);
-  else
-    g_free (host);
-  return ok;
+  G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&cb->stage_lock);
+  void *host = stage_get (cb, nbytes, error);
+  /* the last sync: the copy back has read the buffer before the next bucket writes it */
+  return host
+         && (root == comm->rank || reduce ? nl_cuda_copy (c, host, x, nbytes, NL_COPY_DEVICE_TO_HOST, error) : TRUE)
+         && (reduce ? nl_comm_allreduce_f32 (comm, host, (int64_t) (nbytes / sizeof (float)), error)
+                    : nl_comm_broadcast (comm, host, nbytes, root, error))
+         && nl_cuda_copy (c, x, host, nbytes, NL_COPY_HOST_TO_DEVICE, error) && nl_cuda_sync (c, error);
 }
 
 /* The job's NCCL communicator, set up at the first collective (every rank
@@ -223,6 +257,30 @@ cuda_mark_free (NlBackend *b, void *mark)
   nl_cuda_event_free (ctx_of (b), mark);
 }
 
+static gboolean
+cuda_graph_begin (NlBackend *b, GError **error)
+{
+  return nl_cuda_graph_begin (ctx_of (b), error);
+}
+
+static void *
+cuda_graph_end (NlBackend *b, GError **error)
+{
+  return nl_cuda_graph_end (ctx_of (b), error);
+}
+
+static gboolean
+cuda_graph_replay (NlBackend *b, void *graph, GError **error)
+{
+  return nl_cuda_graph_launch (ctx_of (b), graph, error);
+}
+
+static void
+cuda_graph_free (NlBackend *b, void *graph)
+{
+  nl_cuda_graph_free (ctx_of (b), graph);
+}
+
 static const NlBackendInterface cuda_iface = {
   .name = "cuda",
   .host_visible = FALSE,
@@ -245,10 +303,23 @@ static const NlBackendInterface cuda_iface = {
   .mark = cuda_mark,
   .mark_elapsed = cuda_mark_elapsed,
   .mark_free = cuda_mark_free,
+  .graph_begin = cuda_graph_begin,
+  .graph_end = cuda_graph_end,
+  .graph_replay = cuda_graph_replay,
+  .graph_free = cuda_graph_free,
 };
 
 static GMutex backends_lock;
-static GHashTable *backends; /* index -> NlBackend, kept until nl_cuda_backend_shutdown () */
+static GHashTable *backends; /* index -> CudaBackend, kept until nl_cuda_backend_shutdown () */
+
+static void
+cuda_backend_free (gpointer data)
+{
+  CudaBackend *cb = data;
+  stage_free (cb);
+  g_mutex_clear (&cb->stage_lock);
+  g_free (cb);
+}
 
 void
 nl_cuda_backend_shutdown (void)
@@ -268,7 +339,7 @@ nl_cuda_backend_get (int index, GError **error)
   NlCudaCtx *c;
 
   if (!backends)
-    backends = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+    backends = g_hash_table_new_full (NULL, NULL, NULL, cuda_backend_free);
   b = g_hash_table_lookup (backends, GINT_TO_POINTER (index));
   if (b)
     return b;  /* every device storage asks: the runtime is asked once */
@@ -277,7 +348,9 @@ nl_cuda_backend_get (int index, GError **error)
   c = nl_cuda_ctx (index, error);
   if (!c)
     return NULL;
-  b = g_new0 (NlBackend, 1);
+  CudaBackend *cb = g_new0 (CudaBackend, 1);
+  g_mutex_init (&cb->stage_lock);
+  b = &cb->base;
   b->iface = &cuda_iface;
   b->device = (NlDevice) { NL_DEVICE_CUDA, index };
   b->context = c;

@@ -43,6 +43,11 @@ G_BEGIN_DECLS
   F (gboolean, nl_cuda_event_elapsed, (NlCudaCtx *c, void *from, void *to, float *ms, GError **error), \
      (c, from, to, ms, error), unavailable (error)) \
   V (nl_cuda_event_free, (NlCudaCtx *c, void *event), (c, event)) \
+  F (gboolean, nl_cuda_graph_begin, (NlCudaCtx *c, GError **error), (c, error), unavailable (error)) \
+  F (void *, nl_cuda_graph_end, (NlCudaCtx *c, GError **error), (c, error), unavailable_null (error)) \
+  F (gboolean, nl_cuda_graph_launch, (NlCudaCtx *c, void *graph, GError **error), (c, graph, error), \
+     unavailable (error)) \
+  V (nl_cuda_graph_free, (NlCudaCtx *c, void *graph), (c, graph)) \
   F (void *, nl_cuda_host_alloc, (size_t nbytes), (nbytes), NULL) \
   V (nl_cuda_host_free, (void *ptr), (ptr)) \
   F (gboolean, nl_cuda_check, (int status, const char *what, GError **error), (status, what, error), \

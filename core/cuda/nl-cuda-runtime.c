@@ -550,6 +550,54 @@ nl_cuda_event_free (NlCudaCtx *c, void *event)
     cudaGetLastError ();
 }
 
+/* ---- CUDA graphs ---- */
+
+gboolean
+nl_cuda_graph_begin (NlCudaCtx *c, GError **error)
+{
+  return nl_cuda_ctx_enter (c, error)
+         && nl_cuda_check (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal),
+                           "cudaStreamBeginCapture", error);
+}
+
+void *
+nl_cuda_graph_end (NlCudaCtx *c, GError **error)
+{
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  if (!nl_cuda_ctx_enter (c, error))
+    return NULL;
+  /* an illegal call while capturing invalidates the capture: ending it
+   * reports that, and the stream is usable again */
+  cudaError_t e = cudaStreamEndCapture (c->stream, &graph);
+  if (e == cudaSuccess)
+    e = cudaGraphInstantiate (&exec, graph, 0);
+  if (graph)
+    cudaGraphDestroy (graph);
+  if (e != cudaSuccess)
+    {
+      cudaGetLastError ();
+      nl_cuda_check (e, "capturing the step as a CUDA graph", error);
+      return NULL;
+    }
+  return exec;
+}
+
+gboolean
+nl_cuda_graph_launch (NlCudaCtx *c, void *graph, GError **error)
+{
+  return nl_cuda_ctx_enter (c, error)
+         && nl_cuda_check (cudaGraphLaunch ((cudaGraphExec_t) graph, c->stream), "cudaGraphLaunch", error);
+}
+
+void
+nl_cuda_graph_free (NlCudaCtx *c, void *graph)
+{
+  (void) c;
+  if (graph && cudaGraphExecDestroy ((cudaGraphExec_t) graph) != cudaSuccess)
+    cudaGetLastError ();
+}
+
 /* ---- pinned host memory ---- */
 
 void *

@@ -104,6 +104,16 @@ void *nl_cuda_event_record (NlCudaCtx *c, GError **error);
 gboolean nl_cuda_event_elapsed (NlCudaCtx *c, void *from, void *to, float *ms, GError **error);
 void nl_cuda_event_free (NlCudaCtx *c, void *event);
 
+/* CUDA graphs (NlBackendInterface.graph_*): begin captures what this
+ * thread queues on c's stream (cudaStreamBeginCapture, thread-local mode,
+ * so other threads' CUDA calls stay legal); end stops and instantiates it
+ * (a cudaGraphExec_t; NULL with the error); launch queues it on the
+ * stream; free destroys it (NULL is ignored). */
+gboolean nl_cuda_graph_begin (NlCudaCtx *c, GError **error);
+void *nl_cuda_graph_end (NlCudaCtx *c, GError **error);
+gboolean nl_cuda_graph_launch (NlCudaCtx *c, void *graph, GError **error);
+void nl_cuda_graph_free (NlCudaCtx *c, void *graph);
+
 /* Page-locked host memory, so copies to the device run asynchronously and
  * overlap compute. NULL when it cannot be had (the caller falls back to
  * g_malloc'd memory and synchronous copies). */

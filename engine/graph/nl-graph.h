@@ -82,6 +82,10 @@ typedef struct {
   NlShape label_shape;   /* one sample's label, without the batch: ndim 0 (the default) is one
                             value per sample; (T) per-step classes of a language model, (H) a
                             series' horizon */
+  /* CUDA execution (nl-run-config.h); the CPU ignores them */
+  gboolean autotune;      /* cuDNN's algorithms timed once per shape (core/nl-algo-cache.h) */
+  gboolean deterministic; /* deterministic algorithms only */
+  gboolean device_graphs; /* replay a training step captured by the backend (graph_begin ...) */
   gboolean explain;      /* not training (ops in inference mode, no loss): a backward from the
                             prediction, whose head gradient (pred's shape) the caller fills, down
                             to the Input node's output, so gradients of a class score can be read

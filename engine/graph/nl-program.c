@@ -402,6 +402,7 @@ make_ctx (NlProgram *p, int i, guint64 step)
                      .aux = b->aux, .saved = b->saved, .out_grad = b->out_grad, .in_grad = b->in_grad,
                      .training = p->graph->opts.training, .seed = b->seed, .step = step, .state = &b->state,
                      .backend = p->backend, .precision = p->graph->opts.precision,
+                     .autotune = p->graph->opts.autotune, .deterministic = p->graph->opts.deterministic,
                      .lengths = lengths ? p->values[p->graph->lengths_value] : NULL,
                      .host_lengths = lengths ? nl_tensor_f32 (p->host_lengths) : NULL };
 }

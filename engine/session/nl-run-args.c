@@ -161,6 +161,10 @@ nl_run_config_to_cli_args (const NlRunConfig *rc, GError **error)
   add (a, "--precision", nl_precision_name (rc->precision));
   if (rc->loss_scale > 0)  /* 0: the default scale, which the CLI cannot be told */
     add_real (a, "--loss-scale", rc->loss_scale, TRUE);
+  add (a, "--cudnn-autotune", rc->cudnn_autotune ? "on" : "off");
+  add (a, "--cuda-graphs", rc->cuda_graphs ? "on" : "off");
+  if (rc->deterministic)
+    add (a, "--deterministic", NULL);
 
   /* the stored run's checkpoint policy and early stopping */
   add_int (a, "--keep-checkpoints", rc->keep_last);

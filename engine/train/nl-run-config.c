@@ -77,6 +77,13 @@ static const NlRunField fields[] = {
     "fp16: the first dynamic loss scale (0: 65536)" },
   { "layer_stats_every", NL_RUN_FIELD_INT, OFF (layer_stats_every), S, NL_LAYER_STATS_DEFAULT_EVERY, NULL, 0,
     1000000000, NAN, "Layer statistics every N steps: norms, update ratios, histograms, activations (0: off)" },
+  /* GPU execution (issue 23): runs before them read the defaults */
+  { "cudnn_autotune", NL_RUN_FIELD_BOOL, OFF (cudnn_autotune), S, 1, NULL, 0, 1, NAN,
+    "cuda: time cuDNN's convolution algorithms once per shape and keep the fastest (cached on disk)" },
+  { "cuda_graphs", NL_RUN_FIELD_BOOL, OFF (cuda_graphs), S, 1, NULL, 0, 1, NAN,
+    "cuda: capture the training step once as a CUDA graph and replay it" },
+  { "deterministic", NL_RUN_FIELD_BOOL, OFF (deterministic), S, 0, NULL, 0, 1, NAN,
+    "cuda: deterministic cuDNN algorithms only (the same bits run to run)" },
   /* sequence data (issue 21): runs before them read the defaults */
   { "text_column", NL_RUN_FIELD_STRING, OFF (data.text_column), S, 0, NULL, 0, 0, NAN,
     "text: the column holding the texts, by header name (default: text)" },

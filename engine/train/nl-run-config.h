@@ -46,6 +46,10 @@ typedef struct {
   NlPrecision precision;     /* fp32 (default), bf16 or fp16 autocast of Dense and Conv2D */
   float loss_scale;          /* fp16: the first dynamic loss scale (0: 65536); bf16 and fp32 need none */
   int layer_stats_every;     /* layer statistics every N updates (0: off; nl-layer-stats.h) */
+  /* CUDA only (the CPU's results are the same bytes either way) */
+  gboolean cudnn_autotune;   /* time cuDNN's convolution algorithms once per shape (default on) */
+  gboolean cuda_graphs;      /* replay the training step as one captured CUDA graph (default on) */
+  gboolean deterministic;    /* deterministic cuDNN algorithms only (default off) */
 
   /* A stored run's checkpoint policy and early stopping (not part of its
    * stored settings: resume and fork take them anew). */

@@ -106,9 +106,12 @@ trainer_build (const NlNetwork *net, const NlRunConfig *cfg, NlComm *comm, GErro
 {
   g_autoptr (NlTrainer) t = g_new0 (NlTrainer, 1);
   NlCompileOptions train_opts = { .batch = cfg->batch_size, .training = TRUE, .loss = cfg->loss,
-                                  .device = cfg->device, .precision = cfg->precision };
+                                  .device = cfg->device, .precision = cfg->precision,
+                                  .autotune = cfg->cudnn_autotune, .deterministic = cfg->deterministic,
+                                  .device_graphs = cfg->cuda_graphs };
   NlCompileOptions eval_opts = { .batch = cfg->eval_batch_size, .training = FALSE, .loss = NULL,
-                                 .device = cfg->device, .precision = cfg->precision };
+                                 .device = cfg->device, .precision = cfg->precision,
+                                 .autotune = cfg->cudnn_autotune, .deterministic = cfg->deterministic };
 
   if (cfg->epochs < 1 || cfg->batch_size < 1 || cfg->eval_batch_size < 1)
     {

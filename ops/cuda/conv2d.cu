@@ -3,12 +3,19 @@
  * ops/cpu/conv2d.c: NCHW data, OIHW weights (O, C / groups, kh, kw), zero
  * padding, stride, dilation, groups, optional bias.
  *
- * Algorithms come from cudnnGet*Algorithm_v7 heuristics (no benchmarking
- * run, so nothing synchronises), once per node and input shape, cached with
- * the descriptors in *ctx->state. Only GEMM-style algorithms are taken:
- * FFT and Winograd transform the operands and lose accuracy against the
- * CPU's direct sums. Deterministic algorithms are preferred, so a run
- * repeats bit for bit, as it does on the CPU.
+ * Algorithms are chosen once per node and input shape, cached with the
+ * descriptors in *ctx->state. With ctx->autotune (--cudnn-autotune on, the
+ * default) the candidates are timed by cudnnFind*AlgorithmEx within
+ * kMaxWorkspace on the first use of a shape and the fastest is kept in
+ * core/nl-algo-cache.h (in memory and on disk, keyed by device, cuDNN
+ * version and shape), so later processes skip the timing; this
+ * synchronises, so it must happen before a step is captured as a CUDA graph
+ * (the program captures only after warm-up steps). Without it they come
+ * from cudnnGet*Algorithm_v7 heuristics (no benchmarking run, nothing
+ * synchronises), deterministic ones preferred. ctx->deterministic
+ * (--deterministic) admits deterministic algorithms only, either way. Only
+ * GEMM-style algorithms are taken: FFT and Winograd transform the operands
+ * and lose accuracy against the CPU's direct sums.
  *
  * fp32: CUDNN_FMA_MATH. On Ampere and later CUDNN_DEFAULT_MATH permits TF32
  * tensor cores (10-bit mantissas), which would not match the CPU.
@@ -29,6 +36,7 @@
 
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
+#include "core/nl-algo-cache.h"
 #include "ops/nl-conv2d.h"
 #include "ops/nl-op-registry.h"
 
@@ -64,6 +72,8 @@ struct Plan {
   cudnnMathType_t fwd_math, data_math, filter_math;
   size_t fwd_ws, data_ws, filter_ws;
   bool have_data, have_filter; /* backward algorithms are chosen on first use */
+  bool autotune, deterministic; /* how they are chosen (NlOpCtx) */
+  char *tune_key;               /* the shape's words in the autotune cache (g_free) */
 };
 
 struct ConvState {
@@ -84,6 +94,7 @@ destroy_plan (Plan *p)
     cudnnDestroyFilterDescriptor (p->wd);
   if (p->cd)
     cudnnDestroyConvolutionDescriptor (p->cd);
+  g_free (p->tune_key);
   *p = Plan ();
 }
 
@@ -150,11 +161,12 @@ filter_allowed (cudnnConvolutionBwdFilterAlgo_t a)
  * nothing qualifies, the fallback (GEMM-style, runs every configuration). */
 template <typename Perf, typename Algo, typename WsFn>
 gboolean
-choose (cudnnConvolutionDescriptor_t cd, const Perf *perf, int n, bool rounded, bool (*allowed) (Algo), Algo fallback,
-        WsFn ws_size, Algo *algo, cudnnMathType_t *math, size_t *ws, const char *what, GError **error)
+choose (cudnnConvolutionDescriptor_t cd, const Perf *perf, int n, bool rounded, bool det_only, bool (*allowed) (Algo),
+        Algo fallback, WsFn ws_size, Algo *algo, cudnnMathType_t *math, size_t *ws, const char *what, GError **error)
 {
   const cudnnMathType_t base = rounded ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-  for (int pass = 0; pass < 2; pass++)
+  /* the fallbacks are deterministic: --deterministic skips only pass 1 */
+  for (int pass = 0; pass < (det_only ? 1 : 2); pass++)
     for (int i = 0; i < n; i++)
       {
         const Perf &r = perf[i];
@@ -178,8 +190,112 @@ choose (cudnnConvolutionDescriptor_t cd, const Perf *perf, int n, bool rounded, 
          && nl_cudnn_check (ws_size (fallback, ws), what, error);
 }
 
+/* ---- autotuning (ctx->autotune) ---- */
+
+const int kMaxAlgos = 16; /* above every cuDNN *_ALGO_COUNT */
+static_assert (CUDNN_CONVOLUTION_FWD_ALGO_COUNT <= kMaxAlgos && CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT <= kMaxAlgos
+                 && CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT <= kMaxAlgos,
+               "perf arrays too small");
+
+/* The shape's words in the autotune cache: everything an algorithm's
+ * speed and validity depend on besides the device and cuDNN. */
+char *
+tune_key_of (const Geom *g, bool rounded, NlPrecision precision)
+{
+  return g_strdup_printf ("x%lldx%lldx%lldx%lld w%lldx%lldx%lldx%lld g%lld p%lld,%lld s%lld,%lld d%lld,%lld %s",
+                          (long long) g->n, (long long) g->c, (long long) g->h, (long long) g->w, (long long) g->o,
+                          (long long) (g->c / g->groups), (long long) g->kh, (long long) g->kw, (long long) g->groups,
+                          (long long) g->ph, (long long) g->pw, (long long) g->sh, (long long) g->sw,
+                          (long long) g->dh, (long long) g->dw,
+                          rounded ? (precision == NL_PRECISION_F16 ? "fp16" : "bf16") : "fp32-fma");
+}
+
+/* algo under math set on cd, when cuDNN takes it within kMaxWorkspace */
+template <typename Algo, typename WsFn>
+bool
+use_choice (cudnnConvolutionDescriptor_t cd, Algo a, cudnnMathType_t m, WsFn ws_size, Algo *algo,
+            cudnnMathType_t *math, size_t *ws)
+{
+  size_t need = 0;
+  if (cudnnSetConvolutionMathType (cd, m) != CUDNN_STATUS_SUCCESS || ws_size (a, &need) != CUDNN_STATUS_SUCCESS
+      || need > kMaxWorkspace)
+    return false;
+  *algo = a;
+  *math = m;
+  *ws = need;
+  return true;
+}
+
+/* The math types choose () admits: never a conversion to fp16, no tensor
+ * cores for fp32 */
+bool
+math_allowed (cudnnMathType_t m, bool rounded)
+{
+  return m == CUDNN_FMA_MATH || (rounded && (m == CUDNN_TENSOR_OP_MATH || m == CUDNN_DEFAULT_MATH));
+}
+
+/* The fastest usable algorithm that find (cudnnFind*AlgorithmEx, writing
+ * out_bytes of scratch output, within kMaxWorkspace) times, or the cache's
+ * record of it from an earlier run; the timing's choice is recorded.
+ * *tuned stays false (TRUE returned) when no scratch memory could be had
+ * or nothing timed qualifies: the caller takes the heuristic's choice. */
+template <typename Perf, typename Algo, typename FindFn, typename WsFn>
 gboolean
-plan_setup (Plan *p, const Geom *g, bool rounded, cudnnHandle_t h, GError **error)
+tune (NlCudaCtx *dev, Plan *p, NlAlgoOp op, bool (*allowed) (Algo), FindFn find, WsFn ws_size, size_t out_bytes,
+      Algo *algo, cudnnMathType_t *math, size_t *ws, bool *tuned, GError **error)
+{
+  NlCudaDeviceInfo info;
+  *tuned = false;
+  if (!nl_cuda_device_info (nl_cuda_ctx_index (dev), &info, error))
+    return FALSE;
+  const NlAlgoKey key = { info.name, (int) cudnnGetVersion (), op, p->tune_key, p->deterministic };
+  NlAlgoCache *cache = nl_algo_cache_default ();
+  NlAlgoChoice ch;
+  if (nl_algo_cache_lookup (cache, &key, &ch) && allowed ((Algo) ch.algo)
+      && math_allowed ((cudnnMathType_t) ch.math_type, p->rounded)
+      && use_choice (p->cd, (Algo) ch.algo, (cudnnMathType_t) ch.math_type, ws_size, algo, math, ws))
+    return (*tuned = true), TRUE;
+
+  /* the timing runs write a scratch output, never a live tensor */
+  GError *local = NULL;
+  void *out = nl_cuda_alloc (dev, MAX (out_bytes, 4), "Conv2D autotuning (output)", &local);
+  void *scratch = out ? nl_cuda_alloc (dev, kMaxWorkspace, "Conv2D autotuning (workspace)", &local) : NULL;
+  if (!scratch)
+    {
+      g_clear_error (&local);
+      if (out)
+        nl_cuda_release (dev, out);
+      return TRUE;
+    }
+  Perf perf[kMaxAlgos];
+  int got = 0;
+  const gboolean ok
+    = nl_cudnn_check (cudnnSetConvolutionMathType (p->cd, p->rounded ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+                      "Conv2D math type", error)
+      && nl_cudnn_check (find (out, scratch, kMaxWorkspace, perf, &got), "Conv2D autotuning (cudnnFind*AlgorithmEx)",
+                         error);
+  nl_cuda_release (dev, scratch);
+  nl_cuda_release (dev, out);
+  if (!ok)
+    return FALSE;
+  for (int i = 0; i < got; i++) /* fastest first */
+    {
+      const Perf &r = perf[i];
+      const cudnnMathType_t m = p->rounded ? r.mathType : CUDNN_FMA_MATH;
+      if (r.status != CUDNN_STATUS_SUCCESS || !allowed (r.algo) || r.memory > kMaxWorkspace
+          || !math_allowed (r.mathType, p->rounded) || (p->deterministic && r.determinism != CUDNN_DETERMINISTIC)
+          || !use_choice (p->cd, r.algo, m, ws_size, algo, math, ws))
+        continue;
+      const NlAlgoChoice rec = { (int) r.algo, (int) m, (guint64) *ws, (double) r.time };
+      nl_algo_cache_store (cache, &key, &rec);
+      *tuned = true;
+      return TRUE;
+    }
+  return TRUE;
+}
+
+gboolean
+plan_setup (Plan *p, const Geom *g, bool rounded, NlOpCtx *ctx, cudnnHandle_t h, GError **error)
 {
   if ((!p->xd && !nl_cudnn_check (cudnnCreateTensorDescriptor (&p->xd), "Conv2D descriptor", error))
       || (!p->yd && !nl_cudnn_check (cudnnCreateTensorDescriptor (&p->yd), "Conv2D descriptor", error))
@@ -223,20 +339,39 @@ plan_setup (Plan *p, const Geom *g, bool rounded, cudnnHandle_t h, GError **erro
       return FALSE;
     }
 
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int got = 0;
-  if (!nl_cudnn_check (cudnnGetConvolutionForwardAlgorithm_v7 (h, p->xd, p->wd, p->cd, p->yd,
-                                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf),
-                       "Conv2D forward algorithm", error))
-    return FALSE;
+  p->rounded = rounded;
+  p->autotune = ctx->autotune;
+  p->deterministic = ctx->deterministic;
+  g_free (p->tune_key);
+  p->tune_key = tune_key_of (g, rounded, ctx->precision);
   auto fwd_ws = [&] (cudnnConvolutionFwdAlgo_t a, size_t *sz) {
     return cudnnGetConvolutionForwardWorkspaceSize (h, p->xd, p->wd, p->cd, p->yd, a, sz);
   };
-  if (!choose (p->cd, perf, got, rounded, fwd_allowed, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, fwd_ws, &p->fwd,
-               &p->fwd_math, &p->fwd_ws, "Conv2D forward workspace size", error))
+  bool tuned = false;
+  if (p->autotune)
+    {
+      const float *x = nl_tensor_f32 (ctx->in[0]), *w = nl_tensor_f32 (ctx->in[1]);
+      auto find = [&] (void *y, void *ws, size_t ws_bytes, cudnnConvolutionFwdAlgoPerf_t *perf, int *got) {
+        return cudnnFindConvolutionForwardAlgorithmEx (h, p->xd, x, p->wd, w, p->cd, p->yd, y,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, got, perf, ws, ws_bytes);
+      };
+      if (!tune<cudnnConvolutionFwdAlgoPerf_t> (cuda_ctx (ctx), p, NL_ALGO_OP_FWD, fwd_allowed, find, fwd_ws,
+                                                (size_t) (g->n * g->o * g->oh * g->ow) * sizeof (float), &p->fwd,
+                                                &p->fwd_math, &p->fwd_ws, &tuned, error))
+        return FALSE;
+    }
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int got = 0;
+  if (!tuned
+      && (!nl_cudnn_check (cudnnSetConvolutionMathType (p->cd, rounded ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+                           "Conv2D math type", error)
+          || !nl_cudnn_check (cudnnGetConvolutionForwardAlgorithm_v7 (h, p->xd, p->wd, p->cd, p->yd,
+                                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf),
+                              "Conv2D forward algorithm", error)
+          || !choose (p->cd, perf, got, rounded, p->deterministic, fwd_allowed, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                      fwd_ws, &p->fwd, &p->fwd_math, &p->fwd_ws, "Conv2D forward workspace size", error)))
     return FALSE;
   p->have_data = p->have_filter = false;
-  p->rounded = rounded;
   p->n = g->n;
   p->c = g->c;
   p->h = g->h;
@@ -259,50 +394,82 @@ get_plan (NlOpCtx *ctx, const Geom *g, bool rounded, cudnnHandle_t h, GError **e
     }
   Plan *p = &s->plans[s->next];
   s->next = (s->next + 1) % kPlans;
-  return plan_setup (p, g, rounded, h, error) ? p : NULL;
+  return plan_setup (p, g, rounded, ctx, h, error) ? p : NULL;
 }
 
+/* The backward-data algorithm: timed (autotune) or the heuristic's. */
 gboolean
-plan_backward (Plan *p, bool want_data, bool want_filter, cudnnHandle_t h, GError **error)
+plan_data (Plan *p, const Geom *g, NlOpCtx *ctx, cudnnHandle_t h, GError **error)
 {
-  if (want_data && !p->have_data)
+  auto data_ws = [&] (cudnnConvolutionBwdDataAlgo_t a, size_t *sz) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize (h, p->wd, p->yd, p->cd, p->xd, a, sz);
+  };
+  bool tuned = false;
+  if (p->autotune)
     {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      int got = 0;
-      if (!nl_cudnn_check (cudnnSetConvolutionMathType (p->cd, p->rounded ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+      const float *w = nl_tensor_f32 (ctx->in[1]), *dy = nl_tensor_f32 (ctx->out_grad[0]);
+      auto find = [&] (void *dx, void *ws, size_t ws_bytes, cudnnConvolutionBwdDataAlgoPerf_t *perf, int *got) {
+        return cudnnFindConvolutionBackwardDataAlgorithmEx (h, p->wd, w, p->yd, dy, p->cd, p->xd, dx,
+                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, got, perf, ws,
+                                                            ws_bytes);
+      };
+      if (!tune<cudnnConvolutionBwdDataAlgoPerf_t> (cuda_ctx (ctx), p, NL_ALGO_OP_BWD_DATA, data_allowed, find, data_ws,
+                                                    (size_t) (g->n * g->c * g->h * g->w) * sizeof (float),
+                                                    &p->bwd_data, &p->data_math, &p->data_ws, &tuned, error))
+        return FALSE;
+    }
+  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  int got = 0;
+  if (!tuned
+      && (!nl_cudnn_check (cudnnSetConvolutionMathType (p->cd, p->rounded ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
                            "Conv2D math type", error)
           || !nl_cudnn_check (cudnnGetConvolutionBackwardDataAlgorithm_v7 (h, p->wd, p->yd, p->cd, p->xd,
                                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got,
                                                                            perf),
-                              "Conv2D backward-data algorithm", error))
-        return FALSE;
-      auto data_ws = [&] (cudnnConvolutionBwdDataAlgo_t a, size_t *sz) {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize (h, p->wd, p->yd, p->cd, p->xd, a, sz);
-      };
-      if (!choose (p->cd, perf, got, p->rounded, data_allowed, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, data_ws,
-                   &p->bwd_data, &p->data_math, &p->data_ws, "Conv2D backward-data workspace size", error))
-        return FALSE;
-      p->have_data = true;
-    }
-  if (want_filter && !p->have_filter)
+                              "Conv2D backward-data algorithm", error)
+          || !choose (p->cd, perf, got, p->rounded, p->deterministic, data_allowed, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+                      data_ws, &p->bwd_data, &p->data_math, &p->data_ws, "Conv2D backward-data workspace size", error)))
+    return FALSE;
+  p->have_data = true;
+  return TRUE;
+}
+
+/* The backward-filter algorithm: timed (autotune) or the heuristic's. */
+gboolean
+plan_filter (Plan *p, const Geom *g, NlOpCtx *ctx, cudnnHandle_t h, GError **error)
+{
+  auto filter_ws = [&] (cudnnConvolutionBwdFilterAlgo_t a, size_t *sz) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize (h, p->xd, p->yd, p->cd, p->wd, a, sz);
+  };
+  bool tuned = false;
+  if (p->autotune)
     {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      int got = 0;
-      if (!nl_cudnn_check (cudnnSetConvolutionMathType (p->cd, p->rounded ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+      const float *x = nl_tensor_f32 (ctx->in[0]), *dy = nl_tensor_f32 (ctx->out_grad[0]);
+      auto find = [&] (void *dw, void *ws, size_t ws_bytes, cudnnConvolutionBwdFilterAlgoPerf_t *perf, int *got) {
+        return cudnnFindConvolutionBackwardFilterAlgorithmEx (h, p->xd, x, p->yd, dy, p->cd, p->wd, dw,
+                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, got, perf, ws,
+                                                              ws_bytes);
+      };
+      const size_t w_bytes = (size_t) (g->o * (g->c / g->groups) * g->kh * g->kw) * sizeof (float);
+      if (!tune<cudnnConvolutionBwdFilterAlgoPerf_t> (cuda_ctx (ctx), p, NL_ALGO_OP_BWD_FILTER, filter_allowed, find,
+                                                      filter_ws, w_bytes, &p->bwd_filter, &p->filter_math,
+                                                      &p->filter_ws, &tuned, error))
+        return FALSE;
+    }
+  cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int got = 0;
+  if (!tuned
+      && (!nl_cudnn_check (cudnnSetConvolutionMathType (p->cd, p->rounded ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
                            "Conv2D math type", error)
           || !nl_cudnn_check (cudnnGetConvolutionBackwardFilterAlgorithm_v7 (h, p->xd, p->yd, p->cd, p->wd,
                                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                                                                              &got, perf),
-                              "Conv2D backward-filter algorithm", error))
-        return FALSE;
-      auto filter_ws = [&] (cudnnConvolutionBwdFilterAlgo_t a, size_t *sz) {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize (h, p->xd, p->yd, p->cd, p->wd, a, sz);
-      };
-      if (!choose (p->cd, perf, got, p->rounded, filter_allowed, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, filter_ws,
-                   &p->bwd_filter, &p->filter_math, &p->filter_ws, "Conv2D backward-filter workspace size", error))
-        return FALSE;
-      p->have_filter = true;
-    }
+                              "Conv2D backward-filter algorithm", error)
+          || !choose (p->cd, perf, got, p->rounded, p->deterministic, filter_allowed,
+                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, filter_ws, &p->bwd_filter, &p->filter_math, &p->filter_ws,
+                      "Conv2D backward-filter workspace size", error)))
+    return FALSE;
+  p->have_filter = true;
   return TRUE;
 }
 
@@ -416,7 +583,8 @@ conv_backward (NlOpCtx *ctx, GError **error)
 
   cudnnHandle_t h = (cudnnHandle_t) nl_cuda_ctx_cudnn (dev);
   Plan *p = get_plan (ctx, &g, rounded, h, error);
-  if (!p || !plan_backward (p, dx != NULL, dw != NULL, h, error))
+  if (!p || (dx && !p->have_data && !plan_data (p, &g, ctx, h, error))
+      || (dw && !p->have_filter && !plan_filter (p, &g, ctx, h, error)))
     return FALSE;
 
   Scratch s (dev);

@@ -13,6 +13,7 @@
 #include "nl-fuzz.h"
 #include "engine/data/nl-packed-dataset.h"
 #include "engine/data/nl-record-writer.h"
+#include "core/nl-algo-cache.h"
 #include "core/nl-trace.h"
 #include "engine/formats/nl-checkpoint.h"
 #include "engine/formats/nl-int8-model.h"
@@ -142,6 +143,27 @@ sequence_seeds (void)
   write_flagged ("series", "seed-validation", 0x10 | 0x20, series, strlen (series));
   write_seed ("vocab", "seed-word", vocab, strlen (vocab));
   write_seed ("vocab", "seed-char", cvocab, strlen (cvocab));
+}
+
+/* ---- cuDNN's autotune cache ---- */
+static void
+algo_cache_seeds (void)
+{
+  g_autoptr (NlAlgoCache) c = nl_algo_cache_new (NULL);
+  static const char *const shapes[] = { "x128x3x32x32 w16x3x3x3 p1 s1 d1 g1 f32 acc-f32",
+                                        "x512x64x8x8 w64x64x3x3 p1 s1 d1 g1 bf16 acc-f32" };
+  for (int i = 0; i < 6; i++)
+    {
+      NlAlgoKey k = { i % 2 ? "NVIDIA H100 80GB HBM3" : "odd\tname \xc3\xa9", 90100 + i / 3, (NlAlgoOp) (i % 3),
+                      shapes[i % 2], i == 5 };
+      NlAlgoChoice ch = { i, i % 2, (guint64) i << 20, 0.125 * i };
+      nl_algo_cache_store (c, &k, &ch);
+    }
+  g_autofree char *text = nl_algo_cache_to_text (c);
+  write_seed ("algo-cache", "seed-six", text, strlen (text));
+  g_autoptr (NlAlgoCache) empty = nl_algo_cache_new (NULL);
+  g_autofree char *none = nl_algo_cache_to_text (empty);
+  write_seed ("algo-cache", "seed-empty", none, strlen (none));
 }
 
 /* ---- images ---- */
@@ -380,5 +402,6 @@ main (int argc, char **argv)
   record_seeds ();
   model_seeds ();
   trace_seeds ();
+  algo_cache_seeds ();
   return 0;
 }

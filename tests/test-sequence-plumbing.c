@@ -10,9 +10,11 @@
 #include "engine/graph/nl-program.h"
 #include "engine/graph/nl-seq-lengths.h"
 #include "engine/infer/nl-infer-net.h"
+#include "engine/session/nl-analysis.h"
 #include "engine/session/nl-eval-runner.h"
 #include "engine/train/nl-metric.h"
 #include "engine/train/nl-optim.h"
+#include "engine/train/nl-trainer.h"
 #include "nl-test-util.h"
 #include "ops/nl-op-registry.h"
 
@@ -487,6 +489,78 @@ test_infer_declines (void)
     }
 }
 
+/* The network analysis plans a training step of a per-step classifier
+ * with labels (B, T), as its dataset would give them */
+static void
+test_analysis_per_step (void)
+{
+  g_autoptr (NlNetwork) net = per_step_network ("nonzero", 3);
+  NlShape sample = nl_shape_of (2, (int64_t) STEPS, (int64_t) FEATURES);
+  g_autoptr (NlAnalysis) a = nl_analysis_new_for_sample (net, &sample, 8, 2);
+  g_autoptr (GError) error = NULL;
+  NlCompileOptions opts = { .batch = 8, .training = TRUE, .loss = "SoftmaxCrossEntropy",
+                            .label_shape = nl_shape_of (1, (int64_t) STEPS) };
+  g_autoptr (NlGraph) g = nl_graph_compile (net, &sample, &opts, &error);
+  g_autoptr (NlMemoryPlan) plan = NULL;
+
+  g_assert_no_error (error);
+  plan = nl_memory_plan_new (g, FALSE);
+  g_assert_null (a->network_error);
+  g_assert_cmpint (a->activation_bytes, ==, plan->planned_bytes);
+}
+
+/* The trainer on a language model's data (labels (T), the next tokens):
+ * a per-step bigram network learns the repeating "abcde" and the trainer's
+ * evaluation counts every step */
+static void
+test_trainer_per_step (void)
+{
+  static const char *net_json =
+    "{\"format\":\"netloom.network\",\"version\":1,\"name\":\"lm\",\"nodes\":["
+    "{\"id\":\"data\",\"op\":\"Input\",\"params\":{\"lengths\":\"nonzero\"}},"
+    "{\"id\":\"emb\",\"op\":\"Embedding\",\"params\":{\"input_dim\":7,\"output_dim\":8}},"
+    "{\"id\":\"fc\",\"op\":\"Dense\",\"params\":{\"units\":7,\"flatten\":false}}],"
+    "\"edges\":[\"data -> emb\",\"emb -> fc\"]}";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_network_load_data (net_json, -1, &error);
+  g_autofree char *dir = g_dir_make_tmp ("netloom-lm-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "lm.txt", NULL);
+  g_autofree char *spec = g_strconcat ("text-lm:", path, NULL);
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_auto (NlRunConfig) cfg = { 0 };
+  g_autoptr (NlTrainer) t = NULL;
+  double accuracy = 0;
+
+  g_assert_no_error (error);
+  for (int i = 0; i < 200; i++)
+    g_string_append (text, "abcde");
+  g_assert_true (g_file_set_contents (path, text->str, -1, NULL));
+  nl_test_tiny_train_config (&cfg, spec);
+  nl_optim_config_init (&cfg.optim, NL_OPTIM_ADAM);
+  cfg.optim.lr = 0.05f;
+  cfg.epochs = 4;
+  cfg.batch_size = cfg.eval_batch_size = 8;
+  cfg.data.tokenizer = NL_TOKENIZER_CHAR;
+  cfg.data.max_length = 10;
+  cfg.data.val_fraction = 0.2;
+  cfg.mean = 0; /* token ids are not normalised */
+  cfg.std = 1;
+  t = nl_trainer_new (net, &cfg, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_trainer_get_train_set (t)->label_shape.d[0], ==, 10);
+  g_assert_cmpint (nl_trainer_get_train_set (t)->n_classes, ==, 7);
+  /* before training: about chance */
+  nl_trainer_evaluate (t, &accuracy, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (accuracy, <, 0.9);
+  g_assert_true (nl_trainer_run (t, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (nl_trainer_evaluate (t, &accuracy, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (accuracy, >=, 0.99);
+  nl_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -498,5 +572,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sequence/labels/metrics", test_step_metrics);
   g_test_add_func ("/sequence/labels/per-step-learning", test_per_step_learning);
   g_test_add_func ("/sequence/labels/infer-declines", test_infer_declines);
+  g_test_add_func ("/sequence/labels/analysis", test_analysis_per_step);
+  g_test_add_func ("/sequence/labels/trainer", test_trainer_per_step);
   return g_test_run ();
 }

@@ -499,6 +499,7 @@ test_text_lm_bad_input (void)
   g_autofree char *spec = g_strconcat ("text-lm:", fine, NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (NlDataset) val = nl_dataset_open_full (spec, FALSE, &opts, &error);
+  g_assert_null (val);
   g_assert_error (error, NL_DATA_ERROR, NL_DATA_ERROR_SPEC);
   g_assert_nonnull (strstr (error->message, "vocabulary"));
 }

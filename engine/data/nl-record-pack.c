@@ -81,12 +81,11 @@ nl_record_pack_dataset_full (NlDataset *ds, const char *out_path, guint32 max_pa
                      G_GINT64_FORMAT, out_path, k, shape->d[k]);
         return FALSE;
       }
-  /* a record holds one float label, and no vocabulary */
-  if (ds->label_shape.ndim > 0 || ds->vocab)
+  /* token ids mean nothing without their vocabulary, which a packed file does not keep */
+  if (ds->vocab)
     {
       g_set_error (error, NL_DATA_ERROR, NL_DATA_ERROR_MISMATCH,
-                   "cannot pack %s: %s", out_path, ds->vocab ? "a packed file keeps no vocabulary for text samples"
-                                                           : "a packed file holds one label per sample, not a sequence");
+                   "cannot pack %s: a packed file keeps no vocabulary for text samples", out_path);
       return FALSE;
     }
   int64_t numel = nl_shape_numel (shape);

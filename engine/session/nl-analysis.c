@@ -124,7 +124,17 @@ estimate_memory (NlAnalysis *a, const NlNetwork *net, int input, int sink, int o
   /* compile borrows the network without changing it */
   g = nl_graph_compile ((NlNetwork *) net, &sample, &opts, NULL);
   if (!g)
-    return;
+    {
+      /* per-step predictions (B, T..., C): labels (B, T...), as a sequence dataset gives them */
+      NlCompileOptions infer = { .batch = a->batch };
+      g_autoptr (NlGraph) ig = nl_graph_compile ((NlNetwork *) net, &sample, &infer, NULL);
+      const NlShape *pred = ig ? &nl_graph_value (ig, ig->pred_value)->shape : NULL;
+      if (!pred || pred->ndim <= 2)
+        return;
+      opts.label_shape = nl_shape_make (pred->ndim - 2, pred->d + 1);
+      if (!(g = nl_graph_compile ((NlNetwork *) net, &sample, &opts, NULL)))
+        return;
+    }
   plan = nl_memory_plan_new (g, FALSE);
   a->activation_bytes = plan->planned_bytes;
   a->train_bytes = plan->planned_bytes + a->total_params * (int64_t) sizeof (float) * (2 + optimizer_slots);

@@ -665,7 +665,8 @@ check_classes (NlTrainer *t, NlNetwork *net, gint64 run, const char *dataset, GE
     return TRUE;
   if (!(g = nl_graph_compile (net, &ds->sample_shape, &opts, error)))
     return FALSE;
-  scores = nl_shape_numel (&nl_graph_value (g, g->pred_value)->shape);
+  /* per-step labels: the scores of one step */
+  scores = nl_shape_numel (&nl_graph_value (g, g->pred_value)->shape) / nl_dataset_label_numel (ds);
   if (scores >= ds->n_classes)
     return TRUE;
   g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,

@@ -218,6 +218,7 @@ test_vocab_json (void)
     HEAD "\"tokenizer\":\"word\"}",
     HEAD "\"tokenizer\":\"word\",\"tokens\":[\"<pad>\",\"<unk>\"],\"extra\":1}",
     HEAD "\"tokenizer\":\"word\",\"tokenizer\":\"word\",\"tokens\":[\"<pad>\",\"<unk>\"]}",
+    "{\"format\":\"netloom.vocab\",\"format\":\"netloom.vocab\",\"version\":1,\"tokenizer\":\"word\"}",
     HEAD "\"tokenizer\":\"word\",\"tokens\":[\"<unk>\",\"<pad>\"]}",
     HEAD "\"tokenizer\":\"word\",\"tokens\":[\"<pad>\"]}",
     HEAD "\"tokenizer\":\"word\",\"tokens\":{\"a\":1}}",

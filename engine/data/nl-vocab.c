@@ -272,6 +272,9 @@ check_form (const NlJsonValue *root, NlTokenizerKind *kind)
     return "a member is missing or repeated (format, version, tokenizer and tokens, once each)";
   const NlJsonValue *format = nl_json_member (root, "format"), *version = nl_json_member (root, "version");
   const NlJsonValue *tok = nl_json_member (root, "tokenizer"), *tokens = nl_json_member (root, "tokens");
+  /* four known names, each there: each once */
+  if (!format || !version || !tok || !tokens)
+    return "a member is missing or repeated (format, version, tokenizer and tokens, once each)";
   if (format->type != NL_JSON_STRING || strcmp (format->s, "netloom.vocab") != 0)
     return "format is not \"netloom.vocab\"";
   if (version->type != NL_JSON_INT || version->i != 1)

@@ -173,12 +173,6 @@ nl_tensor_unref (NlTensor *t)
     }
 }
 
-NlShape
-nl_tensor_get_shape (const NlTensor *t)
-{
-  return nl_shape_make (t->ndim, t->shape);
-}
-
 gboolean
 nl_tensor_is_contiguous (const NlTensor *t)
 {

@@ -39,9 +39,20 @@ void nl_tensor_unref (NlTensor *t);
 NlTensor *nl_tensor_reshape (NlTensor *t, const NlShape *shape);
 NlTensor *nl_tensor_copy (const NlTensor *t);
 
-NlShape nl_tensor_get_shape (const NlTensor *t);
 gboolean nl_tensor_is_contiguous (const NlTensor *t);
 void nl_tensor_fill (NlTensor *t, float value); /* F32 only */
+
+/* Inline, like nl_tensor_numel: the CUDA module's kernels read shapes and
+ * link no core/nl-tensor.c. */
+static inline NlShape
+nl_tensor_get_shape (const NlTensor *t)
+{
+  NlShape s;
+  s.ndim = t->ndim;
+  for (int i = 0; i < NL_MAX_DIMS; i++)
+    s.d[i] = i < t->ndim ? t->shape[i] : 0;
+  return s;
+}
 
 static inline int64_t
 nl_tensor_numel (const NlTensor *t)

@@ -3,7 +3,7 @@
 sinusoids as the reference for test-attention-ref.
 
 IN (safetensors, written by the C test) holds, per case prefix P ("self.",
-"cross."): P+"query", P+"memory" (cross only), the netloom weights
+"cross.", "crossmasked."): P+"query", P+"memory" (cross only), the netloom weights
 P+"q_weight" ... P+"out_bias", P+"out_grad" and P+"lengths"; its metadata
 gives P+"heads" and P+"causal". OUT gets P+"out" and the gradient of every
 input and weight as P+"d"+name, computed in float64 by
@@ -106,7 +106,7 @@ def sinusoids(steps, channels):
 def main():
     t, meta = read_st(sys.argv[1])
     out = {}
-    for p in ("self.", "cross."):
+    for p in ("self.", "cross.", "crossmasked."):
         attention_case(t, meta, p, out)
     out["pos"] = sinusoids(int(meta["pos_steps"]), int(meta["pos_channels"]))
     write_st(sys.argv[2], out)

@@ -32,6 +32,8 @@ typedef struct {
 static Case cases[] = {
   { "self.", { "heads", "2", "causal", "true", NULL }, { "3x5x8" }, "5,3,1" },
   { "cross.", { "heads", "4", NULL }, { "3x5x8", "3x6x6" }, "4,5,2" },
+  /* a memory as long as the query: the lengths mask it too */
+  { "crossmasked.", { "heads", "2", "causal", "true", NULL }, { "3x5x8", "3x5x6" }, "2,5,3" },
 };
 
 static gboolean

@@ -84,6 +84,7 @@ typedef struct {
 typedef struct {
   NlTensor **in, **out, **aux, **saved, **out_grad, **in_grad;
   void *state;
+  NlTensor *lengths; /* uses_lengths ops: the case's lengths on this side's device, or NULL */
 } Side;
 
 /* The backend the device side runs on, or the CPU's standing in. */
@@ -176,21 +177,22 @@ side_free (Side *s, const NlOpInstance *inst, const NlOpKernels *k)
   unref_all (s->out_grad, inst->def->n_outputs);
   unref_all (s->aux, inst->def->n_aux);
   unref_all (s->saved, inst->def->n_saved);
+  if (s->lengths)
+    nl_tensor_unref (s->lengths);
   if (s->state && k->free_state)
     k->free_state (s->state);
 }
 
-/* lengths: the case's per-sample lengths on this side's device (uses_lengths
- * ops), with the same numbers on the host beside them */
 static NlOpCtx
-make_ctx (const NlOpInstance *inst, Side *s, const NlOpCase *c, NlBackend *backend, const NlTensor *lengths)
+make_ctx (const NlOpInstance *inst, Side *s, const NlOpCase *c, NlBackend *backend)
 {
-  gboolean seq = inst->def->uses_lengths && inst->lengths;
   return (NlOpCtx) { .def = inst->def, .p = inst->p, .args = inst->args, .n_data = inst->n_data, .in = s->in,
                      .out = s->out, .aux = s->aux, .saved = s->saved, .out_grad = s->out_grad, .in_grad = s->in_grad,
                      .training = inst->training, .seed = inst->seed, .step = inst->step, .state = &s->state,
-                     .backend = backend, .precision = c->precision, .lengths = seq ? lengths : NULL,
-                     .host_lengths = seq ? nl_tensor_f32 (inst->lengths) : NULL };
+                     .backend = backend, .precision = c->precision,
+                     /* the lengths on the side's device; their numbers on the CPU */
+                     .lengths = inst->def->uses_lengths ? s->lengths : NULL,
+                     .host_lengths = inst->def->uses_lengths && inst->lengths ? nl_tensor_f32 (inst->lengths) : NULL };
 }
 
 /* ---- comparing ---- */
@@ -284,7 +286,6 @@ run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
   Report rep = { .on = device_backend (d)->iface->name };
   Dev host = { 0 };
   NlTensor **aux0; /* the aux states before forward */
-  g_autoptr (NlTensor) dev_lengths = NULL;
   gboolean ran = TRUE;
   NlOpCtx hc, dc;
 
@@ -300,16 +301,15 @@ run_case (const NlOpDef *def, const NlOpCase *c, Dev *d)
   /* the CPU's tensors are the instance's; the device's are copies, its
    * outputs and gradients NaN; saved start as zeros on both sides, so a
    * mode that leaves them alone agrees */
-  hs = (Side) { inst->in, inst->out, inst->aux, inst->saved, inst->out_grad, inst->in_grad, NULL };
+  hs = (Side) { inst->in, inst->out, inst->aux, inst->saved, inst->out_grad, inst->in_grad, NULL, inst->lengths };
   ds = (Side) { dev_upload_all (d, inst->in, inst->n_in, FALSE), dev_upload_all (d, inst->out, def->n_outputs, TRUE),
                 dev_upload_all (d, inst->aux, def->n_aux, FALSE), dev_upload_all (d, inst->saved, def->n_saved, FALSE),
                 dev_upload_all (d, inst->out_grad, def->n_outputs, FALSE),
-                dev_upload_all (d, inst->in_grad, inst->n_in, TRUE), NULL };
+                dev_upload_all (d, inst->in_grad, inst->n_in, TRUE), NULL, dev_upload (d, inst->lengths, FALSE) };
 
   aux0 = dev_upload_all (&host, inst->aux, def->n_aux, FALSE);
-  dev_lengths = dev_upload (d, inst->lengths, FALSE);
-  hc = make_ctx (inst, &hs, c, nl_backend_cpu (), inst->lengths);
-  dc = make_ctx (inst, &ds, c, device_backend (d), dev_lengths);
+  hc = make_ctx (inst, &hs, c, nl_backend_cpu ());
+  dc = make_ctx (inst, &ds, c, device_backend (d));
   nl_test_ok_or_die (hk.forward (&hc, &error), error, "CPU forward");
   for (int i = 0; i < inst->n_in; i++)
     if (inst->in_grad[i])

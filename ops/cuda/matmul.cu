@@ -10,22 +10,11 @@
 
 namespace {
 
-/* the module links no core/nl-tensor.c: the shape read by hand */
-NlShape
-shape_of (const NlTensor *t)
-{
-  NlShape s = {};
-  s.ndim = t->ndim;
-  for (int i = 0; i < t->ndim; i++)
-    s.d[i] = t->shape[i];
-  return s;
-}
-
 void
 geom_of (const NlOpCtx *c, NlMatMulGeom *g)
 {
   const NlMatMulArgs *a = (const NlMatMulArgs *) c->args;
-  NlShape sa = shape_of (c->in[0]), sb = shape_of (c->in[1]);
+  NlShape sa = nl_tensor_get_shape (c->in[0]), sb = nl_tensor_get_shape (c->in[1]);
   nl_matmul_geom (&sa, &sb, a->transpose_a, a->transpose_b, g); /* infer_shape checked them */
 }
 

@@ -42,7 +42,7 @@ filter_func (GtkListBoxRow *row, gpointer data)
  * headers show them translated, the registry keeps them as keys */
 static const char *const category_titles[] G_GNUC_UNUSED = {
   N_("Input"), N_("Core"), N_("Convolution"), N_("Pooling"), N_("Normalization"), N_("Activation"),
-  N_("Structure"), N_("Loss"),
+  N_("Sequence"), N_("Structure"), N_("Loss"),
 };
 
 static void

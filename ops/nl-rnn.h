@@ -107,14 +107,15 @@ nl_rnn_state_row (const NlRnnArgs *a, int kind, int64_t l, int d)
   return kind * a->layers * a->dirs + l * a->dirs + d;
 }
 
-/* Sample b's valid steps: all T without lengths, clamped to [0, T]. */
+/* Sample b's valid steps: all T without lengths, clamped to [0, T] (NaN
+ * counts as 0). */
 static inline int64_t
 nl_rnn_length (const float *lengths, int64_t b, int64_t t)
 {
   if (!lengths)
     return t;
   float v = lengths[b];
-  return v <= 0 ? 0 : v >= (float) t ? t : (int64_t) v;
+  return !(v > 0) ? 0 : v >= (float) t ? t : (int64_t) v;
 }
 
 /* Shape inference of both ops (ops/defs/lstm.c). */

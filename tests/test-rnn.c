@@ -10,11 +10,16 @@
  *
  * /rnn/padding: a batch padded to twice its length with NaN in the padding
  * gives the unpadded batch's outputs and gradients, zeros at the padded
- * output steps and no gradient (0) at the padded input steps. */
+ * output steps and no gradient (0) at the padded input steps.
+ *
+ * /rnn/template: data/networks/lstm-rows.json (Fashion-MNIST by rows)
+ * builds and its loss falls on a fixed batch. */
 #include <math.h>
 #include <string.h>
 
 #include "engine/formats/nl-safetensors.h"
+#include "engine/graph/nl-program.h"
+#include "engine/train/nl-optim.h"
 #include "nl-test-util.h"
 #include "ops/nl-op-instance.h"
 #include "ops/nl-op-registry.h"
@@ -246,11 +251,51 @@ test_padding (void)
     }
 }
 
+static void
+test_template (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (NlNetwork) net = nl_test_load_template ("lstm-rows");
+  NlShape sample = nl_shape_of (3, (int64_t) 1, (int64_t) 28, (int64_t) 28);
+  NlOptimConfig adam;
+  NlCompileOptions opts = { .batch = 8, .training = TRUE, .loss = "SoftmaxCrossEntropy" };
+  g_autoptr (NlModel) model = NULL;
+  g_autoptr (NlProgram) p = NULL;
+  double first = 0, last = 0;
+
+  nl_optim_config_init (&adam, NL_OPTIM_ADAM);
+  model = nl_model_new_full (net, &sample, &(NlModelOptions) { .seed = 1, .optim = &adam }, &error);
+  g_assert_no_error (error);
+  p = nl_program_new (model, &opts, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (nl_program_pred (p)->ndim, ==, 2);
+  g_assert_cmpint (nl_program_pred (p)->shape[1], ==, 10);
+  nl_test_fill_uniform (nl_program_input (p), -1, 1, 5);
+  for (int i = 0; i < 8; i++)
+    nl_tensor_f32 (nl_program_label (p))[i] = (float) (i % 10);
+  for (int step = 1; step <= 20; step++)
+    {
+      double loss = 0;
+      g_assert_true (nl_program_forward (p, step, &error));
+      g_assert_true (nl_program_backward (p, &error));
+      g_assert_true (nl_program_update (p, &adam, 0.01f, step, &error));
+      g_assert_true (nl_model_sync (model, &error));
+      for (int i = 0; i < 8; i++)
+        loss += nl_tensor_f32 (nl_program_loss (p))[i];
+      if (step == 1)
+        first = loss;
+      last = loss;
+    }
+  g_assert_no_error (error);
+  g_assert_cmpfloat (last, <, 0.5 * first);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/rnn/torch", test_torch);
   g_test_add_func ("/rnn/padding", test_padding);
+  g_test_add_func ("/rnn/template", test_template);
   return g_test_run ();
 }

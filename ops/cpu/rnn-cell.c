@@ -232,9 +232,12 @@ pack_matrix (const int *perm, int g, int64_t h, int64_t n, const float *src, flo
   for (int k = 0; k < g; k++)
     {
       const float *blk = src + perm[k] * h * n;
-      for (int64_t o = 0; o < h; o++)
-        for (int64_t i = 0; i < n; i++)
-          igo[(i * g + k) * h + o] = blk[o * n + i];
+      /* a transpose in 16 x 16 tiles, so both sides stay in cache lines */
+      for (int64_t o0 = 0; o0 < h; o0 += 16)
+        for (int64_t i0 = 0; i0 < n; i0 += 16)
+          for (int64_t i = i0; i < MIN (i0 + 16, n); i++)
+            for (int64_t o = o0; o < MIN (o0 + 16, h); o++)
+              igo[(i * g + k) * h + o] = blk[o * n + i];
       if (goi)
         memcpy (goi + k * h * n, blk, h * n * sizeof (float));
     }

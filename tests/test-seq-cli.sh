@@ -117,6 +117,9 @@ g3=$("$cli" generate --project "$P" --run "$gpt" --prompt "the " --tokens 40 --s
 g4=$("$cli" generate --project "$P" --run "$gpt" --prompt "the " --tokens 10 --temperature 0 --seed 7 2>&1)
 g5=$("$cli" generate --project "$P" --run "$gpt" --prompt "the " --tokens 10 --temperature 0 --seed 8 2>&1)
 [ "$g4" = "$g5" ] && ok "temperature 0 takes the most likely token whatever the seed" || not_ok "temperature 0" "$g4 / $g5"
+err=$("$cli" predict --project "$P" --run "$gpt" --text "the " 2>&1 >/dev/null); s=$?
+[ $s -eq 1 ] && grep -q "use netloom-cli generate" <<<"$err" \
+  && ok "predict --text with a language-model run: one message" || not_ok "predict --text of char-gpt (exit $s)" "$err"
 err=$("$cli" generate --project "$P" --run 1 --prompt "the " --tokens 5 2>&1 >/dev/null); s=$?
 [ $s -eq 1 ] && grep -q "no language model\|not trained on text" <<<"$err" \
   && ok "generate with a classifier run: one message" || not_ok "generate with a classifier (exit $s)" "$err"

@@ -651,6 +651,14 @@ nl_evaluation_predict_text (NlEvaluation *ev, const char *text, double **probs, 
     }
   G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&priv->lock);
   int64_t T = nl_shape_numel (&ev->sample_shape), C = nl_eval_runner_classes (priv->single);
+  if (C > ev->n_classes)
+    {
+      /* scores for every step: a language model */
+      g_set_error (error, NL_TRAIN_ERROR, NL_TRAIN_ERROR_CONFIG,
+                   "run %" G_GINT64_FORMAT " predicts a token at every step, not a class of the text: use "
+                   "netloom-cli generate", ev->run);
+      return FALSE;
+    }
   float *x = nl_tensor_f32 (nl_eval_runner_input (priv->single)), std = ev->std == 0.0f ? 1.0f : ev->std;
   nl_vocab_encode (priv->vocab, text, (int) T, x, NULL);
   /* as the loader normalises (nl-loader.c); a text kind's is 0 and 1 */

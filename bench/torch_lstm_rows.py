@@ -8,7 +8,7 @@ as netloom does. One JSON line per epoch, like torch_fashion_mnist.py:
 "test_acc","peak_rss_mb"}; timing covers the training loop only.
 
   torch_lstm_rows.py [--epochs 2] [--threads 2] [--batch-size 128] [--lr 0.1]
-                     [--seed 0] [--data /usr/share/datasets/fashion-mnist]
+                     [--seed 0] [--data /usr/share/datasets/fashion-mnist] [--init netloom|torch]
 """
 import argparse, gzip, json, os, resource, sys, time
 
@@ -22,6 +22,9 @@ p.add_argument("--batch-size", type=int, default=128)
 p.add_argument("--lr", type=float, default=0.1)
 p.add_argument("--seed", type=int, default=0)
 p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+p.add_argument("--init", choices=["netloom", "torch"], default="netloom",
+               help="netloom: its initialisation (Xavier uniform, avg fan, on every weight matrix; zero biases), "
+                    "so that the two runs differ only by their random streams; torch: PyTorch's defaults")
 a = p.parse_args()
 # the netlib reference BLAS makes PyTorch many times slower: an unfair baseline
 _blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
@@ -57,6 +60,13 @@ class LstmRows(torch.nn.Module):
 X, Y = images("train-images-idx3-ubyte"), torch.tensor(idx("train-labels-idx1-ubyte", 8), dtype=torch.long)
 Xt, Yt = images("t10k-images-idx3-ubyte"), torch.tensor(idx("t10k-labels-idx1-ubyte", 8), dtype=torch.long)
 net = LstmRows()
+if a.init == "netloom":
+    # the same rule netloom applies (engine/graph/nl-init.c, xavier avg = torch's xavier_uniform_)
+    for name, w in net.named_parameters():
+        if w.dim() == 2:
+            torch.nn.init.xavier_uniform_(w)
+        else:
+            torch.nn.init.zeros_(w)
 opt = torch.optim.SGD(net.parameters(), lr=a.lr)
 loss_fn = torch.nn.CrossEntropyLoss()
 B = a.batch_size

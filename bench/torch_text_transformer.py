@@ -35,6 +35,8 @@ p.add_argument("--lr", type=float, default=1e-3)
 p.add_argument("--threads", type=int, default=2)
 p.add_argument("--seed", type=int, default=0)
 p.add_argument("--input-dim", type=int, default=20000)
+p.add_argument("--init", choices=["netloom", "torch"], default="netloom",
+               help="netloom: the same initialisation rule as netloom (default); torch: PyTorch's own")
 a = p.parse_args()
 torch.set_num_threads(a.threads)
 torch.manual_seed(a.seed)
@@ -89,6 +91,27 @@ xte, yte, classes_te = load(a.test)
 assert classes == classes_te, (classes, classes_te)
 
 
+def netloom_init(model):
+    """netloom's rule (engine/graph/nl-init.c): Xavier uniform (avg fan) on every
+    weight matrix, one matrix at a time (attention's q, k and v separately),
+    zero biases; LayerNorm gamma 1, beta 0. Embedding and positions keep
+    normal 0.01 (set above)."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.MultiheadAttention):
+                for w in m.in_proj_weight.chunk(3, 0):
+                    nn.init.xavier_uniform_(w)
+                nn.init.zeros_(m.in_proj_bias)
+                nn.init.xavier_uniform_(m.out_proj.weight)
+                nn.init.zeros_(m.out_proj.bias)
+            elif isinstance(m, nn.Linear) and not isinstance(m, nn.modules.linear.NonDynamicallyQuantizableLinear):
+                nn.init.xavier_uniform_(m.weight)
+                nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+
+
 class TextTransformer(nn.Module):
     def __init__(self, n_classes, width=128, heads=4, ff=512, layers=2, max_len=512):
         super().__init__()
@@ -96,15 +119,14 @@ class TextTransformer(nn.Module):
         nn.init.normal_(self.embed.weight, 0, 0.01)   # netloom's Embedding init (normal:0.01)
         with torch.no_grad():
             self.embed.weight[0].zero_()
-        t = torch.arange(max_len).unsqueeze(1).double()
-        i = torch.arange(0, width, 2).double()
-        pe = torch.zeros(max_len, width, dtype=torch.double)
-        pe[:, 0::2] = torch.sin(t / torch.pow(10000.0, i / width))
-        pe[:, 1::2] = torch.cos(t / torch.pow(10000.0, i / width))
-        self.register_buffer("pe", pe.float())
+        # learned positions, as data/networks/text-transformer.json (PositionalEmbedding mode learned,
+        # initialised like netloom's: normal 0.01)
+        self.pe = nn.Parameter(torch.randn(max_len, width) * 0.01)
         layer = nn.TransformerEncoderLayer(width, heads, ff, dropout=0.0, activation="gelu", batch_first=True)
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.fc = nn.Linear(width, n_classes)
+        if a.init == "netloom":
+            netloom_init(self)
 
     def forward(self, x):
         T = x.shape[1]

@@ -2,8 +2,8 @@
 #include "ui/experiments/nl-class-report.h"
 #include <glib/gi18n.h>
 
-static GtkWidget *
-cell_label (const char *text, float xalign, const char *css)
+GtkWidget *
+nl_class_report_cell (const char *text, float xalign, const char *css)
 {
   GtkWidget *l = gtk_label_new (text);
   gtk_label_set_xalign (GTK_LABEL (l), xalign);
@@ -29,14 +29,14 @@ table_row (GtkGrid *grid, int row, const char *name, double p, double r, double 
   g_snprintf (buf[1], 32, "%.3f", r);
   g_snprintf (buf[2], 32, "%.3f", f);
   g_snprintf (buf[3], 32, "%" G_GINT64_FORMAT, support);
-  GtkWidget *l = cell_label (name, 0, NULL);
+  GtkWidget *l = nl_class_report_cell (name, 0, NULL);
   gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
   gtk_label_set_max_width_chars (GTK_LABEL (l), 18);
   if (bold)
     set_bold (l);
   gtk_grid_attach (grid, l, 0, row, 1, 1);
   for (int k = 0; k < 4; k++)
-    gtk_grid_attach (grid, cell_label (buf[k], 1, "nl-numeric"), k + 1, row, 1, 1);
+    gtk_grid_attach (grid, nl_class_report_cell (buf[k], 1, "nl-numeric"), k + 1, row, 1, 1);
 }
 
 void
@@ -47,7 +47,7 @@ nl_class_report_fill (GtkGrid *grid, const NlEvaluation *ev)
   double mp = 0, mr = 0, wp = 0, wr = 0;
 
   for (int k = 0; k < 5; k++)
-    gtk_grid_attach (grid, cell_label (_(heads[k]), k ? 1 : 0, "dim-label"), k, 0, 1, 1);
+    gtk_grid_attach (grid, nl_class_report_cell (_(heads[k]), k ? 1 : 0, "dim-label"), k, 0, 1, 1);
   for (int c = 0; c < n; c++)
     {
       int64_t predicted = 0;

@@ -176,16 +176,6 @@ update_progress (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-static GtkWidget *
-cell_label (const char *text, float xalign, const char *css)
-{
-  GtkWidget *l = gtk_label_new (text);
-  gtk_label_set_xalign (GTK_LABEL (l), xalign);
-  if (css)
-    gtk_widget_add_css_class (l, css);
-  return l;
-}
-
 static void
 clear_children (GtkWidget *w)
 {
@@ -215,7 +205,7 @@ mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const NlSampleI
 
   if (text)
     {
-      l = cell_label (text, 0, "nl-mistake-text");
+      l = nl_class_report_cell (text, 0, "nl-mistake-text");
       gtk_label_set_wrap (GTK_LABEL (l), TRUE);
       gtk_label_set_wrap_mode (GTK_LABEL (l), PANGO_WRAP_WORD_CHAR);
       gtk_label_set_lines (GTK_LABEL (l), 4);
@@ -231,11 +221,11 @@ mistake_child (const NlEvaluation *ev, const NlMisclassified *m, const NlSampleI
       gtk_image_set_pixel_size (GTK_IMAGE (pic), MIN (MAX (im->width, im->height), THUMB_SIZE * 2));
       gtk_box_append (GTK_BOX (box), pic);
     }
-  l = cell_label (what, 0.5, "caption");
+  l = nl_class_report_cell (what, 0.5, "caption");
   gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
   gtk_label_set_max_width_chars (GTK_LABEL (l), 16);
   gtk_box_append (GTK_BOX (box), l);
-  l = cell_label (conf, 0.5, "caption");
+  l = nl_class_report_cell (conf, 0.5, "caption");
   gtk_widget_add_css_class (l, "dim-label");
   gtk_box_append (GTK_BOX (box), l);
   gtk_widget_set_tooltip_text (box, tip);
@@ -501,7 +491,7 @@ predict_done (GObject *source, GAsyncResult *res, gpointer user)
   if (ev->n_classes > PROB_ROWS)
     {
       g_autofree char *more = g_strdup_printf (_("and %d less likely classes"), ev->n_classes - PROB_ROWS);
-      gtk_box_append (GTK_BOX (v->pred_probs), cell_label (more, 0, "dim-label"));
+      gtk_box_append (GTK_BOX (v->pred_probs), nl_class_report_cell (more, 0, "dim-label"));
     }
   predict_result_free (r);
 }

@@ -419,17 +419,26 @@ finish_text (NlTextDataset *d, TextRead *t, gboolean train, const NlDatasetOptio
   return TRUE;
 }
 
+/* Both kinds' start: default options, the file's bytes, an empty dataset. */
+static NlTextDataset *
+text_open (const char *path, gboolean lm, const NlDatasetOptions **opts, char **contents, gsize *size,
+           GError **error)
+{
+  static const NlDatasetOptions defaults = { 0 };
+  if (!*opts)
+    *opts = &defaults;
+  *contents = read_contents (path, size, error);
+  return *contents ? text_new (lm, *opts) : NULL;
+}
+
 NlDataset *
 nl_text_dataset_open (const char *path, gboolean train, const NlDatasetOptions *opts, GError **error)
 {
-  static const NlDatasetOptions defaults = { 0 };
   gsize size = 0;
-  if (!opts)
-    opts = &defaults;
-  g_autofree char *contents = read_contents (path, &size, error);
-  if (!contents)
+  g_autofree char *contents = NULL;
+  NlTextDataset *d = text_open (path, FALSE, &opts, &contents, &size, error);
+  if (!d)
     return NULL;
-  NlTextDataset *d = text_new (FALSE, opts);
   d->row_start = g_array_new (FALSE, FALSE, sizeof (int64_t));
   TextRead t = { .path = path, .row_labels = g_ptr_array_new (),
                  .labels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL) };
@@ -515,14 +524,11 @@ finish_lm (NlTextDataset *d, const char *path, gboolean train, const NlDatasetOp
 NlDataset *
 nl_text_lm_dataset_open (const char *path, gboolean train, const NlDatasetOptions *opts, GError **error)
 {
-  static const NlDatasetOptions defaults = { 0 };
   gsize size = 0;
-  if (!opts)
-    opts = &defaults;
-  g_autofree char *contents = read_contents (path, &size, error);
-  if (!contents)
+  g_autofree char *contents = NULL;
+  NlTextDataset *d = text_open (path, TRUE, &opts, &contents, &size, error);
+  if (!d)
     return NULL;
-  NlTextDataset *d = text_new (TRUE, opts);
   if (!read_lm_file (d, path, contents, size, tokenizer_of (opts), error)
       || !finish_lm (d, path, train, opts, error))
     {

@@ -240,3 +240,15 @@ nl_test_train_small_conv (NlProject *p, const char *dataset_dir)
   g_assert_no_error (error);
   return run;
 }
+
+void
+nl_test_save_shot (GtkWidget *widget, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  if (!g_getenv ("NL_SHOT_DIR"))
+    return;
+  path = g_build_filename (g_getenv ("NL_SHOT_DIR"), name, NULL);
+  nl_test_pump (300);
+  g_assert_true (nl_widget_save_png (widget, path, &error));
+}

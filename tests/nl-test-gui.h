@@ -35,6 +35,9 @@ GtkWindow *nl_test_show_in_window (GtkWidget *child, int w, int h);
 /* Fraction of pixels in the widget's rendering that differ from its most
  * common colour: a cheap "something was drawn" measure. */
 double nl_test_drawn_fraction (GtkWidget *widget);
+/* With NL_SHOT_DIR=DIR set: WIDGET (a window) as DIR/NAME, after a
+ * moment for it to settle; without it, nothing. */
+void nl_test_save_shot (GtkWidget *widget, const char *name);
 
 /* A real checkpoint of the network NET_JSON built for SAMPLE (weights from
  * SEED, SGD state) as run RUN's checkpoint at EPOCH (step 10 * EPOCH) with

@@ -12,7 +12,6 @@
 #include "ui/data/nl-class-histogram.h"
 #include "ui/data/nl-data-page.h"
 #include "ui/data/nl-sequence-plot.h"
-#include "ui/nl-screenshot.h"
 
 #include <math.h>
 
@@ -472,19 +471,6 @@ test_kinds (Fixture *f, gconstpointer data)
     }
 }
 
-/* NL_SHOT_DIR=DIR: the page as DIR/NAME */
-static void
-save_shot (Fixture *f, const char *name)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
-  if (!g_getenv ("NL_SHOT_DIR"))
-    return;
-  path = g_build_filename (g_getenv ("NL_SHOT_DIR"), name, NULL);
-  nl_test_pump (300);
-  g_assert_true (nl_widget_save_png (GTK_WIDGET (f->win), path, &error));
-}
-
 /* every part of the sequence preview got at least its minimum height (no
  * overlap with what follows) */
 static gboolean
@@ -609,7 +595,7 @@ test_text_preview (Fixture *f, gconstpointer data)
     g_assert_cmpint (x.vocab_size, ==, 0); /* the default, left to the kind */
     nl_pipeline_extra_clear (&x);
   }
-  save_shot (f, "text-preview.png");
+  nl_test_save_shot (GTK_WIDGET (f->win), "text-preview.png");
 }
 
 /* A series: the plot of its target with the first window and horizon, and
@@ -645,7 +631,7 @@ test_series_preview (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (nl_sequence_plot_get_mark_x (NL_SEQUENCE_PLOT (plot)), <, gtk_widget_get_width (plot) * 0.2);
   g_assert_cmpfloat (nl_test_drawn_fraction (plot), >, 0.01);
   g_assert_true (nl_test_wait_until (sequence_laid_out, f, 5000));
-  save_shot (f, "series-preview.png");
+  nl_test_save_shot (GTK_WIDGET (f->win), "series-preview.png");
 }
 
 int

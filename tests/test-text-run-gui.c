@@ -15,7 +15,6 @@
 #include "ui/experiments/nl-evaluation-window.h"
 #include "ui/experiments/nl-generate-box.h"
 #include "ui/experiments/nl-text-predict.h"
-#include "ui/nl-screenshot.h"
 
 #define MAX_LEN 8
 
@@ -78,19 +77,6 @@ write_keyword_csv (void)
   g_assert_true (g_file_set_contents (path, s->str, -1, NULL));
   g_string_free (s, TRUE);
   return path;
-}
-
-/* NL_SHOT_DIR=DIR: the window as DIR/NAME */
-static void
-save_shot (GtkWidget *win, const char *name)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
-  if (!g_getenv ("NL_SHOT_DIR"))
-    return;
-  path = g_build_filename (g_getenv ("NL_SHOT_DIR"), name, NULL);
-  nl_test_pump (300);
-  g_assert_true (nl_widget_save_png (win, path, &error));
 }
 
 static gboolean
@@ -165,7 +151,7 @@ test_predict_text (void)
     GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (
       GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (scores, GTK_TYPE_SCROLLED_WINDOW)));
     gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj));
-    save_shot (GTK_WIDGET (win), "text-predict.png");
+    nl_test_save_shot (GTK_WIDGET (win), "text-predict.png");
   }
   gtk_window_destroy (win);
 }
@@ -207,7 +193,7 @@ test_generate (void)
   g_assert_cmpstr (text, ==, "dabcdabcdabc");
   g_assert_cmpint (nl_generate_box_get_n_tokens (b), ==, 12);
   g_assert_nonnull (strstr (gtk_label_get_label (GTK_LABEL (nl_generate_box_get_part (b, "status"))), "12 tokens"));
-  save_shot (GTK_WIDGET (win), "generate-box.png");
+  nl_test_save_shot (GTK_WIDGET (win), "generate-box.png");
 
   /* sampled: the same seed gives the same text, as the engine gives it */
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (nl_generate_box_get_part (b, "temperature")), 1.5);

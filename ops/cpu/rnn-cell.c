@@ -204,21 +204,28 @@ args_run (Args *x, dnnl_primitive_t prim, dnnl_status_t st, const char *what, GE
   return nl_dnnl_check (st, what, error);
 }
 
+/* The arguments both directions share: inputs, states, weights, output. */
+static dnnl_status_t
+args_add_io (Args *x, const_dnnl_primitive_desc_t pd, const NlRnnPrims *p, const NlRnnRun *r, const float *wl,
+             const float *wi, const float *bias)
+{
+  dnnl_status_t st = args_add (x, pd, DNNL_ARG_SRC_LAYER, r->src);
+  st = st ? st : args_add (x, pd, DNNL_ARG_SRC_ITER, r->hx);
+  st = st ? st : args_add (x, pd, DNNL_ARG_SRC_ITER_C, p->cell == NL_RNN_LSTM ? r->cx : NULL);
+  st = st ? st : args_add (x, pd, DNNL_ARG_WEIGHTS_LAYER, wl);
+  st = st ? st : args_add (x, pd, DNNL_ARG_WEIGHTS_ITER, wi);
+  st = st ? st : args_add (x, pd, DNNL_ARG_BIAS, bias);
+  return st ? st : args_add (x, pd, DNNL_ARG_DST_LAYER, r->dst);
+}
+
 gboolean
 nl_rnn_cell_forward (NlRnnPrims *p, const NlRnnPacked *w, const NlRnnRun *r, GError **error)
 {
   const_dnnl_primitive_desc_t pd = p->fwd_pd;
   Args x = { 0 };
-  dnnl_status_t st = dnnl_success;
-  gboolean lstm = p->cell == NL_RNN_LSTM;
+  dnnl_status_t st;
 
-  st = st ? st : args_add (&x, pd, DNNL_ARG_SRC_LAYER, r->src);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_SRC_ITER, r->hx);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_SRC_ITER_C, lstm ? r->cx : NULL);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_WEIGHTS_LAYER, w->wl);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_WEIGHTS_ITER, w->wi);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_BIAS, w->bias);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_DST_LAYER, r->dst);
+  st = args_add_io (&x, pd, p, r, w->wl, w->wi, w->bias);
   st = st ? st : args_add (&x, pd, DNNL_ARG_WORKSPACE, p->training ? r->ws : NULL);
   st = st ? st : args_add (&x, pd, DNNL_ARG_SCRATCHPAD, p->scratch);
   return args_run (&x, p->fwd, st, "the recurrent layer's forward", error);
@@ -229,7 +236,7 @@ nl_rnn_cell_backward (NlRnnPrims *p, const NlRnnPacked *w, const NlRnnRun *r, GE
 {
   const_dnnl_primitive_desc_t pd;
   Args x = { 0 };
-  dnnl_status_t st = dnnl_success;
+  dnnl_status_t st;
   gboolean lstm = p->cell == NL_RNN_LSTM;
   int64_t g = nl_rnn_gates (p->cell);
 
@@ -240,13 +247,7 @@ nl_rnn_cell_backward (NlRnnPrims *p, const NlRnnPacked *w, const NlRnnRun *r, GE
   memset (r->dwl, 0, p->cin * g * p->h * sizeof (float));
   memset (r->dwi, 0, p->h * g * p->h * sizeof (float));
   memset (r->dbias, 0, nl_rnn_cell_bias_rows (p->cell) * p->h * sizeof (float));
-  st = st ? st : args_add (&x, pd, DNNL_ARG_SRC_LAYER, r->src);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_SRC_ITER, r->hx);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_SRC_ITER_C, lstm ? r->cx : NULL);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_WEIGHTS_LAYER, w->wl_t);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_WEIGHTS_ITER, w->wi_t);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_BIAS, w->bias);
-  st = st ? st : args_add (&x, pd, DNNL_ARG_DST_LAYER, r->dst);
+  st = args_add_io (&x, pd, p, r, w->wl_t, w->wi_t, w->bias);
   st = st ? st : args_add (&x, pd, DNNL_ARG_WORKSPACE, r->ws);
   st = st ? st : args_add (&x, pd, DNNL_ARG_DIFF_DST_LAYER, r->ddst);
   st = st ? st : args_add (&x, pd, DNNL_ARG_DIFF_SRC_LAYER, r->dsrc);

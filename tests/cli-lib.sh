@@ -5,6 +5,14 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 # a failure's detail goes to stderr as well: meson's log of a failed test shows stderr
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; echo "not ok $n - $1" >&2; [ -n "${2:-}" ] && sed 's/^/# /' <<<"$2" | tee /dev/stderr; }
 
+# cli_project_setup: a temporary folder $tmp, removed at exit, holding a new empty project $P
+cli_project_setup() {
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  P="$tmp/p.netloom"
+  "$cli" project new "$P" >/dev/null
+}
+
 # make_mnist DIR N_TRAIN N_TEST
 make_mnist() {
   python3 - "$@" <<'PY'

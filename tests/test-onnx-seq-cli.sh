@@ -10,11 +10,8 @@
 set -u
 cli="$1"
 src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
-tmp=$(mktemp -d)
 . "$(dirname "$0")/cli-lib.sh"
-trap 'rm -rf "$tmp"' EXIT
-P="$tmp/p.netloom"
-"$cli" project new "$P" >/dev/null
+cli_project_setup
 
 ort="${NETLOOM_ORT_MODULE:-}"
 if [ -z "$ort" ] && [ -d "$src/.npm-ort/node_modules/onnxruntime-node" ]; then

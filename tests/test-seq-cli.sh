@@ -12,11 +12,8 @@
 set -u
 cli="$1"
 src="${NETLOOM_SOURCE_DIR:-$(dirname "$0")/..}"
-tmp=$(mktemp -d)
 . "$(dirname "$0")/cli-lib.sh"
-trap 'rm -rf "$tmp"' EXIT
-P="$tmp/p.netloom"
-"$cli" project new "$P" >/dev/null
+cli_project_setup
 fast=(--batch-size 16 --optimizer adam --lr 0.01 --threads 2 --workers 0 --seed 1)
 
 # ---- a keyword decides the class: fruit (apple, mango) or space (rocket, planet) among filler ----

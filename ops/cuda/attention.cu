@@ -19,12 +19,7 @@
 
 namespace {
 
-struct Env
-{
-  NlCudaCtx *dev;
-  cudaStream_t stream;
-  cublasHandle_t blas;
-};
+typedef NlCudaBlasEnv Env;
 
 /* Where the masks come from, for the row kernels. */
 struct Masks
@@ -214,16 +209,6 @@ project (const Env *e, const float *x, int64_t rows, int64_t k, const float *w, 
                   "MultiHeadAttention projection", error);
 }
 
-gboolean
-enter_env (const NlOpCtx *c, Env *e, GError **error)
-{
-  e->dev = cuda_ctx (c);
-  if (!enter (c, &e->stream, error))
-    return FALSE;
-  e->blas = (cublasHandle_t) nl_cuda_ctx_cublas (e->dev);
-  return TRUE;
-}
-
 void
 proj_views (const NlOpCtx *c, const NlAttentionGeom *g, float **Q, float **K, float **V, float **ctx)
 {
@@ -247,7 +232,7 @@ forward (NlOpCtx *c, GError **error)
   gboolean ok;
   Env e;
 
-  if (!enter_env (c, &e, error))
+  if (!enter_blas (c, &e, error))
     return FALSE;
   if (g.B == 0 || g.T == 0)
     return TRUE;
@@ -348,7 +333,7 @@ backward (NlOpCtx *c, GError **error)
   gboolean ok;
   Env e;
 
-  if (!enter_env (c, &e, error))
+  if (!enter_blas (c, &e, error))
     return FALSE;
   if (g.B == 0 || g.T == 0)
     return TRUE;

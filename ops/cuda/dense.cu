@@ -15,6 +15,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "ops/cuda/nl-cuda-gemm.cuh"
 #include "ops/cuda/nl-cuda-kernel.cuh"
 #include "core/cuda/nl-cuda.h"
 #include "ops/nl-dense.h"
@@ -55,22 +56,7 @@ ones_kernel (float *x, int64_t n)
   GRID_STRIDE (i, n) x[i] = 1.0f;
 }
 
-/* The parts of the context a kernel needs. */
-typedef struct {
-  NlCudaCtx *dev;
-  cudaStream_t stream;
-  cublasHandle_t blas;
-} Env;
-
-gboolean
-enter (const NlOpCtx *c, Env *e, GError **error)
-{
-  e->dev = cuda_ctx (c);
-  if (!enter (c, &e->stream, error))
-    return FALSE;
-  e->blas = (cublasHandle_t) nl_cuda_ctx_cublas (e->dev);
-  return TRUE;
-}
+typedef NlCudaBlasEnv Env;
 
 /* x as a (rows, k) matrix, as as_matrix() in ops/cpu/dense.c. */
 void
@@ -183,7 +169,7 @@ dense_forward (NlOpCtx *c, GError **error)
   Env e;
 
   as_matrix (c, &rows, &k);
-  if (!enter (c, &e, error))
+  if (!enter_blas (c, &e, error))
     return FALSE;
   if (rows == 0)
     return TRUE;
@@ -229,7 +215,7 @@ dense_backward (NlOpCtx *c, GError **error)
   if (!dx && !dw && !db)
     return TRUE;
   as_matrix (c, &rows, &k);
-  if (!enter (c, &e, error))
+  if (!enter_blas (c, &e, error))
     return FALSE;
   if (rows == 0)
     {

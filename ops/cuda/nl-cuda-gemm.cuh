@@ -10,8 +10,30 @@
 #include <cublas_v2.h>
 
 #include "core/cuda/nl-cuda.h"
+#include "ops/cuda/nl-cuda-kernel.cuh"
 
 namespace {
+
+/* What a cuBLAS op's kernels need of the context: its device, its one
+ * stream and the cuBLAS handle bound to that stream. */
+struct NlCudaBlasEnv
+{
+  NlCudaCtx *dev;
+  cudaStream_t stream;
+  cublasHandle_t blas;
+};
+
+/* enter() for an op that calls cuBLAS: the device made current, its stream
+ * and its handle. */
+inline gboolean
+enter_blas (const NlOpCtx *c, NlCudaBlasEnv *e, GError **error)
+{
+  e->dev = cuda_ctx (c);
+  if (!enter (c, &e->stream, error))
+    return FALSE;
+  e->blas = (cublasHandle_t) nl_cuda_ctx_cublas (e->dev);
+  return TRUE;
+}
 
 /* C[i] = alpha op(A[i]) op(B[i]) + beta C[i] for i < batch; ta, tb 'N' or
  * 'T'; sa, sb, sc the strides between the batch's matrices (sa or sb 0: one

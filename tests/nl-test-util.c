@@ -47,6 +47,26 @@ nl_test_assert_close_impl (const char *file, int line, const char *what,
 }
 
 char *
+nl_test_find_python (const char *modules)
+{
+  g_autofree char *on_path = g_find_program_in_path ("python3");
+  g_autofree char *import = g_strconcat ("import ", modules, NULL);
+  const char *candidates[] = { "/usr/bin/python3", on_path };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (candidates); i++)
+    {
+      const char *argv[] = { candidates[i], "-c", import, NULL };
+      int status = -1;
+      if (candidates[i] && g_file_test (candidates[i], G_FILE_TEST_IS_EXECUTABLE)
+          && g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                           NULL, NULL, NULL, &status, NULL)
+          && g_spawn_check_wait_status (status, NULL))
+        return g_strdup (candidates[i]);
+    }
+  return NULL;
+}
+
+char *
 nl_test_source_path (const char *rel)
 {
   const char *root = g_getenv ("NETLOOM_SOURCE_DIR");

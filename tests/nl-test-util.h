@@ -32,6 +32,11 @@ NlShape nl_test_parse_shape (const char *s);
  * ended) runs choice j of the enum parameter s: given by name, or left out
  * and j is the default. */
 gboolean nl_test_params_choose (const char *const *params, const NlParamSpec *s, int j);
+/* The Python that can import `modules` ("torch, numpy"): Debian's
+ * /usr/bin/python3 first (python3-torch and python3-onnx are its), then
+ * python3 on PATH; NULL (the caller skips) when neither can. g_free. */
+char *nl_test_find_python (const char *modules);
+
 /* Path under the source tree: nl_test_source_path ("data/networks/mlp.json") */
 char *nl_test_source_path (const char *rel);
 /* Delete a directory and everything in it (symlinks are not followed). */

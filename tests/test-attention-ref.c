@@ -16,7 +16,6 @@
 #include "ops/nl-op-instance.h"
 #include "ops/nl-op-registry.h"
 
-#define PYTHON "/usr/bin/python3"
 #define TOL 1e-5
 #define POS_T 50
 #define POS_C 16
@@ -35,17 +34,6 @@ static Case cases[] = {
   /* a memory as long as the query: the lengths mask it too */
   { "crossmasked.", { "heads", "2", "causal", "true", NULL }, { "3x5x8", "3x5x6" }, "2,5,3" },
 };
-
-static gboolean
-have_torch (void)
-{
-  const char *probe[] = { PYTHON, "-c", "import torch, numpy", NULL };
-  int status = -1;
-  return g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE)
-         && g_spawn_sync (NULL, (char **) probe, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
-                          NULL, NULL, NULL, &status, NULL)
-         && g_spawn_check_wait_status (status, NULL);
-}
 
 static void
 add (NlSafetensorsWriter *w, const char *prefix, const char *name, const NlTensor *t, GPtrArray *names)
@@ -119,6 +107,7 @@ test_against_torch (void)
   g_autoptr (NlSafetensorsWriter) w = nl_safetensors_writer_new ();
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *dir = NULL, *in_path = NULL, *out_path = NULL, *script = NULL, *err = NULL;
+  g_autofree char *python = nl_test_find_python ("torch, numpy");
   g_autoptr (GBytes) bytes = NULL;
   g_autoptr (NlSafetensors) ref = NULL;
   NlShape ps = nl_test_parse_shape ("1x50x16");
@@ -126,9 +115,9 @@ test_against_torch (void)
   NlOpInstance *pos;
   int status = -1;
 
-  if (!have_torch ())
+  if (!python)
     {
-      g_test_skip (PYTHON " with torch and numpy not found: the PyTorch reference cannot run");
+      g_test_skip ("python3 with torch and numpy not found: the PyTorch reference cannot run");
       return;
     }
   dir = g_dir_make_tmp ("nl-attention-ref-XXXXXX", &error);
@@ -160,7 +149,7 @@ test_against_torch (void)
 
   script = nl_test_source_path ("tests/attention_ref.py");
   {
-    const char *argv[] = { PYTHON, script, in_path, out_path, NULL };
+    const char *argv[] = { python, script, in_path, out_path, NULL };
     g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
                                  &status, &error));
     if (!g_spawn_check_wait_status (status, NULL))

@@ -208,8 +208,7 @@ test_torch (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (NlLayerStats) s = NULL;
   /* the system's Python has PyTorch 1.13; another python3 on PATH may not */
-  g_autofree char *python = g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE) ? g_strdup ("/usr/bin/python3")
-                            : g_find_program_in_path ("python3");
+  g_autofree char *python = nl_test_find_python ("torch, numpy");
   g_autofree char *dir = g_dir_make_tmp ("nl-layer-stats-XXXXXX", NULL);
   g_autofree char *wpath = g_build_filename (dir, "w.safetensors", NULL);
   g_autofree char *bpath = g_build_filename (dir, "batch.safetensors", NULL);
@@ -223,16 +222,11 @@ test_torch (void)
   int64_t in_shape[4] = { BATCH, 1, 8, 8 }, label_shape[1] = { BATCH };
   int status = -1;
 
-  {
-    const char *probe[] = { python, "-c", "import torch, numpy", NULL };
-    if (!python || !g_spawn_sync (NULL, (char **) probe, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
-                                  NULL, NULL, NULL, NULL, &status, NULL)
-        || !g_spawn_check_wait_status (status, NULL))
-      {
-        g_test_skip ("python3 with torch and numpy not found: the reference cannot run");
-        return;
-      }
-  }
+  if (!python)
+    {
+      g_test_skip ("python3 with torch and numpy not found: the reference cannot run");
+      return;
+    }
   fixture_up (&f, net_json);
   g_assert_true (nl_weights_export (f.model, wpath, &error));
   nl_safetensors_writer_add (sw, "input", NL_ST_F32, 4, in_shape, nl_tensor_f32 (nl_program_input (f.prog)));

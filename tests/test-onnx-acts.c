@@ -27,23 +27,6 @@
 
 #define BATCH 4
 
-/* the system's Python, with torch and onnx (Debian's python3-torch is /usr/bin/python3's) */
-static const char *
-python_with_torch (void)
-{
-  static const char *const candidates[] = { "/usr/bin/python3", "python3" };
-  for (gsize i = 0; i < G_N_ELEMENTS (candidates); i++)
-    {
-      const char *argv[] = { candidates[i], "-c", "import torch, onnx", NULL };
-      int status;
-      if (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL
-                        | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL)
-          && g_spawn_check_wait_status (status, NULL))
-        return candidates[i];
-    }
-  return NULL;
-}
-
 static float *
 read_floats (const char *dir, const char *name, const char *ext, gsize *n)
 {
@@ -168,7 +151,7 @@ expected_ops (const char *name)
 static void
 test_torch (void)
 {
-  const char *py = python_with_torch ();
+  g_autofree char *py = nl_test_find_python ("torch, onnx");
   g_autofree char *dir = g_dir_make_tmp ("onnx-acts-XXXXXX", NULL), *script = nl_test_source_path ("tests/torch_onnx_acts.py");
   g_autofree char *list = g_build_filename (dir, "models.txt", NULL), *text = NULL, *out = NULL, *err = NULL;
   g_auto (GStrv) lines = NULL;

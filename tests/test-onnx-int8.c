@@ -102,23 +102,6 @@ ort_module (void)
   return g_file_test (local, G_FILE_TEST_IS_DIR) ? g_steal_pointer (&local) : NULL;
 }
 
-/* a Python with numpy and onnx (Debian's python3-onnx is /usr/bin/python3's) */
-static const char *
-python_with_onnx (void)
-{
-  static const char *const candidates[] = { "python3", "/usr/bin/python3" };
-  for (gsize i = 0; i < G_N_ELEMENTS (candidates); i++)
-    {
-      const char *argv[] = { candidates[i], "-c", "import numpy, onnx", NULL };
-      int status;
-      if (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL
-                        | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL)
-          && g_spawn_check_wait_status (status, NULL))
-        return candidates[i];
-    }
-  return NULL;
-}
-
 static void
 test_runs_as_numpy (void)
 {
@@ -130,7 +113,7 @@ test_runs_as_numpy (void)
   g_autofree char *json = nl_quant_table_to_json (t), *script = nl_test_source_path ("tests/onnx_int8_check.py");
   g_autofree char *src = nl_test_source_path ("."), *out = NULL, *err = NULL;
   g_autofree char *node = g_find_program_in_path ("node");
-  const char *py = python_with_onnx ();
+  g_autofree char *py = nl_test_find_python ("numpy, onnx");
   const char *argv[] = { py, script, dir, ort, src, NULL };
   int status;
 

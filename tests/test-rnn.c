@@ -138,8 +138,7 @@ write_case (const Config *cf, const char *path)
 static void
 test_torch (void)
 {
-  g_autofree char *python = g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE) ? g_strdup ("/usr/bin/python3")
-                            : g_find_program_in_path ("python3");
+  g_autofree char *python = nl_test_find_python ("torch, numpy");
   g_autofree char *dir = g_dir_make_tmp ("nl-rnn-XXXXXX", NULL);
   g_autofree char *script = nl_test_source_path ("tests/rnn_ref.py");
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
@@ -147,16 +146,11 @@ test_torch (void)
   g_autoptr (GError) error = NULL;
   int status = -1;
 
-  {
-    const char *probe[] = { python, "-c", "import torch, numpy", NULL };
-    if (!python || !g_spawn_sync (NULL, (char **) probe, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
-                                  NULL, NULL, NULL, NULL, &status, NULL)
-        || !g_spawn_check_wait_status (status, NULL))
-      {
-        g_test_skip ("python3 with torch and numpy not found: the PyTorch reference cannot run");
-        return;
-      }
-  }
+  if (!python)
+    {
+      g_test_skip ("python3 with torch and numpy not found: the PyTorch reference cannot run");
+      return;
+    }
   g_ptr_array_add (argv, g_strdup (python));
   g_ptr_array_add (argv, g_strdup (script));
   for (guint i = 0; i < G_N_ELEMENTS (configs); i++)

@@ -343,23 +343,12 @@ refuse_classic (const NlOpCtx *c, GError **error)
   return true;
 }
 
-/* The module links no core tensor code, so the shape is read here. */
-static NlShape
-rnn_input_shape (const NlTensor *t)
-{
-  NlShape s = {};
-  s.ndim = t->ndim;
-  for (int i = 0; i < t->ndim; i++)
-    s.d[i] = t->shape[i];
-  return s;
-}
-
 gboolean
 rnn_forward (NlOpCtx *c, GError **error)
 {
   const NlRnnArgs *a = (const NlRnnArgs *) c->args;
   cudaStream_t stream;
-  NlShape xs = rnn_input_shape (c->in[0]);
+  NlShape xs = nl_tensor_get_shape (c->in[0]);
   int64_t b = xs.d[0], t = xs.d[1], cin = xs.d[2], hh = a->units, ld = a->layers * a->dirs;
   int kinds = nl_rnn_state_kinds (a->cell);
   bool direct = !a->last && !a->merge_sum; /* cuDNN's y is the output itself */
@@ -419,7 +408,7 @@ rnn_backward (NlOpCtx *c, GError **error)
 {
   const NlRnnArgs *a = (const NlRnnArgs *) c->args;
   cudaStream_t stream;
-  NlShape xs = rnn_input_shape (c->in[0]);
+  NlShape xs = nl_tensor_get_shape (c->in[0]);
   int64_t b = xs.d[0], t = xs.d[1], cin = xs.d[2], hh = a->units, ld = a->layers * a->dirs;
   int kinds = nl_rnn_state_kinds (a->cell);
   bool direct = !a->last && !a->merge_sum;

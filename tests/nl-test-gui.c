@@ -252,3 +252,32 @@ nl_test_save_shot (GtkWidget *widget, const char *name)
   nl_test_pump (300);
   g_assert_true (nl_widget_save_png (widget, path, &error));
 }
+
+NlProject *
+nl_test_scratch_project (const char *tag, int n_train, int n_test, char **data_dir, char **work_dir)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *data_tmpl = g_strdup_printf ("netloom-%s-data-XXXXXX", tag);
+  g_autofree char *work_tmpl = g_strdup_printf ("netloom-%s-XXXXXX", tag);
+  g_autofree char *path = NULL;
+  NlProject *project;
+
+  *data_dir = g_dir_make_tmp (data_tmpl, NULL);
+  *work_dir = g_dir_make_tmp (work_tmpl, NULL);
+  g_assert_nonnull (*data_dir);
+  g_assert_nonnull (*work_dir);
+  nl_test_write_idx_dataset (*data_dir, n_train, n_test);
+  path = g_build_filename (*work_dir, "p.netloom", NULL);
+  project = nl_project_open (path, TRUE, &error);
+  g_assert_no_error (error);
+  return project;
+}
+
+void
+nl_test_scratch_remove (char *data_dir, char *work_dir)
+{
+  nl_test_remove_tree (work_dir);
+  nl_test_remove_tree (data_dir);
+  g_free (work_dir);
+  g_free (data_dir);
+}

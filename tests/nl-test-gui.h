@@ -50,3 +50,10 @@ void nl_test_add_checkpoint (NlProject *p, gint64 run, const char *net_json, con
  * IDX dataset in dataset_dir, as network "small" of p: the run's id. The
  * quantize and explain dialogs' tests use it. */
 gint64 nl_test_train_small_conv (NlProject *p, const char *dataset_dir);
+
+/* A GUI test's scratch data: a new IDX dataset of n_train and n_test
+ * images (nl_test_write_idx_dataset) in a fresh *data_dir and a new
+ * project p.netloom in a fresh *work_dir, both named after tag; the
+ * project is returned. nl_test_scratch_remove deletes and frees both. */
+NlProject *nl_test_scratch_project (const char *tag, int n_train, int n_test, char **data_dir, char **work_dir);
+void nl_test_scratch_remove (char *data_dir, char *work_dir);

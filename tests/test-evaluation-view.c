@@ -338,18 +338,11 @@ test_view (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
   NlProject *project;
   int status;
 
   nl_test_gui_init (&argc, &argv);
-  data_dir = g_dir_make_tmp ("netloom-evalview-data-XXXXXX", NULL);
-  work_dir = g_dir_make_tmp ("netloom-evalview-XXXXXX", NULL);
-  nl_test_write_idx_dataset (data_dir, 1000, 250);
-  path = g_build_filename (work_dir, "p.netloom", NULL);
-  project = nl_project_open (path, TRUE, &error);
-  g_assert_no_error (error);
+  project = nl_test_scratch_project ("evalview", 1000, 250, &data_dir, &work_dir);
   train_run (project);
   workspace = nl_workspace_new (project);
 
@@ -357,9 +350,6 @@ main (int argc, char **argv)
   status = g_test_run ();
 
   g_clear_object (&workspace);
-  nl_test_remove_tree (work_dir);
-  nl_test_remove_tree (data_dir);
-  g_free (work_dir);
-  g_free (data_dir);
+  nl_test_scratch_remove (data_dir, work_dir);
   return status;
 }

@@ -530,17 +530,11 @@ int
 main (int argc, char **argv)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
   NlProject *project;
   int status;
 
   nl_test_gui_init (&argc, &argv);
-  data_dir = g_dir_make_tmp ("netloom-explain-data-XXXXXX", NULL);
-  work_dir = g_dir_make_tmp ("netloom-explain-XXXXXX", NULL);
-  nl_test_write_idx_dataset (data_dir, 300, 100);
-  path = g_build_filename (work_dir, "p.netloom", NULL);
-  project = nl_project_open (path, TRUE, &error);
-  g_assert_no_error (error);
+  project = nl_test_scratch_project ("explain", 300, 100, &data_dir, &work_dir);
   run_id = nl_test_train_small_conv (project, data_dir);
   workspace = nl_workspace_new (project);
   reference = nl_explainer_new (project, run_id, "best", &error);
@@ -553,9 +547,6 @@ main (int argc, char **argv)
 
   nl_explainer_free (reference);
   g_clear_object (&workspace);
-  nl_test_remove_tree (work_dir);
-  nl_test_remove_tree (data_dir);
-  g_free (work_dir);
-  g_free (data_dir);
+  nl_test_scratch_remove (data_dir, work_dir);
   return status;
 }

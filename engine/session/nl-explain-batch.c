@@ -240,31 +240,34 @@ collect (NlExplainer *e, const char *layer, int *n, float **x, int64_t *f, int *
   return TRUE;
 }
 
-gboolean
-nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels, GError **error)
+/* Layer `layer`'s outputs for n samples laid out in 2-D: PCA when
+ * perplexity is 0, else t-SNE with it. */
+static gboolean
+project_2d (NlExplainer *e, const char *layer, int n, double perplexity, float **xy, int **labels, GError **error)
 {
   g_autofree float *x = NULL, *coords = NULL;
-  int64_t f;
+  int64_t f = 0;
   g_return_val_if_fail (e != NULL && xy != NULL && labels != NULL, FALSE);
   if (!collect (e, layer, &n, &x, &f, labels, error))
     return FALSE;
   coords = g_new (float, (gsize) n * 2);
-  nl_pca_project (x, n, (int) f, 2, coords);
+  if (perplexity > 0)
+    nl_tsne_embed (x, n, (int) f, perplexity, 1000, coords);
+  else
+    nl_pca_project (x, n, (int) f, 2, coords);
   *xy = g_steal_pointer (&coords);
   return TRUE;
+}
+
+gboolean
+nl_explainer_project (NlExplainer *e, const char *layer, int n, float **xy, int **labels, GError **error)
+{
+  return project_2d (e, layer, n, 0, xy, labels, error);
 }
 
 gboolean
 nl_explainer_project_tsne (NlExplainer *e, const char *layer, int n, double perplexity, float **xy, int **labels,
                            GError **error)
 {
-  g_autofree float *x = NULL, *coords = NULL;
-  int64_t f;
-  g_return_val_if_fail (e != NULL && xy != NULL && labels != NULL, FALSE);
-  if (!collect (e, layer, &n, &x, &f, labels, error))
-    return FALSE;
-  coords = g_new (float, (gsize) n * 2);
-  nl_tsne_embed (x, n, (int) f, perplexity > 0 ? perplexity : 30, 1000, coords);
-  *xy = g_steal_pointer (&coords);
-  return TRUE;
+  return project_2d (e, layer, n, perplexity > 0 ? perplexity : 30, xy, labels, error);
 }
